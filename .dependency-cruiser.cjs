@@ -1,0 +1,29 @@
+/** Dependency rules: no cycles, and packages depend inward only: cli → audit → postgres → core. */
+const layer = (from, forbidden) => ({
+  name: `${from}-inward-only`,
+  severity: 'error',
+  comment: `packages/${from} may not depend on ${forbidden.join(', ')}`,
+  from: { path: `^packages/${from}/src` },
+  to: { path: `^packages/(${forbidden.join('|')})/` },
+})
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+    layer('core', ['postgres', 'audit', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('postgres', ['audit', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('audit', ['cli', 'bench', 'testing', 'turnlog']),
+    layer('turnlog', ['cli', 'bench', 'testing']),
+    {
+      name: 'no-test-code-in-src', severity: 'error',
+      from: { path: '^packages/[^/]+/src' }, to: { path: '^packages/[^/]+/test/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(dist|node_modules)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.test.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'types'] },
+    combinedDependencies: true,
+  },
+}

@@ -1,0 +1,38 @@
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+
+/** The hash before a session's first event: 32 zero bytes, hex. */
+export const GENESIS_HASH = '0'.repeat(64)
+
+/** The parts of an event the chain covers. Texts are the stored JSON texts (`JSON.stringify` output). */
+export interface ChainInput {
+  readonly sessionId: string
+  readonly seq: number
+  readonly eventId: string
+  readonly type: string
+  readonly messageId: string | null
+  readonly contentHash: string | null
+  readonly dataText: string
+  readonly payloadText: string | null
+}
+
+/**
+ * One link of a session's hash chain (format 1), hex:
+ * `sha256(prev ‖ utf8(sessionId \n seq \n eventId \n type \n messageId \n contentHash \n) ‖ sha256(utf8(data)) ‖ sha256(utf8(payload)))`
+ * where absent values are empty strings and `prev` is the previous event's hash (32 zero bytes for
+ * seq 1). The database computes the same function (`turnlog.chain_hash`) when an event is inserted;
+ * this implementation lets `verifyChain` check it independently of the database.
+ */
+export function chainHash(prevHex: string, input: ChainInput): string {
+  const head = `${input.sessionId}\n${input.seq}\n${input.eventId}\n${input.type}\n${input.messageId ?? ''}\n${input.contentHash ?? ''}\n`
+  return bytesToHex(
+    sha256(
+      concatBytes(
+        hexToBytes(prevHex),
+        utf8ToBytes(head),
+        sha256(utf8ToBytes(input.dataText)),
+        sha256(utf8ToBytes(input.payloadText ?? '')),
+      ),
+    ),
+  )
+}

@@ -1,0 +1,85 @@
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import type { ChatMessage } from './chat-message.js'
+
+/** A content hash: lower-case hex SHA-256 of the RFC 8785 canonical JSON of a payload. */
+export type ContentHash = string & { readonly __contentHash: true }
+
+const memo = new WeakMap<object, ContentHash>()
+
+/**
+ * RFC 8785 (JSON Canonicalization Scheme) text of a JSON value: object keys sorted by UTF-16 code
+ * units, ECMAScript number formatting, JSON.stringify string escaping, no whitespace.
+ *
+ * One documented extension: RFC 8785 requires well-formed Unicode, but real tool output contains
+ * lone surrogates. They are written the way `JSON.stringify` writes them (`\udXXX` escapes), which is
+ * unambiguous and leaves every well-formed input's canonical text unchanged. The `canonicalize`
+ * package (the RFC author's implementation, which refuses lone surrogates) is the oracle in tests.
+ */
+export function canonicalJson(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(value)
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`${String(value)} has no JSON form`)
+      return JSON.stringify(value)
+    case 'object': {
+      if (value === null) return 'null'
+      if (Array.isArray(value)) {
+        let out = '['
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out += ','
+          const item: unknown = value[i]
+          out += item === undefined ? 'null' : canonicalJson(item)
+        }
+        return out + ']'
+      }
+      const obj = value as Record<string, unknown>
+      const keys = Object.keys(obj).sort()
+      let out = '{'
+      let first = true
+      for (const key of keys) {
+        const item = obj[key]
+        if (item === undefined) continue
+        if (!first) out += ','
+        first = false
+        out += JSON.stringify(key) + ':' + canonicalJson(item)
+      }
+      return out + '}'
+    }
+    default:
+      throw new TypeError(`${typeof value} has no JSON form`)
+  }
+}
+
+/**
+ * The content hash of a provider payload (or of a {@link Message}'s payload): hex SHA-256 of the
+ * UTF-8 bytes of its RFC 8785 canonical JSON. Equal content gives equal hashes regardless of key
+ * order. This format is stable: stored hashes depend on it.
+ *
+ * Frozen payloads (every payload inside a `Message`) are hashed once and memoised.
+ */
+export function contentHash(value: ChatMessage | { readonly payload: ChatMessage }): ContentHash {
+  const payload = 'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value)
+    ? value.payload
+    : (value as ChatMessage)
+  const cached = memo.get(payload)
+  if (cached !== undefined) return cached
+  const hash = bytesToHex(sha256(utf8ToBytes(canonicalJson(payload)))) as ContentHash
+  if (Object.isFrozen(payload)) memo.set(payload, hash)
+  return hash
+}
+
+/**
+ * Records a hash that is already known for a frozen payload (e.g. read from the database next to
+ * it), so it is not recomputed. Ignored for unfrozen objects.
+ */
+export function primeContentHash(payload: object, hash: string): void {
+  if (Object.isFrozen(payload)) memo.set(payload, hash as ContentHash)
+}
+
+/** SHA-256 of a string's UTF-8 bytes, hex. */
+export function sha256Hex(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)))
+}

@@ -1,0 +1,25 @@
+/**
+ * The registry of stable error codes. Codes are never renamed or reused; docs/errors.md lists them.
+ * The {@link ErrorCode} union is derived from this object, so the list and the type cannot drift.
+ */
+export const ERROR_CODES = {
+  INVALID_MESSAGE: 'A message or payload failed validation; details.issues says where.',
+  INVALID_INPUT: 'An argument other than a message is malformed (an id, an option, a limit).',
+  MESSAGE_TOO_LARGE: 'A message payload exceeds the configured maximum size.',
+  MESSAGE_CONFLICT: 'A message id is already stored with different content, or belongs to another session.',
+  VERSION_CONFLICT: 'expectedVersion did not match the session version; details.actualVersion has it.',
+  SESSION_NOT_FOUND: 'No session with that id (for this tenant).',
+  SESSION_EXISTS: 'A session with that id exists with other attributes (tenant).',
+  UNKNOWN_MESSAGE: 'A message id named by an operation is not in the session, or not live.',
+  STORE_CLOSED: 'The store was closed; open a new one.',
+  DB_TRANSIENT: 'A transient database failure (connection lost, serialization failure, deadlock, shutdown); safe to retry idempotent calls.',
+  DB_TIMEOUT: 'A statement or connection acquisition timed out.',
+  DB_ERROR: 'A database error that is not transient; the cause has the SQLSTATE.',
+  MIGRATION_FAILED: 'A schema migration failed; the database is left at the previous version.',
+  CORRUPT_LOG: 'The stored log violates an invariant (broken chain, unreadable row, impossible event).',
+  IMPORT_FAILED: 'An import file is malformed or does not verify.',
+  PERMISSION_DENIED: 'The database role may not perform this operation.',
+} as const
+
+/** A stable, machine-readable error code. */
+export type ErrorCode = keyof typeof ERROR_CODES

@@ -1,0 +1,131 @@
+import type { ChatMessage } from './chat-message.js'
+import type { ContentHash } from './content-hash.js'
+import type { EventId, MessageId, SessionId } from './ids.js'
+import type { JsonValue } from './json-value.js'
+
+/** Every event type turnlog writes. New types may be added; none is ever renamed. */
+export const EVENT_TYPES = [
+  'message_appended',
+  'message_revised',
+  'message_finalized',
+  'messages_retracted',
+  'messages_compacted',
+  'session_forked',
+  'message_redacted',
+] as const
+
+/** An event type. */
+export type EventType = (typeof EVENT_TYPES)[number]
+
+/** Envelope fields of a message, carried by every event that carries its content. */
+export interface MessageEventData {
+  /** The message's own creation time (data, not order). */
+  readonly createdAt: string
+  readonly externalId?: string
+  /** `'partial'` while streaming. */
+  readonly status?: 'partial'
+  /** A compaction summary: not live until the `messages_compacted` event that follows places it. */
+  readonly deferred?: true
+  /** Copied into a fork from this parent session (same id, same content). */
+  readonly inheritedFrom?: SessionId
+  /** 0 for the first content, 1.. for revisions. */
+  readonly revision?: number
+}
+
+/** What a rewind kept or dropped: keep `after` (retract what follows), or retract `from` on. */
+export type RewindTarget = { readonly after: MessageId } | { readonly from: MessageId }
+
+/** Fields every stored event has. */
+export interface EventBase {
+  readonly sessionId: SessionId
+  /** Per-session sequence: 1, 2, 3, … without gaps. The session's version is its last seq. */
+  readonly seq: number
+  readonly eventId: EventId
+  /** When the event was written (database clock). Data only. */
+  readonly recordedAt: string
+  /** Hash-chain link: hex SHA-256 over the previous event's hash and this event (see `chainHash`). */
+  readonly hash: string
+}
+
+/** A message entered the log. */
+export interface MessageAppendedEvent extends EventBase {
+  readonly type: 'message_appended'
+  readonly messageId: MessageId
+  readonly contentHash: ContentHash
+  readonly payload: ChatMessage
+  readonly data: MessageEventData
+}
+
+/** A live message got new content (same id, new hash), or its streaming status changed with it. */
+export interface MessageRevisedEvent extends EventBase {
+  readonly type: 'message_revised'
+  readonly messageId: MessageId
+  readonly contentHash: ContentHash
+  readonly payload: ChatMessage
+  readonly data: MessageEventData
+}
+
+/** A partial (streaming) message was declared complete without new content. */
+export interface MessageFinalizedEvent extends EventBase {
+  readonly type: 'message_finalized'
+  readonly messageId: MessageId
+  readonly contentHash: null
+  readonly payload: null
+  readonly data: Readonly<Record<string, never>>
+}
+
+/** A rewind: the named live messages left the live view. */
+export interface MessagesRetractedEvent extends EventBase {
+  readonly type: 'messages_retracted'
+  readonly messageId: null
+  readonly contentHash: null
+  readonly payload: null
+  readonly data: { readonly ids: readonly MessageId[]; readonly target: RewindTarget; readonly reason?: string }
+}
+
+/** A compaction: `covered` left the live view; `summary` (appended just before) took the first one's place. */
+export interface MessagesCompactedEvent extends EventBase {
+  readonly type: 'messages_compacted'
+  readonly messageId: null
+  readonly contentHash: null
+  readonly payload: null
+  readonly data: {
+    readonly covered: readonly { readonly id: MessageId; readonly contentHash: string }[]
+    readonly summary: readonly MessageId[]
+    readonly reason?: string
+    readonly metadata?: JsonValue
+  }
+}
+
+/** First event of a forked session; the inherited messages follow as `message_appended` copies. */
+export interface SessionForkedEvent extends EventBase {
+  readonly type: 'session_forked'
+  readonly messageId: null
+  readonly contentHash: null
+  readonly payload: null
+  readonly data: {
+    readonly parentSessionId: SessionId
+    readonly parentVersion: number
+    readonly at: MessageId
+    readonly inherited: number
+  }
+}
+
+/** A message's content was scrubbed (GDPR); id, seq and hashes stay. */
+export interface MessageRedactedEvent extends EventBase {
+  readonly type: 'message_redacted'
+  readonly messageId: MessageId
+  readonly contentHash: null
+  readonly payload: null
+  readonly data: { readonly reason?: string }
+}
+
+/** Any stored event. */
+export type StoredEvent =
+  | MessageAppendedEvent
+  | MessageRevisedEvent
+  | MessageFinalizedEvent
+  | MessagesRetractedEvent
+  | MessagesCompactedEvent
+  | SessionForkedEvent
+  | MessageRedactedEvent

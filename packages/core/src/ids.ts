@@ -1,0 +1,88 @@
+import { v5 as uuidv5, v7 as uuidv7, validate as uuidValidate } from 'uuid'
+import { TurnlogError } from './turnlog-error.js'
+
+declare const brand: unique symbol
+/** A branded string: a value of type `T` that was parsed at the boundary. */
+export type Brand<T, B extends string> = T & { readonly [brand]: B }
+
+/** A message's stable identity: a lower-case UUID (v7 when minted, v5 when derived). */
+export type MessageId = Brand<string, 'MessageId'>
+/** A session's identity: a lower-case UUID. */
+export type SessionId = Brand<string, 'SessionId'>
+/** An event's identity: a lower-case UUID v7. */
+export type EventId = Brand<string, 'EventId'>
+
+/**
+ * The namespace for ids derived from platform ids (`externalId`): UUIDv5 of the DNS name
+ * `external-id.turnlog.dev` in the RFC 4122 DNS namespace. Stable forever; changing it would give
+ * redelivered messages new ids.
+ */
+export const EXTERNAL_ID_NAMESPACE = uuidv5('external-id.turnlog.dev', uuidv5.DNS)
+/** The namespace for session ids derived from an external session key (importers). */
+export const EXTERNAL_SESSION_NAMESPACE = uuidv5('external-session.turnlog.dev', uuidv5.DNS)
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+function parseUuid(value: unknown, what: string): string {
+  if (typeof value !== 'string') {
+    throw new TurnlogError('INVALID_INPUT', `${what} must be a UUID string, got ${typeof value}`, {
+      details: { what },
+    })
+  }
+  const lower = value.toLowerCase()
+  if (!UUID_RE.test(lower) || !uuidValidate(lower)) {
+    throw new TurnlogError('INVALID_INPUT', `${what} is not a UUID: ${JSON.stringify(value.slice(0, 64))}`, {
+      details: { what, value: value.slice(0, 64) },
+    })
+  }
+  return lower
+}
+
+/** Parses (and lower-cases) a message id; throws `INVALID_INPUT` when it is not a UUID. */
+export function parseMessageId(value: unknown): MessageId {
+  return parseUuid(value, 'message id') as MessageId
+}
+
+/** Parses (and lower-cases) a session id; throws `INVALID_INPUT` when it is not a UUID. */
+export function parseSessionId(value: unknown): SessionId {
+  return parseUuid(value, 'session id') as SessionId
+}
+
+/** Parses (and lower-cases) an event id; throws `INVALID_INPUT` when it is not a UUID. */
+export function parseEventId(value: unknown): EventId {
+  return parseUuid(value, 'event id') as EventId
+}
+
+/** Mints a new message id: a UUIDv7, monotonic within this process. */
+export function newMessageId(): MessageId {
+  return uuidv7() as MessageId
+}
+
+/** Mints a new session id (UUIDv7). */
+export function newSessionId(): SessionId {
+  return uuidv7() as SessionId
+}
+
+/** Mints a new event id (UUIDv7). */
+export function newEventId(): EventId {
+  return uuidv7() as EventId
+}
+
+/**
+ * Derives a message id from a platform's own message id (e.g. `telegram:chat42:msg9001`), so a
+ * message the platform redelivers gets the same id and is stored once.
+ */
+export function messageIdFromExternal(externalId: string): MessageId {
+  if (typeof externalId !== 'string' || externalId.length === 0) {
+    throw new TurnlogError('INVALID_INPUT', 'externalId must be a non-empty string')
+  }
+  return uuidv5(externalId, EXTERNAL_ID_NAMESPACE) as MessageId
+}
+
+/** Derives a session id from an external session key (importers: a hermes session id). */
+export function sessionIdFromExternal(externalKey: string): SessionId {
+  if (typeof externalKey !== 'string' || externalKey.length === 0) {
+    throw new TurnlogError('INVALID_INPUT', 'external session key must be a non-empty string')
+  }
+  return uuidv5(externalKey, EXTERNAL_SESSION_NAMESPACE) as SessionId
+}

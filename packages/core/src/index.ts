@@ -1,0 +1,111 @@
+/**
+ * `@turnlog/core`: the message model, ids, content hash, schemas, events, the pure projection fold,
+ * the wire view, errors and the store port. No I/O.
+ * @packageDocumentation
+ */
+export { ERROR_CODES, type ErrorCode } from './error-codes.js'
+export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
+export {
+  EXTERNAL_ID_NAMESPACE,
+  EXTERNAL_SESSION_NAMESPACE,
+  messageIdFromExternal,
+  newEventId,
+  newMessageId,
+  newSessionId,
+  parseEventId,
+  parseMessageId,
+  parseSessionId,
+  sessionIdFromExternal,
+  type Brand,
+  type EventId,
+  type MessageId,
+  type SessionId,
+} from './ids.js'
+export { DEFAULT_JSON_LIMITS, cloneJson, toFrozenJson, type JsonLimits, type JsonValue } from './json-value.js'
+export {
+  ChatMessageSchema,
+  ContentPartSchema,
+  ContentSchema,
+  ToolCallSchema,
+  type ChatMessage,
+  type ChatRole,
+  type ToolCall,
+} from './chat-message.js'
+export {
+  createMessage,
+  isMessage,
+  parseChatMessage,
+  parseMessage,
+  restoreMessage,
+  serializeMessage,
+  toMessage,
+  withStatus,
+  type CreateMessageOptions,
+  type Message,
+  type MessageStatus,
+} from './message.js'
+export { canonicalJson, contentHash, primeContentHash, sha256Hex, type ContentHash } from './content-hash.js'
+export {
+  toolCallIds,
+  toolPairing,
+  toolResultId,
+  type DuplicateToolResults,
+  type OrphanToolResult,
+  type ToolPairing,
+  type UnansweredToolCall,
+} from './tool-pairing.js'
+export { INTERRUPTED_TOOL_RESULT, toWire, type ToWireOptions, type WireMessage } from './to-wire.js'
+export {
+  EVENT_TYPES,
+  type EventBase,
+  type EventType,
+  type MessageAppendedEvent,
+  type MessageEventData,
+  type MessageFinalizedEvent,
+  type MessageRedactedEvent,
+  type MessageRevisedEvent,
+  type MessagesCompactedEvent,
+  type MessagesRetractedEvent,
+  type RewindTarget,
+  type SessionForkedEvent,
+  type StoredEvent,
+} from './events.js'
+export { GENESIS_HASH, chainHash, type ChainInput } from './chain-hash.js'
+export {
+  foldSession,
+  liveMessages,
+  transcriptOf,
+  type FoldAnomaly,
+  type FoldOptions,
+  type MessageRecord,
+  type MessageRevision,
+  type MessageState,
+  type SessionState,
+  type TranscriptEntry,
+  type TranscriptStatus,
+} from './fold-session.js'
+export type {
+  AppendOptions,
+  AppendResult,
+  CompactInput,
+  CompactResult,
+  ConflictRecord,
+  CreateSessionOptions,
+  EventsOptions,
+  ForkOptions,
+  ListSessionsOptions,
+  LoadOptions,
+  LoadResult,
+  ProjectionDrift,
+  RebuildOptions,
+  RebuildResult,
+  ReviseOptions,
+  ReviseResult,
+  RewindOptions,
+  RewindResult,
+  SessionInfo,
+  SessionPage,
+  SessionStore,
+  Transcript,
+  WriteOptions,
+} from './session-store.js'

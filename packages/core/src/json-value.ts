@@ -1,0 +1,81 @@
+import { TurnlogError } from './turnlog-error.js'
+
+/** A JSON value as stored: what `JSON.parse` can return. */
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | { readonly [key: string]: JsonValue }
+
+/** Limits applied while copying untrusted input into a JSON value. */
+export interface JsonLimits {
+  /** Maximum nesting depth of arrays and objects. */
+  readonly maxDepth: number
+}
+
+/** Default limits: deep enough for any provider message, shallow enough to refuse a stack bomb. */
+export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 64 }
+
+function fail(path: readonly (string | number)[], message: string): never {
+  throw new TurnlogError('INVALID_MESSAGE', `payload${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}: ${message}`, {
+    details: { issues: [{ code: 'invalid_json', path, message }] },
+  })
+}
+
+/**
+ * Copies `value` into a deeply frozen plain JSON value, keeping key order. Object keys whose value is
+ * `undefined` are dropped (JSON semantics); anything JSON cannot represent exactly (functions,
+ * symbols, bigint, non-finite numbers, `undefined` in arrays, class instances, cycles, excessive
+ * depth) is refused with `INVALID_MESSAGE` rather than silently changed.
+ */
+export function toFrozenJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
+  const path: (string | number)[] = []
+  const seen = new Set<object>()
+  const copy = (v: unknown, depth: number): JsonValue => {
+    switch (typeof v) {
+      case 'string':
+      case 'boolean':
+        return v
+      case 'number':
+        if (!Number.isFinite(v)) fail(path, `number ${String(v)} is not representable in JSON`)
+        return Object.is(v, -0) ? 0 : v
+      case 'object': {
+        if (v === null) return null
+        if (depth >= limits.maxDepth) fail(path, `nesting deeper than ${limits.maxDepth}`)
+        if (seen.has(v)) fail(path, 'circular reference')
+        seen.add(v)
+        try {
+          if (Array.isArray(v)) {
+            const out: JsonValue[] = new Array<JsonValue>(v.length)
+            for (let i = 0; i < v.length; i++) {
+              path.push(i)
+              const item: unknown = v[i]
+              if (item === undefined) fail(path, 'undefined is not a JSON value')
+              out[i] = copy(item, depth + 1)
+              path.pop()
+            }
+            return Object.freeze(out)
+          }
+          const proto: unknown = Object.getPrototypeOf(v)
+          if (proto !== Object.prototype && proto !== null) fail(path, 'only plain objects are allowed')
+          const out: Record<string, JsonValue> = {}
+          for (const key of Object.keys(v)) {
+            const item: unknown = (v as Record<string, unknown>)[key]
+            if (item === undefined) continue
+            path.push(key)
+            // defineProperty, not assignment: a "__proto__" key stays a plain own property.
+            Object.defineProperty(out, key, { value: copy(item, depth + 1), enumerable: true, writable: false, configurable: false })
+            path.pop()
+          }
+          return Object.freeze(out)
+        } finally {
+          seen.delete(v)
+        }
+      }
+      default:
+        return fail(path, `${typeof v} is not a JSON value`)
+    }
+  }
+  return copy(value, 0)
+}
+
+/** Deep-copies a JSON value into fresh, mutable objects (used for wire copies). */
+export function cloneJson<T extends JsonValue>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T
+}

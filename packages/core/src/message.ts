@@ -1,0 +1,199 @@
+import { ChatMessageSchema, type ChatMessage } from './chat-message.js'
+import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
+import { toFrozenJson } from './json-value.js'
+import { TurnlogError } from './turnlog-error.js'
+
+/** `partial`: an assistant reply still streaming; absent means final. */
+export type MessageStatus = 'partial'
+
+/**
+ * The unit of persistence: an immutable (deeply frozen) envelope around the provider message. The id
+ * is minted once, at creation, and travels with the value; it is never part of `payload`, so it never
+ * reaches the provider.
+ */
+export interface Message {
+  /** Stable identity: UUIDv7 at creation, or UUIDv5 of `externalId`. */
+  readonly id: MessageId
+  /** The provider message, exactly as given (unknown fields kept, key order kept). */
+  readonly payload: ChatMessage
+  /** ISO-8601 creation time. Data only: order is the log's sequence, never this. */
+  readonly createdAt: string
+  /** Runtime scaffolding ("please continue", "(empty)"): sent to the model, never persisted. */
+  readonly ephemeral?: true
+  /** The platform's own id of an inbound message, from which `id` was derived. */
+  readonly externalId?: string
+  /** `'partial'` while an assistant reply is streaming; absent when final. */
+  readonly status?: MessageStatus
+}
+
+/** Options for {@link createMessage}. */
+export interface CreateMessageOptions {
+  /** Use an existing id (import, resume). Mutually exclusive with `externalId`. */
+  readonly id?: string
+  /** Derive the id from the platform's message id so a redelivery gets the same id. */
+  readonly externalId?: string
+  /** Runtime scaffolding: persistence skips it (`flush`) or refuses it (`append`). */
+  readonly ephemeral?: boolean
+  /** Creation time; defaults to now. Data only. */
+  readonly createdAt?: string | Date
+  /** `'partial'` for a reply that is still streaming. */
+  readonly status?: MessageStatus
+}
+
+const minted = new WeakSet<object>()
+const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
+
+/**
+ * Validates a provider payload and returns a deeply frozen copy (key order kept). Throws
+ * `INVALID_MESSAGE` with the zod issues in `details.issues`.
+ */
+export function parseChatMessage(payload: unknown): ChatMessage {
+  const frozen = toFrozenJson(payload)
+  const result = ChatMessageSchema.safeParse(frozen)
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => ({ code: i.code, path: i.path.map(String), message: i.message }))
+    const first = issues[0]
+    throw new TurnlogError(
+      'INVALID_MESSAGE',
+      `invalid chat message${first ? ` at ${first.path.join('.') || '(root)'}: ${first.message}` : ''}`,
+      { details: { issues }, cause: result.error },
+    )
+  }
+  return frozen as unknown as ChatMessage
+}
+
+function normaliseCreatedAt(value: string | Date | undefined): string {
+  if (value === undefined) return new Date().toISOString()
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new TurnlogError('INVALID_MESSAGE', 'createdAt is an invalid Date')
+    return value.toISOString()
+  }
+  if (typeof value !== 'string' || !ISO_RE.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new TurnlogError('INVALID_MESSAGE', `createdAt must be an ISO-8601 timestamp, got ${JSON.stringify(String(value).slice(0, 40))}`)
+  }
+  return value
+}
+
+function build(id: MessageId, payload: ChatMessage, createdAt: string, extra: {
+  ephemeral?: boolean | undefined
+  externalId?: string | undefined
+  status?: MessageStatus | undefined
+}): Message {
+  const message: { -readonly [K in keyof Message]: Message[K] } = { id, payload, createdAt }
+  if (extra.ephemeral === true) message.ephemeral = true
+  if (extra.externalId !== undefined) message.externalId = extra.externalId
+  if (extra.status === 'partial') message.status = 'partial'
+  Object.freeze(message)
+  minted.add(message)
+  return message
+}
+
+/**
+ * Creates a message: validates `payload` (throws `INVALID_MESSAGE`), copies and deep-freezes it, and
+ * mints the id (UUIDv7, monotonic in this process) unless `options.id` or `options.externalId` says
+ * otherwise.
+ */
+export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message {
+  if (options.id !== undefined && options.externalId !== undefined) {
+    const derived = messageIdFromExternal(options.externalId)
+    if (parseMessageId(options.id) !== derived) {
+      throw new TurnlogError('INVALID_INPUT', 'options.id and options.externalId disagree', {
+        details: { id: options.id, externalId: options.externalId, derivedId: derived },
+      })
+    }
+  }
+  if (options.status !== undefined && options.status !== 'partial') {
+    throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or absent`)
+  }
+  const id = options.externalId !== undefined
+    ? messageIdFromExternal(options.externalId)
+    : options.id !== undefined
+      ? parseMessageId(options.id)
+      : newMessageId()
+  return build(id, parseChatMessage(payload), normaliseCreatedAt(options.createdAt), options)
+}
+
+/**
+ * Returns `value` as a trusted {@link Message}: messages made by this module pass through untouched;
+ * any other object (parsed JSON, a user-built literal) is validated and rebuilt, keeping its id.
+ */
+export function toMessage(value: unknown): Message {
+  if (typeof value === 'object' && value !== null && minted.has(value)) return value as Message
+  if (typeof value !== 'object' || value === null) {
+    throw new TurnlogError('INVALID_MESSAGE', `a message must be an object, got ${value === null ? 'null' : typeof value}`)
+  }
+  const v = value as Record<string, unknown>
+  if (v['id'] === undefined) throw new TurnlogError('INVALID_MESSAGE', 'a message needs an id; use createMessage()')
+  const id = parseMessageId(v['id'])
+  const externalId = v['externalId']
+  if (externalId !== undefined && typeof externalId !== 'string') {
+    throw new TurnlogError('INVALID_MESSAGE', 'externalId must be a string')
+  }
+  const status = v['status']
+  if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_MESSAGE', `status must be 'partial' or absent`)
+  const ephemeral = v['ephemeral']
+  if (ephemeral !== undefined && typeof ephemeral !== 'boolean') throw new TurnlogError('INVALID_MESSAGE', 'ephemeral must be a boolean')
+  return build(id, parseChatMessage(v['payload']), normaliseCreatedAt(v['createdAt'] as string | undefined), {
+    ephemeral: ephemeral === true,
+    externalId,
+    status,
+  })
+}
+
+/** True for a value made by {@link createMessage} / {@link toMessage} (trusted, frozen). */
+export function isMessage(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && minted.has(value)
+}
+
+/**
+ * A copy of `message` with other envelope fields (the id and payload stay). Used by stores to mark
+ * status; payload changes are revisions, made with `store.revise`.
+ */
+export function withStatus(message: Message, status: MessageStatus | undefined): Message {
+  return build(message.id, message.payload, message.createdAt, {
+    ephemeral: message.ephemeral,
+    externalId: message.externalId,
+    status,
+  })
+}
+
+/**
+ * Rebuilds a message from trusted stored parts without re-validating (stores, after reading their own
+ * rows). The payload is deep-frozen.
+ */
+export function restoreMessage(parts: {
+  id: MessageId
+  payload: unknown
+  createdAt: string
+  externalId?: string | undefined
+  status?: MessageStatus | undefined
+}): Message {
+  return build(parts.id, deepFreeze(parts.payload) as ChatMessage, parts.createdAt, parts)
+}
+
+function deepFreeze(value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
+  return value
+}
+
+/**
+ * A JSON text for a message that keeps its id, createdAt and exact content (NUL, lone surrogates,
+ * astral characters): `JSON.stringify` escapes what UTF-8 cannot carry.
+ */
+export function serializeMessage(message: Message): string {
+  return JSON.stringify(message)
+}
+
+/** Parses the output of {@link serializeMessage} back into an identical, validated message. */
+export function parseMessage(text: string): Message {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (cause) {
+    throw new TurnlogError('INVALID_MESSAGE', 'not a JSON message', { cause })
+  }
+  return toMessage(value)
+}

@@ -1,0 +1,235 @@
+import type { ChatMessage } from './chat-message.js'
+import type { StoredEvent, RewindTarget } from './events.js'
+import type { SessionState, TranscriptEntry } from './fold-session.js'
+import type { MessageId, SessionId } from './ids.js'
+import type { JsonValue } from './json-value.js'
+import type { Message } from './message.js'
+import type { ToolPairing } from './tool-pairing.js'
+
+/** Options for {@link SessionStore.createSession}. */
+export interface CreateSessionOptions {
+  /** Use this id; creating it again with the same attributes is a no-op. */
+  readonly id?: string
+  readonly tenantId?: string
+  readonly metadata?: JsonValue
+}
+
+/** Optimistic concurrency, accepted by every write. */
+export interface WriteOptions {
+  /** The session version the caller last saw; a mismatch throws `VERSION_CONFLICT`. */
+  readonly expectedVersion?: number
+}
+
+/** Options for {@link SessionStore.append} and {@link SessionStore.flush}. */
+export type AppendOptions = WriteOptions
+
+/** Result of an append or flush. */
+export interface AppendResult {
+  /** The session version after the call (its last seq). */
+  readonly version: number
+  /** Ids written by this call, in order. */
+  readonly appended: readonly MessageId[]
+  /** Ids already stored with identical content: nothing written for them. */
+  readonly duplicates: readonly MessageId[]
+}
+
+/** Options for {@link SessionStore.load}. */
+export interface LoadOptions {
+  /** Time travel: the live list as of this version. */
+  readonly at?: number
+}
+
+/** A session's live list. */
+export interface LoadResult {
+  readonly sessionId: SessionId
+  readonly version: number
+  /** The live list in log order, ids intact; partial messages carry `status: 'partial'`. */
+  readonly messages: readonly Message[]
+  /** Tool-call pairing of `messages`. */
+  readonly pairing: ToolPairing
+}
+
+/** Options for {@link SessionStore.events}. */
+export interface EventsOptions {
+  /** First seq to return (inclusive); default 1. */
+  readonly fromSeq?: number
+  /** Last seq to return (inclusive). */
+  readonly toSeq?: number
+}
+
+/** Options for {@link SessionStore.sessions}. */
+export interface ListSessionsOptions {
+  readonly tenantId?: string
+  /** Page size, 1–1000; default 100. */
+  readonly limit?: number
+  /** Keyset cursor: the last session id of the previous page. */
+  readonly after?: string
+}
+
+/** A session's row. */
+export interface SessionInfo {
+  readonly sessionId: SessionId
+  readonly tenantId: string | null
+  readonly version: number
+  readonly liveCount: number
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly metadata: JsonValue | null
+  readonly parent: { readonly sessionId: SessionId; readonly version: number; readonly at: MessageId } | null
+}
+
+/** One page of sessions. */
+export interface SessionPage {
+  readonly sessions: readonly SessionInfo[]
+  /** Pass as `after` for the next page; null on the last page. */
+  readonly next: string | null
+}
+
+/** Options for {@link SessionStore.rewind}. */
+export interface RewindOptions extends WriteOptions {
+  readonly reason?: string
+}
+
+/** Result of a rewind. */
+export interface RewindResult {
+  readonly version: number
+  /** The ids that left the live view, in their live order. */
+  readonly retracted: readonly MessageId[]
+}
+
+/** Input of {@link SessionStore.compact}. */
+export interface CompactInput extends WriteOptions {
+  /** Live message ids the summary replaces (need not be contiguous). */
+  readonly covered: readonly string[]
+  /** The summary message(s); new messages, placed where the first covered message was. */
+  readonly summary: Message | readonly Message[]
+  readonly reason?: string
+  readonly metadata?: JsonValue
+}
+
+/** Result of a compaction. */
+export interface CompactResult {
+  readonly version: number
+  readonly summary: readonly MessageId[]
+}
+
+/** Options for {@link SessionStore.revise}. */
+export interface ReviseOptions extends WriteOptions {
+  /** `'partial'` while still streaming; default final. */
+  readonly status?: 'partial' | 'final'
+}
+
+/** Result of a revision. */
+export interface ReviseResult {
+  readonly version: number
+  /** The revision number now current (0 is the original content). */
+  readonly revision: number
+  /** True when the same content was already current: nothing written. */
+  readonly unchanged: boolean
+}
+
+/** Options for {@link SessionStore.fork}. */
+export interface ForkOptions {
+  /** The last message (live in the parent) the fork keeps. */
+  readonly at: string
+  /** The new session's id (idempotent retry); minted when absent. */
+  readonly id?: string
+  readonly tenantId?: string
+  readonly metadata?: JsonValue
+}
+
+/** Full history of a session. */
+export interface Transcript {
+  readonly sessionId: SessionId
+  readonly version: number
+  readonly entries: readonly TranscriptEntry[]
+  /** Every non-message event (rewinds, compactions, forks, finalizations) in log order. */
+  readonly events: readonly StoredEvent[]
+  /** Pairing of the live list. */
+  readonly pairing: ToolPairing
+}
+
+/** Options for {@link SessionStore.rebuild}. */
+export interface RebuildOptions {
+  /** One session; default all. */
+  readonly sessionId?: string
+  /** Report drift without writing. */
+  readonly verify?: boolean
+  /** Called after each session. */
+  readonly onProgress?: (progress: { readonly done: number; readonly total: number; readonly sessionId: SessionId }) => void
+}
+
+/** A session whose inline projection differed from the fold of its log. */
+export interface ProjectionDrift {
+  readonly sessionId: SessionId
+  readonly expected: readonly MessageId[]
+  readonly actual: readonly MessageId[]
+  readonly explanation: string
+}
+
+/** Result of a rebuild. */
+export interface RebuildResult {
+  readonly sessions: number
+  readonly drift: readonly ProjectionDrift[]
+  /** Sessions whose projection was rewritten (0 in verify mode). */
+  readonly rewritten: number
+}
+
+/** A recorded `MESSAGE_CONFLICT` attempt (evidence for the audit). */
+export interface ConflictRecord {
+  readonly sessionId: SessionId
+  readonly messageId: MessageId
+  readonly reason: 'content_mismatch' | 'foreign_session'
+  readonly storedHash: string | null
+  readonly incomingHash: string
+  readonly otherSessionId: SessionId | null
+  readonly incomingPayload: ChatMessage
+  readonly detectedAt: string
+}
+
+/**
+ * The port: a durable, append-only store of agent sessions. `@turnlog/postgres` implements it on
+ * Postgres and embedded PGlite; the same contract suite runs against both.
+ */
+export interface SessionStore {
+  /** Creates a session (idempotent when `id` is given). */
+  createSession(options?: CreateSessionOptions): Promise<SessionId>
+  /** A session's row; throws `SESSION_NOT_FOUND`. */
+  getSession(sessionId: string): Promise<SessionInfo>
+  /**
+   * Appends messages in one all-or-nothing transaction. Known id + same content: a duplicate, no
+   * write. Known id + other content, or an id of another session: `MESSAGE_CONFLICT`, nothing written.
+   */
+  append(sessionId: string, messages: readonly Message[], options?: AppendOptions): Promise<AppendResult>
+  /**
+   * The agent loop's call on every exit path: appends, in order, every non-ephemeral message of the
+   * live list the log does not have. Idempotent; cheap when nothing is new.
+   */
+  flush(sessionId: string, live: readonly Message[], options?: AppendOptions): Promise<AppendResult>
+  /** The live list (at the head, or at a past version). */
+  load(sessionId: string, options?: LoadOptions): Promise<LoadResult>
+  /** The session's events in seq order, streamed. */
+  events(sessionId: string, options?: EventsOptions): AsyncIterable<StoredEvent>
+  /** Pages through sessions. */
+  sessions(options?: ListSessionsOptions): Promise<SessionPage>
+  /** Retracts the tail of the live list. */
+  rewind(sessionId: string, target: RewindTarget, options?: RewindOptions): Promise<RewindResult>
+  /** Replaces live messages with a summary. */
+  compact(sessionId: string, input: CompactInput): Promise<CompactResult>
+  /** New content for a live message (same id). */
+  revise(sessionId: string, messageId: string, payload: unknown, options?: ReviseOptions): Promise<ReviseResult>
+  /** Marks a partial message final, optionally with its final content. */
+  finalize(sessionId: string, messageId: string, payload?: unknown, options?: WriteOptions): Promise<ReviseResult>
+  /** A new session continuing from `at`, sharing the message ids. */
+  fork(sessionId: string, options: ForkOptions): Promise<SessionId>
+  /** Every content version of every message, with status. */
+  transcript(sessionId: string): Promise<Transcript>
+  /** The fold of the session's log (for audits and tests). */
+  state(sessionId: string, options?: LoadOptions): Promise<SessionState>
+  /** Recomputes (or, with `verify`, checks) inline projections from the log. */
+  rebuild(options?: RebuildOptions): Promise<RebuildResult>
+  /** Recorded `MESSAGE_CONFLICT` attempts for a session. */
+  conflicts(sessionId: string): Promise<readonly ConflictRecord[]>
+  /** Releases connections the store owns. Later calls throw `STORE_CLOSED`. */
+  close(): Promise<void>
+}

@@ -1,0 +1,49 @@
+import type { ErrorCode } from './error-codes.js'
+
+/** Machine-readable details attached to an error; JSON-serialisable. */
+export type ErrorDetails = Readonly<Record<string, unknown>>
+
+/** Options accepted by the {@link TurnlogError} constructor. */
+export interface TurnlogErrorOptions {
+  /** Machine-readable context, e.g. `{ messageId, storedHash, incomingHash }`. */
+  readonly details?: ErrorDetails
+  /** The underlying error (a driver error, a zod error), kept for debugging. */
+  readonly cause?: unknown
+}
+
+/**
+ * The one error class turnlog throws. Guard on {@link TurnlogError.code} (see {@link isTurnlogError}),
+ * never on the message text or `instanceof` across package copies.
+ */
+export class TurnlogError extends Error {
+  /** Stable code from the registry in `error-codes.ts`. */
+  readonly code: ErrorCode
+  /** Machine-readable context. */
+  readonly details: ErrorDetails
+
+  constructor(code: ErrorCode, message: string, options: TurnlogErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'TurnlogError'
+    this.code = code
+    this.details = options.details ?? {}
+  }
+
+  /** A JSON form for logs and CLI output. */
+  toJSON(): { name: string; code: ErrorCode; message: string; details: ErrorDetails } {
+    return { name: this.name, code: this.code, message: this.message, details: this.details }
+  }
+}
+
+/**
+ * True when `error` is a turnlog error (by shape, so it works across duplicated package copies),
+ * optionally with the given code.
+ */
+export function isTurnlogError<C extends ErrorCode>(
+  error: unknown,
+  code?: C,
+): error is TurnlogError & { readonly code: C } {
+  if (typeof error !== 'object' || error === null) return false
+  const e = error as { name?: unknown; code?: unknown }
+  if (e.name !== 'TurnlogError' || typeof e.code !== 'string') return false
+  return code === undefined || e.code === code
+}

@@ -1,0 +1,1 @@
+export default async function teardown(): Promise<void> {}
