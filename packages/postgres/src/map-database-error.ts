@@ -1,0 +1,87 @@
+import { TurnlogError, isTurnlogError } from '@turnlog/core'
+
+/** SQLSTATEs after which the same call may succeed: connection loss, serialization, deadlock, shutdown. */
+const TRANSIENT_SQLSTATES = new Set([
+  '08000', '08001', '08003', '08004', '08006', '08007', '08P01', // connection exceptions
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '58000', // system_error
+])
+
+/** Node and node-postgres errors (no SQLSTATE) that mean the connection broke. */
+const TRANSIENT_NODE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
+const TRANSIENT_MESSAGES = [
+  'Connection terminated',
+  'connection is closed',
+  'Client has encountered a connection error',
+  'Client was closed and is not queryable',
+  'terminating connection',
+  'server closed the connection unexpectedly',
+]
+
+interface DriverError {
+  code?: unknown
+  message?: unknown
+  detail?: unknown
+  constraint?: unknown
+}
+
+/** The SQLSTATE of a driver error, if it has one. */
+export function sqlState(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const code = (error as DriverError).code
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
+}
+
+/**
+ * Maps any error from the driver to a {@link TurnlogError}, in one place: turnlog's own SQLSTATEs
+ * (`TLS01` no session, `TLV01` version conflict, `TLC01` broken chain), transient failures
+ * (`DB_TRANSIENT`), timeouts (`DB_TIMEOUT`), privileges (`PERMISSION_DENIED`), else `DB_ERROR`.
+ * The original error is kept as `cause`.
+ */
+export function mapDatabaseError(error: unknown): TurnlogError {
+  if (isTurnlogError(error)) return error
+  const e = (typeof error === 'object' && error !== null ? error : {}) as DriverError
+  const message = typeof e.message === 'string' ? e.message : String(error)
+  const state = sqlState(error)
+  const details = state === undefined ? {} : { sqlState: state }
+  switch (state) {
+    case 'TLS01':
+      return new TurnlogError('SESSION_NOT_FOUND', message, { details, cause: error })
+    case 'TLV01': {
+      const actual = Number(e.detail)
+      return new TurnlogError('VERSION_CONFLICT', `version conflict: the session is at version ${actual}`, {
+        details: { ...details, actualVersion: actual },
+        cause: error,
+      })
+    }
+    case 'TLC01':
+      return new TurnlogError('CORRUPT_LOG', message, { details, cause: error })
+    case '57014':
+      return new TurnlogError('DB_TIMEOUT', `statement timed out: ${message}`, { details, cause: error })
+    case '42501':
+      return new TurnlogError('PERMISSION_DENIED', message, { details, cause: error })
+    default:
+      break
+  }
+  if (state !== undefined && TRANSIENT_SQLSTATES.has(state)) {
+    return new TurnlogError('DB_TRANSIENT', `transient database failure: ${message}`, { details, cause: error })
+  }
+  if (state === undefined) {
+    if (typeof e.code === 'string' && TRANSIENT_NODE_CODES.has(e.code)) {
+      return new TurnlogError('DB_TRANSIENT', `connection failure: ${message}`, { details: { nodeCode: e.code }, cause: error })
+    }
+    if (/timeout exceeded when trying to connect/i.test(message)) {
+      return new TurnlogError('DB_TIMEOUT', `no database connection available in time (pool exhausted?): ${message}`, { cause: error })
+    }
+    if (TRANSIENT_MESSAGES.some((m) => message.includes(m))) {
+      return new TurnlogError('DB_TRANSIENT', `connection failure: ${message}`, { cause: error })
+    }
+  }
+  return new TurnlogError('DB_ERROR', `database error: ${message}`, { details, cause: error })
+}

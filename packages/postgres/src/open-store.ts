@@ -1,0 +1,91 @@
+import { TurnlogError } from '@turnlog/core'
+import { Kysely, PostgresDialect } from 'kysely'
+import type { Pool, PoolConfig } from 'pg'
+import { mapDatabaseError } from './map-database-error.js'
+import { migrateToLatest } from './migrate-to-latest.js'
+import { PGliteDialect } from './pglite-dialect.js'
+import { PostgresStore, type PostgresStoreSettings } from './postgres-store.js'
+
+/** Options every way of opening a store accepts. */
+export interface OpenStoreCommonConfig extends PostgresStoreSettings {
+  /** Run pending migrations before returning (default true). */
+  readonly migrate?: boolean
+}
+
+/** Connect with a connection string; the store owns (and closes) its pool. */
+export interface ConnectionStringConfig extends OpenStoreCommonConfig {
+  readonly connectionString: string
+  /** Extra `pg.Pool` settings (max, statement_timeout, connectionTimeoutMillis, …). */
+  readonly pool?: Omit<PoolConfig, 'connectionString'>
+}
+
+/** Use a `pg.Pool` the caller owns; `close()` leaves it open. */
+export interface PoolConfigInput extends OpenStoreCommonConfig {
+  readonly pool: Pool
+}
+
+/** Use the caller's Kysely instance (any Postgres dialect); `close()` leaves it open. */
+export interface KyselyConfig extends OpenStoreCommonConfig {
+  readonly kysely: Kysely<unknown>
+}
+
+/** Embedded PGlite: in memory, or persisted in `dataDir`. */
+export interface EmbeddedConfig extends OpenStoreCommonConfig {
+  readonly embedded: true
+  /** A directory for the database files; in memory when absent. */
+  readonly dataDir?: string
+}
+
+/** What {@link openStore} accepts: exactly one way to reach the database. */
+export type OpenStoreConfig = ConnectionStringConfig | PoolConfigInput | KyselyConfig | EmbeddedConfig
+
+async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; flavor: 'postgres' | 'pglite'; close: () => Promise<void> }> {
+  if ('embedded' in config) {
+    const { PGlite } = await import('@electric-sql/pglite')
+    const pglite = config.dataDir === undefined ? new PGlite() : new PGlite(config.dataDir)
+    await pglite.waitReady
+    const db = new Kysely<unknown>({ dialect: new PGliteDialect({ pglite, closeOnDestroy: true }) })
+    return { db, flavor: 'pglite', close: () => db.destroy() }
+  }
+  if ('kysely' in config) return { db: config.kysely, flavor: 'postgres', close: async () => {} }
+  if ('connectionString' in config) {
+    const pg = await import('pg')
+    const pool = new pg.default.Pool({ max: 10, ...config.pool, connectionString: config.connectionString })
+    // an idle client's error (server restart) must not crash the process; the next query reports it
+    pool.on('error', () => {})
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) })
+    return { db, flavor: 'postgres', close: () => db.destroy() }
+  }
+  if ('pool' in config) {
+    // the caller owns the pool: never end it
+    const db = new Kysely<unknown>({
+      dialect: new PostgresDialect({ pool: config.pool as never }),
+    })
+    return { db, flavor: 'postgres', close: async () => {} }
+  }
+  throw new TurnlogError('INVALID_INPUT', 'openStore needs one of { connectionString }, { pool }, { kysely } or { embedded: true }')
+}
+
+/**
+ * Opens a turnlog store: connects (Postgres, or embedded PGlite), runs pending migrations (unless
+ * `migrate: false`) and returns the {@link PostgresStore}. Throws `MIGRATION_FAILED` or a mapped
+ * database error.
+ */
+export async function openStore(config: OpenStoreConfig): Promise<PostgresStore> {
+  if (typeof config !== 'object' || config === null) throw new TurnlogError('INVALID_INPUT', 'openStore needs a config object')
+  const { db, flavor, close } = await connect(config)
+  try {
+    if (config.migrate !== false) await migrateToLatest(db)
+  } catch (error) {
+    await close().catch(() => {})
+    throw mapDatabaseError(error)
+  }
+  return new PostgresStore({
+    db,
+    root: db,
+    flavor,
+    onClose: close,
+    ...(config.maxMessageBytes === undefined ? {} : { maxMessageBytes: config.maxMessageBytes }),
+    ...(config.knownSessions === undefined ? {} : { knownSessions: config.knownSessions }),
+  })
+}

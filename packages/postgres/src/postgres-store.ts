@@ -1,0 +1,986 @@
+import {
+  TurnlogError,
+  contentHash,
+  foldSession,
+  liveMessages,
+  newEventId,
+  newSessionId,
+  parseChatMessage,
+  parseMessageId,
+  parseSessionId,
+  primeContentHash,
+  restoreMessage,
+  toFrozenJson,
+  toMessage,
+  toolPairing,
+  transcriptOf,
+  type AppendOptions,
+  type AppendResult,
+  type ChatMessage,
+  type CompactInput,
+  type CompactResult,
+  type ConflictRecord,
+  type CreateSessionOptions,
+  type EventsOptions,
+  type ForkOptions,
+  type JsonValue,
+  type ListSessionsOptions,
+  type LoadOptions,
+  type LoadResult,
+  type Message,
+  type MessageId,
+  type ProjectionDrift,
+  type RebuildOptions,
+  type RebuildResult,
+  type ReviseOptions,
+  type ReviseResult,
+  type RewindOptions,
+  type RewindResult,
+  type RewindTarget,
+  type SessionId,
+  type SessionInfo,
+  type SessionPage,
+  type SessionState,
+  type SessionStore,
+  type StoredEvent,
+  type Transcript,
+  type WriteOptions,
+} from '@turnlog/core'
+import { sql, type Kysely, type Transaction } from 'kysely'
+import { KnownMessages } from './known-messages.js'
+import { mapDatabaseError, sqlState } from './map-database-error.js'
+import { checkSafeText, checkSafeJson } from './safe-text.js'
+
+/** Settings shared by every way of opening a store. */
+export interface PostgresStoreSettings {
+  /** Largest accepted payload, in UTF-16 code units of its JSON text; default 16 MiB. */
+  readonly maxMessageBytes?: number
+  /** How many sessions the flush cache remembers; default 10,000. */
+  readonly knownSessions?: number
+}
+
+/** Internal wiring of a {@link PostgresStore}; use `openStore` to make one. */
+export interface PostgresStoreInit extends PostgresStoreSettings {
+  /** Where statements run: the store's own Kysely, or a caller's transaction. */
+  readonly db: Kysely<unknown>
+  /** Runs independent work (conflict evidence) outside any caller transaction. */
+  readonly root: Kysely<unknown>
+  /** True when `db` is a caller's transaction: the store must not begin its own or cache results. */
+  readonly inTransaction?: boolean
+  /** Releases what the store owns; called once by `close`. */
+  readonly onClose?: () => Promise<void>
+  /** The flush cache to share (a transaction-bound store gets a private one). */
+  readonly known?: KnownMessages
+  /** `'postgres'` or `'pglite'`, for diagnostics. */
+  readonly flavor: 'postgres' | 'pglite'
+}
+
+interface EventRow {
+  session_id: string
+  seq: string | number
+  event_id: string
+  type: string
+  message_id: string | null
+  content_hash: string | null
+  payload: unknown
+  data: unknown
+  recorded_at: Date | string
+  hash: string
+}
+
+interface SessionRow {
+  session_id: string
+  tenant_id: string | null
+  version: string | number
+  live_count: string | number
+  created_at: Date | string
+  updated_at: Date | string
+  metadata: unknown
+  parent_session_id: string | null
+  parent_version: string | number | null
+  fork_at: string | null
+}
+
+interface NewEvent {
+  readonly eventId: string
+  readonly type: StoredEvent['type']
+  readonly messageId: string | null
+  readonly contentHash: string | null
+  /** `JSON.stringify` of the payload, or null. */
+  readonly payloadText: string | null
+  /** `JSON.stringify` of the data object. */
+  readonly dataText: string
+}
+
+const EVENT_COLUMNS = sql.raw(
+  `session_id::text, seq, event_id::text, type, message_id::text, encode(content_hash, 'hex') as content_hash,
+   payload, data, recorded_at, encode(hash, 'hex') as hash`,
+)
+
+const PAGE = 500
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+function iso(value: Date | string): string {
+  return value instanceof Date ? value.toISOString() : new Date(value).toISOString()
+}
+
+function toEvent(row: EventRow): StoredEvent {
+  return {
+    sessionId: row.session_id as SessionId,
+    seq: Number(row.seq),
+    eventId: row.event_id,
+    type: row.type,
+    messageId: row.message_id,
+    contentHash: row.content_hash,
+    payload: row.payload ?? null,
+    data: row.data ?? {},
+    recordedAt: iso(row.recorded_at),
+    hash: row.hash,
+  } as StoredEvent
+}
+
+function toSessionInfo(row: SessionRow): SessionInfo {
+  return {
+    sessionId: row.session_id as SessionId,
+    tenantId: row.tenant_id,
+    version: Number(row.version),
+    liveCount: Number(row.live_count),
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    metadata: (row.metadata ?? null) as JsonValue | null,
+    parent:
+      row.parent_session_id === null
+        ? null
+        : {
+            sessionId: row.parent_session_id as SessionId,
+            version: Number(row.parent_version),
+            at: row.fork_at as MessageId,
+          },
+  }
+}
+
+function checkVersion(expected: number | undefined, actual: number): void {
+  if (expected !== undefined && expected !== actual) {
+    throw new TurnlogError('VERSION_CONFLICT', `expected version ${expected}, but the session is at ${actual}`, {
+      details: { expectedVersion: expected, actualVersion: actual },
+    })
+  }
+}
+
+function checkExpectedVersion(options: WriteOptions | undefined): number | undefined {
+  const v = options?.expectedVersion
+  if (v === undefined) return undefined
+  if (!Number.isSafeInteger(v) || v < 0) {
+    throw new TurnlogError('INVALID_INPUT', `expectedVersion must be a non-negative integer, got ${String(v)}`)
+  }
+  return v
+}
+
+/**
+ * The Postgres (and PGlite) implementation of the {@link SessionStore} port. Every write is one
+ * transaction; the common append is one round trip (`turnlog.append_messages`). Open one with
+ * `openStore`.
+ */
+export class PostgresStore implements SessionStore {
+  readonly #init: PostgresStoreInit
+  readonly #known: KnownMessages
+  readonly #maxBytes: number
+  #closed = false
+
+  constructor(init: PostgresStoreInit) {
+    this.#init = init
+    this.#known = init.known ?? new KnownMessages(init.knownSessions ?? 10_000)
+    this.#maxBytes = init.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+  }
+
+  /** `'postgres'` or `'pglite'`. */
+  get flavor(): 'postgres' | 'pglite' {
+    return this.#init.flavor
+  }
+
+  /** The Kysely instance statements run on (the store's own, or the caller's transaction). */
+  get db(): Kysely<unknown> {
+    return this.#init.db
+  }
+
+  /**
+   * A store bound to the caller's Kysely transaction: every call runs inside it and commits or rolls
+   * back with it. Nothing it writes is cached as durable (the caller may roll back). Conflict
+   * evidence is still recorded outside the transaction.
+   */
+  withTransaction(trx: Transaction<unknown>): PostgresStore {
+    this.#assertOpen()
+    return new PostgresStore({
+      ...this.#init,
+      db: trx,
+      inTransaction: true,
+      known: new KnownMessages(1000),
+      onClose: async () => {},
+    })
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.#init.onClose?.()
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new TurnlogError('STORE_CLOSED', 'the store is closed')
+  }
+
+  async #run<T>(fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
+    this.#assertOpen()
+    try {
+      return await fn(this.#init.db)
+    } catch (error) {
+      throw mapDatabaseError(error)
+    }
+  }
+
+  async #tx<T>(fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
+    this.#assertOpen()
+    try {
+      if (this.#init.inTransaction === true) return await fn(this.#init.db)
+      return await this.#init.db.transaction().execute(fn)
+    } catch (error) {
+      throw mapDatabaseError(error)
+    }
+  }
+
+  /** Locks the session row for the rest of the transaction and returns its version. */
+  async #lock(db: Kysely<unknown>, sessionId: SessionId): Promise<number> {
+    const { rows } = await sql<{ version: string | number }>`
+      select version from turnlog.sessions where session_id = ${sessionId} for update`.execute(db)
+    const row = rows[0]
+    if (!row) throw new TurnlogError('SESSION_NOT_FOUND', `session ${sessionId} not found`, { details: { sessionId } })
+    return Number(row.version)
+  }
+
+  /** Inserts events after `version` and moves the session's version; returns the new version. */
+  async #write(db: Kysely<unknown>, sessionId: SessionId, version: number, events: readonly NewEvent[]): Promise<number> {
+    if (events.length === 0) return version
+    await sql`
+      insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+      select ${sessionId}::uuid, ${version}::bigint + t.ord, t.event_id::uuid, t.type, nullif(t.message_id, '')::uuid,
+             decode(nullif(t.content_hash, ''), 'hex'), nullif(t.payload::text, 'null')::json, t.data
+        from rows from (
+               json_array_elements_text(${JSON.stringify(events.map((e) => e.eventId))}::json),
+               json_array_elements_text(${JSON.stringify(events.map((e) => e.type))}::json),
+               json_array_elements_text(${JSON.stringify(events.map((e) => e.messageId ?? ''))}::json),
+               json_array_elements_text(${JSON.stringify(events.map((e) => e.contentHash ?? ''))}::json),
+               json_array_elements(${`[${events.map((e) => e.payloadText ?? 'null').join(',')}]`}::json),
+               json_array_elements(${`[${events.map((e) => e.dataText).join(',')}]`}::json)
+             ) with ordinality as t(event_id, type, message_id, content_hash, payload, data, ord)
+       order by t.ord`.execute(db)
+    const next = version + events.length
+    await sql`update turnlog.sessions set version = ${next}, updated_at = now() where session_id = ${sessionId}`.execute(db)
+    return next
+  }
+
+  #validateForAppend(messages: readonly unknown[], what: string): Message[] {
+    if (!Array.isArray(messages)) throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`)
+    const out: Message[] = []
+    const seen = new Set<string>()
+    for (const value of messages) {
+      const m = toMessage(value)
+      if (m.ephemeral === true) {
+        throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} is ephemeral (scaffolding); use flush(), which skips it`, {
+          details: { messageId: m.id },
+        })
+      }
+      if (seen.has(m.id)) {
+        throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} appears twice in one batch`, { details: { messageId: m.id } })
+      }
+      seen.add(m.id)
+      if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
+      out.push(m)
+    }
+    return out
+  }
+
+  #payloadText(message: { readonly id?: string; readonly payload: ChatMessage }): string {
+    const text = JSON.stringify(message.payload)
+    if (text.length > this.#maxBytes) {
+      throw new TurnlogError('MESSAGE_TOO_LARGE', `message ${message.id ?? ''} is ${text.length} bytes of JSON; the limit is ${this.#maxBytes}`, {
+        details: { messageId: message.id ?? null, size: text.length, limit: this.#maxBytes },
+      })
+    }
+    return text
+  }
+
+  async createSession(options: CreateSessionOptions = {}): Promise<SessionId> {
+    this.#assertOpen()
+    const id = options.id === undefined ? newSessionId() : parseSessionId(options.id)
+    const tenant = options.tenantId ?? null
+    if (tenant !== null) checkSafeText(tenant, 'tenantId')
+    const metadata = options.metadata === undefined ? null : JSON.stringify(toFrozenJson(options.metadata))
+    return this.#run(async (db) => {
+      const { rows } = await sql<{ session_id: string }>`
+        insert into turnlog.sessions (session_id, tenant_id, metadata)
+        values (${id}, ${tenant}, ${metadata}::json)
+        on conflict (session_id) do nothing
+        returning session_id::text`.execute(db)
+      if (rows.length === 0) {
+        const existing = await sql<{ tenant_id: string | null }>`
+          select tenant_id from turnlog.sessions where session_id = ${id}`.execute(db)
+        const row = existing.rows[0]
+        if (row && row.tenant_id !== tenant) {
+          throw new TurnlogError('SESSION_EXISTS', `session ${id} exists with another tenant`, { details: { sessionId: id } })
+        }
+      }
+      return id
+    })
+  }
+
+  async getSession(sessionId: string): Promise<SessionInfo> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    return this.#run(async (db) => {
+      const { rows } = await sql<SessionRow>`
+        select s.session_id::text, s.tenant_id, s.version, s.created_at, s.updated_at, s.metadata,
+               s.parent_session_id::text, s.parent_version, s.fork_at::text,
+               (select count(*) from turnlog.live_messages l where l.session_id = s.session_id) as live_count
+          from turnlog.sessions s where s.session_id = ${id}`.execute(db)
+      const row = rows[0]
+      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', `session ${id} not found`, { details: { sessionId: id } })
+      return toSessionInfo(row)
+    })
+  }
+
+  async sessions(options: ListSessionsOptions = {}): Promise<SessionPage> {
+    this.#assertOpen()
+    const limit = options.limit ?? 100
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
+      throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${String(limit)}`)
+    }
+    const after = options.after === undefined ? null : parseSessionId(options.after)
+    const tenant = options.tenantId ?? null
+    return this.#run(async (db) => {
+      const { rows } = await sql<SessionRow>`
+        select s.session_id::text, s.tenant_id, s.version, s.created_at, s.updated_at, s.metadata,
+               s.parent_session_id::text, s.parent_version, s.fork_at::text,
+               (select count(*) from turnlog.live_messages l where l.session_id = s.session_id) as live_count
+          from turnlog.sessions s
+         where (${after}::uuid is null or s.session_id > ${after}::uuid)
+           and (${tenant}::text is null or s.tenant_id = ${tenant}::text)
+         order by s.session_id
+         limit ${limit + 1}`.execute(db)
+      const page = rows.slice(0, limit).map(toSessionInfo)
+      const last = page[page.length - 1]
+      return { sessions: page, next: rows.length > limit && last ? last.sessionId : null }
+    })
+  }
+
+  async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    const batch = this.#validateForAppend(messages, 'messages')
+    const expected = checkExpectedVersion(options)
+    return this.#appendValid(id, batch, expected)
+  }
+
+  async #appendValid(id: SessionId, batch: readonly Message[], expected: number | undefined): Promise<AppendResult> {
+    const hashes = batch.map((m) => contentHash(m))
+    const payloads = batch.map((m) => this.#payloadText(m))
+    const data = batch.map((m) => {
+      const d: Record<string, string> = { createdAt: m.createdAt }
+      if (m.externalId !== undefined) d['externalId'] = m.externalId
+      if (m.status === 'partial') d['status'] = 'partial'
+      return JSON.stringify(d)
+    })
+    let row: { version: string | number; appended: string[] | string; duplicates: string[] | string } | undefined
+    try {
+      const result = await sql<{ version: string | number; appended: string[]; duplicates: string[] }>`
+        select version, appended::text[] as appended, duplicates::text[] as duplicates
+          from turnlog.append_messages(
+            ${id}::uuid, ${expected ?? null}::bigint,
+            ${JSON.stringify(batch.map((m) => m.id))}::json,
+            ${JSON.stringify(hashes)}::json,
+            ${JSON.stringify(batch.map(() => newEventId()))}::json,
+            ${`[${payloads.join(',')}]`}::json,
+            ${`[${data.join(',')}]`}::json)`.execute(this.#init.db)
+      row = result.rows[0]
+    } catch (error) {
+      if (sqlState(error) === 'TLM01') throw await this.#conflict(id, batch, hashes, error)
+      throw mapDatabaseError(error)
+    }
+    if (!row) throw new TurnlogError('DB_ERROR', 'append returned no row')
+    const result: AppendResult = {
+      version: Number(row.version),
+      appended: pgArray(row.appended) as MessageId[],
+      duplicates: pgArray(row.duplicates) as MessageId[],
+    }
+    if (this.#init.inTransaction !== true) {
+      const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
+      for (const mid of [...result.appended, ...result.duplicates]) this.#known.add(id, mid, byId.get(mid) ?? '')
+      this.#known.setVersion(id, result.version)
+    }
+    return result
+  }
+
+  /** Records conflict evidence outside any caller transaction and builds the `MESSAGE_CONFLICT` error. */
+  async #conflict(id: SessionId, batch: readonly Message[], hashes: readonly string[], error: unknown): Promise<TurnlogError> {
+    const detail = (error as { detail?: unknown }).detail
+    let conflicts: { messageId: string; reason: string; storedHash: string | null; incomingHash: string; otherSessionId: string | null }[] = []
+    try {
+      conflicts = JSON.parse(String(detail)) as typeof conflicts
+    } catch {
+      // keep the empty list; the cause has the raw detail
+    }
+    const first = conflicts[0]
+    try {
+      for (const c of conflicts) {
+        const i = batch.findIndex((m) => m.id === c.messageId)
+        const message = batch[i]
+        if (!message) continue
+        await sql`
+          insert into turnlog.conflicts (session_id, conflict_id, message_id, reason, stored_hash, incoming_hash, other_session_id, incoming_payload)
+          values (${id}, ${newEventId()}, ${c.messageId}, ${c.reason}, decode(${c.storedHash ?? ''}, 'hex'),
+                  decode(${hashes[i] ?? ''}, 'hex'), ${c.otherSessionId}, ${JSON.stringify(message.payload)}::json)`.execute(this.#init.root)
+      }
+    } catch {
+      // evidence is best effort; the conflict itself is still reported to the caller
+    }
+    const what = first?.reason === 'foreign_session'
+      ? `message ${first.messageId} belongs to session ${first.otherSessionId ?? '?'}`
+      : `message ${first?.messageId ?? '?'} is stored with different content (stored ${first?.storedHash?.slice(0, 12) ?? '?'}…, incoming ${first?.incomingHash.slice(0, 12) ?? '?'}…)`
+    return new TurnlogError('MESSAGE_CONFLICT', `${what}; nothing of the batch was written`, {
+      details: {
+        sessionId: id,
+        messageId: first?.messageId ?? null,
+        reason: first?.reason ?? null,
+        storedHash: first?.storedHash ?? null,
+        incomingHash: first?.incomingHash ?? null,
+        otherSessionId: first?.otherSessionId ?? null,
+        conflicts,
+      },
+      cause: error,
+    })
+  }
+
+  async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    if (!Array.isArray(live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages')
+    const expected = checkExpectedVersion(options)
+    const durable: Message[] = []
+    const pending: Message[] = []
+    const seen = new Set<string>()
+    for (const value of live) {
+      const m = toMessage(value)
+      if (m.ephemeral === true) continue
+      if (seen.has(m.id)) {
+        throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} appears twice in the live list`, { details: { messageId: m.id } })
+      }
+      seen.add(m.id)
+      if (this.#known.has(id, m.id, contentHash(m))) durable.push(m)
+      else {
+        if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
+        pending.push(m)
+      }
+    }
+    const cachedVersion = this.#known.version(id)
+    if (pending.length === 0 && cachedVersion !== undefined && (expected === undefined || expected === cachedVersion)) {
+      return { version: cachedVersion, appended: [], duplicates: durable.map((m) => m.id) }
+    }
+    const result = await this.#appendValid(id, pending, expected)
+    const appended = new Set<string>(result.appended)
+    return {
+      version: result.version,
+      appended: result.appended,
+      duplicates: [...seen].filter((mid) => !appended.has(mid)) as MessageId[],
+    }
+  }
+
+  async load(sessionId: string, options: LoadOptions = {}): Promise<LoadResult> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    if (options.at !== undefined) {
+      const state = await this.state(id, options)
+      const messages = liveMessages(state)
+      return { sessionId: id, version: state.version, messages, pairing: toolPairing(messages) }
+    }
+    return this.#run(async (db) => {
+      const { rows } = await sql<{
+        version: string | number
+        message_id: string | null
+        partial: boolean | null
+        payload: unknown
+        data: { createdAt: string; externalId?: string } | null
+        content_hash: string | null
+      }>`
+        select s.version, l.message_id::text, l.partial, e.payload, e.data, encode(e.content_hash, 'hex') as content_hash
+          from turnlog.sessions s
+          left join turnlog.live_messages l on l.session_id = s.session_id
+          left join turnlog.events e on e.session_id = l.session_id and e.seq = l.event_seq
+         where s.session_id = ${id}
+         order by l.position`.execute(db)
+      const first = rows[0]
+      if (!first) throw new TurnlogError('SESSION_NOT_FOUND', `session ${id} not found`, { details: { sessionId: id } })
+      const version = Number(first.version)
+      const messages: Message[] = []
+      for (const row of rows) {
+        if (row.message_id === null || row.data === null || row.content_hash === null) continue
+        const message = restoreMessage({
+          id: row.message_id as MessageId,
+          payload: row.payload,
+          createdAt: row.data.createdAt,
+          externalId: row.data.externalId,
+          status: row.partial === true ? 'partial' : undefined,
+        })
+        primeContentHash(message.payload, row.content_hash)
+        messages.push(message)
+      }
+      if (this.#init.inTransaction !== true) {
+        for (const m of messages) this.#known.add(id, m.id, contentHash(m))
+        this.#known.setVersion(id, version)
+      }
+      return { sessionId: id, version, messages, pairing: toolPairing(messages) }
+    })
+  }
+
+  async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<StoredEvent> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    let from = options.fromSeq ?? 1
+    const to = options.toSeq ?? Number.MAX_SAFE_INTEGER
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new TurnlogError('INVALID_INPUT', 'fromSeq/toSeq must be integers')
+    await this.#run(async (db) => {
+      const { rows } = await sql`select 1 from turnlog.sessions where session_id = ${id}`.execute(db)
+      if (rows.length === 0) throw new TurnlogError('SESSION_NOT_FOUND', `session ${id} not found`, { details: { sessionId: id } })
+    })
+    for (;;) {
+      const rows = await this.#run(async (db) => {
+        const result = await sql<EventRow>`
+          select ${EVENT_COLUMNS} from turnlog.events
+           where session_id = ${id} and seq >= ${from} and seq <= ${to}
+           order by seq limit ${PAGE}`.execute(db)
+        return result.rows
+      })
+      for (const row of rows) yield toEvent(row)
+      if (rows.length < PAGE) return
+      from = Number(rows[rows.length - 1]?.seq) + 1
+    }
+  }
+
+  async state(sessionId: string, options: LoadOptions = {}): Promise<SessionState> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    const at = options.at
+    if (at !== undefined) {
+      if (!Number.isSafeInteger(at) || at < 0) throw new TurnlogError('INVALID_INPUT', `at must be a non-negative integer, got ${String(at)}`)
+      const info = await this.getSession(id)
+      if (at > info.version) {
+        throw new TurnlogError('INVALID_INPUT', `at ${at} is beyond the session's version ${info.version}`, {
+          details: { at, version: info.version },
+        })
+      }
+    }
+    const events: StoredEvent[] = []
+    for await (const e of this.events(id, at === undefined ? {} : { toSeq: at })) events.push(e)
+    const state = foldSession(events)
+    return state.sessionId === null ? { ...state, sessionId: id } : state
+  }
+
+  async transcript(sessionId: string): Promise<Transcript> {
+    const state = await this.state(sessionId)
+    const id = parseSessionId(sessionId)
+    const other: StoredEvent[] = []
+    for await (const e of this.events(id)) {
+      if (e.type !== 'message_appended' && e.type !== 'message_revised') other.push(e)
+    }
+    return {
+      sessionId: id,
+      version: state.version,
+      entries: transcriptOf(state),
+      events: other,
+      pairing: toolPairing(liveMessages(state)),
+    }
+  }
+
+  async #liveRows(db: Kysely<unknown>, id: SessionId): Promise<{ message_id: string; event_seq: number; partial: boolean; content_hash: string; data: Record<string, unknown> }[]> {
+    const { rows } = await sql<{ message_id: string; event_seq: string | number; partial: boolean; content_hash: string; data: Record<string, unknown> }>`
+      select l.message_id::text, l.event_seq, l.partial, encode(e.content_hash, 'hex') as content_hash, e.data
+        from turnlog.live_messages l
+        join turnlog.events e on e.session_id = l.session_id and e.seq = l.event_seq
+       where l.session_id = ${id}
+       order by l.position`.execute(db)
+    return rows.map((r) => ({ ...r, event_seq: Number(r.event_seq) }))
+  }
+
+  async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    const expected = checkExpectedVersion(options)
+    if (typeof target !== 'object' || target === null) throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }')
+    const hasAfter = 'after' in target
+    const hasFrom = 'from' in target
+    if (hasAfter === hasFrom) throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from')
+    const targetId = parseMessageId(hasAfter ? (target as { after: string }).after : (target as { from: string }).from)
+    if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
+    return this.#tx(async (db) => {
+      const version = await this.#lock(db, id)
+      checkVersion(expected, version)
+      const live = await this.#liveRows(db, id)
+      const index = live.findIndex((r) => r.message_id === targetId)
+      if (index < 0) {
+        throw new TurnlogError('UNKNOWN_MESSAGE', `rewind target ${targetId} is not a live message of session ${id}`, {
+          details: { sessionId: id, messageId: targetId },
+        })
+      }
+      const retracted = live.slice(hasAfter ? index + 1 : index).map((r) => r.message_id as MessageId)
+      if (retracted.length === 0) return { version, retracted }
+      const data: Record<string, unknown> = { ids: retracted, target: hasAfter ? { after: targetId } : { from: targetId } }
+      if (options.reason !== undefined) data['reason'] = options.reason
+      const next = await this.#write(db, id, version, [
+        { eventId: newEventId(), type: 'messages_retracted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) },
+      ])
+      return { version: next, retracted }
+    })
+  }
+
+  async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }')
+    const expected = checkExpectedVersion(input)
+    if (!Array.isArray(input.covered) || input.covered.length === 0) {
+      throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids')
+    }
+    const covered = input.covered.map((c) => parseMessageId(c))
+    if (new Set(covered).size !== covered.length) throw new TurnlogError('INVALID_INPUT', 'covered names a message twice')
+    const summary = this.#validateForAppend(Array.isArray(input.summary) ? (input.summary as Message[]) : [input.summary as Message], 'summary')
+    if (summary.length === 0) throw new TurnlogError('INVALID_INPUT', 'summary must hold at least one message')
+    for (const s of summary) {
+      if (covered.includes(s.id)) throw new TurnlogError('INVALID_INPUT', `summary message ${s.id} is also covered`)
+    }
+    if (input.reason !== undefined) checkSafeText(input.reason, 'reason')
+    const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJson(input.metadata), 'metadata')
+    const summaryHashes = summary.map((m) => contentHash(m))
+    const summaryPayloads = summary.map((m) => this.#payloadText(m))
+    return this.#tx(async (db) => {
+      const version = await this.#lock(db, id)
+      // a retry of a compaction that already committed is a no-op
+      const existing = await sql<{ session_id: string; content_hash: string; type: string }>`
+        select session_id::text, encode(content_hash, 'hex') as content_hash, type from turnlog.events
+         where message_id = ${summary[0]?.id ?? null}::uuid and content_hash is not null`.execute(db)
+      if (existing.rows.length > 0) {
+        const own = existing.rows.find((r) => r.session_id === id)
+        if (own && own.content_hash === summaryHashes[0]) {
+          const placed = await sql<{ n: string | number }>`
+            select count(*) as n from turnlog.events
+             where session_id = ${id} and type = 'messages_compacted'
+               and (data->'summary'->>0) = ${summary[0]?.id ?? ''}`.execute(db)
+          if (Number(placed.rows[0]?.n ?? 0) > 0) return { version, summary: summary.map((m) => m.id) }
+        }
+        throw new TurnlogError('MESSAGE_CONFLICT', `summary message ${summary[0]?.id ?? ''} is already stored`, {
+          details: { sessionId: id, messageId: summary[0]?.id ?? null, reason: own ? 'content_mismatch' : 'foreign_session' },
+        })
+      }
+      checkVersion(expected, version)
+      const others = await sql<{ message_id: string }>`
+        select distinct message_id::text from turnlog.events
+         where message_id in (select value::uuid from json_array_elements_text(${JSON.stringify(summary.map((m) => m.id))}::json))`.execute(db)
+      if (others.rows.length > 0) {
+        throw new TurnlogError('MESSAGE_CONFLICT', `summary message ${others.rows[0]?.message_id ?? ''} is already stored`, {
+          details: { sessionId: id, messageId: others.rows[0]?.message_id ?? null },
+        })
+      }
+      const live = await this.#liveRows(db, id)
+      const byId = new Map(live.map((r) => [r.message_id, r]))
+      const missing = covered.filter((c) => !byId.has(c))
+      if (missing.length > 0) {
+        throw new TurnlogError('UNKNOWN_MESSAGE', `compaction covers ${missing.length} message(s) that are not live: ${missing.slice(0, 3).join(', ')}`, {
+          details: { sessionId: id, missing },
+        })
+      }
+      const events: NewEvent[] = summary.map((m, i) => {
+        const d: Record<string, unknown> = { createdAt: m.createdAt }
+        if (m.externalId !== undefined) d['externalId'] = m.externalId
+        if (m.status === 'partial') d['status'] = 'partial'
+        d['deferred'] = true
+        return {
+          eventId: newEventId(),
+          type: 'message_appended',
+          messageId: m.id,
+          contentHash: summaryHashes[i] ?? null,
+          payloadText: summaryPayloads[i] ?? null,
+          dataText: JSON.stringify(d),
+        }
+      })
+      const data: Record<string, unknown> = {
+        covered: covered.map((c) => ({ id: c, contentHash: byId.get(c)?.content_hash ?? '' })),
+        summary: summary.map((m) => m.id),
+      }
+      if (input.reason !== undefined) data['reason'] = input.reason
+      if (metadata !== undefined) data['metadata'] = metadata
+      events.push({ eventId: newEventId(), type: 'messages_compacted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) })
+      const next = await this.#write(db, id, version, events)
+      if (this.#init.inTransaction !== true) {
+        summary.forEach((m, i) => this.#known.add(id, m.id, summaryHashes[i] ?? ''))
+      }
+      return { version: next, summary: summary.map((m) => m.id) }
+    })
+  }
+
+  async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    const mid = parseMessageId(messageId)
+    const expected = checkExpectedVersion(options)
+    if (options.status !== undefined && options.status !== 'partial' && options.status !== 'final') {
+      throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or 'final'`)
+    }
+    const parsed = parseChatMessage(payload)
+    const hash = contentHash(parsed)
+    const payloadText = this.#payloadText({ id: mid, payload: parsed })
+    const partial = options.status === 'partial'
+    return this.#tx(async (db) => {
+      const version = await this.#lock(db, id)
+      const live = await this.#liveRows(db, id)
+      const row = live.find((r) => r.message_id === mid)
+      if (!row) {
+        throw new TurnlogError('UNKNOWN_MESSAGE', `message ${mid} is not live in session ${id}`, { details: { sessionId: id, messageId: mid } })
+      }
+      const count = await sql<{ n: string | number }>`
+        select count(*) as n from turnlog.events
+         where session_id = ${id} and message_id = ${mid} and content_hash is not null`.execute(db)
+      const revisions = Number(count.rows[0]?.n ?? 1)
+      if (row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
+      checkVersion(expected, version)
+      if (row.content_hash === hash) {
+        // same content: only the streaming status changes
+        if (partial) {
+          throw new TurnlogError('INVALID_INPUT', `message ${mid} is final; a final message cannot become partial again`, {
+            details: { sessionId: id, messageId: mid },
+          })
+        }
+        const next = await this.#write(db, id, version, [
+          { eventId: newEventId(), type: 'message_finalized', messageId: mid, contentHash: null, payloadText: null, dataText: '{}' },
+        ])
+        return { version: next, revision: revisions - 1, unchanged: false }
+      }
+      const next = await this.#write(db, id, version, [
+        { eventId: newEventId(), type: 'message_revised', messageId: mid, contentHash: hash, payloadText, dataText: this.#messageData(row.data, partial, revisions) },
+      ])
+      if (this.#init.inTransaction !== true) this.#known.add(id, mid, hash)
+      return { version: next, revision: revisions, unchanged: false }
+    })
+  }
+
+  #messageData(original: Record<string, unknown>, partial: boolean, revision: number): string {
+    const d: Record<string, unknown> = { createdAt: original['createdAt'] }
+    if (original['externalId'] !== undefined) d['externalId'] = original['externalId']
+    if (partial) d['status'] = 'partial'
+    d['revision'] = revision
+    return JSON.stringify(d)
+  }
+
+  async finalize(sessionId: string, messageId: string, payload?: unknown, options: WriteOptions = {}): Promise<ReviseResult> {
+    this.#assertOpen()
+    if (payload !== undefined) return this.revise(sessionId, messageId, payload, { ...options, status: 'final' })
+    const id = parseSessionId(sessionId)
+    const mid = parseMessageId(messageId)
+    const expected = checkExpectedVersion(options)
+    return this.#tx(async (db) => {
+      const version = await this.#lock(db, id)
+      const live = await this.#liveRows(db, id)
+      const row = live.find((r) => r.message_id === mid)
+      if (!row) {
+        throw new TurnlogError('UNKNOWN_MESSAGE', `message ${mid} is not live in session ${id}`, { details: { sessionId: id, messageId: mid } })
+      }
+      const count = await sql<{ n: string | number }>`
+        select count(*) as n from turnlog.events
+         where session_id = ${id} and message_id = ${mid} and content_hash is not null`.execute(db)
+      const revision = Number(count.rows[0]?.n ?? 1) - 1
+      if (!row.partial) return { version, revision, unchanged: true }
+      checkVersion(expected, version)
+      const next = await this.#write(db, id, version, [
+        { eventId: newEventId(), type: 'message_finalized', messageId: mid, contentHash: null, payloadText: null, dataText: '{}' },
+      ])
+      return { version: next, revision, unchanged: false }
+    })
+  }
+
+  async fork(sessionId: string, options: ForkOptions): Promise<SessionId> {
+    this.#assertOpen()
+    const parent = parseSessionId(sessionId)
+    if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'fork needs { at }')
+    const at = parseMessageId(options.at)
+    const child = options.id === undefined ? newSessionId() : parseSessionId(options.id)
+    if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')
+    const metadata = options.metadata === undefined ? null : JSON.stringify(toFrozenJson(options.metadata))
+    return this.#tx(async (db) => {
+      const existing = await sql<{ parent_session_id: string | null; fork_at: string | null }>`
+        select parent_session_id::text, fork_at::text from turnlog.sessions where session_id = ${child}`.execute(db)
+      const prior = existing.rows[0]
+      if (prior) {
+        if (prior.parent_session_id === parent && prior.fork_at === at) return child
+        throw new TurnlogError('SESSION_EXISTS', `session ${child} already exists`, { details: { sessionId: child } })
+      }
+      const version = await this.#lock(db, parent)
+      const tenant = await sql<{ tenant_id: string | null }>`select tenant_id from turnlog.sessions where session_id = ${parent}`.execute(db)
+      const tenantId = tenant.rows[0]?.tenant_id ?? null
+      if (options.tenantId !== undefined && options.tenantId !== tenantId) {
+        throw new TurnlogError('INVALID_INPUT', 'a fork belongs to its parent session\'s tenant')
+      }
+      const live = await this.#liveRows(db, parent)
+      const index = live.findIndex((r) => r.message_id === at)
+      if (index < 0) {
+        throw new TurnlogError('UNKNOWN_MESSAGE', `fork point ${at} is not a live message of session ${parent}`, {
+          details: { sessionId: parent, messageId: at },
+        })
+      }
+      const inherited = live.slice(0, index + 1)
+      await sql`
+        insert into turnlog.sessions (session_id, tenant_id, metadata, parent_session_id, parent_version, fork_at)
+        values (${child}, ${tenantId}, ${metadata}::json, ${parent}, ${version}, ${at})`.execute(db)
+      const forked = JSON.stringify({ parentSessionId: parent, parentVersion: version, at, inherited: inherited.length })
+      const next = await this.#write(db, child, 0, [
+        { eventId: newEventId(), type: 'session_forked', messageId: null, contentHash: null, payloadText: null, dataText: forked },
+      ])
+      // copies of the inherited messages (current content, same ids): the payload text is copied in SQL, byte for byte
+      const datas = inherited.map((r) => {
+        const d: Record<string, unknown> = { createdAt: r.data['createdAt'] }
+        if (r.data['externalId'] !== undefined) d['externalId'] = r.data['externalId']
+        if (r.partial) d['status'] = 'partial'
+        d['inheritedFrom'] = parent
+        return JSON.stringify(d)
+      })
+      if (inherited.length > 0) {
+        await sql`
+          insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+          select ${child}::uuid, ${next}::bigint + t.ord, t.event_id::uuid, 'message_appended', e.message_id, e.content_hash, e.payload, t.data
+            from rows from (
+                   json_array_elements_text(${JSON.stringify(inherited.map((r) => r.event_seq))}::json),
+                   json_array_elements_text(${JSON.stringify(inherited.map(() => newEventId()))}::json),
+                   json_array_elements(${`[${datas.join(',')}]`}::json)
+                 ) with ordinality as t(src_seq, event_id, data, ord)
+            join turnlog.events e on e.session_id = ${parent}::uuid and e.seq = t.src_seq::bigint
+           order by t.ord`.execute(db)
+        await sql`update turnlog.sessions set version = ${next + inherited.length}, updated_at = now() where session_id = ${child}`.execute(db)
+      }
+      return child
+    })
+  }
+
+  async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
+    this.#assertOpen()
+    const verify = options.verify === true
+    const ids: SessionId[] = []
+    if (options.sessionId !== undefined) {
+      const id = parseSessionId(options.sessionId)
+      await this.getSession(id)
+      ids.push(id)
+    }
+    let total = ids.length
+    if (options.sessionId === undefined) {
+      const { rows } = await this.#run((db) => sql<{ n: string | number }>`select count(*) as n from turnlog.sessions`.execute(db))
+      total = Number(rows[0]?.n ?? 0)
+    }
+    const drift: ProjectionDrift[] = []
+    let rewritten = 0
+    let done = 0
+    const visit = async (id: SessionId): Promise<void> => {
+      const found = await this.#driftOf(id)
+      if (found) drift.push(found)
+      if (!verify) {
+        await this.#tx(async (db) => {
+          await this.#lock(db, id)
+          await sql`select turnlog.rebuild_session(${id}::uuid)`.execute(db)
+        })
+        rewritten++
+        const after = await this.#driftOf(id)
+        if (after) {
+          throw new TurnlogError('CORRUPT_LOG', `rebuilt projection of ${id} still differs from the fold of its log: ${after.explanation}`, {
+            details: { sessionId: id },
+          })
+        }
+      }
+      done++
+      options.onProgress?.({ done, total, sessionId: id })
+    }
+    if (options.sessionId !== undefined) {
+      for (const id of ids) await visit(id)
+    } else {
+      let after: string | undefined
+      for (;;) {
+        const page = await this.sessions({ limit: 200, ...(after === undefined ? {} : { after }) })
+        for (const s of page.sessions) await visit(s.sessionId)
+        if (page.next === null) break
+        after = page.next
+      }
+    }
+    return { sessions: done, drift, rewritten }
+  }
+
+  /**
+   * Compares a session's inline projection with the fold of its log, read in one repeatable-read
+   * snapshot so concurrent writers cannot produce false drift.
+   */
+  async #driftOf(id: SessionId): Promise<ProjectionDrift | null> {
+    const read = async (db: Kysely<unknown>): Promise<{ events: StoredEvent[]; live: { message_id: string; event_seq: number; partial: boolean }[] }> => {
+      const ev = await sql<EventRow>`select ${EVENT_COLUMNS} from turnlog.events where session_id = ${id} order by seq`.execute(db)
+      const lv = await sql<{ message_id: string; event_seq: string | number; partial: boolean }>`
+        select message_id::text, event_seq, partial from turnlog.live_messages where session_id = ${id} order by position`.execute(db)
+      return { events: ev.rows.map(toEvent), live: lv.rows.map((r) => ({ ...r, event_seq: Number(r.event_seq) })) }
+    }
+    const snapshot = await this.#run(async (db) =>
+      this.#init.inTransaction === true ? read(db) : db.transaction().setIsolationLevel('repeatable read').execute(read),
+    )
+    const state = foldSession(snapshot.events)
+    const expected = state.live
+    const actual = snapshot.live.map((r) => r.message_id as MessageId)
+    const sameOrder = expected.length === actual.length && expected.every((m, i) => m === actual[i])
+    if (!sameOrder) {
+      return { sessionId: id, expected, actual, explanation: `live list differs: fold has ${expected.length} message(s), projection ${actual.length}` }
+    }
+    for (const r of snapshot.live) {
+      const rec = state.messages.get(r.message_id as MessageId)
+      const current = rec?.revisions[rec.revisions.length - 1]
+      if (!rec || current?.seq !== r.event_seq || rec.partial !== r.partial) {
+        return { sessionId: id, expected, actual, explanation: `message ${r.message_id} points at the wrong revision or status` }
+      }
+    }
+    return null
+  }
+
+  async conflicts(sessionId: string): Promise<readonly ConflictRecord[]> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    return this.#run(async (db) => {
+      const { rows } = await sql<{
+        message_id: string
+        reason: ConflictRecord['reason']
+        stored_hash: string | null
+        incoming_hash: string
+        other_session_id: string | null
+        incoming_payload: ChatMessage
+        detected_at: Date | string
+      }>`
+        select message_id::text, reason, nullif(encode(stored_hash, 'hex'), '') as stored_hash,
+               encode(incoming_hash, 'hex') as incoming_hash, other_session_id::text, incoming_payload, detected_at
+          from turnlog.conflicts where session_id = ${id} order by detected_at, conflict_id`.execute(db)
+      return rows.map((r) => ({
+        sessionId: id,
+        messageId: r.message_id as MessageId,
+        reason: r.reason,
+        storedHash: r.stored_hash,
+        incomingHash: r.incoming_hash,
+        otherSessionId: r.other_session_id as SessionId | null,
+        incomingPayload: r.incoming_payload,
+        detectedAt: iso(r.detected_at),
+      }))
+    })
+  }
+}
+
+/** node-postgres parses `text[]`; PGlite too, but be tolerant of the literal form. */
+function pgArray(value: string[] | string | null | undefined): string[] {
+  if (value === null || value === undefined) return []
+  if (Array.isArray(value)) return value
+  const inner = value.replace(/^\{|\}$/g, '')
+  return inner === '' ? [] : inner.split(',')
+}
+

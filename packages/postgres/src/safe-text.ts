@@ -1,0 +1,37 @@
+import { TurnlogError, type JsonValue } from '@turnlog/core'
+
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/**
+ * Checks a short engine-visible string (externalId, tenant, reason): it is stored where Postgres
+ * JSON operators read it, and those refuse `\u0000` and lone surrogates. Message payloads have no
+ * such limit; they are stored exactly.
+ */
+export function checkSafeText(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw new TurnlogError('INVALID_INPUT', `${what} must be a string`)
+  if (value.length > 4096) throw new TurnlogError('INVALID_INPUT', `${what} is longer than 4096 characters`)
+  if (UNSAFE.test(value)) {
+    throw new TurnlogError('INVALID_INPUT', `${what} contains NUL or a lone surrogate, which Postgres JSON operators refuse`, {
+      details: { what },
+    })
+  }
+  return value
+}
+
+/** Checks every string (keys too) of an engine-visible JSON value with {@link checkSafeText}'s rule. */
+export function checkSafeJson(value: JsonValue, what: string): JsonValue {
+  const visit = (v: JsonValue): void => {
+    if (typeof v === 'string') {
+      if (UNSAFE.test(v)) throw new TurnlogError('INVALID_INPUT', `${what} contains NUL or a lone surrogate`, { details: { what } })
+    } else if (Array.isArray(v)) v.forEach(visit)
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v)) {
+        if (UNSAFE.test(k)) throw new TurnlogError('INVALID_INPUT', `${what} has a key with NUL or a lone surrogate`, { details: { what } })
+        visit(item as JsonValue)
+      }
+    }
+  }
+  visit(value)
+  return value
+}

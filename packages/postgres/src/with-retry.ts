@@ -1,0 +1,35 @@
+import { isTurnlogError } from '@turnlog/core'
+
+/** Retry policy for {@link withRetry}. */
+export interface RetryOptions {
+  /** Total attempts including the first; default 5. */
+  readonly attempts?: number
+  /** First back-off delay in ms; doubles each time, with full jitter. Default 50. */
+  readonly baseDelayMs?: number
+  /** Cap on one delay in ms; default 2000. */
+  readonly maxDelayMs?: number
+  /** Called before each retry. */
+  readonly onRetry?: (error: unknown, attempt: number) => void
+}
+
+/**
+ * Runs `fn`, retrying with exponential back-off while it fails with `DB_TRANSIENT`. Use it only around
+ * calls that are safe to repeat after an ambiguous commit (see docs/guarantees.md): `append`,
+ * `flush`, `createSession` with an id, `fork` with an id, `revise`, `compact` (same summary ids),
+ * and every read.
+ */
+export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const attempts = options.attempts ?? 5
+  const base = options.baseDelayMs ?? 50
+  const max = options.maxDelayMs ?? 2000
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn()
+    } catch (error) {
+      if (attempt >= attempts || !isTurnlogError(error, 'DB_TRANSIENT')) throw error
+      options.onRetry?.(error, attempt)
+      const delay = Math.random() * Math.min(max, base * 2 ** (attempt - 1))
+      await new Promise((resolve) => setTimeout(resolve, delay))
+    }
+  }
+}
