@@ -1,1 +1,14 @@
-export default async function teardown(): Promise<void> {}
+/**
+ * Jest global teardown: stops the private cluster the global setup may have started. Jest runs it even
+ * when tests fail; if Jest itself dies, the cluster's watchdog cleans up instead.
+ * @packageDocumentation
+ */
+import type { TestServer } from './resolve-test-server.js'
+
+/** Stops the server stored by the global setup (a no-op unless it is a private cluster). */
+export default async function teardown(): Promise<void> {
+  const key = Symbol.for('turnlog.testing.server') // the same key as in jest-global-setup.ts
+  const server = (globalThis as Record<symbol, TestServer | undefined>)[key]
+  delete (globalThis as Record<symbol, unknown>)[key]
+  await server?.stop()
+}

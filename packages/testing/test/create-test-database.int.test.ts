@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import pg from 'pg'
+import { TEST_ADMIN_URL_ENV, createTestDatabase, type TestDatabase } from '@turnlog/testing'
+
+const adminUrl = process.env[TEST_ADMIN_URL_ENV] ?? ''
+let admin: pg.Client
+
+async function exists(name: string): Promise<boolean> {
+  const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])
+  return rowCount === 1
+}
+
+async function query(connectionString: string, sql: string): Promise<unknown[]> {
+  const client = new pg.Client({ connectionString })
+  await client.connect()
+  try {
+    return (await client.query(sql)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+beforeAll(async () => {
+  admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+})
+
+afterAll(async () => {
+  await admin.end()
+})
+
+describe('createTestDatabase', () => {
+  it('creates distinct, isolated databases that drop() removes', async () => {
+    // given
+    const created: TestDatabase[] = []
+    try {
+      const a = await createTestDatabase()
+      created.push(a)
+      const b = await createTestDatabase()
+      created.push(b)
+      // then: two different databases
+      expect(a.name).toMatch(/^turnlog_test_[0-9a-f]{12}$/)
+      expect(b.name).not.toBe(a.name)
+      expect(await exists(a.name)).toBe(true)
+      expect(await exists(b.name)).toBe(true)
+      expect(await query(a.connectionString, 'SELECT current_database() AS db')).toEqual([{ db: a.name }])
+
+      // when: a table is created in one
+      await query(a.connectionString, 'CREATE TABLE only_in_a (id int)')
+      // then: the other does not see it
+      expect(await query(b.connectionString, "SELECT to_regclass('only_in_a') AS t")).toEqual([{ t: null }])
+
+      // when: a connection is still open and both are dropped
+      const leftover = new pg.Client({ connectionString: a.connectionString })
+      leftover.on('error', () => {}) // it gets terminated
+      await leftover.connect()
+      await Promise.all([a.drop(), b.drop()])
+      // then
+      expect(await exists(a.name)).toBe(false)
+      expect(await exists(b.name)).toBe(false)
+      await expect(a.drop()).resolves.toBeUndefined() // idempotent
+      await leftover.end().catch(() => {})
+    } finally {
+      await Promise.all(created.map((d) => d.drop()))
+    }
+  })
+
+  it('runs migrate with the connection string of the new database', async () => {
+    // given
+    const migrated: string[] = []
+    const migrate = async (connectionString: string): Promise<void> => {
+      migrated.push(connectionString)
+      await query(connectionString, 'CREATE TABLE migrated (id int)')
+    }
+    // when
+    const db = await createTestDatabase({ migrate })
+    try {
+      // then
+      expect(migrated).toEqual([db.connectionString])
+      expect(await query(db.connectionString, "SELECT to_regclass('migrated')::text AS t")).toEqual([{ t: 'migrated' }])
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('drops the database and rethrows when migrate fails', async () => {
+    // given
+    let name = ''
+    const migrate = async (connectionString: string): Promise<void> => {
+      name = new URL(connectionString).pathname.slice(1)
+      throw new Error('migration 0001 failed')
+    }
+    // when / then
+    await expect(createTestDatabase({ migrate })).rejects.toThrow('migration 0001 failed')
+    expect(name).toMatch(/^turnlog_test_/)
+    expect(await exists(name)).toBe(false)
+  })
+
+  it('explains what to do when there is no server', async () => {
+    await expect(createTestDatabase({ adminUrl: '' })).rejects.toThrow(/TURNLOG_TEST_ADMIN_URL is set by the Jest global setup/)
+  })
+})
