@@ -1,7 +1,12 @@
 /**
  * turnlog: an event-sourced Postgres persistence engine for AI-agent conversations.
- * This umbrella package re-exports the public API of `@turnlog/core`, `@turnlog/postgres` and
- * `@turnlog/audit`.
+ *
+ * This umbrella package is what applications import. It re-exports the public API of
+ * `@turnlog/core` (messages, ids, hashes, events, the fold, `toWire`, errors, the store port),
+ * `@turnlog/postgres` (`openStore`, `PostgresStore`, `withRetry`, migrations) and `@turnlog/audit`
+ * (`audit`, `verifyChain`, export/import, `importHermes`).
  * @packageDocumentation
  */
 export * from '@turnlog/core'
+export * from '@turnlog/postgres'
+export * from '@turnlog/audit'
