@@ -58,7 +58,7 @@ export function canonicalJson(value: unknown): string {
  * UTF-8 bytes of its RFC 8785 canonical JSON. Equal content gives equal hashes regardless of key
  * order. This format is stable: stored hashes depend on it.
  *
- * Frozen payloads (every payload inside a `Message`) are hashed once and memoised.
+ * Deeply frozen payloads (every payload inside a `Message`) are hashed once and memoised.
  */
 export function contentHash(value: ChatMessage | { readonly payload: ChatMessage }): ContentHash {
   const payload = 'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value)
@@ -67,16 +67,24 @@ export function contentHash(value: ChatMessage | { readonly payload: ChatMessage
   const cached = memo.get(payload)
   if (cached !== undefined) return cached
   const hash = bytesToHex(sha256(utf8ToBytes(canonicalJson(payload)))) as ContentHash
-  if (Object.isFrozen(payload)) memo.set(payload, hash)
+  if (isDeepFrozen(payload)) memo.set(payload, hash)
   return hash
 }
 
+/** True when no part of `value` can change any more (a shallow freeze is not enough to memoise). */
+function isDeepFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true
+  if (!Object.isFrozen(value)) return false
+  for (const key of Object.keys(value)) if (!isDeepFrozen((value as Record<string, unknown>)[key])) return false
+  return true
+}
+
 /**
- * Records a hash that is already known for a frozen payload (e.g. read from the database next to
- * it), so it is not recomputed. Ignored for unfrozen objects.
+ * Records a hash that is already known for a deeply frozen payload (e.g. read from the database next
+ * to it), so it is not recomputed. Ignored for objects that are not deeply frozen.
  */
 export function primeContentHash(payload: object, hash: string): void {
-  if (Object.isFrozen(payload)) memo.set(payload, hash as ContentHash)
+  if (isDeepFrozen(payload)) memo.set(payload, hash as ContentHash)
 }
 
 /** SHA-256 of a string's UTF-8 bytes, hex. */

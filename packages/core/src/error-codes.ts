@@ -19,6 +19,11 @@ export const ERROR_CODES = {
   CORRUPT_LOG: 'The stored log violates an invariant (broken chain, unreadable row, impossible event).',
   IMPORT_FAILED: 'An import file is malformed or does not verify.',
   PERMISSION_DENIED: 'The database role may not perform this operation.',
+  SUBSCRIPTION_FAILED: 'A subscription handler kept failing after its retries; the subscription stopped before that event.',
+  SUBSCRIPTION_LOCKED: 'Another consumer holds the subscription name (it is active elsewhere).',
+  SUBSCRIPTION_CONFLICT: 'A subscription checkpoint moved under its consumer (compare-and-set failed); the consumer stopped.',
+  SUBSCRIPTION_NOT_FOUND: 'No subscription with that name.',
+  SUBSCRIPTION_REBASE_REQUIRED: 'The log or a checkpoint carries transaction ids from another cluster (a logical restore); rebase first.',
 } as const
 
 /** A stable, machine-readable error code. */

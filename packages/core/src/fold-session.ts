@@ -118,6 +118,10 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
           anomaly(e.seq, 'unknown_message', `revision of unknown message ${e.messageId}`)
           break
         }
+        if (r.state !== 'live') {
+          anomaly(e.seq, 'not_live', `revision of ${e.messageId}, which is not live`)
+          break
+        }
         const partial = e.data.status === 'partial'
         const message = toMessage(e.messageId, e.payload, e.contentHash, e.data, partial)
         r.message = message

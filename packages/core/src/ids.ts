@@ -69,6 +69,25 @@ export function newEventId(): EventId {
 }
 
 /**
+ * The UTF-8 bytes of a string, with a lone surrogate written as the 3-byte form of its code unit
+ * (WTF-8, Python's `surrogatepass`). Identical to UTF-8 for every well-formed string, so derived ids
+ * are the plain RFC 4122 UUIDv5 of the name; unlike `uuid`'s own string path (which throws a URIError
+ * on a lone surrogate) or `TextEncoder` (which maps every lone surrogate to U+FFFD, so distinct ids
+ * would collide), it accepts any JavaScript string and stays injective.
+ */
+function nameBytes(name: string): Uint8Array {
+  const out: number[] = []
+  for (const ch of name) {
+    const c = ch.codePointAt(0) ?? 0
+    if (c < 0x80) out.push(c)
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 0x3f))
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f))
+    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 0x3f), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f))
+  }
+  return Uint8Array.from(out)
+}
+
+/**
  * Derives a message id from a platform's own message id (e.g. `telegram:chat42:msg9001`), so a
  * message the platform redelivers gets the same id and is stored once.
  */
@@ -76,7 +95,7 @@ export function messageIdFromExternal(externalId: string): MessageId {
   if (typeof externalId !== 'string' || externalId.length === 0) {
     throw new TurnlogError('INVALID_INPUT', 'externalId must be a non-empty string')
   }
-  return uuidv5(externalId, EXTERNAL_ID_NAMESPACE) as MessageId
+  return uuidv5(nameBytes(externalId), EXTERNAL_ID_NAMESPACE) as MessageId
 }
 
 /** Derives a session id from an external session key (importers: a hermes session id). */
@@ -84,5 +103,5 @@ export function sessionIdFromExternal(externalKey: string): SessionId {
   if (typeof externalKey !== 'string' || externalKey.length === 0) {
     throw new TurnlogError('INVALID_INPUT', 'external session key must be a non-empty string')
   }
-  return uuidv5(externalKey, EXTERNAL_SESSION_NAMESPACE) as SessionId
+  return uuidv5(nameBytes(externalKey), EXTERNAL_SESSION_NAMESPACE) as SessionId
 }

@@ -171,10 +171,12 @@ export function restoreMessage(parts: {
   return build(parts.id, deepFreeze(parts.payload) as ChatMessage, parts.createdAt, parts)
 }
 
-function deepFreeze(value: unknown): unknown {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+function deepFreeze(value: unknown, seen = new Set<object>()): unknown {
+  // recurse even into frozen objects: a frozen object can hold mutable children
+  if (typeof value === 'object' && value !== null && !seen.has(value)) {
+    seen.add(value)
     Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key], seen)
   }
   return value
 }

@@ -60,6 +60,8 @@ export function mapDatabaseError(error: unknown): TurnlogError {
         cause: error,
       })
     }
+    case 'TLR01':
+      return new TurnlogError('DB_TRANSIENT', `a concurrent append stored the same messages; retry: ${message}`, { details, cause: error })
     case 'TLC01':
       return new TurnlogError('CORRUPT_LOG', message, { details, cause: error })
     case '57014':
@@ -78,6 +80,11 @@ export function mapDatabaseError(error: unknown): TurnlogError {
     }
     if (/timeout exceeded when trying to connect/i.test(message)) {
       return new TurnlogError('DB_TIMEOUT', `no database connection available in time (pool exhausted?): ${message}`, { cause: error })
+    }
+    // node-postgres' client-side `query_timeout`: the client stopped waiting, the server may still run
+    // (and commit) the statement, so the outcome is unknown, as after a lost connection
+    if (message === 'Query read timeout') {
+      return new TurnlogError('DB_TIMEOUT', `no answer from the database in time (query_timeout); the statement may still complete: ${message}`, { cause: error })
     }
     if (TRANSIENT_MESSAGES.some((m) => message.includes(m))) {
       return new TurnlogError('DB_TRANSIENT', `connection failure: ${message}`, { cause: error })

@@ -389,21 +389,29 @@ export class PostgresStore implements SessionStore {
       if (m.status === 'partial') d['status'] = 'partial'
       return JSON.stringify(d)
     })
+    const ids = JSON.stringify(batch.map((m) => m.id))
+    const hashesText = JSON.stringify(hashes)
+    const eventIds = JSON.stringify(batch.map(() => newEventId()))
+    const payloadsText = `[${payloads.join(',')}]`
+    const dataText = `[${data.join(',')}]`
     let row: { version: string | number; appended: string[] | string; duplicates: string[] | string } | undefined
-    try {
-      const result = await sql<{ version: string | number; appended: string[]; duplicates: string[] }>`
-        select version, appended::text[] as appended, duplicates::text[] as duplicates
-          from turnlog.append_messages(
-            ${id}::uuid, ${expected ?? null}::bigint,
-            ${JSON.stringify(batch.map((m) => m.id))}::json,
-            ${JSON.stringify(hashes)}::json,
-            ${JSON.stringify(batch.map(() => newEventId()))}::json,
-            ${`[${payloads.join(',')}]`}::json,
-            ${`[${data.join(',')}]`}::json)`.execute(this.#init.db)
-      row = result.rows[0]
-    } catch (error) {
-      if (sqlState(error) === 'TLM01') throw await this.#conflict(id, batch, hashes, error)
-      throw mapDatabaseError(error)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await sql<{ version: string | number; appended: string[]; duplicates: string[] }>`
+          select version, appended::text[] as appended, duplicates::text[] as duplicates
+            from turnlog.append_messages(${id}::uuid, ${expected ?? null}::bigint, ${ids}::json, ${hashesText}::json,
+                                         ${eventIds}::json, ${payloadsText}::json, ${dataText}::json)`.execute(this.#init.db)
+        row = result.rows[0]
+        break
+      } catch (error) {
+        const state = sqlState(error)
+        if (state === 'TLM01') throw await this.#conflict(id, batch, hashes, error)
+        // another writer stored some of these ids between the function's check and its lock: they are
+        // duplicates now, so the same call classifies them correctly (not inside a caller's transaction,
+        // which the failed statement has aborted)
+        if (state === 'TLR01' && attempt < 5 && this.#init.inTransaction !== true) continue
+        throw mapDatabaseError(error)
+      }
     }
     if (!row) throw new TurnlogError('DB_ERROR', 'append returned no row')
     const result: AppendResult = {

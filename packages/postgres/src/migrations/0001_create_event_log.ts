@@ -43,7 +43,7 @@ create table turnlog.events (
   hash bytea not null,
   primary key (session_id, seq)
 );
-create index events_message_id_idx on turnlog.events (message_id) where message_id is not null;
+create index events_message_id_idx on turnlog.events (message_id, session_id) where message_id is not null;
 
 create table turnlog.live_messages (
   session_id uuid not null,
@@ -147,15 +147,27 @@ begin
 end
 $fn$;
 
+-- Statement-level: plain appends go in with one INSERT … SELECT; every other event is applied in seq
+-- order through project_event. Equivalent to applying the events one by one (positions are seqs, and a
+-- compaction's shift keeps later appends after everything earlier).
 create function turnlog.events_project() returns trigger language plpgsql as $fn$
+declare
+  e turnlog.events;
 begin
-  perform turnlog.project_event(new);
+  insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
+  select n.session_id, n.message_id, n.seq, n.seq, (n.data->>'status') is not distinct from 'partial'
+    from new_events n
+   where n.type = 'message_appended' and (n.data->>'deferred') is null;
+  for e in select * from new_events n where n.type <> 'message_appended' order by n.session_id, n.seq loop
+    perform turnlog.project_event(e);
+  end loop;
   return null;
 end
 $fn$;
 
 create trigger events_project after insert on turnlog.events
-  for each row execute function turnlog.events_project();
+  referencing new table as new_events
+  for each statement execute function turnlog.events_project();
 
 -- Recomputes one session's inline projection from its log (same code path as the trigger).
 create function turnlog.rebuild_session(p_session uuid) returns void language plpgsql as $fn$
@@ -171,8 +183,10 @@ $fn$;
 
 -- The common append in one round trip. Arrays are JSON texts zipped by position; payloads are only
 -- stored, never inspected (they may hold \u0000 or lone surrogates, which JSON operators refuse).
--- Raises TLS01 (no session), TLM01 (conflict; detail is a JSON list), TLV01 (version conflict;
--- detail is the actual version).
+-- Duplicates are found without taking the session lock, so a retry storm writes nothing and waits for
+-- nothing. Raises TLS01 (no session), TLM01 (conflict; detail is a JSON list), TLV01 (version conflict;
+-- detail is the actual version), TLR01 (another writer stored some of these ids between the check and
+-- the lock: call again, they are duplicates now).
 create function turnlog.append_messages(p_session uuid, p_expected bigint, p_ids json, p_hashes json,
   p_event_ids json, p_payloads json, p_data json)
 returns table (version bigint, appended uuid[], duplicates uuid[])
@@ -184,26 +198,20 @@ declare
   v_dup uuid[];
   v_count int;
 begin
-  select s.version into v_version from turnlog.sessions s where s.session_id = p_session for update;
-  if not found then
-    raise exception 'session % not found', p_session using errcode = 'TLS01';
-  end if;
-
   with incoming as (
     select t.id::uuid as id, decode(t.hash, 'hex') as hash, t.ord
       from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes)) with ordinality as t(id, hash, ord)
-  ), known as (
-    select e.message_id, e.session_id, e.content_hash, e.seq
-      from turnlog.events e
-     where e.message_id in (select id from incoming) and e.content_hash is not null
   ), classified as (
-    select i.id, i.hash, i.ord,
-           exists (select 1 from known k where k.message_id = i.id and k.session_id = p_session and k.content_hash = i.hash) as own_match,
-           exists (select 1 from known k where k.message_id = i.id and k.session_id = p_session) as own_exists,
-           (select k.session_id from known k where k.message_id = i.id and k.session_id <> p_session limit 1) as other_session,
-           (select k.content_hash from known k where k.message_id = i.id
-             order by (k.session_id = p_session) desc, k.seq desc limit 1) as stored_hash
+    select i.id, i.hash, i.ord, k.own_match, k.own_exists, k.other_session, k.stored_hash
       from incoming i
+      cross join lateral (
+        select coalesce(bool_or(e.session_id = p_session and e.content_hash = i.hash), false) as own_match,
+               coalesce(bool_or(e.session_id = p_session), false) as own_exists,
+               (array_agg(e.session_id) filter (where e.session_id <> p_session))[1] as other_session,
+               (array_agg(e.content_hash order by (e.session_id = p_session) desc, e.seq desc))[1] as stored_hash
+          from turnlog.events e
+         where e.message_id = i.id and e.content_hash is not null
+      ) k
   )
   select json_agg(json_build_object(
            'messageId', c.id,
@@ -223,11 +231,26 @@ begin
 
   v_count := coalesce(array_length(v_new, 1), 0);
   if v_count = 0 then
+    select s.version into v_version from turnlog.sessions s where s.session_id = p_session;
+    if not found then
+      raise exception 'session % not found', p_session using errcode = 'TLS01';
+    end if;
     return query select v_version, '{}'::uuid[], coalesce(v_dup, '{}'::uuid[]);
     return;
   end if;
+
+  -- take the session lock and the seq range in one statement
+  update turnlog.sessions s set version = s.version + v_count, updated_at = now()
+   where s.session_id = p_session
+  returning s.version - v_count into v_version;
+  if not found then
+    raise exception 'session % not found', p_session using errcode = 'TLS01';
+  end if;
   if p_expected is not null and p_expected <> v_version then
     raise exception 'version conflict' using errcode = 'TLV01', detail = v_version::text;
+  end if;
+  if exists (select 1 from turnlog.events e where e.message_id = any (v_new) and e.session_id = p_session) then
+    raise exception 'a concurrent append stored some of these messages' using errcode = 'TLR01';
   end if;
 
   insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
@@ -239,7 +262,6 @@ begin
    where t.id::uuid = any (v_new)
    order by t.ord;
 
-  update turnlog.sessions s set version = v_version + v_count, updated_at = now() where s.session_id = p_session;
   return query select v_version + v_count, v_new, coalesce(v_dup, '{}'::uuid[]);
 end
 $fn$;

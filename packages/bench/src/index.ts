@@ -1,2 +1,0 @@
-/** @packageDocumentation */
-export {}

@@ -1,0 +1,142 @@
+import { describe, expect, it } from '@jest/globals'
+import {
+  EXTERNAL_ID_NAMESPACE,
+  EXTERNAL_SESSION_NAMESPACE,
+  createMessage,
+  isTurnlogError,
+  messageIdFromExternal,
+  newEventId,
+  newMessageId,
+  newSessionId,
+  parseEventId,
+  parseMessageId,
+  parseSessionId,
+  sessionIdFromExternal,
+} from '@turnlog/core'
+import { DNS_NAMESPACE, uuidV5 } from './support/independent-hashes.js'
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn()
+  } catch (e) {
+    return isTurnlogError(e) ? e.code : `not a TurnlogError: ${String(e)}`
+  }
+  return undefined
+}
+
+describe('minted ids', () => {
+  it('are lower-case UUIDv7 strings', () => {
+    // given / when
+    const ids = [newMessageId(), newSessionId(), newEventId(), createMessage({ role: 'user', content: 'hi' }).id]
+
+    // then
+    for (const id of ids) expect(id).toMatch(UUID_V7)
+  })
+
+  it('carry the current time in their first 48 bits', () => {
+    // given
+    const before = Date.now()
+
+    // when
+    const id = newMessageId()
+
+    // then
+    const ms = parseInt(id.replace(/-/g, '').slice(0, 12), 16)
+    expect(ms).toBeGreaterThanOrEqual(before)
+    expect(ms).toBeLessThanOrEqual(Date.now())
+  })
+
+  it('are strictly increasing for 10k messages created in a tight loop', () => {
+    // given
+    const ids: string[] = []
+
+    // when
+    for (let i = 0; i < 10_000; i++) ids.push(createMessage({ role: 'user', content: String(i) }).id)
+
+    // then: lower-case hex sorts like the bytes, so string order is creation order
+    let outOfOrder = 0
+    for (let i = 1; i < ids.length; i++) if (!((ids[i - 1] as string) < (ids[i] as string))) outOfOrder++
+    expect(outOfOrder).toBe(0)
+    expect(new Set(ids).size).toBe(ids.length)
+  })
+})
+
+describe('derived ids', () => {
+  it('pins the namespaces: changing them would give redelivered messages new ids', () => {
+    // given: the namespaces are UUIDv5 of fixed DNS names in the RFC 4122 DNS namespace
+    // then
+    expect(EXTERNAL_ID_NAMESPACE).toBe('bcf95bd2-7e79-5a35-9a1e-8ca612117e41')
+    expect(EXTERNAL_ID_NAMESPACE).toBe(uuidV5('external-id.turnlog.dev', DNS_NAMESPACE))
+    expect(EXTERNAL_SESSION_NAMESPACE).toBe('af8da928-b724-5336-b033-4817aa1367a7')
+    expect(EXTERNAL_SESSION_NAMESPACE).toBe(uuidV5('external-session.turnlog.dev', DNS_NAMESPACE))
+  })
+
+  it('derives a message id as UUIDv5 of the external id in EXTERNAL_ID_NAMESPACE', () => {
+    // given
+    const externalId = 'telegram:chat42:msg9001'
+
+    // when
+    const id = messageIdFromExternal(externalId)
+
+    // then
+    expect(id).toMatch(UUID_V5)
+    expect(id).toBe(uuidV5(externalId, EXTERNAL_ID_NAMESPACE))
+    expect(id).toBe('a2c839f3-f2d3-5fe1-9ce5-03df8a7d8840')
+  })
+
+  it('derives session ids in their own namespace', () => {
+    // given
+    const key = 'hermes:20260101_120000_abc'
+
+    // when
+    const sessionId = sessionIdFromExternal(key)
+
+    // then
+    expect(sessionId).toBe(uuidV5(key, EXTERNAL_SESSION_NAMESPACE))
+    expect(sessionId).not.toBe(messageIdFromExternal(key))
+  })
+
+  it('derives ids from external ids with lone surrogates, without collisions', () => {
+    // given: platform ids cut in the middle of an emoji; TextEncoder would map all three to U+FFFD
+    const externalIds = ['msg-\ud83d', 'msg-\ud83e', 'msg-\ufffd', 'msg-\ude00', 'msg-😀']
+
+    // when
+    const ids = externalIds.map((x) => messageIdFromExternal(x))
+
+    // then
+    expect(new Set(ids).size).toBe(externalIds.length)
+    ids.forEach((id, i) => expect(id).toBe(uuidV5(externalIds[i] as string, EXTERNAL_ID_NAMESPACE)))
+    expect(messageIdFromExternal('msg-\ud83d')).toBe(ids[0])
+  })
+
+  it('refuses an empty external id', () => {
+    expect(codeOf(() => messageIdFromExternal(''))).toBe('INVALID_INPUT')
+    expect(codeOf(() => sessionIdFromExternal(''))).toBe('INVALID_INPUT')
+  })
+})
+
+describe('parseMessageId / parseSessionId / parseEventId', () => {
+  it('lower-cases a valid UUID', () => {
+    // given
+    const upper = '0190F5A2-3B4C-7D8E-9F01-23456789ABCD'
+
+    // when / then
+    expect(parseMessageId(upper)).toBe(upper.toLowerCase())
+    expect(parseSessionId(upper)).toBe(upper.toLowerCase())
+    expect(parseEventId(upper)).toBe(upper.toLowerCase())
+  })
+
+  it.each([
+    ['not a uuid', 'hello'],
+    ['braces', '{0190f5a2-3b4c-7d8e-9f01-23456789abcd}'],
+    ['no dashes', '0190f5a23b4c7d8e9f0123456789abcd'],
+    ['a number', 42],
+    ['null', null],
+    ['undefined', undefined],
+  ])('refuses %s with INVALID_INPUT', (_what, value) => {
+    expect(codeOf(() => parseMessageId(value))).toBe('INVALID_INPUT')
+  })
+})

@@ -1,0 +1,114 @@
+import { describe, expect, it } from '@jest/globals'
+import fc from 'fast-check'
+import {
+  createMessage,
+  serializeMessage,
+  toWire,
+  toolCallIds,
+  toolPairing,
+  toolResultId,
+  type ChatMessage,
+  type Message,
+  type MessageId,
+  type WireMessage,
+} from '@turnlog/core'
+import { messageArb } from '@turnlog/testing'
+
+const RUNS = { numRuns: 300 }
+/** Content of the synthetic results: no generated message has it. */
+const SYNTHETIC = 'synthetic result \u{1F9EA} 6f1c2b'
+const ENVELOPE_KEYS = ['id', 'createdAt', 'ephemeral', 'externalId', 'status'] as const
+
+/** Lists of messages whose tool calls and results share a small pool of call ids, so that calls
+ *  get answered, left unanswered, answered twice or answered before they are made. */
+const CALL_IDS = ['call_a', 'call_b', 'call_c', 'call_d']
+const pairingListArb: fc.Arbitrary<Message[]> = fc.array(
+  fc.oneof(
+    fc.uniqueArray(fc.constantFrom(...CALL_IDS), { minLength: 1, maxLength: 3 }).chain((ids) =>
+      fc.constantFrom<'id' | 'call_id'>('id', 'call_id').map((key) =>
+        createMessage({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ [key]: id, type: 'function', function: { name: 'f', arguments: '{}' } })) }),
+      ),
+    ),
+    fc.tuple(fc.constantFrom(...CALL_IDS), fc.constantFrom<'tool_call_id' | 'call_id'>('tool_call_id', 'call_id')).map(([id, key]) =>
+      createMessage({ role: 'tool', [key]: id, content: `result of ${id}` }),
+    ),
+    fc.tuple(fc.constantFrom('user', 'assistant'), fc.boolean()).map(([role, ephemeral]) => createMessage({ role, content: role }, { ephemeral })),
+    messageArb,
+  ),
+  { maxLength: 12 },
+)
+
+const asMessages = (wire: readonly WireMessage[]) => wire.map((payload, i) => ({ id: `wire-${i}` as MessageId, payload: payload as ChatMessage }))
+
+function assertNoEnvelopeLeak(messages: readonly Message[], wire: readonly WireMessage[]): void {
+  const payloads = new Set(messages.map((m) => JSON.stringify(m.payload)))
+  for (const w of wire) {
+    const source = payloads.has(JSON.stringify(w)) ? (JSON.parse(JSON.stringify(w)) as Record<string, unknown>) : null
+    for (const key of ENVELOPE_KEYS) {
+      if (Object.prototype.hasOwnProperty.call(w, key)) expect(source !== null && Object.prototype.hasOwnProperty.call(source, key)).toBe(true)
+    }
+  }
+  const text = JSON.stringify(wire)
+  for (const m of messages) if (!JSON.stringify(m.payload).includes(m.id)) expect(text).not.toContain(m.id)
+}
+
+describe('toWire (properties)', () => {
+  it('never adds an envelope key the payload did not have, and is exactly the payloads', () => {
+    fc.assert(
+      fc.property(fc.array(messageArb, { maxLength: 6 }), (messages) => {
+        // when
+        const wire = toWire(messages)
+
+        // then
+        expect(wire).toEqual(messages.map((m) => m.payload))
+        wire.forEach((w, i) => expect(Object.keys(w)).toEqual(Object.keys(messages[i]?.payload ?? {})))
+        assertNoEnvelopeLeak(messages, wire)
+      }),
+      RUNS,
+    )
+  })
+
+  it('never adds an envelope key with repairPairing either', () => {
+    fc.assert(
+      fc.property(pairingListArb, (messages) => {
+        assertNoEnvelopeLeak(messages, toWire(messages, { repairPairing: true }))
+      }),
+      RUNS,
+    )
+  })
+
+  it('repairs any list into one providers accept, keeping the original messages in order', () => {
+    fc.assert(
+      fc.property(pairingListArb, (messages) => {
+        // given
+        const before = messages.map((m) => serializeMessage(m))
+        const pairing = toolPairing(messages)
+
+        // when
+        const wire = toWire(messages, { repairPairing: true, interruptedContent: SYNTHETIC })
+
+        // then: paired
+        expect(toolPairing(asMessages(wire)).ok).toBe(true)
+
+        // then: what remains of the input is the input minus orphans and extra results, in order
+        const dropped = new Set<string>([...pairing.orphans.map((o) => o.messageId), ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1))])
+        const synthetic = wire.filter((w) => w.content === SYNTHETIC)
+        const kept = wire.filter((w) => !synthetic.includes(w))
+        expect(kept).toEqual(messages.filter((m) => !dropped.has(m.id)).map((m) => m.payload))
+        expect(synthetic.map((s) => toolResultId(s as ChatMessage)).sort()).toEqual(pairing.unanswered.map((u) => u.toolCallId).sort())
+
+        // then: each synthetic result sits in the block of results right after its call
+        wire.forEach((w, i) => {
+          if (!synthetic.includes(w)) return
+          let j = i - 1
+          while (j >= 0 && wire[j]?.role === 'tool') j--
+          expect(toolCallIds(wire[j] as ChatMessage)).toContain(toolResultId(w as ChatMessage))
+        })
+
+        // then: the input is untouched
+        expect(messages.map((m) => serializeMessage(m))).toEqual(before)
+      }),
+      RUNS,
+    )
+  })
+})

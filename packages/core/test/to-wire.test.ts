@@ -1,0 +1,161 @@
+import { describe, expect, it } from '@jest/globals'
+import { INTERRUPTED_TOOL_RESULT, createMessage, serializeMessage, toWire, toolPairing } from '@turnlog/core'
+import { assistant, assistantCalling, toolResult, user } from './support/messages.js'
+
+const ENVELOPE_KEYS = ['id', 'createdAt', 'ephemeral', 'externalId', 'status', 'payload']
+
+const synthetic = (id: string, content = INTERRUPTED_TOOL_RESULT) => ({ role: 'tool', tool_call_id: id, content })
+
+describe('toWire', () => {
+  it('sends the payloads only: no envelope key, whatever the envelope holds (#104359: "Extra inputs are not permitted")', () => {
+    // given
+    const list = [
+      createMessage({ role: 'user', content: 'hi' }, { externalId: 'telegram:1:2', createdAt: '2026-01-01T00:00:00Z' }),
+      createMessage({ role: 'assistant', content: 'Hel' }, { status: 'partial' }),
+      createMessage({ role: 'user', content: 'please continue' }, { ephemeral: true }),
+    ]
+
+    // when
+    const wire = toWire(list)
+
+    // then
+    expect(wire).toEqual(list.map((m) => m.payload))
+    for (const w of wire) for (const key of ENVELOPE_KEYS) expect(Object.keys(w)).not.toContain(key)
+    for (const m of list) expect(JSON.stringify(wire)).not.toContain(m.id)
+  })
+
+  it("keeps a payload's own `id` or `status` field (they belong to the provider, not to turnlog)", () => {
+    // given
+    const m = createMessage({ role: 'assistant', content: 'x', id: 'msg_provider_1', status: 'completed' })
+
+    // when
+    const [wire] = toWire([m])
+
+    // then
+    expect(wire).toEqual({ role: 'assistant', content: 'x', id: 'msg_provider_1', status: 'completed' })
+  })
+
+  it('keeps the order and includes ephemeral messages (sent, never stored)', () => {
+    // given
+    const list = [user('a'), assistant('b'), user('(empty)', { ephemeral: true }), user('c')]
+
+    // when
+    const wire = toWire(list)
+
+    // then
+    expect(wire.map((w) => w.content)).toEqual(['a', 'b', '(empty)', 'c'])
+  })
+
+  it('returns deep, mutable copies: editing them changes no message', () => {
+    // given
+    const m = createMessage({ role: 'user', content: [{ type: 'text', text: 'original' }], meta: { tags: ['a'] } })
+    const before = serializeMessage(m)
+
+    // when
+    const [wire] = toWire([m])
+    const parts = wire?.content as { type: string; text: string }[]
+    ;(parts[0] as { text: string }).text = 'edited'
+    parts.push({ type: 'text', text: 'added' })
+    ;((wire?.['meta'] as { tags: string[] }).tags).push('b')
+    if (wire) wire.role = 'system'
+
+    // then
+    expect(serializeMessage(m)).toBe(before)
+    expect(Object.isFrozen(wire)).toBe(false)
+    expect(wire).not.toBe(m.payload)
+    expect(toWire([m])).toEqual([m.payload])
+  })
+
+  it('leaves an unpaired list as it is unless repairPairing is asked for', () => {
+    // given
+    const list = [toolResult('orphan'), assistantCalling(['call_1'])]
+
+    // when / then
+    expect(toWire(list)).toEqual(list.map((m) => m.payload))
+  })
+
+  describe('repairPairing', () => {
+    it("adds a synthetic result for an unanswered call right after that call's block of results", () => {
+      // given
+      const call = assistantCalling(['call_1', 'call_2', 'call_3'])
+      const list = [user('go'), call, toolResult('call_2'), user('next'), assistant('ok')]
+
+      // when
+      const wire = toWire(list, { repairPairing: true })
+
+      // then
+      expect(wire).toEqual([
+        list[0]?.payload,
+        call.payload,
+        toolResult('call_2').payload,
+        synthetic('call_1'),
+        synthetic('call_3'),
+        list[3]?.payload,
+        list[4]?.payload,
+      ])
+      expect(toolPairing(wire.map((payload, i) => ({ id: String(i) as never, payload }))).ok).toBe(true)
+    })
+
+    it('adds the synthetic result at the very end when the unanswered call is last (crash mid-turn)', () => {
+      // given
+      const list = [user('go'), assistantCalling(['call_1'], 'call_id')]
+
+      // when
+      const wire = toWire(list, { repairPairing: true, interruptedContent: '(interrupted)' })
+
+      // then
+      expect(wire).toEqual([list[0]?.payload, list[1]?.payload, synthetic('call_1', '(interrupted)')])
+    })
+
+    it('drops orphan results, including a result placed before its call, and answers that call', () => {
+      // given
+      const early = toolResult('call_1')
+      const call = assistantCalling(['call_1'])
+      const stray = toolResult('call_zzz')
+      const list = [user('go'), early, call, stray, assistant('done')]
+
+      // when
+      const wire = toWire(list, { repairPairing: true })
+
+      // then
+      expect(wire).toEqual([list[0]?.payload, call.payload, synthetic('call_1'), list[4]?.payload])
+    })
+
+    it('keeps the first result for a call id and drops the duplicates', () => {
+      // given
+      const call = assistantCalling(['call_1'])
+      const first = toolResult('call_1', 'first')
+      const list = [call, first, toolResult('call_1', 'second'), assistant('done'), toolResult('call_1', 'third')]
+
+      // when
+      const wire = toWire(list, { repairPairing: true })
+
+      // then
+      expect(wire).toEqual([call.payload, first.payload, list[3]?.payload])
+    })
+
+    it('changes nothing on a well-paired list', () => {
+      // given
+      const list = [user('go'), assistantCalling(['a', 'b']), toolResult('b'), toolResult('a'), assistant('done')]
+
+      // when / then
+      expect(toWire(list, { repairPairing: true })).toEqual(toWire(list))
+    })
+
+    it('leaves the input messages untouched: the repair is in the wire copy only', () => {
+      // given
+      const list = [toolResult('x'), assistantCalling(['call_1']), toolResult('call_2'), assistantCalling(['call_2']), toolResult('call_2'), toolResult('call_2')]
+      const before = list.map((m) => serializeMessage(m))
+      const pairingBefore = toolPairing(list)
+      const copy = [...list]
+
+      // when
+      toWire(list, { repairPairing: true })
+
+      // then
+      expect(list).toEqual(copy)
+      expect(list.map((m) => serializeMessage(m))).toEqual(before)
+      expect(toolPairing(list)).toEqual(pairingBefore)
+    })
+  })
+})
