@@ -1,2 +1,27 @@
-/** @packageDocumentation */
-export {}
+/**
+ * `@turnlog/testing`: test databases on a resolved Postgres server, and fast-check arbitraries.
+ * Private; a dev dependency only.
+ * @packageDocumentation
+ */
+export {
+  createTestDatabase,
+  type CreateTestDatabaseOptions,
+  type TestDatabase,
+} from './create-test-database.js'
+export {
+  DEBIAN_POSTGRES_LIB_DIR,
+  FORCE_PRIVATE_CLUSTER_ENV,
+  TEST_ADMIN_URL_ENV,
+  TEST_DATABASE_URL_ENV,
+  findPostgresBinDir,
+  resolveTestServer,
+  startPrivateCluster,
+  type PrivateCluster,
+  type ResolveTestServerOptions,
+  type StartPrivateClusterOptions,
+  type TestServer,
+  type TestServerSource,
+} from './resolve-test-server.js'
+export { chatPayloadArb, createdAtArb, jsonValueArb, messageArb, nonEmptyWeirdStringArb, safeTextArb, toolCallIdArb, weirdCharArb, weirdStringArb } from './arbitraries.js'
+export { describeStoreContract, type ContractContext, type OpenContractStore, type OpenedStore, type StoreContractOptions } from './store-contract.js'
+export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
