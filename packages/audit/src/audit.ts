@@ -1,0 +1,175 @@
+import { TurnlogError, foldSession, parseSessionId, type SessionState, type SessionStore, type StoredEvent } from '@turnlog/core'
+import {
+  AUDIT_CHECKS,
+  FINDING_KINDS,
+  countFindings,
+  type AuditCheck,
+  type AuditOptions,
+  type AuditReport,
+  type AuditTarget,
+  type Finding,
+  type FindingKind,
+} from './audit-report.js'
+import { chainFindings } from './findings/chain-findings.js'
+import { conflictFindings } from './findings/conflict-findings.js'
+import { foldFindings } from './findings/fold-findings.js'
+import { liveDivergenceFindings } from './findings/live-divergence-findings.js'
+import { duplicateFindings, pairingFindings, partialFindings, turnFindings } from './findings/live-view-findings.js'
+import { SharedIdTracker } from './findings/shared-id-tracker.js'
+import type { SessionAudit } from './findings/make-finding.js'
+import { projectionFindings } from './findings/projection-findings.js'
+import { parseTranscript, transcriptFindings, type ExternalMessage } from './findings/transcript-findings.js'
+import { ChainVerifier } from './verify-chain.js'
+
+/** Sessions per page when auditing `{ all: true }`. */
+const PAGE_SIZE = 100
+
+const KIND_ORDER = new Map<FindingKind, number>((Object.keys(FINDING_KINDS) as FindingKind[]).map((k, i) => [k, i]))
+
+function selectedChecks(options: AuditOptions): ReadonlySet<AuditCheck> {
+  if (options.checks === undefined) return new Set(Object.keys(AUDIT_CHECKS) as AuditCheck[])
+  if (!Array.isArray(options.checks)) throw new TurnlogError('INVALID_INPUT', 'checks must be an array of check names')
+  for (const c of options.checks) {
+    if (!Object.hasOwn(AUDIT_CHECKS, c)) {
+      throw new TurnlogError('INVALID_INPUT', `unknown check ${JSON.stringify(c)}; known: ${Object.keys(AUDIT_CHECKS).join(', ')}`, {
+        details: { check: c },
+      })
+    }
+  }
+  return new Set(options.checks)
+}
+
+/** Findings of one session: by first seq (findings without a seq last), then registry order. Stable. */
+function sortFindings(findings: Finding[]): Finding[] {
+  return findings
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => {
+      const sa = a.f.seqs[0] ?? Number.POSITIVE_INFINITY
+      const sb = b.f.seqs[0] ?? Number.POSITIVE_INFINITY
+      if (sa !== sb) return sa < sb ? -1 : 1
+      const ka = KIND_ORDER.get(a.f.kind) ?? 0
+      const kb = KIND_ORDER.get(b.f.kind) ?? 0
+      return ka !== kb ? ka - kb : a.i - b.i
+    })
+    .map(({ f }) => f)
+}
+
+/** Summary message ids placed by compactions, each with the ids it covers. */
+function placedSummaries(events: readonly StoredEvent[]): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const e of events) {
+    if (e.type !== 'messages_compacted') continue
+    // read defensively: a malformed event is the fold's to report, not a reason to fail the audit
+    const covered = Array.isArray(e.data.covered)
+      ? e.data.covered.flatMap((c: unknown) => (typeof c === 'object' && c !== null && typeof (c as { id?: unknown }).id === 'string' ? [(c as { id: string }).id] : []))
+      : []
+    for (const id of Array.isArray(e.data.summary) ? e.data.summary : []) if (typeof id === 'string') out.set(id, covered)
+  }
+  return out
+}
+
+/** Audits one session: reads its events once, then runs the selected checks on them. */
+async function auditSession(
+  store: SessionStore,
+  sessionId: string,
+  checks: ReadonlySet<AuditCheck>,
+  transcript: readonly ExternalMessage[] | undefined,
+  options: AuditOptions,
+  sharedIds: SharedIdTracker | null,
+): Promise<Finding[]> {
+  const before = await store.getSession(sessionId)
+  const verifier = new ChainVerifier(sessionId)
+  const events: StoredEvent[] = []
+  for await (const e of store.events(sessionId)) {
+    verifier.push(e)
+    events.push(e)
+  }
+  const after = await store.getSession(sessionId)
+  const chain = verifier.finish(before.version, after.version)
+
+  let state: SessionState | null = null
+  let foldError: unknown = null
+  try {
+    state = foldSession(events)
+  } catch (error) {
+    foldError = error
+  }
+  const audit: SessionAudit = {
+    sessionId,
+    events,
+    bySeq: new Map(events.map((e) => [e.seq, e])),
+    state,
+    summaries: placedSummaries(events),
+  }
+
+  const findings: Finding[] = []
+  if (checks.has('chain')) findings.push(...chainFindings(audit, chain))
+  if (checks.has('fold')) findings.push(...foldFindings(audit, foldError))
+  // the projection check compares with the same fold: when the log cannot be folded, the fold_anomaly says so
+  if (checks.has('projection') && state !== null) {
+    const { drift } = await store.rebuild({ sessionId, verify: true })
+    findings.push(...projectionFindings(audit, drift))
+  }
+  if (state !== null) {
+    if (checks.has('pairing')) findings.push(...pairingFindings(audit, state))
+    if (checks.has('duplicates')) findings.push(...duplicateFindings(audit, state))
+    if (checks.has('turns')) findings.push(...turnFindings(audit, state))
+    if (checks.has('partials')) findings.push(...partialFindings(audit, state))
+    if (checks.has('transcript') && transcript !== undefined) findings.push(...transcriptFindings(audit, state, transcript))
+    if (checks.has('live') && options.live !== undefined) findings.push(...liveDivergenceFindings(audit, state, options.live))
+  }
+  if (checks.has('conflicts')) findings.push(...conflictFindings(audit, await store.conflicts(sessionId)))
+  if (sharedIds !== null) findings.push(...sharedIds.check(audit))
+  return sortFindings(findings)
+}
+
+/**
+ * Audits one session, or every session of the store (`{ all: true }`, paged, one session's events in
+ * memory at a time), and returns a report of findings: tampering and lost events (the chain),
+ * projection drift, fold anomalies, tool-call pairing, duplicated live copies, lost replies,
+ * unfinished streams, refused conflicting writes and (with `{ all: true }`) ids shared by two
+ * sessions; with `options.transcript` / `options.live` (one session only), the differences from an
+ * external transcript or from the agent's in-memory list. The registry {@link FINDING_KINDS} lists
+ * every kind. An audit never writes.
+ *
+ * Throws `SESSION_NOT_FOUND` for an unknown session, `INVALID_INPUT` for bad options or a malformed
+ * transcript.
+ */
+export async function audit(store: SessionStore, target: AuditTarget, options: AuditOptions = {}): Promise<AuditReport> {
+  const checks = selectedChecks(options)
+  const all = typeof target === 'object' && target !== null && (target as { all?: unknown }).all === true
+  if (!all && typeof target !== 'string') throw new TurnlogError('INVALID_INPUT', 'target must be a session id or { all: true }')
+  if (all && (options.transcript !== undefined || options.live !== undefined)) {
+    throw new TurnlogError('INVALID_INPUT', 'transcript and live compare with one session; give a session id, not { all: true }')
+  }
+  if (options.live !== undefined && !Array.isArray(options.live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages')
+  const transcript = options.transcript === undefined ? undefined : parseTranscript(options.transcript)
+
+  const sharedIds = all && checks.has('identity') ? new SharedIdTracker() : null
+  const findings: Finding[] = []
+  let done = 0
+  const visit = async (sessionId: string, total: number | null): Promise<void> => {
+    findings.push(...(await auditSession(store, sessionId, checks, transcript, options, sharedIds)))
+    done++
+    options.onProgress?.({ done, total, sessionId })
+  }
+  if (all) {
+    let after: string | undefined
+    for (;;) {
+      const page = await store.sessions({ limit: PAGE_SIZE, ...(after === undefined ? {} : { after }) })
+      for (const s of page.sessions) await visit(s.sessionId, null)
+      if (page.next === null) break
+      after = page.next
+    }
+  } else {
+    await visit(parseSessionId(target), 1)
+  }
+  return {
+    formatVersion: 1,
+    generatedAt: new Date().toISOString(),
+    target: all ? { all: true } : parseSessionId(target),
+    sessionsAudited: done,
+    findings,
+    counts: countFindings(findings),
+  }
+}

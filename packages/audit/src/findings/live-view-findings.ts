@@ -1,0 +1,123 @@
+import { liveMessages, toolCallIds, toolPairing, toolResultId, type ChatMessage, type MessageRecord, type SessionState } from '@turnlog/core'
+import type { Finding, Severity } from '../audit-report.js'
+import { appendOf, appendsOf, describePayload, makeFinding, type SessionAudit } from './make-finding.js'
+
+/** Tool-call pairing of the fold's live view: `unanswered_tool_call`, `orphan_tool_result`, `duplicate_tool_result`. */
+export function pairingFindings(audit: SessionAudit, state: SessionState): Finding[] {
+  const pairing = toolPairing(liveMessages(state))
+  const findings: Finding[] = []
+  for (const u of pairing.unanswered) {
+    findings.push(makeFinding('unanswered_tool_call', audit.sessionId, {
+      messageIds: [u.messageId],
+      ...appendOf(audit, u.messageId),
+      explanation: `tool call ${u.toolCallId} of assistant message ${u.messageId} has no result in the live view`,
+      evidence: { toolCallId: u.toolCallId },
+    }))
+  }
+  for (const o of pairing.orphans) {
+    findings.push(makeFinding('orphan_tool_result', audit.sessionId, {
+      messageIds: [o.messageId],
+      ...appendOf(audit, o.messageId),
+      explanation: `tool result ${o.messageId} answers ${o.toolCallId}, which no earlier live assistant message calls`,
+      evidence: { toolCallId: o.toolCallId },
+    }))
+  }
+  for (const d of pairing.duplicates) {
+    findings.push(makeFinding('duplicate_tool_result', audit.sessionId, {
+      messageIds: d.messageIds,
+      ...appendsOf(audit, d.messageIds),
+      explanation: `tool call ${d.toolCallId} has ${d.messageIds.length} live results`,
+      evidence: { toolCallId: d.toolCallId },
+    }))
+  }
+  return findings
+}
+
+/** The current content hash of a record (the stored hash of its latest revision). */
+function currentHash(r: MessageRecord): string {
+  return r.revisions[r.revisions.length - 1]?.contentHash ?? ''
+}
+
+/**
+ * `live_duplicate_copy`: one finding per content hash that is live under more than one id. Only the
+ * live view counts, so a compaction's carried-forward copy (original compacted, copy live) is not one.
+ */
+export function duplicateFindings(audit: SessionAudit, state: SessionState): Finding[] {
+  const groups = new Map<string, MessageRecord[]>()
+  for (const id of state.live) {
+    const r = state.messages.get(id)
+    if (!r) continue
+    const hash = currentHash(r)
+    const group = groups.get(hash)
+    if (group) group.push(r)
+    else groups.set(hash, [r])
+  }
+  const findings: Finding[] = []
+  for (const [hash, group] of groups) {
+    if (group.length < 2) continue
+    const payload = (group[0] as MessageRecord).message.payload
+    const ids = group.map((r) => r.id as string)
+    findings.push(makeFinding('live_duplicate_copy', audit.sessionId, {
+      severity: duplicateSeverity(payload),
+      messageIds: ids,
+      ...appendsOf(audit, ids),
+      explanation: `the same ${describePayload(payload)} is live ${group.length} times under different ids: a re-inserted transcript or a redelivery`,
+      evidence: { contentHash: hash, copies: group.length, role: payload.role },
+    }))
+  }
+  return findings
+}
+
+/** A copy of a tool call, a tool result or a system prompt cannot be a legitimate repeat. */
+function duplicateSeverity(payload: ChatMessage): Severity {
+  return toolCallIds(payload).length > 0 || toolResultId(payload) !== undefined || payload.role === 'system' ? 'error' : 'warning'
+}
+
+/**
+ * `consecutive_user_messages`: one finding per run of user messages in the live view with no
+ * assistant message between them. A placed compaction summary ends a run (it stands for the replies
+ * it replaced); system, developer and tool messages do not.
+ */
+export function turnFindings(audit: SessionAudit, state: SessionState): Finding[] {
+  const findings: Finding[] = []
+  let run: string[] = []
+  const close = (): void => {
+    if (run.length > 1) {
+      findings.push(makeFinding('consecutive_user_messages', audit.sessionId, {
+        messageIds: run,
+        ...appendsOf(audit, run),
+        explanation: `${run.length} user messages in a row with no assistant reply between them: ${run.length - 1} reply(ies) lost, or a redelivered message`,
+        evidence: { count: run.length },
+      }))
+    }
+    run = []
+  }
+  for (const id of state.live) {
+    const r = state.messages.get(id)
+    if (!r) continue
+    if (audit.summaries.has(id)) close()
+    else if (r.message.payload.role === 'user') run.push(id)
+    else if (r.message.payload.role === 'assistant') close()
+  }
+  close()
+  return findings
+}
+
+/** `partial_never_finalized`: one finding per live message still marked partial. */
+export function partialFindings(audit: SessionAudit, state: SessionState): Finding[] {
+  const findings: Finding[] = []
+  for (const id of state.live) {
+    const r = state.messages.get(id)
+    if (!r?.partial) continue
+    const latest = r.revisions[r.revisions.length - 1]
+    const event = latest === undefined ? undefined : audit.bySeq.get(latest.seq)
+    findings.push(makeFinding('partial_never_finalized', audit.sessionId, {
+      messageIds: [id],
+      seqs: latest === undefined ? [] : [latest.seq],
+      eventIds: event ? [event.eventId] : [],
+      explanation: `${describePayload(r.message.payload)} (message ${id}) is still partial: its stream was never finalized`,
+      evidence: { lastWrittenAt: event?.recordedAt ?? null, revision: r.revisions.length - 1 },
+    }))
+  }
+  return findings
+}

@@ -1,0 +1,87 @@
+import type { ChatMessage, SessionState, StoredEvent } from '@turnlog/core'
+import { FINDING_KINDS, type Finding, type FindingKind, type Severity } from '../audit-report.js'
+
+/** What one session's checks share: its events (read once), their fold and lookups. */
+export interface SessionAudit {
+  readonly sessionId: string
+  readonly events: readonly StoredEvent[]
+  readonly bySeq: ReadonlyMap<number, StoredEvent>
+  /** The fold of `events`, or null when the fold itself failed (reported as a `fold_anomaly`). */
+  readonly state: SessionState | null
+  /** Compaction summaries that were placed, by summary message id: the ids each one covers. */
+  readonly summaries: ReadonlyMap<string, readonly string[]>
+}
+
+/** The parts of a finding a check supplies; `severity` defaults to the kind's registry severity. */
+export interface FindingParts {
+  readonly severity?: Severity
+  readonly messageIds?: readonly string[]
+  readonly seqs?: readonly number[]
+  readonly eventIds?: readonly string[]
+  readonly explanation: string
+  readonly evidence?: Readonly<Record<string, unknown>>
+}
+
+/** Builds a finding: default severity from the registry, seqs sorted, duplicates removed, one-line explanation. */
+export function makeFinding(kind: FindingKind, sessionId: string, parts: FindingParts): Finding {
+  const seqs = [...new Set(parts.seqs ?? [])].sort((a, b) => a - b)
+  const finding: Finding = {
+    kind,
+    severity: parts.severity ?? FINDING_KINDS[kind].severity,
+    sessionId,
+    messageIds: [...new Set(parts.messageIds ?? [])],
+    seqs,
+    eventIds: [...new Set(parts.eventIds ?? [])],
+    explanation: oneLine(parts.explanation),
+  }
+  return parts.evidence === undefined ? finding : { ...finding, evidence: parts.evidence }
+}
+
+/** The seq where a message entered the log, and that event's id. */
+export function appendOf(audit: SessionAudit, messageId: string): { seqs: number[]; eventIds: string[] } {
+  const seq = audit.state?.messages.get(messageId as never)?.events[0]
+  if (seq === undefined) return { seqs: [], eventIds: [] }
+  const event = audit.bySeq.get(seq)
+  return { seqs: [seq], eventIds: event ? [event.eventId] : [] }
+}
+
+/** Seqs and event ids of where several messages entered the log. */
+export function appendsOf(audit: SessionAudit, messageIds: readonly string[]): { seqs: number[]; eventIds: string[] } {
+  const seqs: number[] = []
+  const eventIds: string[] = []
+  for (const id of messageIds) {
+    const a = appendOf(audit, id)
+    seqs.push(...a.seqs)
+    eventIds.push(...a.eventIds)
+  }
+  return { seqs, eventIds }
+}
+
+/** Collapses any line break or control character into one space (explanations are one line). */
+export function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim()
+}
+
+/**
+ * A short, safe quote of a message for an explanation: role and the start of its text, with control
+ * characters, NUL and lone surrogates escaped (JSON string escaping), at most `max` characters.
+ */
+export function describePayload(payload: ChatMessage | Readonly<Record<string, unknown>>, max = 48): string {
+  const role = typeof payload['role'] === 'string' ? payload['role'] : '?'
+  const content = payload['content']
+  let text: string
+  if (typeof content === 'string') text = content
+  else if (Array.isArray(content)) {
+    text = content.map((p: unknown) => (typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : `[${String((p as { type?: unknown }).type ?? 'part')}]`)).join(' ')
+  } else text = ''
+  const calls = Array.isArray(payload['tool_calls']) ? ` +${payload['tool_calls'].length} tool call(s)` : ''
+  const answered = typeof payload['tool_call_id'] === 'string' ? ` for ${payload['tool_call_id']}` : typeof payload['call_id'] === 'string' ? ` for ${payload['call_id']}` : ''
+  const cut = text.length > max ? `${text.slice(0, max)}…` : text
+  return `${role}${answered} ${quote(cut)}${calls}`
+}
+
+/** JSON string escaping plus U+2028/2029, so a quote never breaks a line or a terminal. */
+export function quote(text: string): string {
+  return JSON.stringify(text).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+}

@@ -1,0 +1,304 @@
+import {
+  contentHash,
+  sessionIdFromExternal,
+  type JsonValue,
+  type SessionId,
+  type SessionState,
+  type SessionStore,
+} from '@turnlog/core'
+import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes/hermes-row-message.js'
+import { HermesStateDb, type HermesSessionRecord, type SqliteValue } from './hermes/hermes-state-db.js'
+import { HermesWarnings, type HermesWarning } from './hermes/hermes-warning.js'
+import { planHermesSession, type HermesPlanStep, type HermesSessionPlan } from './hermes/plan-hermes-session.js'
+
+/** Reported after each hermes session. */
+export interface HermesImportProgress {
+  readonly done: number
+  readonly total: number
+  readonly hermesSessionId: string
+  readonly sessionId: SessionId
+}
+
+/** Options for {@link importHermes}. */
+export interface ImportHermesOptions {
+  /** Tenant of every imported session. */
+  readonly tenantId?: string
+  /** Import only these hermes session ids (default: all). */
+  readonly sessions?: readonly string[]
+  readonly onProgress?: (progress: HermesImportProgress) => void
+}
+
+/** What the import did with one hermes session. */
+export interface HermesSessionImport {
+  readonly hermesSessionId: string
+  /** `sessionIdFromExternal('hermes:' + hermesSessionId)`. */
+  readonly sessionId: SessionId
+  /** `sessions.parent_session_id` and its turnlog id (the chain a compression split leaves). */
+  readonly parentHermesSessionId: string | null
+  readonly parentSessionId: SessionId | null
+  /** Message rows read, and how many could not be stored (see warnings). */
+  readonly rows: number
+  readonly skippedRows: number
+  /** hermes' live view: its `active=1` rows. */
+  readonly activeRows: number
+  /** Messages written by this call / already stored. */
+  readonly appended: number
+  readonly duplicates: number
+  /** Revisions, rewinds and compactions written by this call (0 on a re-import). */
+  readonly revised: number
+  readonly rewinds: number
+  readonly compactions: number
+  /** Rows recognised as hermes re-inserting a message it already had (kept under the first row's id). */
+  readonly keptCopies: number
+  readonly eventsWritten: number
+  /** The session's version after the import. */
+  readonly version: number
+  /** turnlog's live view (ids, order, content) equals hermes' active rows. */
+  readonly liveMatches: boolean
+  /** Rows whose timestamp is earlier than a message written before them (also in warnings). */
+  readonly timestampRegressions: readonly number[]
+}
+
+/** Result of {@link importHermes}. */
+export interface HermesImportResult {
+  readonly sessions: readonly HermesSessionImport[]
+  readonly sessionIds: SessionId[]
+  readonly eventsWritten: number
+  /** Missing columns, skipped rows, salvaged values, timestamp regressions, mismatches: never thrown. */
+  readonly warnings: readonly HermesWarning[]
+}
+
+function jsonOf(value: SqliteValue): JsonValue {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64')
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString()
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value)
+  return value
+}
+
+/** The turnlog session id of a hermes session. */
+export function hermesSessionId(hermesId: string): SessionId {
+  return sessionIdFromExternal(`hermes:${hermesId}`)
+}
+
+function sessionMetadata(s: HermesSessionRecord, parent: string | null, parentEndReason: string | null): JsonValue {
+  const columns: Record<string, JsonValue> = {}
+  for (const [k, v] of Object.entries(s.columns)) if (v !== null && v !== undefined) columns[k] = jsonOf(v)
+  return {
+    source: 'hermes',
+    hermes: {
+      sessionId: s.id,
+      columns,
+      lineage: parent === null
+        ? null
+        : {
+            parentHermesSessionId: parent,
+            parentSessionId: hermesSessionId(parent),
+            // hermes ends a session with end_reason 'compression' when compaction splits it
+            relation: parentEndReason === 'compression' ? 'compression' : 'child',
+          },
+    },
+  }
+}
+
+function revisionDone(state: SessionState | null, step: Extract<HermesPlanStep, { kind: 'revise' }>): boolean {
+  return state?.messages.get(step.messageId)?.revisions[step.revision]?.contentHash === step.hash
+}
+
+function rewindDone(state: SessionState | null, step: Extract<HermesPlanStep, { kind: 'rewind' }>): boolean {
+  return state !== null && step.ids.every((id) => state.messages.get(id)?.state === 'retracted')
+}
+
+function rowRange(ids: readonly number[]): string {
+  if (ids.length === 0) return ''
+  return ids.length === 1 ? `row ${String(ids[0])}` : `rows ${String(ids[0])}–${String(ids[ids.length - 1])}`
+}
+
+/**
+ * Imports a hermes-agent `state.db` (read-only, with better-sqlite3) into a turnlog store so that each
+ * session's live view equals hermes' (`active=1` rows in row order), and re-importing the same file
+ * changes nothing.
+ *
+ * - Session `X` becomes `sessionIdFromExternal('hermes:X')`, with every `sessions` column, and the
+ *   `parent_session_id` chain (compression splits), kept in its metadata (`metadata.hermes`).
+ * - Row `R` becomes message `messageIdFromExternal('hermes:X:R')` (externalId `hermes:X:R`),
+ *   created at the row's `timestamp`, in row-id order. See `hermesRowMessage` for the payload.
+ * - Row states become events: compaction (`active=0, compacted=1` rows replaced by a
+ *   `[CONTEXT COMPACTION]` summary) → `compact`; rewound rows (`active=0, compacted=0`) → `rewind`;
+ *   rows hermes re-inserted (kept messages after a compaction) stay the messages they copy. See
+ *   `planHermesSession`.
+ * - Idempotent: appends are by deterministic id, compactions by summary id, and revisions and rewinds
+ *   already in the log are skipped.
+ *
+ * Columns vary by hermes version: missing optional columns, unreadable values and skipped rows are
+ * reported in `warnings`, never thrown. Throws `IMPORT_FAILED` only when the file is not a readable
+ * state.db (no messages table, or no id/session_id/role/content columns).
+ */
+export async function importHermes(store: SessionStore, path: string, options: ImportHermesOptions = {}): Promise<HermesImportResult> {
+  const warnings = new HermesWarnings()
+  const db = HermesStateDb.open(path, warnings)
+  try {
+    let all = db.sessions()
+    const orphans = all.filter((s) => s.orphan)
+    if (orphans.length > 0 && db.sessionColumns.length > 0) {
+      warnings.add({
+        code: 'orphan_messages',
+        message: `message rows of ${orphans.length} session id(s) with no sessions row were imported as sessions of their own`,
+      })
+    }
+    if (options.sessions !== undefined) {
+      const wanted = new Set(options.sessions)
+      all = all.filter((s) => wanted.has(s.id))
+    }
+    const endReason = new Map(all.map((s) => [s.id, typeof s.columns['end_reason'] === 'string' ? s.columns['end_reason'] : null]))
+    const results: HermesSessionImport[] = []
+    let done = 0
+    for (const s of all) {
+      results.push(await importSession(store, db, s, endReason, warnings, options))
+      done++
+      options.onProgress?.({ done, total: all.length, hermesSessionId: s.id, sessionId: hermesSessionId(s.id) })
+    }
+    return {
+      sessions: results,
+      sessionIds: results.map((r) => r.sessionId),
+      eventsWritten: results.reduce((sum, r) => sum + r.eventsWritten, 0),
+      warnings: warnings.toArray(),
+    }
+  } finally {
+    db.close()
+  }
+}
+
+async function importSession(
+  store: SessionStore,
+  db: HermesStateDb,
+  s: HermesSessionRecord,
+  endReason: ReadonlyMap<string, string | null>,
+  warnings: HermesWarnings,
+  options: ImportHermesOptions,
+): Promise<HermesSessionImport> {
+  const rows: HermesRowMessage[] = []
+  let read = 0
+  let fallback = epochSecondsOf(s.columns['started_at']) ?? 0
+  for (const record of db.messages(s.id)) {
+    read++
+    const built = hermesRowMessage(s.id, record, { fallbackEpochSeconds: fallback, warnings })
+    if (!built) continue
+    if (built.epochSeconds !== null) fallback = built.epochSeconds
+    rows.push(built)
+  }
+
+  let plan: HermesSessionPlan = planHermesSession(rows)
+  if (!plan.matches) {
+    const plain = planHermesSession(rows, { mapCopies: false })
+    if (plain.matches) {
+      warnings.add({
+        code: 'copy_mapping_fallback',
+        hermesSessionId: s.id,
+        message: `session ${s.id}: re-inserted rows could not be matched to the rows they copy; every row was imported as its own message`,
+      })
+      plan = plain
+    }
+  }
+  for (const issue of plan.issues) {
+    warnings.add({ code: issue.code, hermesSessionId: s.id, rowIds: issue.rowIds, message: `session ${s.id}: ${issue.message}` })
+  }
+  if (plan.timestampRegressions.length > 0) {
+    warnings.add({
+      code: 'timestamp_regression',
+      hermesSessionId: s.id,
+      rowIds: plan.timestampRegressions,
+      message: `session ${s.id}: ${plan.timestampRegressions.length} row(s) carry a timestamp earlier than a message written before them; row order is kept, the timestamps are kept as createdAt`,
+    })
+  }
+
+  const parentRaw = s.columns['parent_session_id']
+  const parent = parentRaw === null || parentRaw === undefined || parentRaw === '' ? null : String(parentRaw)
+  const sessionId = hermesSessionId(s.id)
+  await store.createSession({
+    id: sessionId,
+    ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }),
+    metadata: sessionMetadata(s, parent, parent === null ? null : (endReason.get(parent) ?? null)),
+  })
+  const before = (await store.getSession(sessionId)).version
+  const state = before > 0 ? await store.state(sessionId) : null
+
+  let appended = 0
+  let duplicates = 0
+  let revised = 0
+  let rewinds = 0
+  let compactions = 0
+  for (const step of plan.steps) {
+    switch (step.kind) {
+      case 'append': {
+        const result = await store.append(sessionId, step.messages)
+        appended += result.appended.length
+        duplicates += result.duplicates.length
+        break
+      }
+      case 'revise': {
+        if (revisionDone(state, step)) break
+        const result = await store.revise(sessionId, step.messageId, step.payload)
+        if (!result.unchanged) revised++
+        break
+      }
+      case 'rewind': {
+        if (rewindDone(state, step)) break
+        const result = await store.rewind(sessionId, { from: step.from }, { reason: `hermes: ${rowRange(step.rowIds)} rewound` })
+        rewinds++
+        if (result.retracted.length !== step.ids.length || result.retracted.some((id, k) => id !== step.ids[k])) {
+          warnings.add({
+            code: 'live_view_mismatch',
+            hermesSessionId: s.id,
+            rowIds: step.rowIds,
+            message: `session ${s.id}: the rewind of ${rowRange(step.rowIds)} retracted ${result.retracted.length} message(s), not ${step.ids.length} (the session holds messages this file does not explain)`,
+          })
+        }
+        break
+      }
+      case 'compact': {
+        const version = (await store.getSession(sessionId)).version
+        const result = await store.compact(sessionId, {
+          covered: step.covered,
+          summary: step.summary,
+          reason: `hermes compaction (summary row ${step.summaryRowId})`,
+          metadata: step.metadata,
+        })
+        if (result.version !== version) compactions++
+        break
+      }
+    }
+  }
+
+  const loaded = await store.load(sessionId)
+  const liveMatches = loaded.messages.length === plan.target.length &&
+    loaded.messages.every((m, k) => m.id === plan.target[k]?.id && contentHash(m) === plan.target[k]?.hash)
+  if (!liveMatches) {
+    const diff = loaded.messages.findIndex((m, k) => m.id !== plan.target[k]?.id || contentHash(m) !== plan.target[k]?.hash)
+    warnings.add({
+      code: 'live_view_mismatch',
+      hermesSessionId: s.id,
+      rowIds: plan.target.slice(Math.max(0, diff), Math.max(0, diff) + 1).map((t) => t.rowId),
+      message: `session ${s.id}: turnlog's live view (${loaded.messages.length} messages) differs from hermes' active rows (${plan.target.length}) from position ${diff < 0 ? Math.min(loaded.messages.length, plan.target.length) : diff}`,
+    })
+  }
+  const after = loaded.version
+  return {
+    hermesSessionId: s.id,
+    sessionId,
+    parentHermesSessionId: parent,
+    parentSessionId: parent === null ? null : hermesSessionId(parent),
+    rows: read,
+    skippedRows: read - rows.length,
+    activeRows: plan.target.length,
+    appended,
+    duplicates,
+    revised,
+    rewinds,
+    compactions,
+    keptCopies: plan.keptCopies,
+    eventsWritten: after - before,
+    version: after,
+    liveMatches,
+    timestampRegressions: plan.timestampRegressions,
+  }
+}

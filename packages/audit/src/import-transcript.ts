@@ -1,0 +1,158 @@
+import {
+  TurnlogError,
+  contentHash,
+  createMessage,
+  isTurnlogError,
+  messageIdFromExternal,
+  parseChatMessage,
+  parseSessionId,
+  sessionIdFromExternal,
+  sha256Hex,
+  toMessage,
+  type ChatMessage,
+  type JsonValue,
+  type Message,
+  type SessionId,
+  type SessionStore,
+} from '@turnlog/core'
+import { numberedLines } from './import-events.js'
+
+/** Options for {@link importTranscript}. */
+export interface ImportTranscriptOptions {
+  /**
+   * Append to this session (created when missing). When absent the session id is derived from the
+   * tenant and the transcript's content, so importing the same file again finds the same session.
+   */
+  readonly sessionId?: string
+  /** Tenant of the session (when it is created). */
+  readonly tenantId?: string
+  /** Metadata of the session (when it is created). */
+  readonly metadata?: JsonValue
+}
+
+/** Result of {@link importTranscript}. */
+export interface ImportTranscriptResult {
+  readonly sessionId: SessionId
+  /** Messages written by this call. */
+  readonly appended: number
+  /** Messages the session already had with identical content (a re-import): nothing written. */
+  readonly duplicates: number
+  /** Lines marked `ephemeral` (scaffolding): never persisted. */
+  readonly skipped: number
+  /** The session's version after the import. */
+  readonly version: number
+}
+
+interface Entry {
+  readonly line: number
+  readonly payload: ChatMessage
+  readonly hash: string
+  /** From an envelope line. */
+  readonly envelope: Record<string, unknown> | null
+}
+
+function fail(line: number, message: string, cause?: unknown): TurnlogError {
+  return new TurnlogError('IMPORT_FAILED', `line ${line}: ${message}`, { details: { line }, ...(cause === undefined ? {} : { cause }) })
+}
+
+/**
+ * The id {@link importTranscript} gives the message at `index` (0-based, counting messages, not blank
+ * lines) of a transcript without ids: UUIDv5 of `transcript:<sessionId>:<index>:<contentHash>`.
+ * Deterministic, so a re-import appends nothing; two equal messages at different places stay two.
+ */
+export function transcriptMessageId(sessionId: string, index: number, hash: string): ReturnType<typeof messageIdFromExternal> {
+  return messageIdFromExternal(`transcript:${parseSessionId(sessionId)}:${index}:${hash}`)
+}
+
+/**
+ * Imports a plain JSONL transcript (one OpenAI-format message per line, e.g.
+ * `{"role":"user","content":"hi"}`; or a turnlog envelope `{"id","payload","createdAt"?}` as written by
+ * `serializeMessage`) as one all-or-nothing append to a new or given session. Lines without an id get
+ * a deterministic one ({@link transcriptMessageId}), so importing the same file again is a no-op
+ * (`duplicates` counts them). Blank lines are ignored; `ephemeral` envelopes are skipped.
+ *
+ * Throws `IMPORT_FAILED` naming the line for malformed JSON or an invalid message, `MESSAGE_CONFLICT`
+ * when an id is stored with other content (nothing written), `SESSION_EXISTS` for a tenant mismatch.
+ */
+export async function importTranscript(
+  store: SessionStore,
+  lines: AsyncIterable<string> | Iterable<string>,
+  options: ImportTranscriptOptions = {},
+): Promise<ImportTranscriptResult> {
+  const entries: Entry[] = []
+  let skipped = 0
+  for await (const { line, text } of numberedLines(lines)) {
+    if (text.trim() === '') continue
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch (cause) {
+      throw fail(line, 'not valid JSON', cause)
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw fail(line, 'each line must be a JSON object')
+    const obj = value as Record<string, unknown>
+    const envelope = !('role' in obj) && 'payload' in obj ? obj : null
+    if (envelope !== null && envelope['ephemeral'] === true) {
+      skipped++
+      continue
+    }
+    let payload: ChatMessage
+    try {
+      payload = parseChatMessage(envelope === null ? obj : envelope['payload'])
+    } catch (cause) {
+      throw fail(line, `invalid message: ${cause instanceof Error ? cause.message : String(cause)}`, cause)
+    }
+    entries.push({ line, payload, hash: contentHash(payload), envelope })
+  }
+
+  const sessionId = options.sessionId !== undefined
+    ? parseSessionId(options.sessionId)
+    : sessionIdFromExternal(`transcript:${options.tenantId ?? ''}:${sha256Hex(entries.map((e) => `${String(e.envelope?.['id'] ?? '')}:${e.hash}`).join('\n'))}`)
+
+  const messages: Message[] = []
+  const lineOf = new Map<string, number>()
+  entries.forEach((e, index) => {
+    let message: Message
+    try {
+      if (e.envelope !== null && e.envelope['id'] !== undefined) {
+        message = toMessage(e.envelope)
+      } else {
+        const createdAt = e.envelope?.['createdAt']
+        message = createMessage(e.payload, {
+          id: transcriptMessageId(sessionId, index, e.hash),
+          ...(typeof createdAt === 'string' ? { createdAt } : {}),
+        })
+      }
+    } catch (cause) {
+      throw fail(e.line, `invalid message: ${cause instanceof Error ? cause.message : String(cause)}`, cause)
+    }
+    const first = lineOf.get(message.id)
+    if (first !== undefined) throw fail(e.line, `message id ${message.id} already appears on line ${first}`)
+    lineOf.set(message.id, e.line)
+    messages.push(message)
+  })
+
+  await store.createSession({
+    id: sessionId,
+    ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }),
+    ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+  })
+  if (messages.length === 0) {
+    const info = await store.getSession(sessionId)
+    return { sessionId, appended: 0, duplicates: 0, skipped, version: info.version }
+  }
+  try {
+    const result = await store.append(sessionId, messages)
+    return { sessionId, appended: result.appended.length, duplicates: result.duplicates.length, skipped, version: result.version }
+  } catch (error) {
+    if (isTurnlogError(error, 'MESSAGE_CONFLICT')) {
+      const messageId = error.details['messageId']
+      const line = typeof messageId === 'string' ? lineOf.get(messageId) : undefined
+      throw new TurnlogError('MESSAGE_CONFLICT', line === undefined ? error.message : `line ${line}: ${error.message}`, {
+        details: { ...error.details, line: line ?? null },
+        cause: error,
+      })
+    }
+    throw error
+  }
+}
