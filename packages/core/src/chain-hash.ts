@@ -14,6 +14,11 @@ export interface ChainInput {
   readonly contentHash: string | null
   readonly dataText: string
   readonly payloadText: string | null
+  /**
+   * Hex SHA-256 of the original payload text of an event a redaction scrubbed (`StoredEvent.payloadDigest`):
+   * used in place of `sha256(payloadText)`, so the link written before the scrub still verifies.
+   */
+  readonly payloadDigest?: string | null
 }
 
 /**
@@ -31,7 +36,9 @@ export function chainHash(prevHex: string, input: ChainInput): string {
         hexToBytes(prevHex),
         utf8ToBytes(head),
         sha256(utf8ToBytes(input.dataText)),
-        sha256(utf8ToBytes(input.payloadText ?? '')),
+        input.payloadDigest === undefined || input.payloadDigest === null
+          ? sha256(utf8ToBytes(input.payloadText ?? ''))
+          : hexToBytes(input.payloadDigest),
       ),
     ),
   )

@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   SUBSCRIPTION_CONFLICT: 'A subscription checkpoint moved under its consumer (compare-and-set failed); the consumer stopped.',
   SUBSCRIPTION_NOT_FOUND: 'No subscription with that name.',
   SUBSCRIPTION_REBASE_REQUIRED: 'The log or a checkpoint carries transaction ids from another cluster (a logical restore); rebase first.',
+  SUBSCRIPTION_STOPPED: 'The subscription was stopped before the operation (catchUp) finished.',
 } as const
 
 /** A stable, machine-readable error code. */

@@ -30,6 +30,8 @@ export interface MessageEventData {
   readonly inheritedFrom?: SessionId
   /** 0 for the first content, 1.. for revisions. */
   readonly revision?: number
+  /** A fork's copy of a message that was already redacted: the payload is the placeholder, never content. */
+  readonly redacted?: true
 }
 
 /** What a rewind kept or dropped: keep `after` (retract what follows), or retract `from` on. */
@@ -45,6 +47,11 @@ export interface EventBase {
   readonly recordedAt: string
   /** Hash-chain link: hex SHA-256 over the previous event's hash and this event (see `chainHash`). */
   readonly hash: string
+  /**
+   * Set when a redaction scrubbed this event's payload (now the placeholder): hex SHA-256 of the
+   * original payload text, which the chain covers in its place. A `message_redacted` event records it too.
+   */
+  readonly payloadDigest?: string
 }
 
 /** A message entered the log. */
@@ -111,13 +118,23 @@ export interface SessionForkedEvent extends EventBase {
   }
 }
 
-/** A message's content was scrubbed (GDPR); id, seq and hashes stay. */
+/**
+ * A message's content was scrubbed (GDPR) in this session: the events listed in `scrubbed` now hold the
+ * placeholder payload; their id, seq, content hash and chain link stay, and the chain covers each
+ * one's `payloadDigest` (SHA-256 of the original payload text) instead of its payload.
+ */
 export interface MessageRedactedEvent extends EventBase {
   readonly type: 'message_redacted'
   readonly messageId: MessageId
   readonly contentHash: null
   readonly payload: null
-  readonly data: { readonly reason?: string }
+  readonly data: {
+    readonly reason?: string
+    /** The events of this session scrubbed by this redaction. */
+    readonly scrubbed?: readonly { readonly seq: number; readonly payloadDigest: string }[]
+    /** The session the redaction was requested in (a copy in a fork is scrubbed with it). */
+    readonly origin?: SessionId
+  }
 }
 
 /** Any stored event. */

@@ -3,6 +3,7 @@ import { primeContentHash } from './content-hash.js'
 import type { MessageEventData, StoredEvent } from './events.js'
 import type { MessageId, SessionId } from './ids.js'
 import { restoreMessage, type Message } from './message.js'
+import { redactedPayload } from './redacted-payload.js'
 
 /** Where a message stands in the session's history. */
 export type MessageState = 'live' | 'retracted' | 'compacted' | 'pending' | 'redacted'
@@ -197,6 +198,13 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
           break
         }
         r.events.push(e.seq)
+        // every content version shows the placeholder (role and pairing ids kept, see redactedPayload),
+        // with its original content hash, as the store returns scrubbed rows
+        const redact = (m: Message, hash: ContentHash): Message =>
+          toMessage(m.id, redactedPayload(m.payload), hash, m, m.status === 'partial')
+        r.revisions = r.revisions.map((v) => ({ ...v, message: redact(v.message, v.contentHash) }))
+        const current = r.revisions[r.revisions.length - 1]
+        if (current) r.message = redact(r.message, current.contentHash)
         break
       }
       default: {

@@ -71,6 +71,7 @@ export {
   type StoredEvent,
 } from './events.js'
 export { GENESIS_HASH, chainHash, type ChainInput } from './chain-hash.js'
+export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
 export {
   foldSession,
   liveMessages,
@@ -98,6 +99,8 @@ export type {
   LoadResult,
   ProjectionDrift,
   RebuildOptions,
+  RedactOptions,
+  RedactResult,
   RebuildResult,
   ReviseOptions,
   ReviseResult,

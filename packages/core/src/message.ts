@@ -69,7 +69,7 @@ function normaliseCreatedAt(value: string | Date | undefined): string {
     return value.toISOString()
   }
   if (typeof value !== 'string' || !ISO_RE.test(value) || Number.isNaN(Date.parse(value))) {
-    throw new TurnlogError('INVALID_MESSAGE', `createdAt must be an ISO-8601 timestamp, got ${JSON.stringify(String(value).slice(0, 40))}`)
+    throw new TurnlogError('INVALID_MESSAGE', `createdAt must be an ISO-8601 timestamp, got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value}`)
   }
   return value
 }

@@ -175,6 +175,23 @@ export interface RebuildResult {
   readonly rewritten: number
 }
 
+/** Options for {@link SessionStore.redact}. */
+export interface RedactOptions {
+  /** Why (kept in the `message_redacted` event; no NUL or lone surrogate). */
+  readonly reason?: string
+}
+
+/** Result of a redaction. */
+export interface RedactResult {
+  /** The session's version after the call. */
+  readonly version: number
+  /**
+   * Every session of the tenant holding the message (the session itself, forks, parents), with its
+   * version and how many of its events this call scrubbed (0: nothing left to scrub).
+   */
+  readonly sessions: readonly { readonly sessionId: SessionId; readonly version: number; readonly scrubbed: number }[]
+}
+
 /** A recorded `MESSAGE_CONFLICT` attempt (evidence for the audit). */
 export interface ConflictRecord {
   readonly sessionId: SessionId
@@ -228,6 +245,14 @@ export interface SessionStore {
   state(sessionId: string, options?: LoadOptions): Promise<SessionState>
   /** Recomputes (or, with `verify`, checks) inline projections from the log. */
   rebuild(options?: RebuildOptions): Promise<RebuildResult>
+  /**
+   * GDPR erasure of one message: scrubs the content of every version of it, in this session and in
+   * every other session of the tenant holding a copy (forks), and in its conflict evidence; appends a
+   * `message_redacted` event to each session scrubbed. Views then show `redactedPayload` (role and
+   * tool-call pairing ids kept); ids, seqs, content hashes and the chain stay verifiable. Idempotent.
+   * Throws `SESSION_NOT_FOUND`, `UNKNOWN_MESSAGE` (not in the session).
+   */
+  redact(sessionId: string, messageId: string, options?: RedactOptions): Promise<RedactResult>
   /** Recorded `MESSAGE_CONFLICT` attempts for a session. */
   conflicts(sessionId: string): Promise<readonly ConflictRecord[]>
   /** Releases connections the store owns. Later calls throw `STORE_CLOSED`. */

@@ -12,3 +12,31 @@ export { withRetry, type RetryOptions } from './with-retry.js'
 export { KnownMessages } from './known-messages.js'
 export { checkSafeJson, checkSafeText } from './safe-text.js'
 export type { TurnlogDatabase, EventsTable, SessionsTable, LiveMessagesTable, ConflictsTable } from './database.js'
+export type { SubscriptionConfig, SubscribeOptions, BackoffOptions } from './subscriptions/subscribe.js'
+export {
+  Subscription,
+  EVENTS_CHANNEL,
+  LAG_COUNT_CAP,
+  type SubscriptionHandler,
+  type HandlerContext,
+  type SubscriptionState,
+  type SubscriptionLag,
+} from './subscriptions/subscription.js'
+export { START_CHECKPOINT, compareCheckpoints, type Checkpoint } from './subscriptions/checkpoint.js'
+export {
+  readCommittedEvents,
+  type ReadCommittedEventsOptions,
+  type ReadCommittedEventsResult,
+  type SubscribedEvent,
+  type SubscriptionFilter,
+} from './subscriptions/read-committed-events.js'
+export { oldestOpenTransaction, type OpenTransactionInfo, type OldestOpenTransactionOptions } from './subscriptions/oldest-open-transaction.js'
+export { rebaseSubscription, type RebaseTarget, type RebaseResult, type SubscriptionAdminStore } from './subscriptions/rebase-subscription.js'
+export { rebaseAfterRestore, REBASED_TX_ID, type RebaseAfterRestoreOptions, type RebaseAfterRestoreResult } from './subscriptions/rebase-after-restore.js'
+export { listSubscriptions, type SubscriptionInfo } from './subscriptions/list-subscriptions.js'
+export {
+  dedicatedConnectionFromConfig,
+  dedicatedConnectionFromPool,
+  type DedicatedConnection,
+  type DedicatedConnectionFactory,
+} from './subscriptions/dedicated-connection.js'

@@ -5,6 +5,7 @@ import { mapDatabaseError } from './map-database-error.js'
 import { migrateToLatest } from './migrate-to-latest.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import { PostgresStore, type PostgresStoreSettings } from './postgres-store.js'
+import { dedicatedConnectionFromConfig, dedicatedConnectionFromPool, type DedicatedConnectionFactory } from './subscriptions/dedicated-connection.js'
 
 /** Options every way of opening a store accepts. */
 export interface OpenStoreCommonConfig extends PostgresStoreSettings {
@@ -53,6 +54,10 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
     const pool = new pg.default.Pool({ max: 10, ...config.pool, connectionString: config.connectionString })
     // an idle client's error (server restart) must not crash the process; the next query reports it
     pool.on('error', () => {})
+    // nor may a checked-out client's: node-postgres emits 'error' on a client whose connection dies
+    // (even while a query is active, which also fails), and pg-pool listens only while it is idle. An
+    // unheard 'error' event is an uncaught exception: a terminated backend would kill the process.
+    pool.on('connect', (client) => client.on('error', () => {}))
     const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) })
     return { db, flavor: 'postgres', close: () => db.destroy() }
   }
@@ -85,7 +90,15 @@ export async function openStore(config: OpenStoreConfig): Promise<PostgresStore>
     root: db,
     flavor,
     onClose: close,
+    ...subscriptionConnection(config),
     ...(config.maxMessageBytes === undefined ? {} : { maxMessageBytes: config.maxMessageBytes }),
     ...(config.knownSessions === undefined ? {} : { knownSessions: config.knownSessions }),
   })
+}
+
+/** Where a subscription consumer gets its own session: new clients from the same settings, or the caller's pool. */
+function subscriptionConnection(config: OpenStoreConfig): { dedicatedConnection?: DedicatedConnectionFactory } {
+  if ('embedded' in config || 'kysely' in config) return {}
+  if ('connectionString' in config) return { dedicatedConnection: dedicatedConnectionFromConfig({ ...config.pool, connectionString: config.connectionString }) }
+  return { dedicatedConnection: dedicatedConnectionFromPool(config.pool) }
 }

@@ -9,6 +9,7 @@ import {
   parseMessageId,
   parseSessionId,
   primeContentHash,
+  redactedPayload,
   restoreMessage,
   toFrozenJson,
   toMessage,
@@ -31,6 +32,8 @@ import {
   type MessageId,
   type ProjectionDrift,
   type RebuildOptions,
+  type RedactOptions,
+  type RedactResult,
   type RebuildResult,
   type ReviseOptions,
   type ReviseResult,
@@ -50,6 +53,10 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import { KnownMessages } from './known-messages.js'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
 import { checkSafeText, checkSafeJson } from './safe-text.js'
+import type { DedicatedConnectionFactory } from './subscriptions/dedicated-connection.js'
+import { oldestOpenTransaction, type OldestOpenTransactionOptions, type OpenTransactionInfo } from './subscriptions/oldest-open-transaction.js'
+import { subscribe, type SubscribeOptions, type SubscriptionConfig } from './subscriptions/subscribe.js'
+import type { Subscription, SubscriptionHandler } from './subscriptions/subscription.js'
 
 /** Settings shared by every way of opening a store. */
 export interface PostgresStoreSettings {
@@ -73,6 +80,8 @@ export interface PostgresStoreInit extends PostgresStoreSettings {
   readonly known?: KnownMessages
   /** `'postgres'` or `'pglite'`, for diagnostics. */
   readonly flavor: 'postgres' | 'pglite'
+  /** Opens a subscription consumer's own Postgres session (its lock and LISTEN); see `subscribe`. */
+  readonly dedicatedConnection?: DedicatedConnectionFactory
 }
 
 interface EventRow {
@@ -86,6 +95,7 @@ interface EventRow {
   data: unknown
   recorded_at: Date | string
   hash: string
+  payload_digest: string | null
 }
 
 interface SessionRow {
@@ -114,7 +124,7 @@ interface NewEvent {
 
 const EVENT_COLUMNS = sql.raw(
   `session_id::text, seq, event_id::text, type, message_id::text, encode(content_hash, 'hex') as content_hash,
-   payload, data, recorded_at, encode(hash, 'hex') as hash`,
+   payload, data, recorded_at, encode(hash, 'hex') as hash, encode(payload_digest, 'hex') as payload_digest`,
 )
 
 const PAGE = 500
@@ -136,6 +146,7 @@ function toEvent(row: EventRow): StoredEvent {
     data: row.data ?? {},
     recordedAt: iso(row.recorded_at),
     hash: row.hash,
+    ...(row.payload_digest === null || row.payload_digest === undefined ? {} : { payloadDigest: row.payload_digest }),
   } as StoredEvent
 }
 
@@ -167,13 +178,34 @@ function checkVersion(expected: number | undefined, actual: number): void {
   }
 }
 
+/**
+ * A short description of an untrusted value for an error message. Never throws: `String()` does, on
+ * an object without a prototype or with a throwing `toString`.
+ */
+function preview(value: unknown): string {
+  if (typeof value === 'object') return value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object'
+  if (typeof value === 'function' || typeof value === 'symbol') return `a ${typeof value}`
+  return typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)
+}
+
 function checkExpectedVersion(options: WriteOptions | undefined): number | undefined {
   const v = options?.expectedVersion
   if (v === undefined) return undefined
   if (!Number.isSafeInteger(v) || v < 0) {
-    throw new TurnlogError('INVALID_INPUT', `expectedVersion must be a non-negative integer, got ${String(v)}`)
+    throw new TurnlogError('INVALID_INPUT', `expectedVersion must be a non-negative integer, got ${preview(v)}`)
   }
   return v
+}
+
+/**
+ * An options argument must be absent or an object: a default parameter (`options = {}`) does not
+ * replace `null`, and reading a field of `null` or calling a non-function would escape as a raw
+ * TypeError instead of `INVALID_INPUT`.
+ */
+function checkOptions(value: unknown, what: string): void {
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`)
+  }
 }
 
 /**
@@ -222,6 +254,7 @@ export class PostgresStore implements SessionStore {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    await Promise.all([...this.#subscriptions].map((s) => s.stop()))
     await this.#init.onClose?.()
   }
 
@@ -246,6 +279,12 @@ export class PostgresStore implements SessionStore {
     } catch (error) {
       throw mapDatabaseError(error)
     }
+  }
+
+  /** Records the version a committed write of this store produced: a later no-op flush reports it. */
+  #observed<T extends { readonly version: number }>(id: SessionId, result: T): T {
+    if (this.#init.inTransaction !== true) this.#known.setVersion(id, result.version)
+    return result
   }
 
   /** Locks the session row for the rest of the transaction and returns its version. */
@@ -311,6 +350,7 @@ export class PostgresStore implements SessionStore {
 
   async createSession(options: CreateSessionOptions = {}): Promise<SessionId> {
     this.#assertOpen()
+    checkOptions(options, 'createSession options')
     const id = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     const tenant = options.tenantId ?? null
     if (tenant !== null) checkSafeText(tenant, 'tenantId')
@@ -325,7 +365,8 @@ export class PostgresStore implements SessionStore {
         const existing = await sql<{ tenant_id: string | null }>`
           select tenant_id from turnlog.sessions where session_id = ${id}`.execute(db)
         const row = existing.rows[0]
-        if (row && row.tenant_id !== tenant) {
+        // no visible row: the id is taken by a session of another tenant (row level security hides it)
+        if (!row || row.tenant_id !== tenant) {
           throw new TurnlogError('SESSION_EXISTS', `session ${id} exists with another tenant`, { details: { sessionId: id } })
         }
       }
@@ -350,12 +391,14 @@ export class PostgresStore implements SessionStore {
 
   async sessions(options: ListSessionsOptions = {}): Promise<SessionPage> {
     this.#assertOpen()
+    checkOptions(options, 'sessions options')
     const limit = options.limit ?? 100
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
-      throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${String(limit)}`)
+      throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${preview(limit)}`)
     }
     const after = options.after === undefined ? null : parseSessionId(options.after)
-    const tenant = options.tenantId ?? null
+    // the same rule as createSession's tenant: a NUL would reach Postgres as a text parameter (DB_ERROR)
+    const tenant = options.tenantId === undefined ? null : checkSafeText(options.tenantId, 'tenantId')
     return this.#run(async (db) => {
       const { rows } = await sql<SessionRow>`
         select s.session_id::text, s.tenant_id, s.version, s.created_at, s.updated_at, s.metadata,
@@ -374,6 +417,7 @@ export class PostgresStore implements SessionStore {
 
   async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
+    checkOptions(options, 'append options')
     const id = parseSessionId(sessionId)
     const batch = this.#validateForAppend(messages, 'messages')
     const expected = checkExpectedVersion(options)
@@ -437,7 +481,7 @@ export class PostgresStore implements SessionStore {
       // keep the empty list; the cause has the raw detail
     }
     const first = conflicts[0]
-    try {
+    const record = async (): Promise<void> => {
       for (const c of conflicts) {
         const i = batch.findIndex((m) => m.id === c.messageId)
         const message = batch[i]
@@ -447,9 +491,12 @@ export class PostgresStore implements SessionStore {
           values (${id}, ${newEventId()}, ${c.messageId}, ${c.reason}, decode(${c.storedHash ?? ''}, 'hex'),
                   decode(${hashes[i] ?? ''}, 'hex'), ${c.otherSessionId}, ${JSON.stringify(message.payload)}::json)`.execute(this.#init.root)
       }
-    } catch {
-      // evidence is best effort; the conflict itself is still reported to the caller
     }
+    // evidence is best effort; the conflict itself is still reported to the caller. PGlite has one
+    // connection, which the caller's transaction holds: awaiting the insert would wait forever, so it is
+    // queued to run once that transaction ends.
+    if (this.#init.inTransaction === true && this.#init.flavor === 'pglite') void record().catch(() => {})
+    else await record().catch(() => {})
     const what = first?.reason === 'foreign_session'
       ? `message ${first.messageId} belongs to session ${first.otherSessionId ?? '?'}`
       : `message ${first?.messageId ?? '?'} is stored with different content (stored ${first?.storedHash?.slice(0, 12) ?? '?'}…, incoming ${first?.incomingHash.slice(0, 12) ?? '?'}…)`
@@ -469,6 +516,7 @@ export class PostgresStore implements SessionStore {
 
   async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
+    checkOptions(options, 'flush options')
     const id = parseSessionId(sessionId)
     if (!Array.isArray(live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages')
     const expected = checkExpectedVersion(options)
@@ -489,7 +537,9 @@ export class PostgresStore implements SessionStore {
       }
     }
     const cachedVersion = this.#known.version(id)
-    if (pending.length === 0 && cachedVersion !== undefined && (expected === undefined || expected === cachedVersion)) {
+    // with expectedVersion, the database is asked (docs/guarantees.md: it forces a check), even when it
+    // equals the version this store last saw: another writer may have moved it since
+    if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {
       return { version: cachedVersion, appended: [], duplicates: durable.map((m) => m.id) }
     }
     const result = await this.#appendValid(id, pending, expected)
@@ -503,6 +553,7 @@ export class PostgresStore implements SessionStore {
 
   async load(sessionId: string, options: LoadOptions = {}): Promise<LoadResult> {
     this.#assertOpen()
+    checkOptions(options, 'load options')
     const id = parseSessionId(sessionId)
     if (options.at !== undefined) {
       const state = await this.state(id, options)
@@ -550,6 +601,7 @@ export class PostgresStore implements SessionStore {
 
   async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<StoredEvent> {
     this.#assertOpen()
+    checkOptions(options, 'events options')
     const id = parseSessionId(sessionId)
     let from = options.fromSeq ?? 1
     const to = options.toSeq ?? Number.MAX_SAFE_INTEGER
@@ -574,10 +626,11 @@ export class PostgresStore implements SessionStore {
 
   async state(sessionId: string, options: LoadOptions = {}): Promise<SessionState> {
     this.#assertOpen()
+    checkOptions(options, 'state options')
     const id = parseSessionId(sessionId)
     const at = options.at
     if (at !== undefined) {
-      if (!Number.isSafeInteger(at) || at < 0) throw new TurnlogError('INVALID_INPUT', `at must be a non-negative integer, got ${String(at)}`)
+      if (!Number.isSafeInteger(at) || at < 0) throw new TurnlogError('INVALID_INPUT', `at must be a non-negative integer, got ${preview(at)}`)
       const info = await this.getSession(id)
       if (at > info.version) {
         throw new TurnlogError('INVALID_INPUT', `at ${at} is beyond the session's version ${info.version}`, {
@@ -607,9 +660,10 @@ export class PostgresStore implements SessionStore {
     }
   }
 
-  async #liveRows(db: Kysely<unknown>, id: SessionId): Promise<{ message_id: string; event_seq: number; partial: boolean; content_hash: string; data: Record<string, unknown> }[]> {
-    const { rows } = await sql<{ message_id: string; event_seq: string | number; partial: boolean; content_hash: string; data: Record<string, unknown> }>`
-      select l.message_id::text, l.event_seq, l.partial, encode(e.content_hash, 'hex') as content_hash, e.data
+  async #liveRows(db: Kysely<unknown>, id: SessionId): Promise<{ message_id: string; event_seq: number; partial: boolean; content_hash: string; data: Record<string, unknown>; scrubbed: boolean }[]> {
+    const { rows } = await sql<{ message_id: string; event_seq: string | number; partial: boolean; content_hash: string; data: Record<string, unknown>; scrubbed: boolean }>`
+      select l.message_id::text, l.event_seq, l.partial, encode(e.content_hash, 'hex') as content_hash, e.data,
+             e.payload_digest is not null as scrubbed
         from turnlog.live_messages l
         join turnlog.events e on e.session_id = l.session_id and e.seq = l.event_seq
        where l.session_id = ${id}
@@ -619,6 +673,7 @@ export class PostgresStore implements SessionStore {
 
   async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
     this.#assertOpen()
+    checkOptions(options, 'rewind options')
     const id = parseSessionId(sessionId)
     const expected = checkExpectedVersion(options)
     if (typeof target !== 'object' || target === null) throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }')
@@ -627,7 +682,7 @@ export class PostgresStore implements SessionStore {
     if (hasAfter === hasFrom) throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from')
     const targetId = parseMessageId(hasAfter ? (target as { after: string }).after : (target as { from: string }).from)
     if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
-    return this.#tx(async (db) => {
+    return this.#observed(id, await this.#tx(async (db) => {
       const version = await this.#lock(db, id)
       checkVersion(expected, version)
       const live = await this.#liveRows(db, id)
@@ -645,7 +700,7 @@ export class PostgresStore implements SessionStore {
         { eventId: newEventId(), type: 'messages_retracted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) },
       ])
       return { version: next, retracted }
-    })
+    }))
   }
 
   async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
@@ -667,7 +722,7 @@ export class PostgresStore implements SessionStore {
     const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJson(input.metadata), 'metadata')
     const summaryHashes = summary.map((m) => contentHash(m))
     const summaryPayloads = summary.map((m) => this.#payloadText(m))
-    return this.#tx(async (db) => {
+    return this.#observed(id, await this.#tx(async (db) => {
       const version = await this.#lock(db, id)
       // a retry of a compaction that already committed is a no-op
       const existing = await sql<{ session_id: string; content_hash: string; type: string }>`
@@ -689,7 +744,7 @@ export class PostgresStore implements SessionStore {
       checkVersion(expected, version)
       const others = await sql<{ message_id: string }>`
         select distinct message_id::text from turnlog.events
-         where message_id in (select value::uuid from json_array_elements_text(${JSON.stringify(summary.map((m) => m.id))}::json))`.execute(db)
+         where message_id = any (array(select value::uuid from json_array_elements_text(${JSON.stringify(summary.map((m) => m.id))}::json)))`.execute(db)
       if (others.rows.length > 0) {
         throw new TurnlogError('MESSAGE_CONFLICT', `summary message ${others.rows[0]?.message_id ?? ''} is already stored`, {
           details: { sessionId: id, messageId: others.rows[0]?.message_id ?? null },
@@ -729,11 +784,12 @@ export class PostgresStore implements SessionStore {
         summary.forEach((m, i) => this.#known.add(id, m.id, summaryHashes[i] ?? ''))
       }
       return { version: next, summary: summary.map((m) => m.id) }
-    })
+    }))
   }
 
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
     this.#assertOpen()
+    checkOptions(options, 'revise options')
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
     const expected = checkExpectedVersion(options)
@@ -744,7 +800,7 @@ export class PostgresStore implements SessionStore {
     const hash = contentHash(parsed)
     const payloadText = this.#payloadText({ id: mid, payload: parsed })
     const partial = options.status === 'partial'
-    return this.#tx(async (db) => {
+    return this.#observed(id, await this.#tx(async (db) => {
       const version = await this.#lock(db, id)
       const live = await this.#liveRows(db, id)
       const row = live.find((r) => r.message_id === mid)
@@ -774,7 +830,7 @@ export class PostgresStore implements SessionStore {
       ])
       if (this.#init.inTransaction !== true) this.#known.add(id, mid, hash)
       return { version: next, revision: revisions, unchanged: false }
-    })
+    }))
   }
 
   #messageData(original: Record<string, unknown>, partial: boolean, revision: number): string {
@@ -787,11 +843,12 @@ export class PostgresStore implements SessionStore {
 
   async finalize(sessionId: string, messageId: string, payload?: unknown, options: WriteOptions = {}): Promise<ReviseResult> {
     this.#assertOpen()
+    checkOptions(options, 'finalize options')
     if (payload !== undefined) return this.revise(sessionId, messageId, payload, { ...options, status: 'final' })
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
     const expected = checkExpectedVersion(options)
-    return this.#tx(async (db) => {
+    return this.#observed(id, await this.#tx(async (db) => {
       const version = await this.#lock(db, id)
       const live = await this.#liveRows(db, id)
       const row = live.find((r) => r.message_id === mid)
@@ -808,7 +865,7 @@ export class PostgresStore implements SessionStore {
         { eventId: newEventId(), type: 'message_finalized', messageId: mid, contentHash: null, payloadText: null, dataText: '{}' },
       ])
       return { version: next, revision, unchanged: false }
-    })
+    }))
   }
 
   async fork(sessionId: string, options: ForkOptions): Promise<SessionId> {
@@ -854,6 +911,8 @@ export class PostgresStore implements SessionStore {
         if (r.data['externalId'] !== undefined) d['externalId'] = r.data['externalId']
         if (r.partial) d['status'] = 'partial'
         d['inheritedFrom'] = parent
+        // a copy of a redacted message carries the placeholder, never content (the audit must know)
+        if (r.scrubbed || r.data['redacted'] === true) d['redacted'] = true
         return JSON.stringify(d)
       })
       if (inherited.length > 0) {
@@ -875,6 +934,11 @@ export class PostgresStore implements SessionStore {
 
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     this.#assertOpen()
+    checkOptions(options, 'rebuild options')
+    if (options.verify !== undefined && typeof options.verify !== 'boolean') throw new TurnlogError('INVALID_INPUT', 'rebuild: verify must be a boolean')
+    if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
+      throw new TurnlogError('INVALID_INPUT', 'rebuild: onProgress must be a function')
+    }
     const verify = options.verify === true
     const ids: SessionId[] = []
     if (options.sessionId !== undefined) {
@@ -937,7 +1001,16 @@ export class PostgresStore implements SessionStore {
     const snapshot = await this.#run(async (db) =>
       this.#init.inTransaction === true ? read(db) : db.transaction().setIsolationLevel('repeatable read').execute(read),
     )
-    const state = foldSession(snapshot.events)
+    let state: SessionState
+    try {
+      state = foldSession(snapshot.events)
+    } catch (error) {
+      // a malformed event (written around the store) must surface as a coded error, not a TypeError
+      throw new TurnlogError('CORRUPT_LOG', `the log of session ${id} cannot be folded: ${error instanceof Error ? error.message : String(error)}`, {
+        details: { sessionId: id },
+        cause: error,
+      })
+    }
     const expected = state.live
     const actual = snapshot.live.map((r) => r.message_id as MessageId)
     const sameOrder = expected.length === actual.length && expected.every((m, i) => m === actual[i])
@@ -952,6 +1025,47 @@ export class PostgresStore implements SessionStore {
       }
     }
     return null
+  }
+
+  async redact(sessionId: string, messageId: string, options: RedactOptions = {}): Promise<RedactResult> {
+    this.#assertOpen()
+    const id = parseSessionId(sessionId)
+    const mid = parseMessageId(messageId)
+    if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'redact options must be an object')
+    if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
+    const result = await this.#tx(async (db) => {
+      await this.#lock(db, id)
+      // what turnlog.redact_message scrubs: the unscrubbed content events and the conflict evidence of
+      // the message in every session of this session's tenant; it checks that this is exactly the set
+      const sameTenant = sql`(select s.session_id from turnlog.sessions s where s.tenant_id is not distinct from
+                               (select t.tenant_id from turnlog.sessions t where t.session_id = ${id}))`
+      const events = await sql<{ session_id: string; seq: string | number; payload: ChatMessage }>`
+        select e.session_id::text, e.seq, e.payload from turnlog.events e
+         where e.message_id = ${mid} and e.content_hash is not null and e.payload_digest is null
+           and (e.data->>'redacted') is null and e.session_id in ${sameTenant}`.execute(db)
+      const conflicts = await sql<{ session_id: string; conflict_id: string; incoming_payload: ChatMessage }>`
+        select c.session_id::text, c.conflict_id::text, c.incoming_payload from turnlog.conflicts c
+         where c.message_id = ${mid} and c.session_id in ${sameTenant}`.execute(db)
+      const targets = events.rows.map((r) => ({ sessionId: r.session_id, seq: Number(r.seq), placeholder: redactedPayload(r.payload) }))
+      const evidence = conflicts.rows.map((r) => ({ sessionId: r.session_id, conflictId: r.conflict_id, placeholder: redactedPayload(r.incoming_payload) }))
+      const eventIds = Object.fromEntries([...new Set([id as string, ...targets.map((t) => t.sessionId)])].map((s) => [s, newEventId()]))
+      try {
+        const { rows } = await sql<{ session_id: string; version: string | number; scrubbed: number }>`
+          select session_id::text, version, scrubbed
+            from turnlog.redact_message(${id}::uuid, ${mid}::uuid, ${JSON.stringify(targets)}::json, ${JSON.stringify(evidence)}::json,
+                                        ${JSON.stringify(eventIds)}::json, ${options.reason === undefined ? null : JSON.stringify(options.reason)}::json)`.execute(db)
+        return rows.map((r) => ({ sessionId: r.session_id as SessionId, version: Number(r.version), scrubbed: Number(r.scrubbed) }))
+      } catch (error) {
+        if (sqlState(error) === 'TLU01') {
+          throw new TurnlogError('UNKNOWN_MESSAGE', `message ${mid} is not in session ${id}`, { details: { sessionId: id, messageId: mid }, cause: error })
+        }
+        throw error
+      }
+    })
+    if (this.#init.inTransaction !== true) for (const s of result) this.#known.setVersion(s.sessionId, s.version)
+    const own = result.find((s) => s.sessionId === id)
+    if (!own) throw new TurnlogError('DB_ERROR', 'redact_message did not report the session')
+    return { version: own.version, sessions: result }
   }
 
   async conflicts(sessionId: string): Promise<readonly ConflictRecord[]> {
@@ -981,6 +1095,41 @@ export class PostgresStore implements SessionStore {
         detectedAt: iso(r.detected_at),
       }))
     })
+  }
+
+  // --- subscriptions (docs/subscriptions.md) -----------------------------------------------------
+
+  readonly #subscriptions = new Set<Subscription>()
+
+  /**
+   * Starts a catch-up subscription: `handler` gets every event of the log after the named durable
+   * checkpoint, in transaction order (no event is ever skipped, whatever order transactions commit
+   * in), at least once; the checkpoint moves after the handler succeeds. One consumer per name runs at
+   * a time across processes. `close()` stops the store's subscriptions. On PGlite it polls within this
+   * process. Throws `INVALID_INPUT` for bad arguments; later failures end the subscription.
+   */
+  subscribe(config: SubscriptionConfig, handler: SubscriptionHandler, options: SubscribeOptions = {}): Subscription {
+    this.#assertOpen()
+    if (this.#init.inTransaction === true) {
+      throw new TurnlogError('INVALID_INPUT', 'subscribe on the store itself, not on a transaction-bound store')
+    }
+    const subscription = subscribe(
+      { db: this.#init.db, flavor: this.#init.flavor, dedicatedConnection: this.#init.dedicatedConnection },
+      config,
+      handler,
+      options,
+    )
+    this.#subscriptions.add(subscription)
+    void subscription.done.catch(() => {}).finally(() => this.#subscriptions.delete(subscription))
+    return subscription
+  }
+
+  /**
+   * The oldest open transaction that holds subscription readers back (it has a transaction id), or
+   * null: its `ageMs` is how long events committed since it began may wait. Cluster-wide by default.
+   */
+  async oldestOpenTransaction(options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
+    return this.#run((db) => oldestOpenTransaction(db, options))
   }
 }
 

@@ -25,3 +25,5 @@ export {
 export { chatPayloadArb, createdAtArb, jsonValueArb, messageArb, nonEmptyWeirdStringArb, safeTextArb, toolCallIdArb, weirdCharArb, weirdStringArb } from './arbitraries.js'
 export { describeStoreContract, type ContractContext, type OpenContractStore, type OpenedStore, type StoreContractOptions } from './store-contract.js'
 export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
+export { Ledger, type LedgerReport } from './ledger.js'
+export { SessionModel, type ModelLoad, type ModelMessage, type ModelOutcome } from './session-model.js'

@@ -185,8 +185,8 @@ $fn$;
 -- stored, never inspected (they may hold \u0000 or lone surrogates, which JSON operators refuse).
 -- Duplicates are found without taking the session lock, so a retry storm writes nothing and waits for
 -- nothing. Raises TLS01 (no session), TLM01 (conflict; detail is a JSON list), TLV01 (version conflict;
--- detail is the actual version), TLR01 (another writer stored some of these ids between the check and
--- the lock: call again, they are duplicates now).
+-- detail is the actual version), TLR01 (another writer stored some of these ids, in this session or
+-- another, between the check and the locks: call again, they are duplicates or conflicts now).
 create function turnlog.append_messages(p_session uuid, p_expected bigint, p_ids json, p_hashes json,
   p_event_ids json, p_payloads json, p_data json)
 returns table (version bigint, appended uuid[], duplicates uuid[])
@@ -197,8 +197,11 @@ declare
   v_new uuid[];
   v_dup uuid[];
   v_count int;
+  v_key int;
 begin
-  with incoming as (
+  -- materialized: under row level security (0003) a join qual holding a cast of a column counts as
+  -- leaky and cannot be an index condition; a plain CTE column keeps events_message_id_idx usable
+  with incoming as materialized (
     select t.id::uuid as id, decode(t.hash, 'hex') as hash, t.ord
       from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes)) with ordinality as t(id, hash, ord)
   ), classified as (
@@ -249,7 +252,12 @@ begin
   if p_expected is not null and p_expected <> v_version then
     raise exception 'version conflict' using errcode = 'TLV01', detail = v_version::text;
   end if;
-  if exists (select 1 from turnlog.events e where e.message_id = any (v_new) and e.session_id = p_session) then
+  -- a message id belongs to one session: serialise appends of the same new id across sessions (the
+  -- session lock only covers one session), in id order so two batches never wait on each other
+  for v_key in select distinct hashtext(n.id::text) from unnest(v_new) as n(id) order by 1 loop
+    perform pg_advisory_xact_lock(1953263977, v_key);
+  end loop;
+  if exists (select 1 from turnlog.events e where e.message_id = any (v_new)) then
     raise exception 'a concurrent append stored some of these messages' using errcode = 'TLR01';
   end if;
 

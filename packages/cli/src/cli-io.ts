@@ -1,0 +1,44 @@
+/**
+ * Everything the CLI touches in its process: output streams, the environment and the working
+ * directory. Commands take a {@link CliIo} instead of reaching for `process`, so the whole CLI can run
+ * in-process (the umbrella package, tests) as well as from `bin.ts`.
+ */
+export interface CliIo {
+  /** Writes to standard output (machine output under `--json`, the human report otherwise). */
+  readonly out: (text: string) => void
+  /** Writes to standard error (progress, warnings, errors). */
+  readonly err: (text: string) => void
+  /** The stream progress bars draw on, when standard error is a terminal; otherwise undefined. */
+  readonly progressStream: NodeJS.WritableStream | undefined
+  /** Environment variables (`TURNLOG_DATABASE_URL`, `DATABASE_URL`). */
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** The working directory relative paths and the default `./.turnlog/` data dir resolve against. */
+  readonly cwd: string
+}
+
+/**
+ * The {@link CliIo} of the current process. When a reader closes the pipe early (`turnlog … | head`),
+ * further output is dropped and the command still finishes (and cleans up) instead of crashing on EPIPE.
+ */
+export function processIo(): CliIo {
+  const closed = { out: false, err: false }
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+    closed.out = true
+  })
+  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+    closed.err = true
+  })
+  return {
+    out: (text) => {
+      if (!closed.out) process.stdout.write(text)
+    },
+    err: (text) => {
+      if (!closed.err) process.stderr.write(text)
+    },
+    progressStream: process.stderr.isTTY === true ? process.stderr : undefined,
+    env: process.env,
+    cwd: process.cwd(),
+  }
+}

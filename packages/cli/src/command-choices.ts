@@ -1,0 +1,25 @@
+import type { Severity } from '@turnlog/audit'
+
+/**
+ * The choices of the CLI's enumerated options, kept in this light module so that building the command
+ * tree (and `--help`) loads no database or audit code; each command's module is imported when it runs.
+ */
+
+/** The views `turnlog replay` can show. */
+export const REPLAY_VIEWS = ['live', 'transcript', 'wire'] as const
+
+/** A replay view. */
+export type ReplayView = (typeof REPLAY_VIEWS)[number]
+
+/** The severities `--fail-on` accepts, least severe first (the audit's `SEVERITIES`). */
+export const AUDIT_SEVERITIES = ['info', 'warning', 'error', 'critical'] as const satisfies readonly Severity[]
+
+// compile-time check that no severity of the audit is missing here
+const everySeverity: Record<Severity, true> = { info: true, warning: true, error: true, critical: true }
+void everySeverity
+
+/** The formats `turnlog import` reads. */
+export const IMPORT_FORMATS = ['turnlog', 'openai-jsonl', 'hermes'] as const
+
+/** An import format. */
+export type ImportFormat = (typeof IMPORT_FORMATS)[number]

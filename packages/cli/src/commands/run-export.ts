@@ -1,0 +1,114 @@
+import { createWriteStream } from 'node:fs'
+import { rename, rm } from 'node:fs/promises'
+import { once } from 'node:events'
+import { exportSessions } from '@turnlog/audit'
+import { CliError } from '../cli-error.js'
+import type { CommandContext } from '../command-context.js'
+import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
+import { createProgressBar } from '../progress-bar.js'
+import { resolvePath } from '../read-input-file.js'
+
+/** Options of `turnlog export`. */
+export interface ExportCommandOptions {
+  readonly all?: boolean
+  /** The file to write, or `-` for stdout. */
+  readonly output: string
+}
+
+/** Where export lines go: a file (written to a temp name, renamed when complete) or stdout. */
+interface LineSink {
+  write(line: string): Promise<void>
+  /** Makes the output visible (the rename); only after the last line. */
+  commit(): Promise<void>
+  /** Removes a partial output after a failure. */
+  abort(): Promise<void>
+}
+
+function fileSink(path: string): LineSink {
+  const temp = `${path}.partial-${process.pid}`
+  const stream = createWriteStream(temp, { encoding: 'utf8' })
+  let failure: unknown
+  stream.on('error', (error) => {
+    failure = error
+  })
+  const fail = (error: unknown): CliError => new CliError('FILE_ERROR', `cannot write ${path}: ${(error as Error).message}`, { cause: error })
+  return {
+    async write(line) {
+      if (failure !== undefined) throw fail(failure)
+      if (!stream.write(`${line}\n`)) await Promise.race([once(stream, 'drain'), once(stream, 'error')])
+      if (failure !== undefined) throw fail(failure)
+    },
+    async commit() {
+      stream.end()
+      await Promise.race([once(stream, 'finish'), once(stream, 'error')])
+      if (failure !== undefined) throw fail(failure)
+      await rename(temp, path).catch((error: unknown) => {
+        throw fail(error)
+      })
+    },
+    async abort() {
+      stream.destroy()
+      await rm(temp, { force: true })
+    },
+  }
+}
+
+/**
+ * `turnlog export`: writes sessions as turnlog JSONL (a header, each session and its events with their
+ * hash-chain links, an end line). The file appears only when complete: it is written under a temporary
+ * name and renamed at the end.
+ */
+export async function runExport(ctx: CommandContext, session: string | undefined, options: ExportCommandOptions): Promise<ExitCode> {
+  const all = options.all === true
+  if (all === (session !== undefined)) {
+    throw new CliError('USAGE', all ? 'give a session id or --all, not both' : 'export needs a session id or --all', {
+      hint: 'turnlog export <session> -o file.jsonl  or  turnlog export --all -o backup.jsonl',
+    })
+  }
+  const toStdout = options.output === '-'
+  if (toStdout && ctx.json) throw new CliError('USAGE', '-o - writes the export to stdout, which --json reserves for its summary: pick one')
+  const path = toStdout ? '-' : resolvePath(ctx.io.cwd, options.output)
+  const sink: LineSink = toStdout
+    ? { write: async (line) => ctx.io.out(`${line}\n`), commit: async () => {}, abort: async () => {} }
+    : fileSink(path)
+  const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'exporting', unit: 'sessions' })
+  let sessions = 0
+  let events = 0
+  let bytes = 0
+  try {
+    await ctx.withStore(async (store) => {
+      let total = 1
+      if (all && ctx.io.progressStream !== undefined && !ctx.json) {
+        total = 0
+        let after: string | undefined
+        for (;;) {
+          const page = await store.sessions({ limit: 1000, ...(after === undefined ? {} : { after }) })
+          total += page.sessions.length
+          if (page.next === null) break
+          after = page.next
+        }
+      }
+      for await (const line of exportSessions(store, all ? { all: true } : { sessionIds: [session as string] })) {
+        await sink.write(line)
+        bytes += Buffer.byteLength(line) + 1
+        if (line.startsWith('{"kind":"event"')) events++
+        else if (line.startsWith('{"kind":"session"')) {
+          sessions++
+          bar.update(sessions, Math.max(total, sessions))
+        }
+      }
+    })
+    await sink.commit()
+  } catch (error) {
+    await sink.abort().catch(() => {})
+    throw error
+  } finally {
+    bar.stop()
+  }
+  if (toStdout) {
+    if (!ctx.json) ctx.io.err(`exported ${sessions} session(s), ${events} event(s)\n`)
+    return EXIT_CODES.ok
+  }
+  ctx.print({ file: path, sessions, events, bytes }, () => `exported ${sessions} session(s), ${events} event(s) to ${path} (${(bytes / 1024).toFixed(1)} KB)`)
+  return EXIT_CODES.ok
+}

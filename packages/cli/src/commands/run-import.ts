@@ -1,0 +1,134 @@
+import { createReadStream } from 'node:fs'
+import { open, stat } from 'node:fs/promises'
+import { createInterface } from 'node:readline'
+import { EXPORT_FORMAT, importEvents, importHermes, importTranscript } from '@turnlog/audit'
+import { CliError } from '../cli-error.js'
+import type { ImportFormat } from '../command-choices.js'
+import type { CommandContext } from '../command-context.js'
+import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
+import { shortId } from '../format-text.js'
+import { createProgressBar, type ProgressBar } from '../progress-bar.js'
+import { resolvePath } from '../read-input-file.js'
+
+
+/** Options of `turnlog import`. */
+export interface ImportCommandOptions {
+  /** The format; detected from the file when absent. */
+  readonly format?: ImportFormat
+  /** openai-jsonl only: the session to import into. */
+  readonly session?: string
+}
+
+const SQLITE_MAGIC = 'SQLite format 3\u0000'
+
+async function checkFile(path: string): Promise<number> {
+  try {
+    const s = await stat(path)
+    if (s.isDirectory()) throw new CliError('USAGE', `${path} is a directory, not a file`)
+    return s.size
+  } catch (error) {
+    if (error instanceof CliError) throw error
+    if ((error as { code?: unknown }).code === 'ENOENT') throw new CliError('FILE_NOT_FOUND', `no such file: ${path}`, { cause: error })
+    throw new CliError('FILE_ERROR', `cannot read ${path}: ${(error as Error).message}`, { cause: error })
+  }
+}
+
+/** Tells the format from the first bytes: SQLite's magic, a turnlog export header, or chat messages. */
+export async function detectImportFormat(path: string): Promise<ImportFormat> {
+  const handle = await open(path, 'r')
+  let head: string
+  try {
+    const buffer = Buffer.alloc(64 * 1024)
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
+    head = buffer.subarray(0, bytesRead).toString('utf8')
+  } finally {
+    await handle.close()
+  }
+  if (head.startsWith(SQLITE_MAGIC)) return 'hermes'
+  const first = head.replace(/^\uFEFF/, '').split(/\r?\n/).find((l) => l.trim() !== '')
+  let value: unknown
+  try {
+    value = first === undefined ? undefined : JSON.parse(first)
+  } catch {
+    value = undefined
+  }
+  if (typeof value === 'object' && value !== null) {
+    const v = value as Record<string, unknown>
+    if (v['format'] === EXPORT_FORMAT) return 'turnlog'
+    if (typeof v['role'] === 'string' || (typeof v['payload'] === 'object' && v['payload'] !== null)) return 'openai-jsonl'
+  }
+  throw new CliError('USAGE', `cannot tell the format of ${path}: it is neither a SQLite file, a turnlog export, nor JSONL chat messages`, {
+    hint: 'Pass --format turnlog|openai-jsonl|hermes.',
+  })
+}
+
+/** The file's lines, streamed, moving the progress bar by bytes read. */
+async function* fileLines(path: string, size: number, bar: ProgressBar): AsyncGenerator<string> {
+  const stream = createReadStream(path, { encoding: 'utf8' })
+  let read = 0
+  stream.on('data', (chunk: string | Buffer) => {
+    read += Buffer.byteLength(chunk)
+    bar.update(Math.round(read / 1024), Math.max(1, Math.round(size / 1024)))
+  })
+  const lines = createInterface({ input: stream, crlfDelay: Infinity })
+  try {
+    for await (const line of lines) yield line
+  } finally {
+    lines.close()
+    stream.destroy()
+  }
+}
+
+/**
+ * `turnlog import <file>`: loads a turnlog export (hash chain verified, idempotent), an OpenAI-format
+ * JSONL transcript (one all-or-nothing append, deterministic ids) or a hermes-agent `state.db`.
+ */
+export async function runImport(ctx: CommandContext, file: string, options: ImportCommandOptions): Promise<ExitCode> {
+  const path = resolvePath(ctx.io.cwd, file)
+  const size = await checkFile(path)
+  const format = options.format ?? (await detectImportFormat(path))
+  if (options.session !== undefined && format !== 'openai-jsonl') {
+    throw new CliError('USAGE', `--session applies to --format openai-jsonl only (this file is ${format})`, {
+      hint: format === 'turnlog' ? 'A turnlog export keeps its own session ids.' : 'hermes sessions get ids derived from their hermes ids.',
+    })
+  }
+  const detected = options.format === undefined
+  if (format === 'turnlog') {
+    const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'KB' })
+    const result = await ctx
+      .withStore((store) => importEvents(store, fileLines(path, size, bar)), { migrate: true })
+      .finally(() => bar.stop())
+    ctx.print({ file: path, format, detected, ...result }, () =>
+      [
+        `imported ${path} (turnlog export${detected ? ', detected' : ''}): ${result.sessions} session(s), ${result.eventsWritten} event(s) written, ${result.eventsSkipped} already present`,
+        ...result.sessionIds.map((id) => `  ${id}`),
+      ].join('\n'),
+    )
+    return EXIT_CODES.ok
+  }
+  if (format === 'openai-jsonl') {
+    const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'KB' })
+    const result = await ctx
+      .withStore((store) => importTranscript(store, fileLines(path, size, bar), options.session === undefined ? {} : { sessionId: options.session }), { migrate: true })
+      .finally(() => bar.stop())
+    ctx.print({ file: path, format, detected, ...result }, () =>
+      `imported ${path} (OpenAI-format JSONL${detected ? ', detected' : ''}) into session ${result.sessionId}: ${result.appended} appended, ${result.duplicates} already present${result.skipped > 0 ? `, ${result.skipped} ephemeral skipped` : ''} (version ${result.version})`,
+    )
+    return EXIT_CODES.ok
+  }
+  const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'sessions' })
+  const result = await ctx
+    .withStore((store) => importHermes(store, path, { onProgress: (p) => bar.update(p.done, p.total, shortId(p.sessionId)) }), { migrate: true })
+    .finally(() => bar.stop())
+  ctx.print({ file: path, format, detected, ...result }, () => {
+    const lines = [`imported ${path} (hermes state.db${detected ? ', detected' : ''}): ${result.sessions.length} session(s), ${result.eventsWritten} event(s) written`]
+    for (const s of result.sessions) {
+      lines.push(
+        `  ${s.sessionId}  hermes ${s.hermesSessionId}: ${s.rows} rows → ${s.appended} appended, ${s.duplicates} already present, ${s.revised} revised, ${s.rewinds} rewind(s), ${s.compactions} compaction(s)${s.liveMatches ? '' : '  (live list differs from the rows marked active: run `turnlog audit`)'}`,
+      )
+    }
+    for (const w of result.warnings) lines.push(`  warning ${w.code}: ${w.message}`)
+    return lines.join('\n')
+  })
+  return EXIT_CODES.ok
+}

@@ -1,0 +1,648 @@
+import { TurnlogError } from '@turnlog/core'
+import { sql, type Kysely, type Transaction } from 'kysely'
+import { mapDatabaseError } from '../map-database-error.js'
+import { START_CHECKPOINT, checkpointFromRow, compareCheckpoints, type Checkpoint } from './checkpoint.js'
+import { kyselyOnClient, type DedicatedConnectionFactory } from './dedicated-connection.js'
+import { probeUndelivered, readCommittedEvents, type NormalizedFilter, type SubscribedEvent } from './read-committed-events.js'
+import { claimInProcess, releaseInProcess, tryLockSubscription } from './subscription-lock.js'
+
+/** The channel the `events_notify` trigger notifies on every commit that inserted events. */
+export const EVENTS_CHANNEL = 'turnlog_events'
+
+/**
+ * Where a subscription is:
+ * - `starting`: connecting and loading its checkpoint;
+ * - `waiting`: another consumer holds the name; retrying the lock every `lockRetryMs`;
+ * - `running`: this consumer holds the name and delivers;
+ * - `reconnecting`: its connection broke; it reconnects (and takes the lock again) after a delay;
+ * - `stopped`: `stop()` (or the store's `close()`) ended it;
+ * - `failed`: an error ended it (`error`, `done` rejects).
+ */
+export type SubscriptionState = 'starting' | 'waiting' | 'running' | 'reconnecting' | 'stopped' | 'failed'
+
+/** What a handler gets with each event. */
+export interface HandlerContext {
+  /** The subscription's name. */
+  readonly subscription: string
+  /** 1 for the first delivery of this event by this consumer, 2.. for retries after a failure. */
+  readonly attempt: number
+  /**
+   * With `transactional: true`: the transaction the checkpoint commits in. Write the projection
+   * through it (e.g. `store.withTransaction(context.transaction)` or Kysely) and the projection and the
+   * checkpoint commit together, exactly once. Undefined otherwise.
+   */
+  readonly transaction: Transaction<unknown> | undefined
+}
+
+/** The consumer's code: called once per event, in order; throw to have the event retried. */
+export type SubscriptionHandler = (event: SubscribedEvent, context: HandlerContext) => void | Promise<void>
+
+/** How far a subscription is behind. Counts stop at {@link LAG_COUNT_CAP}. */
+export interface SubscriptionLag {
+  /** The checkpoint the counts are from (the stored one when this consumer has not loaded it yet). */
+  readonly checkpoint: Checkpoint
+  /** Committed events after the checkpoint that readers can see: work waiting for the consumer. */
+  readonly visible: number
+  /** Committed events after the checkpoint that an older open transaction still holds back. */
+  readonly heldBack: number
+  /** True when a count reached the cap. */
+  readonly capped: boolean
+  /** Age of the next undelivered event (from its `recorded_at`), ms; null when there is none. */
+  readonly nextEventAgeMs: number | null
+}
+
+/** Where {@link SubscriptionLag} counts stop. Counting is an index scan over the undelivered range. */
+export const LAG_COUNT_CAP = 100_000
+
+/** Everything a running subscription needs from its store. */
+export interface SubscriptionHost {
+  /** The store's Kysely: PGlite consumers run on it; `lag()` and `catchUp()` read through it. */
+  readonly db: Kysely<unknown>
+  readonly flavor: 'postgres' | 'pglite'
+  /** Opens the consumer's own Postgres session (lock, LISTEN); required on Postgres. */
+  readonly dedicatedConnection: DedicatedConnectionFactory | undefined
+}
+
+/** A subscription's validated settings, as made by `subscribe`. */
+export interface SubscriptionSettings {
+  readonly name: string
+  readonly from: 'start' | 'now' | Checkpoint
+  readonly filter: NormalizedFilter
+  readonly batchSize: number
+  readonly maxAttempts: number
+  readonly backoff: (attempt: number) => number
+  readonly transactional: boolean
+  readonly pollIntervalMs: number
+  readonly heldBackPollIntervalMs: number
+  readonly listen: boolean
+  readonly waitForLock: boolean
+  readonly lockRetryMs: number
+  readonly reconnect: boolean
+  readonly reconnectDelay: (attempt: number) => number
+  readonly onError: ((error: TurnlogError) => void) | undefined
+  readonly onStateChange: ((state: SubscriptionState, subscription: Subscription) => void) | undefined
+}
+
+/** A consumer's place to run statements, with its lock. */
+interface ConsumerSession {
+  readonly db: Kysely<unknown>
+  tryLock(): Promise<boolean>
+  listen(onNotify: () => void): Promise<void>
+  close(): Promise<void>
+}
+
+interface Sleeper {
+  readonly wakeOnNotify: boolean
+  readonly done: () => void
+}
+
+interface CatchUpWaiter {
+  /** Polls started before the call; a later poll that finds nothing proves the catch-up. */
+  readonly afterPoll: number
+  target: Checkpoint | null
+  readonly resolve: (checkpoint: Checkpoint) => void
+  readonly reject: (error: unknown) => void
+}
+
+interface ChunkResult {
+  readonly done: number
+  readonly failedAt?: number
+  readonly error?: unknown
+}
+
+class HandlerFailure {
+  constructor(
+    readonly index: number,
+    readonly cause: unknown,
+  ) {}
+}
+
+function keyOf(event: SubscribedEvent): Checkpoint {
+  return checkpointFromRow(event.txId, event.globalPosition)
+}
+
+/**
+ * A running consumer of the transaction-ordered log; made by `store.subscribe`. It delivers every
+ * event after its durable checkpoint to the handler, in `(txId, globalPosition)` order, at least once,
+ * and moves the checkpoint (compare-and-set) only after the handler succeeded. One consumer per name
+ * runs at a time across processes; the others wait and take over when it dies.
+ */
+export class Subscription {
+  /** The subscription's name (its checkpoint's key). */
+  readonly name: string
+  /**
+   * Settles when the subscription ends: resolves after `stop()`, rejects with the error that stopped
+   * it (`SUBSCRIPTION_FAILED`, `SUBSCRIPTION_LOCKED`, `SUBSCRIPTION_CONFLICT`, a database error).
+   */
+  readonly done: Promise<void>
+
+  readonly #host: SubscriptionHost
+  readonly #settings: SubscriptionSettings
+  readonly #handler: SubscriptionHandler
+  #state: SubscriptionState = 'starting'
+  #checkpoint: Checkpoint | null = null
+  #delivered = 0
+  #error: TurnlogError | null = null
+  #stopping = false
+  #wakePending = false
+  #polls = 0
+  #heldBack = false
+  readonly #sleepers = new Set<Sleeper>()
+  readonly #catchUps = new Set<CatchUpWaiter>()
+
+  /** Use `store.subscribe`; this starts consuming at once. */
+  constructor(host: SubscriptionHost, settings: SubscriptionSettings, handler: SubscriptionHandler) {
+    this.name = settings.name
+    this.#host = host
+    this.#settings = settings
+    this.#handler = handler
+    this.done = this.#run()
+    // the caller may never look at `done`: a failure is not an unhandled rejection (onError, catchUp and
+    // `error` report it); awaiting `done` still rejects
+    this.done.catch(() => {})
+  }
+
+  /** Where the subscription is (see {@link SubscriptionState}). */
+  get state(): SubscriptionState {
+    return this.#state
+  }
+
+  /** The last checkpoint this consumer read or committed; null until it holds the name. */
+  get checkpoint(): Checkpoint | null {
+    return this.#checkpoint
+  }
+
+  /** Events this consumer's handler processed and whose checkpoint committed. */
+  get delivered(): number {
+    return this.#delivered
+  }
+
+  /** The error that stopped the subscription, if one did. */
+  get error(): TurnlogError | null {
+    return this.#error
+  }
+
+  /** True when the last poll found nothing to deliver but committed events held back by an open transaction. */
+  get heldBack(): boolean {
+    return this.#heldBack
+  }
+
+  /**
+   * Stops consuming: the current handler call finishes and its checkpoint commits, retries waiting
+   * for their back-off are abandoned (the checkpoint stays before that event), the connection (and so
+   * the name) is released. Resolves when stopped; never rejects.
+   */
+  async stop(): Promise<void> {
+    this.#stopping = true
+    this.#wake(true)
+    await this.done.catch(() => {})
+  }
+
+  /**
+   * Resolves once every event committed before the call has been delivered and checkpointed, with the
+   * checkpoint then. Events held back by an older open transaction are waited for (as long as it stays
+   * open), and so is the name while another consumer holds it. Rejects if the subscription fails (its
+   * error) or stops first (`SUBSCRIPTION_STOPPED`).
+   */
+  catchUp(): Promise<Checkpoint> {
+    if (this.#error !== null) return Promise.reject(this.#error)
+    if (this.#state === 'stopped') return Promise.reject(this.#stoppedError('catchUp'))
+    return new Promise<Checkpoint>((resolve, reject) => {
+      const waiter: CatchUpWaiter = { afterPoll: this.#polls, target: null, resolve, reject }
+      this.#catchUps.add(waiter)
+      // the last committed event now: reaching it proves the catch-up even under constant writes
+      void sql<{ tx_id: string; global_position: string | number }>`
+        select e.tx_id::text as tx_id, e.global_position from turnlog.events e
+         order by e.tx_id desc, e.global_position desc limit 1`
+        .execute(this.#host.db)
+        .then(({ rows }) => {
+          const row = rows[0]
+          waiter.target = row === undefined ? START_CHECKPOINT : checkpointFromRow(row.tx_id, row.global_position)
+          this.#settleCatchUps(false)
+        })
+        .catch(() => {}) // the poll-based proof still works
+    })
+  }
+
+  /** Measures how far behind the subscription is (see {@link SubscriptionLag}). */
+  async lag(): Promise<SubscriptionLag> {
+    try {
+      let checkpoint = this.#checkpoint
+      if (checkpoint === null) {
+        const { rows } = await sql<{ tx_id: string; global_position: string | number }>`
+          select tx_id::text as tx_id, global_position from turnlog.subscriptions where name = ${this.name}`.execute(this.#host.db)
+        const row = rows[0]
+        checkpoint = row === undefined ? START_CHECKPOINT : checkpointFromRow(row.tx_id, row.global_position)
+      }
+      const after = sql`(e.tx_id, e.global_position) > (${checkpoint.txId}::xid8, ${checkpoint.globalPosition}::bigint)`
+      const { rows } = await sql<{ visible: string | number; held_back: string | number; next_age_ms: string | number | null }>`
+        select
+          (select count(*) from (select 1 from turnlog.events e
+             where ${after} and e.tx_id < pg_snapshot_xmin(pg_current_snapshot()) limit ${LAG_COUNT_CAP}) v) as visible,
+          (select count(*) from (select 1 from turnlog.events e
+             where ${after} and e.tx_id >= pg_snapshot_xmin(pg_current_snapshot()) limit ${LAG_COUNT_CAP}) h) as held_back,
+          (select extract(epoch from (clock_timestamp() - e.recorded_at)) * 1000 from turnlog.events e
+             where ${after} order by e.tx_id, e.global_position limit 1) as next_age_ms`.execute(this.#host.db)
+      const row = rows[0]
+      const visible = Number(row?.visible ?? 0)
+      const heldBack = Number(row?.held_back ?? 0)
+      return {
+        checkpoint,
+        visible,
+        heldBack,
+        capped: visible >= LAG_COUNT_CAP || heldBack >= LAG_COUNT_CAP,
+        nextEventAgeMs: row?.next_age_ms === null || row?.next_age_ms === undefined ? null : Math.max(0, Math.round(Number(row.next_age_ms))),
+      }
+    } catch (error) {
+      throw mapDatabaseError(error)
+    }
+  }
+
+  // --- the consumer loop -------------------------------------------------------------------------
+
+  async #run(): Promise<void> {
+    let reconnects = 0
+    try {
+      while (!this.#stopping) {
+        let session: ConsumerSession | null = null
+        try {
+          this.#setState(reconnects === 0 ? 'starting' : 'reconnecting')
+          session = await this.#open()
+          if (!(await this.#acquire(session))) break
+          await session.listen(() => this.#wake(false))
+          await this.#load(session)
+          this.#setState('running')
+          reconnects = 0
+          await this.#consume(session)
+        } catch (error) {
+          const e = mapDatabaseError(error)
+          if (!this.#settings.reconnect || e.code !== 'DB_TRANSIENT' || this.#stopping) throw e
+          // the connection broke (and with it the lock): reconnect, wait for the lock, re-read the checkpoint
+          reconnects++
+          this.#setState('reconnecting')
+          await session?.close()
+          session = null
+          await this.#sleep(this.#settings.reconnectDelay(reconnects), false)
+        } finally {
+          await session?.close()
+        }
+      }
+      this.#finish(null)
+    } catch (error) {
+      const e = mapDatabaseError(error)
+      this.#finish(e)
+      throw e
+    }
+  }
+
+  async #open(): Promise<ConsumerSession> {
+    const { name } = this.#settings
+    if (this.#host.flavor === 'pglite') {
+      // one connection, one process: the store's own Kysely, an in-process claim, polling only
+      const owner = this.#host.db
+      let claimed = false
+      return {
+        db: owner,
+        tryLock: async () => (claimed ||= claimInProcess(owner, name)),
+        listen: async () => {},
+        close: async () => {
+          if (claimed) releaseInProcess(owner, name)
+          claimed = false
+        },
+      }
+    }
+    const factory = this.#host.dedicatedConnection
+    if (factory === undefined) {
+      throw new TurnlogError(
+        'INVALID_INPUT',
+        'this store has no connection settings for a subscription (opened with { kysely }): pass { connectionString } in the subscribe options',
+      )
+    }
+    let connection
+    try {
+      connection = await factory()
+    } catch (error) {
+      throw mapDatabaseError(error)
+    }
+    const { client } = connection
+    const db = kyselyOnClient(client)
+    let onNotification: ((message: { channel: string }) => void) | null = null
+    const onError = (): void => this.#wake(false) // the next statement reports the broken connection
+    client.on('error', onError)
+    try {
+      // visible in pg_stat_activity
+      await sql`select set_config('application_name', ${`turnlog subscription ${name}`.slice(0, 63)}, false)`.execute(db)
+    } catch (error) {
+      client.removeListener('error', onError)
+      await connection.close()
+      throw error
+    }
+    return {
+      db,
+      tryLock: () => tryLockSubscription(db, name),
+      listen: async (onNotify) => {
+        if (!this.#settings.listen) return
+        onNotification = (message) => {
+          if (message.channel === EVENTS_CHANNEL) onNotify()
+        }
+        client.on('notification', onNotification)
+        await sql.raw(`listen ${EVENTS_CHANNEL}`).execute(db)
+      },
+      close: async () => {
+        if (onNotification !== null) client.removeListener('notification', onNotification)
+        client.removeListener('error', onError)
+        await connection.close()
+      },
+    }
+  }
+
+  /** Takes the name; false when stopped while waiting. */
+  async #acquire(session: ConsumerSession): Promise<boolean> {
+    for (;;) {
+      if (this.#stopping) return false
+      if (await session.tryLock()) return true
+      if (!this.#settings.waitForLock) {
+        throw new TurnlogError('SUBSCRIPTION_LOCKED', `subscription "${this.name}" is consumed elsewhere`, { details: { name: this.name } })
+      }
+      this.#setState('waiting')
+      await this.#sleep(this.#settings.lockRetryMs, false)
+    }
+  }
+
+  /** Creates the checkpoint row if new, reads it, and refuses transaction ids from another cluster. */
+  async #load(session: ConsumerSession): Promise<void> {
+    const { name, from } = this.#settings
+    const start =
+      from === 'now'
+        ? sql`pg_snapshot_xmin(pg_current_snapshot()), 0`
+        : from === 'start'
+          ? sql`'0'::xid8, 0`
+          : sql`${from.txId}::xid8, ${from.globalPosition}::bigint`
+    await sql`insert into turnlog.subscriptions (name, tx_id, global_position)
+              select ${name}, ${start} on conflict (name) do nothing`.execute(session.db)
+    const { rows } = await sql<{ tx_id: string; global_position: string | number; next_tx: string; max_tx: string | null }>`
+      select s.tx_id::text as tx_id, s.global_position, pg_snapshot_xmax(pg_current_snapshot())::text as next_tx,
+             (select max(e.tx_id) from turnlog.events e)::text as max_tx
+        from turnlog.subscriptions s where s.name = ${name}`.execute(session.db)
+    const row = rows[0]
+    if (row === undefined) throw new TurnlogError('SUBSCRIPTION_NOT_FOUND', `subscription "${name}" vanished while starting`, { details: { name } })
+    const next = BigInt(row.next_tx)
+    if ((row.max_tx !== null && BigInt(row.max_tx) >= next) || BigInt(row.tx_id) > next) {
+      throw new TurnlogError(
+        'SUBSCRIPTION_REBASE_REQUIRED',
+        `the log or the checkpoint of "${name}" holds transaction ids this cluster has not reached (restored from another cluster?): run rebaseAfterRestore first`,
+        { details: { name, maxTxId: row.max_tx, checkpointTxId: row.tx_id, nextTxId: row.next_tx } },
+      )
+    }
+    this.#checkpoint = checkpointFromRow(row.tx_id, row.global_position)
+  }
+
+  async #consume(session: ConsumerSession): Promise<void> {
+    const { batchSize, filter, heldBackPollIntervalMs, pollIntervalMs } = this.#settings
+    while (!this.#stopping) {
+      this.#wakePending = false
+      this.#polls++
+      const poll = this.#polls
+      const page = await readCommittedEvents(session.db, this.#current(), { limit: batchSize, filter })
+      if (page.scanned > 0 && page.last !== null) {
+        this.#heldBack = false
+        await this.#deliver(session, page.events, page.last)
+        this.#settleCatchUps(false)
+        continue
+      }
+      // Nothing visible. Committed events may still exist past the checkpoint: held back by an older
+      // open transaction (anywhere in the cluster), which may end without a notification (a rollback,
+      // a write to another table or database): look again soon. Or the holder ended, or a commit
+      // landed, since the page's snapshot (its notification may already have been consumed): read now.
+      const probe = await probeUndelivered(session.db, this.#current())
+      this.#heldBack = probe.heldBack && !probe.visible
+      if (probe.visible) continue
+      // nothing committed is left past the checkpoint: every catch-up called before this poll is done
+      if (!probe.heldBack) this.#settleCatchUps(true, poll)
+      await this.#sleep(probe.heldBack ? heldBackPollIntervalMs : pollIntervalMs, true)
+    }
+  }
+
+  #current(): Checkpoint {
+    if (this.#checkpoint === null) throw new Error('turnlog: subscription checkpoint not loaded')
+    return this.#checkpoint
+  }
+
+  /**
+   * Hands a page's matching events to the handler in order, with retries; commits the checkpoint after
+   * each run of successes (up to `last`, the page's last scanned row, once all succeeded).
+   */
+  async #deliver(session: ConsumerSession, events: readonly SubscribedEvent[], last: Checkpoint): Promise<void> {
+    if (events.length === 0) {
+      // the filter skipped the whole page: move past it
+      await this.#commitDirect(session.db, last, 0)
+      return
+    }
+    const { maxAttempts, transactional } = this.#settings
+    let pos = 0
+    let failedAt = -1
+    let attempts = 0
+    while (pos < events.length) {
+      if (this.#stopping) return
+      if (failedAt === pos) {
+        await this.#sleep(this.#settings.backoff(attempts), false)
+        if (this.#stopping) return
+      }
+      // after a failure at a later index (transactional: rolled back), first commit the events before it
+      const end = failedAt > pos ? failedAt : failedAt === pos ? pos + 1 : events.length
+      const attempt = failedAt === pos ? attempts + 1 : 1
+      const result = transactional
+        ? await this.#chunkInTransaction(session, events, pos, end, end === events.length ? last : null, attempt)
+        : await this.#chunkDirect(session, events, pos, end, end === events.length ? last : null, attempt)
+      pos += result.done
+      if (result.failedAt !== undefined) {
+        if (result.failedAt !== failedAt) {
+          failedAt = result.failedAt
+          attempts = 0
+        }
+        attempts++
+        if (attempts >= maxAttempts) await this.#fail(session, events, failedAt, attempts, result.error)
+      } else if (pos > failedAt) {
+        failedAt = -1
+        attempts = 0
+      }
+    }
+  }
+
+  async #chunkDirect(
+    session: ConsumerSession,
+    events: readonly SubscribedEvent[],
+    pos: number,
+    end: number,
+    last: Checkpoint | null,
+    attempt: number,
+  ): Promise<ChunkResult> {
+    let i = pos
+    let failure: { error: unknown } | null = null
+    for (; i < end; i++) {
+      if (this.#stopping && i > pos) break
+      const event = events[i] as SubscribedEvent
+      try {
+        await this.#handler(event, { subscription: this.name, attempt: i === pos ? attempt : 1, transaction: undefined })
+      } catch (error) {
+        failure = { error }
+        break
+      }
+    }
+    const done = i - pos
+    if (done > 0) {
+      const to = i === end && last !== null ? last : keyOf(events[i - 1] as SubscribedEvent)
+      await this.#commitDirect(session.db, to, done)
+    }
+    return failure === null ? { done } : { done, failedAt: i, error: failure.error }
+  }
+
+  async #chunkInTransaction(
+    session: ConsumerSession,
+    events: readonly SubscribedEvent[],
+    pos: number,
+    end: number,
+    last: Checkpoint | null,
+    attempt: number,
+  ): Promise<ChunkResult> {
+    let outcome: { done: number; to: Checkpoint }
+    try {
+      outcome = await session.db.transaction().execute(async (trx) => {
+        let i = pos
+        for (; i < end; i++) {
+          if (this.#stopping && i > pos) break
+          const event = events[i] as SubscribedEvent
+          try {
+            await this.#handler(event, { subscription: this.name, attempt: i === pos ? attempt : 1, transaction: trx })
+          } catch (error) {
+            throw new HandlerFailure(i, error)
+          }
+        }
+        const to = i === end && last !== null ? last : keyOf(events[i - 1] as SubscribedEvent)
+        await this.#compareAndSet(trx, to, i - pos)
+        return { done: i - pos, to }
+      })
+    } catch (error) {
+      if (error instanceof HandlerFailure) return { done: 0, failedAt: error.index, error: error.cause }
+      throw error
+    }
+    this.#checkpoint = outcome.to
+    this.#delivered += outcome.done
+    return { done: outcome.done }
+  }
+
+  async #commitDirect(db: Kysely<unknown>, to: Checkpoint, delivered: number): Promise<void> {
+    await this.#compareAndSet(db, to, delivered)
+    this.#checkpoint = to
+    this.#delivered += delivered
+  }
+
+  /** Moves the stored checkpoint from the one this consumer holds to `to`, or throws `SUBSCRIPTION_CONFLICT`. */
+  async #compareAndSet(db: Kysely<unknown>, to: Checkpoint, delivered: number): Promise<void> {
+    const from = this.#current()
+    const result = await sql`
+      update turnlog.subscriptions
+         set tx_id = ${to.txId}::xid8, global_position = ${to.globalPosition}::bigint, delivered = delivered + ${delivered},
+             updated_at = now(), last_error = null
+       where name = ${this.name} and tx_id = ${from.txId}::xid8 and global_position = ${from.globalPosition}::bigint`.execute(db)
+    if (result.numAffectedRows !== 1n) {
+      throw new TurnlogError(
+        'SUBSCRIPTION_CONFLICT',
+        `the checkpoint of subscription "${this.name}" was moved by someone else; this consumer stopped without writing`,
+        { details: { name: this.name, expected: from, attempted: to } },
+      )
+    }
+  }
+
+  /** Records the failure on the checkpoint row (best effort) and throws `SUBSCRIPTION_FAILED`. */
+  async #fail(session: ConsumerSession, events: readonly SubscribedEvent[], index: number, attempts: number, cause: unknown): Promise<never> {
+    const event = events[index] as SubscribedEvent
+    const failedEvent = {
+      txId: event.txId,
+      globalPosition: event.globalPosition,
+      sessionId: event.sessionId,
+      seq: event.seq,
+      eventId: event.eventId,
+      type: event.type,
+    }
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    const error = new TurnlogError(
+      'SUBSCRIPTION_FAILED',
+      `subscription "${this.name}": the handler failed ${attempts} times on ${event.type} ${event.sessionId}#${event.seq} ` +
+        `(tx ${event.txId}, position ${event.globalPosition}): ${reason}; stopped with the checkpoint before it`,
+      { details: { name: this.name, attempts, failedEvent, checkpoint: this.#checkpoint }, cause },
+    )
+    await sql`update turnlog.subscriptions set last_error = ${JSON.stringify({ ...error.toJSON(), at: new Date().toISOString() })}::json,
+                     updated_at = now() where name = ${this.name}`
+      .execute(session.db)
+      .catch(() => {})
+    throw error
+  }
+
+  // --- plumbing --------------------------------------------------------------------------------------
+
+  #setState(state: SubscriptionState): void {
+    if (this.#state === state) return
+    this.#state = state
+    try {
+      this.#settings.onStateChange?.(state, this)
+    } catch {
+      // a listener's bug must not stop the consumer
+    }
+  }
+
+  #finish(error: TurnlogError | null): void {
+    this.#error = error
+    this.#setState(error === null ? 'stopped' : 'failed')
+    const reason = error ?? this.#stoppedError('catchUp')
+    for (const waiter of this.#catchUps) waiter.reject(reason)
+    this.#catchUps.clear()
+    if (error !== null) {
+      try {
+        this.#settings.onError?.(error)
+      } catch {
+        // ignore
+      }
+    }
+  }
+
+  #stoppedError(what: string): TurnlogError {
+    return new TurnlogError('SUBSCRIPTION_STOPPED', `subscription "${this.name}" was stopped before ${what} finished`, {
+      details: { name: this.name, checkpoint: this.#checkpoint },
+    })
+  }
+
+  /** Resolves catch-ups whose target is reached, or that a later poll proved (nothing committed left). */
+  #settleCatchUps(emptyPoll: boolean, poll = 0): void {
+    const checkpoint = this.#checkpoint
+    if (checkpoint === null || this.#state !== 'running') return
+    for (const waiter of this.#catchUps) {
+      const reached = waiter.target !== null && compareCheckpoints(checkpoint, waiter.target) >= 0
+      if (reached || (emptyPoll && poll > waiter.afterPoll)) {
+        this.#catchUps.delete(waiter)
+        waiter.resolve(checkpoint)
+      }
+    }
+  }
+
+  #sleep(ms: number, wakeOnNotify: boolean): Promise<void> {
+    if (this.#stopping || (wakeOnNotify && this.#wakePending)) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const sleeper: Sleeper = {
+        wakeOnNotify,
+        done: () => {
+          clearTimeout(timer)
+          this.#sleepers.delete(sleeper)
+          resolve()
+        },
+      }
+      const timer = setTimeout(sleeper.done, ms)
+      this.#sleepers.add(sleeper)
+    })
+  }
+
+  #wake(stop: boolean): void {
+    if (!stop) this.#wakePending = true
+    for (const sleeper of [...this.#sleepers]) if (stop || sleeper.wakeOnNotify) sleeper.done()
+  }
+}

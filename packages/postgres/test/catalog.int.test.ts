@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { sql } from 'kysely'
+
+let db: TestDatabase
+let store: PostgresStore
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
+})
+
+afterAll(async () => {
+  await store.close()
+  await db.drop()
+})
+
+/** kysely's own bookkeeping tables, which are not turnlog data. */
+const MIGRATION_TABLES = ['schema_migrations', 'schema_migrations_lock']
+
+describe('schema catalog (Postgres)', () => {
+  it('every primary and unique key of every turnlog table includes session_id (tenant-/session-local keys, shardable by session)', async () => {
+    // given: the migrated schema
+
+    // when: every unique index (primary keys and unique constraints are backed by one), from pg_catalog
+    const { rows: indexes } = await sql<{ table_name: string; index_name: string; is_primary: boolean; columns: string[] | string; definition: string }>`
+      select t.relname as table_name, i.relname as index_name, x.indisprimary as is_primary,
+             array(select a.attname::text from unnest(x.indkey) with ordinality k(attnum, ord)
+                     left join pg_attribute a on a.attrelid = t.oid and a.attnum = k.attnum
+                    order by k.ord) as columns,
+             pg_get_indexdef(x.indexrelid) as definition
+        from pg_index x
+        join pg_class t on t.oid = x.indrelid
+        join pg_class i on i.oid = x.indexrelid
+        join pg_namespace n on n.oid = t.relnamespace
+       where n.nspname = 'turnlog' and x.indisunique
+         and t.relname not in (${sql.join(MIGRATION_TABLES)})
+       order by 1, 2`.execute(store.db)
+    // and every primary/unique constraint with its columns, from information_schema
+    const { rows: constraints } = await sql<{ table_name: string; constraint_name: string; constraint_type: string; columns: string[] | string }>`
+      select tc.table_name::text, tc.constraint_name::text, tc.constraint_type::text,
+             array(select k.column_name::text from information_schema.key_column_usage k
+                    where k.constraint_schema = tc.constraint_schema and k.constraint_name = tc.constraint_name
+                      and k.table_name = tc.table_name order by k.ordinal_position) as columns
+        from information_schema.table_constraints tc
+       where tc.table_schema = 'turnlog' and tc.constraint_type in ('PRIMARY KEY', 'UNIQUE')
+         and tc.table_name not in (${sql.join(MIGRATION_TABLES)})
+       order by 1, 2`.execute(store.db)
+    const { rows: tables } = await sql<{ table_name: string }>`
+      select c.relname as table_name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+       where n.nspname = 'turnlog' and c.relkind in ('r', 'p') and c.relname not in (${sql.join(MIGRATION_TABLES)})
+       order by 1`.execute(store.db)
+
+    // then
+    const list = (v: string[] | string): string[] => (Array.isArray(v) ? v : v.replace(/^\{|\}$/g, '').split(','))
+    const tableNames = tables.map((t) => t.table_name)
+    expect(tableNames).toEqual(expect.arrayContaining(['conflicts', 'events', 'live_messages', 'sessions']))
+    const withoutSession = [
+      ...indexes.filter((i) => !list(i.columns).includes('session_id')).map((i) => `${i.table_name}: ${i.definition}`),
+      ...constraints.filter((c) => !list(c.columns).includes('session_id')).map((c) => `${c.table_name}.${c.constraint_name} (${c.constraint_type})`),
+    ]
+    expect(withoutSession).toEqual([])
+    // every table has a primary key, and the two catalogs agree on the constraints
+    expect(tableNames.filter((t) => !indexes.some((i) => i.table_name === t && i.is_primary))).toEqual([])
+    expect(constraints.length).toBeGreaterThanOrEqual(tableNames.length)
+    for (const c of constraints) expect(indexes.map((i) => i.index_name)).toContain(c.constraint_name)
+  })
+})

@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, it } from '@jest/globals'
+import fc from 'fast-check'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { historyArb, newStats, runHistory } from './support/projection-harness.js'
+
+// Sized for CI (2 cores): NUM_RUNS property runs of up to PARALLEL histories each, run concurrently on
+// separate sessions of one database.
+const NUM_RUNS = Number(process.env['TURNLOG_PROP_RUNS'] ?? 300)
+const PARALLEL = 6
+
+let db: TestDatabase
+const stores: PostgresStore[] = []
+const stats = newStats()
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  // two stores (two pools, two flush caches) over one database: "two processes" writing the same sessions
+  for (let i = 0; i < 2; i++) stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 6 } }))
+})
+
+afterAll(async () => {
+  for (const s of stores) await s.close()
+  await db.drop()
+  console.log(`projection.prop (Postgres): ${JSON.stringify(stats)}`)
+})
+
+describe('projection properties (Postgres)', () => {
+  it('random histories: every call matches the model; load = rebuild (no drift) = fold(events) = model; load({ at }) = model at every version', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(historyArb, { minLength: 1, maxLength: PARALLEL }), async (histories) => {
+        await Promise.all(histories.map((h) => runHistory(stores, h, stats)))
+      }),
+      { numRuns: NUM_RUNS },
+    )
+  }, 600_000)
+})
