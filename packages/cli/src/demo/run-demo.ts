@@ -312,7 +312,7 @@ export async function runDemo(ctx: CommandContext): Promise<ExitCode> {
     step('rewind', `drop the failed attempt: the nudge (never stored) and the unanswered call ${ids(rewound.retracted)} retracted (kept in the log, out of the live list)`, rewound.version)
 
     // the retry runs in a worker process that is killed with SIGKILL while the tool runs
-    const a2 = rt.label(assistant({ content: '', tool_calls: [call('call_tests_2', 'run_tests', { timeout_s: 120 })], finish_reason: 'tool_calls' }), "the retry's tool call (written by the killed worker)")
+    const a2 = rt.label(assistant({ content: '', tool_calls: [call('call_tests_2', 'run_tests', { timeout_s: 120 })], finish_reason: 'tool_calls' }), "the retry's tool call (flushed just before the kill)")
     const t3 = rt.label(toolResult('call_tests_2', { ok: true, passed: 12, failed: 0, output: '12 passing (1.3 s)' }), "the retry's tool result")
     const a2reply = rt.label(assistant({ content: 'All 12 tests pass.', finish_reason: 'stop' }), "the retry's reply")
     const turn = [...rt.live, a2, t3, a2reply]
@@ -389,7 +389,8 @@ export async function runDemo(ctx: CommandContext): Promise<ExitCode> {
     const F = await store.fork(S, { at: a3.id, metadata: { demo: true, title: 'what if: 2.0.0' } })
     const u5 = user('Actually, make it 2.0.0 instead.')
     const forkAppend = await store.append(F, [u5])
-    step('fork', `session ${F} continues from ${shortId(a3.id)} (same ids, no copies of content to drift) + user ${shortId(u5.id)}`, forkAppend.version)
+    const inherited = rt.live.indexOf(a3) + 1
+    step('fork', `new session ${F} continues from ${shortId(a3.id)}: inherits ${inherited} messages with their ids, then its own user ${shortId(u5.id)} (the fork is at v${forkAppend.version})`, null)
 
     // replay and audit
     const loaded = await store.load(S)

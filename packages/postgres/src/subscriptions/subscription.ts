@@ -145,6 +145,8 @@ export class Subscription {
   #error: TurnlogError | null = null
   #stopping = false
   #wakePending = false
+  /** When the listening lease was last renewed (ms since epoch); 0 when not listening. */
+  #leaseRenewedAt = 0
   #polls = 0
   #heldBack = false
   readonly #sleepers = new Set<Sleeper>()
@@ -414,6 +416,8 @@ export class Subscription {
       // open transaction (anywhere in the cluster), which may end without a notification (a rollback,
       // a write to another table or database): look again soon. Or the holder ended, or a commit
       // landed, since the page's snapshot (its notification may already have been consumed): read now.
+      // renew before the probe: a commit after the renewal notifies, one before it is seen by the probe
+      await this.#renewLease(session)
       const probe = await probeUndelivered(session.db, this.#current())
       this.#heldBack = probe.heldBack && !probe.visible
       if (probe.visible) continue
@@ -421,6 +425,20 @@ export class Subscription {
       if (!probe.heldBack) this.#settleCatchUps(true, poll)
       await this.#sleep(probe.heldBack ? heldBackPollIntervalMs : pollIntervalMs, true)
     }
+  }
+
+  /**
+   * Writers notify only while some consumer holds a live listening lease (see migration 0002), so an
+   * idle consumer that relies on notifications renews it before it sleeps: the lease lasts three poll
+   * intervals (at least 10 s) and is renewed once a third of it has passed.
+   */
+  async #renewLease(session: ConsumerSession): Promise<void> {
+    if (!this.#settings.listen || this.#host.flavor === 'pglite') return
+    const leaseMs = Math.max(10_000, 3 * this.#settings.pollIntervalMs)
+    if (Date.now() - this.#leaseRenewedAt < leaseMs / 3) return
+    await sql`update turnlog.subscriptions set listening_until = now() + make_interval(secs => ${leaseMs / 1000})
+               where name = ${this.#settings.name}`.execute(session.db)
+    this.#leaseRenewedAt = Date.now()
   }
 
   #current(): Checkpoint {

@@ -192,6 +192,30 @@ export function describeOperationsContract(ctx: ContractContext): void {
       expect(await liveIds(store, sid)).toEqual([summary.id, c.id])
     })
 
+    it('retrying a committed compaction is a no-op even after its summary was revised', async () => {
+      // given: the compaction committed but its acknowledgement was lost; meanwhile the summary was revised
+      const store = ctx.store()
+      const sid = await store.createSession()
+      const [a, b] = [user('a'), assistant('b')]
+      await store.append(sid, [a, b])
+      const s1 = user('[CONTEXT COMPACTION] part 1')
+      const s2 = assistant('[CONTEXT COMPACTION] part 2')
+      await store.compact(sid, { covered: [a.id], summary: [s1, s2] })
+      await store.revise(sid, s1.id, { role: 'user', content: '[CONTEXT COMPACTION] part 1, corrected' })
+      await store.revise(sid, s2.id, { role: 'assistant', content: '[CONTEXT COMPACTION] part 2, corrected' })
+
+      // when
+      const retry = await store.compact(sid, { covered: [a.id], summary: [s1, s2] })
+
+      // then
+      expect(retry).toEqual({ version: 6, summary: [s1.id, s2.id] })
+      expect((await store.load(sid)).messages.map((m) => m.payload.content)).toEqual([
+        '[CONTEXT COMPACTION] part 1, corrected',
+        '[CONTEXT COMPACTION] part 2, corrected',
+        'b',
+      ])
+    })
+
     it('refuses an ephemeral summary, an empty cover and a stale expectedVersion', async () => {
       // given
       const store = ctx.store()
