@@ -120,6 +120,8 @@ function hintFor(error: unknown, code: string, db: DatabaseContext | undefined):
       return 'The database role lacks a privilege: grant it access to the `turnlog` schema, or connect as the owner.'
     case 'CORRUPT_LOG':
       return 'Run `turnlog audit --all` to see what is wrong, and `turnlog rebuild --verify` to check the projections.'
+    case 'SUBSCRIPTION_LOCKED':
+      return 'Another consumer holds this subscription name: stop it first, or pick another --name (or none, for an ephemeral subscription).'
     case 'VERSION_CONFLICT':
       return 'Another writer changed the session meanwhile: run the command again.'
     case 'DB_ERROR':

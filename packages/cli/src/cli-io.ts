@@ -1,3 +1,6 @@
+/** Why a long-running command (`turnlog tail`) is asked to stop. */
+export type InterruptReason = 'SIGINT' | 'SIGTERM' | 'stdout-closed'
+
 /**
  * Everything the CLI touches in its process: output streams, the environment and the working
  * directory. Commands take a {@link CliIo} instead of reaching for `process`, so the whole CLI can run
@@ -14,6 +17,13 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>
   /** The working directory relative paths and the default `./.turnlog/` data dir resolve against. */
   readonly cwd: string
+  /**
+   * Registers `listener` for requests to stop a long-running command (`turnlog tail`): SIGINT, SIGTERM,
+   * or standard output closed by its reader (`turnlog tail | head`). Returns a function that removes it.
+   * Absent when the CLI runs in-process without such requests: such a command then ends only by itself
+   * (`--limit`) or on an error.
+   */
+  readonly onInterrupt?: (listener: (reason: InterruptReason) => void) => () => void
 }
 
 /**
@@ -22,9 +32,11 @@ export interface CliIo {
  */
 export function processIo(): CliIo {
   const closed = { out: false, err: false }
+  const outClosedListeners = new Set<() => void>()
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error
     closed.out = true
+    for (const listener of [...outClosedListeners]) listener()
   })
   process.stderr.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error
@@ -40,5 +52,20 @@ export function processIo(): CliIo {
     progressStream: process.stderr.isTTY === true ? process.stderr : undefined,
     env: process.env,
     cwd: process.cwd(),
+    onInterrupt: (listener) => {
+      // `once` for the signals: a second Ctrl-C while the command shuts down gets Node's default (exit)
+      const onSigint = (): void => listener('SIGINT')
+      const onSigterm = (): void => listener('SIGTERM')
+      const onClosed = (): void => listener('stdout-closed')
+      process.once('SIGINT', onSigint)
+      process.once('SIGTERM', onSigterm)
+      outClosedListeners.add(onClosed)
+      if (closed.out) queueMicrotask(onClosed)
+      return () => {
+        process.removeListener('SIGINT', onSigint)
+        process.removeListener('SIGTERM', onSigterm)
+        outClosedListeners.delete(onClosed)
+      }
+    },
   }
 }

@@ -1,4 +1,5 @@
 import type { Severity } from '@turnlog/audit'
+import type { EventType } from '@turnlog/core'
 
 /**
  * The choices of the CLI's enumerated options, kept in this light module so that building the command
@@ -23,3 +24,32 @@ export const IMPORT_FORMATS = ['turnlog', 'openai-jsonl', 'hermes'] as const
 
 /** An import format. */
 export type ImportFormat = (typeof IMPORT_FORMATS)[number]
+
+/** Where a new `turnlog tail` subscription starts. */
+export const TAIL_STARTS = ['start', 'now'] as const
+
+/** A `turnlog tail --from` value. */
+export type TailStart = (typeof TAIL_STARTS)[number]
+
+/** The event types `turnlog tail --types` takes, for its help (the library's `EVENT_TYPES`). */
+export const EVENT_TYPE_NAMES = [
+  'message_appended',
+  'message_revised',
+  'message_finalized',
+  'messages_retracted',
+  'messages_compacted',
+  'session_forked',
+  'message_redacted',
+] as const satisfies readonly EventType[]
+
+// compile-time check that no event type of the library is missing here
+const everyEventType: Record<EventType, true> = {
+  message_appended: true,
+  message_revised: true,
+  message_finalized: true,
+  messages_retracted: true,
+  messages_compacted: true,
+  session_forked: true,
+  message_redacted: true,
+}
+void everyEventType

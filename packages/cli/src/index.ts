@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { runCli } from './run-cli.js'
-export { processIo, type CliIo } from './cli-io.js'
+export { processIo, type CliIo, type InterruptReason } from './cli-io.js'
 export { EXIT_CODES, type ExitCode } from './exit-codes.js'
 export { CLI_ERROR_CODES, CliError, describeError, type CliErrorCode, type DatabaseContext, type ErrorReport } from './cli-error.js'
 export { DATABASE_URL_ENV, DEFAULT_DATA_DIR, redactUrl, resolveDatabase, type DatabaseOptions, type DatabaseTarget } from './resolve-database.js'

@@ -2,11 +2,16 @@ import { createRequire } from 'node:module'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { describeError } from './cli-error.js'
 import type { CliIo } from './cli-io.js'
-import { AUDIT_SEVERITIES, IMPORT_FORMATS, REPLAY_VIEWS, type ImportFormat, type ReplayView } from './command-choices.js'
+import { AUDIT_SEVERITIES, EVENT_TYPE_NAMES, IMPORT_FORMATS, REPLAY_VIEWS, TAIL_STARTS, type ImportFormat, type ReplayView, type TailStart } from './command-choices.js'
 import { CommandContext, type GlobalOptions } from './command-context.js'
 import { EXIT_CODES, type ExitCode } from './exit-codes.js'
 
 const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version
+
+/** Parses a comma-separated list; repeating the option adds to it (`--types a,b --types c`). */
+function commaList(value: string, previous: readonly string[] | undefined): string[] {
+  return [...(previous ?? []), ...value.split(',').map((v) => v.trim()).filter((v) => v !== '')]
+}
 
 function integer(min: number, max: number) {
   return (value: string): number => {
@@ -39,8 +44,9 @@ Examples:
   $ turnlog audit --all --fail-on warning          # in CI: exit 1 on any warning
   $ turnlog --database-url postgresql://localhost/app migrate
   $ turnlog inspect 0190c5e2-… --html session.html
+  $ turnlog tail --session 0190c5e2-…              # follow a session live
 
-Every command takes --json (one JSON document on stdout, nothing else there).
+Every command takes --json (one JSON document on stdout, nothing else there; tail: one per event).
 Docs: docs/cli.md`
 
 /**
@@ -199,8 +205,41 @@ Examples:
     .addHelpText('after', '\nExamples:\n  $ turnlog inspect 0190c5e2-… --html session.html && xdg-open session.html')
     .action(async (session: string, opts: { html: string }, command: Command) => setExit(await (await import('./commands/run-inspect.js')).runInspect(context(command), session, opts)))
 
-  // `turnlog tail <session>` (follow a session live) comes with store subscriptions; it will be added
-  // here as one more command, in the same shape: options, examples, an exit code from its runner.
+  program
+    .command('tail')
+    .description('print events as they commit, in commit order, until Ctrl-C (or --limit events); --json streams JSONL')
+    .option('--session <id>', "only this session's events")
+    .addOption(new Option('--from <where>', 'where a new subscription starts: the whole log, or what commits from now on').choices(TAIL_STARTS).default('now'))
+    .addOption(new Option('--types <types>', 'only these event types, comma-separated').argParser(commaList))
+    .option('--name <subscription>', 'a durable subscription: its checkpoint is kept and the next tail with this name resumes after it')
+    .addOption(new Option('--limit <n>', 'stop (exit 0) after n events').argParser(integer(1, Number.MAX_SAFE_INTEGER)))
+    .addHelpText(
+      'after',
+      `
+One line per event: session, seq, type, and the message's id, role and a preview (or what the event
+did). Under --json one event object per line (JSONL): the one command that streams, not one document.
+Stops with exit 0 on Ctrl-C (SIGINT), SIGTERM, when the reader of stdout goes away, or after --limit.
+
+Without --name it reads through an ephemeral subscription, turnlog-tail-<random>, whose checkpoint
+row it deletes when it stops (a killed tail leaves the row: harmless, nothing waits for it). With
+--name the checkpoint is durable: the next tail with that name resumes after the last event printed
+(--from applies only to a new name). Needs write access to turnlog.subscriptions (turnlog_writer).
+
+Embedded database (PGlite): tail polls within its own process, and holds the data directory while it
+runs, so no other process can write meanwhile: there it is mostly useful to replay the log,
+e.g. --from start --limit 100.
+
+Event types: ${EVENT_TYPE_NAMES.join(', ')}
+
+Examples:
+  $ turnlog tail
+  $ turnlog tail --session 0190c5e2-… --types message_appended,message_revised
+  $ turnlog tail --from start --json --limit 100 | jq -c '{seq, type, messageId}'
+  $ turnlog tail --name indexer --from start --json --limit 500 > batch.jsonl   # resumable batches`,
+    )
+    .action(async (opts: { session?: string; from: TailStart; types?: string[]; name?: string; limit?: number }, command: Command) =>
+      setExit(await (await import('./commands/run-tail.js')).runTail(context(command), opts)),
+    )
 
   return program
 }

@@ -1,6 +1,7 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { ChatMessage } from './chat-message.js'
+import { isDeepFrozen } from './json-value.js'
 
 /** A content hash: lower-case hex SHA-256 of the RFC 8785 canonical JSON of a payload. */
 export type ContentHash = string & { readonly __contentHash: true }
@@ -71,13 +72,6 @@ export function contentHash(value: ChatMessage | { readonly payload: ChatMessage
   return hash
 }
 
-/** True when no part of `value` can change any more (a shallow freeze is not enough to memoise). */
-function isDeepFrozen(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return true
-  if (!Object.isFrozen(value)) return false
-  for (const key of Object.keys(value)) if (!isDeepFrozen((value as Record<string, unknown>)[key])) return false
-  return true
-}
 
 /**
  * Records a hash that is already known for a deeply frozen payload (e.g. read from the database next

@@ -9,6 +9,25 @@ export interface JsonLimits {
   readonly maxDepth: number
 }
 
+const deepFrozenRoots = new WeakSet<object>()
+
+/**
+ * Records that `value` is frozen all the way down (it was built by {@link toFrozenJson} or deep-frozen
+ * by a store after reading it), so hashing can memoise it without walking it again.
+ */
+export function markDeepFrozen(value: object): void {
+  deepFrozenRoots.add(value)
+}
+
+/** True when no part of `value` can change any more. O(1) for values recorded by {@link markDeepFrozen}. */
+export function isDeepFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true
+  if (deepFrozenRoots.has(value)) return true
+  if (!Object.isFrozen(value)) return false
+  for (const key of Object.keys(value)) if (!isDeepFrozen((value as Record<string, unknown>)[key])) return false
+  return true
+}
+
 /** Default limits: deep enough for any provider message, shallow enough to refuse a stack bomb. */
 export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 64 }
 
@@ -72,7 +91,9 @@ export function toFrozenJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_L
         return fail(path, `${typeof v} is not a JSON value`)
     }
   }
-  return copy(value, 0)
+  const result = copy(value, 0)
+  if (typeof result === 'object' && result !== null) deepFrozenRoots.add(result)
+  return result
 }
 
 /** Deep-copies a JSON value into fresh, mutable objects (used for wire copies). */

@@ -1,6 +1,6 @@
 import { ChatMessageSchema, type ChatMessage } from './chat-message.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
-import { toFrozenJson } from './json-value.js'
+import { markDeepFrozen, toFrozenJson } from './json-value.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /** `partial`: an assistant reply still streaming; absent means final. */
@@ -168,7 +168,9 @@ export function restoreMessage(parts: {
   externalId?: string | undefined
   status?: MessageStatus | undefined
 }): Message {
-  return build(parts.id, deepFreeze(parts.payload) as ChatMessage, parts.createdAt, parts)
+  const payload = deepFreeze(parts.payload)
+  if (typeof payload === 'object' && payload !== null) markDeepFrozen(payload)
+  return build(parts.id, payload as ChatMessage, parts.createdAt, parts)
 }
 
 function deepFreeze(value: unknown, seen = new Set<object>()): unknown {

@@ -569,12 +569,7 @@ export class PostgresStore implements SessionStore {
         data: { createdAt: string; externalId?: string } | null
         content_hash: string | null
       }>`
-        select s.version, l.message_id::text, l.partial, e.payload, e.data, encode(e.content_hash, 'hex') as content_hash
-          from turnlog.sessions s
-          left join turnlog.live_messages l on l.session_id = s.session_id
-          left join turnlog.events e on e.session_id = l.session_id and e.seq = l.event_seq
-         where s.session_id = ${id}
-         order by l.position`.execute(db)
+        select version, message_id::text, partial, payload, data, content_hash from turnlog.load_live(${id}::uuid)`.execute(db)
       const first = rows[0]
       if (!first) throw new TurnlogError('SESSION_NOT_FOUND', `session ${id} not found`, { details: { sessionId: id } })
       const version = Number(first.version)
@@ -729,7 +724,8 @@ export class PostgresStore implements SessionStore {
         select session_id::text, encode(content_hash, 'hex') as content_hash, type from turnlog.events
          where message_id = ${summary[0]?.id ?? null}::uuid and content_hash is not null`.execute(db)
       if (existing.rows.length > 0) {
-        const own = existing.rows.find((r) => r.session_id === id)
+        // any stored version of it may come first (a revision of the summary, say): look for the original content
+        const own = existing.rows.find((r) => r.session_id === id && r.content_hash === summaryHashes[0]) ?? existing.rows.find((r) => r.session_id === id)
         if (own && own.content_hash === summaryHashes[0]) {
           const placed = await sql<{ n: string | number }>`
             select count(*) as n from turnlog.events
@@ -780,9 +776,6 @@ export class PostgresStore implements SessionStore {
       if (metadata !== undefined) data['metadata'] = metadata
       events.push({ eventId: newEventId(), type: 'messages_compacted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) })
       const next = await this.#write(db, id, version, events)
-      if (this.#init.inTransaction !== true) {
-        summary.forEach((m, i) => this.#known.add(id, m.id, summaryHashes[i] ?? ''))
-      }
       return { version: next, summary: summary.map((m) => m.id) }
     }))
   }
@@ -828,7 +821,6 @@ export class PostgresStore implements SessionStore {
       const next = await this.#write(db, id, version, [
         { eventId: newEventId(), type: 'message_revised', messageId: mid, contentHash: hash, payloadText, dataText: this.#messageData(row.data, partial, revisions) },
       ])
-      if (this.#init.inTransaction !== true) this.#known.add(id, mid, hash)
       return { version: next, revision: revisions, unchanged: false }
     }))
   }
@@ -932,6 +924,21 @@ export class PostgresStore implements SessionStore {
     })
   }
 
+  /**
+   * Recomputes (or, with `verify`, only checks) inline projections, a batch of sessions at a time (at
+   * most 200 sessions and, beyond the first one, 5,000 events), never reading payloads.
+   *
+   * - `verify: true`: one statement per batch reads each session's event metadata and projection rows
+   *   in one snapshot; the TypeScript fold is compared with them. Nothing is locked or written.
+   * - otherwise one transaction per batch: lock the batch's session rows (id order, as a redaction
+   *   does, so they never deadlock), read log and projection (drift is reported against what was
+   *   there), rewrite every session's projection through `turnlog.project_event`, read it back and
+   *   compare it with the fold before committing. A rewrite that still differs throws `CORRUPT_LOG` and
+   *   its batch rolls back. Every session is rewritten (`rewritten` counts them all), drifted or not.
+   *
+   * Memory is bounded by one batch's event metadata (the largest session's, when that alone is larger).
+   * A log the fold cannot read throws `CORRUPT_LOG` naming the session.
+   */
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     this.#assertOpen()
     checkOptions(options, 'rebuild options')
@@ -940,84 +947,184 @@ export class PostgresStore implements SessionStore {
       throw new TurnlogError('INVALID_INPUT', 'rebuild: onProgress must be a function')
     }
     const verify = options.verify === true
-    const ids: SessionId[] = []
+    let single: SessionId | null = null
+    let total = 1
     if (options.sessionId !== undefined) {
-      const id = parseSessionId(options.sessionId)
-      await this.getSession(id)
-      ids.push(id)
-    }
-    let total = ids.length
-    if (options.sessionId === undefined) {
+      single = parseSessionId(options.sessionId)
+      await this.getSession(single)
+    } else {
       const { rows } = await this.#run((db) => sql<{ n: string | number }>`select count(*) as n from turnlog.sessions`.execute(db))
       total = Number(rows[0]?.n ?? 0)
     }
     const drift: ProjectionDrift[] = []
     let rewritten = 0
     let done = 0
-    const visit = async (id: SessionId): Promise<void> => {
-      const found = await this.#driftOf(id)
-      if (found) drift.push(found)
-      if (!verify) {
-        await this.#tx(async (db) => {
-          await this.#lock(db, id)
-          await sql`select turnlog.rebuild_session(${id}::uuid)`.execute(db)
-        })
-        rewritten++
-        const after = await this.#driftOf(id)
-        if (after) {
-          throw new TurnlogError('CORRUPT_LOG', `rebuilt projection of ${id} still differs from the fold of its log: ${after.explanation}`, {
-            details: { sessionId: id },
-          })
-        }
+    let after: SessionId | null = null
+    for (;;) {
+      const page = { single, after }
+      const batch: { ids: SessionId[]; drift: ProjectionDrift[] } = verify ? await this.#verifyBatch(page) : await this.#rebuildBatch(page)
+      if (batch.ids.length === 0) break
+      drift.push(...batch.drift)
+      if (!verify) rewritten += batch.ids.length
+      for (const id of batch.ids) {
+        done++
+        options.onProgress?.({ done, total, sessionId: id })
       }
-      done++
-      options.onProgress?.({ done, total, sessionId: id })
-    }
-    if (options.sessionId !== undefined) {
-      for (const id of ids) await visit(id)
-    } else {
-      let after: string | undefined
-      for (;;) {
-        const page = await this.sessions({ limit: 200, ...(after === undefined ? {} : { after }) })
-        for (const s of page.sessions) await visit(s.sessionId)
-        if (page.next === null) break
-        after = page.next
-      }
+      if (single !== null) break
+      after = batch.ids[batch.ids.length - 1] ?? null
     }
     return { sessions: done, drift, rewritten }
   }
 
+  /** Most sessions in one rebuild batch. */
+  static readonly #REBUILD_SESSIONS = 200
+  /** Events in one rebuild batch before its last session: bounds its memory and how long it holds locks. */
+  static readonly #REBUILD_EVENTS = 5000
   /**
-   * Compares a session's inline projection with the fold of its log, read in one repeatable-read
-   * snapshot so concurrent writers cannot produce false drift.
+   * Stands in for every payload in the rebuild's fold: the live list, each message's current revision
+   * and its partial flag follow from ids, seqs, types and event data only, so rebuild never reads
+   * payloads, by far the bulk of the log.
    */
-  async #driftOf(id: SessionId): Promise<ProjectionDrift | null> {
-    const read = async (db: Kysely<unknown>): Promise<{ events: StoredEvent[]; live: { message_id: string; event_seq: number; partial: boolean }[] }> => {
-      const ev = await sql<EventRow>`select ${EVENT_COLUMNS} from turnlog.events where session_id = ${id} order by seq`.execute(db)
-      const lv = await sql<{ message_id: string; event_seq: string | number; partial: boolean }>`
-        select message_id::text, event_seq, partial from turnlog.live_messages where session_id = ${id} order by position`.execute(db)
-      return { events: ev.rows.map(toEvent), live: lv.rows.map((r) => ({ ...r, event_seq: Number(r.event_seq) })) }
+  static readonly #NO_PAYLOAD: object = Object.freeze({ role: 'user', content: '' })
+
+  /**
+   * A rebuild batch's session ids as a subquery: `single`, or the next sessions after `after` (at most
+   * 200, and those whose predecessors in the batch hold fewer than 5,000 events), or a JSON array's ids.
+   */
+  #rebuildPage(page: { readonly single: SessionId | null; readonly after: SessionId | null } | { readonly idsJson: string }) {
+    if ('idsJson' in page) return sql`select value::uuid from json_array_elements_text(${page.idsJson}::json)`
+    if (page.single !== null) return sql`select ${page.single}::uuid`
+    return sql`
+      select c.session_id from (
+        select s.session_id, sum(s.version) over (order by s.session_id) - s.version as before
+          from (select s.session_id, s.version from turnlog.sessions s
+                 where (${page.after}::uuid is null or s.session_id > ${page.after}::uuid)
+                 order by s.session_id limit ${PostgresStore.#REBUILD_SESSIONS}) s) c
+       where c.before < ${PostgresStore.#REBUILD_EVENTS}`
+  }
+
+  /**
+   * One statement, so one snapshot: each session of the page with its events' metadata in seq order
+   * (payloads stand in as {@link PostgresStore.#NO_PAYLOAD}) and its projection rows in position order.
+   */
+  async #readBatch(
+    db: Kysely<unknown>,
+    page: { readonly single: SessionId | null; readonly after: SessionId | null } | { readonly idsJson: string },
+  ): Promise<{ id: SessionId; events: StoredEvent[]; live: { message_id: string; event_seq: number; partial: boolean }[] }[]> {
+    const { rows } = await sql<{ k: number; session_id: string; n: string | number; type: string; message_id: string | null; data: unknown; event_seq: string | number | null; partial: boolean | null }>`
+      with page as materialized (select s.session_id from turnlog.sessions s where s.session_id in (${this.#rebuildPage(page)}))
+      select 0 as k, p.session_id, 0::bigint as n, null::text as type, null::uuid as message_id, null::json as data, null::bigint as event_seq, null::boolean as partial
+        from page p
+      union all
+      select 1, e.session_id, e.seq, e.type, e.message_id, e.data, null, null
+        from turnlog.events e where e.session_id in (select session_id from page)
+      union all
+      select 2, l.session_id, l.position, null, l.message_id, null, l.event_seq, l.partial
+        from turnlog.live_messages l where l.session_id in (select session_id from page)
+      order by 2, 1, 3`.execute(db)
+    const out: { id: SessionId; events: StoredEvent[]; live: { message_id: string; event_seq: number; partial: boolean }[] }[] = []
+    let current: (typeof out)[number] | undefined
+    for (const r of rows) {
+      if (r.k === 0) {
+        current = { id: r.session_id as SessionId, events: [], live: [] }
+        out.push(current)
+      } else if (current === undefined || current.id !== r.session_id) {
+        throw new TurnlogError('DB_ERROR', `rebuild: rows of session ${r.session_id} arrived out of order`, { details: { sessionId: r.session_id } })
+      } else if (r.k === 1) {
+        // only what the fold reads; ids, hashes and timestamps do not decide the live list
+        current.events.push({
+          sessionId: current.id,
+          seq: Number(r.n),
+          eventId: '',
+          type: r.type,
+          messageId: r.message_id,
+          contentHash: '',
+          payload: PostgresStore.#NO_PAYLOAD,
+          data: r.data ?? {},
+          recordedAt: '',
+          hash: '',
+        } as unknown as StoredEvent)
+      } else {
+        current.live.push({ message_id: r.message_id as string, event_seq: Number(r.event_seq), partial: r.partial === true })
+      }
     }
-    const snapshot = await this.#run(async (db) =>
-      this.#init.inTransaction === true ? read(db) : db.transaction().setIsolationLevel('repeatable read').execute(read),
-    )
-    let state: SessionState
+    return out
+  }
+
+  async #verifyBatch(page: { readonly single: SessionId | null; readonly after: SessionId | null }): Promise<{ ids: SessionId[]; drift: ProjectionDrift[] }> {
+    const sessions = await this.#run((db) => this.#readBatch(db, page))
+    const drift: ProjectionDrift[] = []
+    for (const s of sessions) {
+      const found = this.#driftOf(s.id, this.#foldForRebuild(s.id, s.events), s.live)
+      if (found) drift.push(found)
+    }
+    return { ids: sessions.map((s) => s.id), drift }
+  }
+
+  async #rebuildBatch(page: { readonly single: SessionId | null; readonly after: SessionId | null }): Promise<{ ids: SessionId[]; drift: ProjectionDrift[] }> {
+    return this.#tx(async (db) => {
+      // lock, then read: the read's snapshot comes after every writer of these sessions is done
+      const { rows: locked } = await sql<{ session_id: string }>`
+        select s.session_id from turnlog.sessions s
+         where s.session_id in (${this.#rebuildPage(page)})
+         order by s.session_id for update of s`.execute(db)
+      if (locked.length === 0) return { ids: [], drift: [] }
+      const idsJson = JSON.stringify(locked.map((r) => r.session_id))
+      const sessions = await this.#readBatch(db, { idsJson })
+      const drift: ProjectionDrift[] = []
+      const folds: [SessionId, SessionState][] = []
+      for (const s of sessions) {
+        const state = this.#foldForRebuild(s.id, s.events)
+        folds.push([s.id, state])
+        const found = this.#driftOf(s.id, state, s.live)
+        if (found) drift.push(found)
+      }
+      await sql`select turnlog.rebuild_session(value::uuid) from json_array_elements_text(${idsJson}::json)`.execute(db)
+      const { rows: rebuilt } = await sql<{ session_id: string; message_id: string; event_seq: string | number; partial: boolean }>`
+        select l.session_id, l.message_id, l.event_seq, l.partial from turnlog.live_messages l
+         where l.session_id in (select value::uuid from json_array_elements_text(${idsJson}::json))
+         order by l.session_id, l.position`.execute(db)
+      const bySession = new Map<string, { message_id: string; event_seq: number; partial: boolean }[]>()
+      for (const r of rebuilt) {
+        let list = bySession.get(r.session_id)
+        if (!list) bySession.set(r.session_id, (list = []))
+        list.push({ message_id: r.message_id, event_seq: Number(r.event_seq), partial: r.partial })
+      }
+      // the verification: the rewritten projection must equal the fold, or the batch rolls back
+      for (const [id, state] of folds) {
+        const still = this.#driftOf(id, state, bySession.get(id) ?? [])
+        if (still) {
+          throw new TurnlogError('CORRUPT_LOG', `rebuilt projection of ${id} still differs from the fold of its log: ${still.explanation}`, {
+            details: { sessionId: id },
+          })
+        }
+      }
+      return { ids: sessions.map((s) => s.id), drift }
+    })
+  }
+
+  /** The fold of one session's events; a log it cannot read is `CORRUPT_LOG`, not a TypeError. */
+  #foldForRebuild(id: SessionId, events: readonly StoredEvent[]): SessionState {
     try {
-      state = foldSession(snapshot.events)
+      return foldSession(events)
     } catch (error) {
-      // a malformed event (written around the store) must surface as a coded error, not a TypeError
+      // a malformed event (written around the store)
       throw new TurnlogError('CORRUPT_LOG', `the log of session ${id} cannot be folded: ${error instanceof Error ? error.message : String(error)}`, {
         details: { sessionId: id },
         cause: error,
       })
     }
+  }
+
+  /** Compares a session's projection rows (in position order) with the fold of its log; null when they agree. */
+  #driftOf(id: SessionId, state: SessionState, live: readonly { message_id: string; event_seq: number; partial: boolean }[]): ProjectionDrift | null {
     const expected = state.live
-    const actual = snapshot.live.map((r) => r.message_id as MessageId)
+    const actual = live.map((r) => r.message_id as MessageId)
     const sameOrder = expected.length === actual.length && expected.every((m, i) => m === actual[i])
     if (!sameOrder) {
       return { sessionId: id, expected, actual, explanation: `live list differs: fold has ${expected.length} message(s), projection ${actual.length}` }
     }
-    for (const r of snapshot.live) {
+    for (const r of live) {
       const rec = state.messages.get(r.message_id as MessageId)
       const current = rec?.revisions[rec.revisions.length - 1]
       if (!rec || current?.seq !== r.event_seq || rec.partial !== r.partial) {

@@ -19,8 +19,18 @@ afterAll(async () => {
 /** kysely's own bookkeeping tables, which are not turnlog data. */
 const MIGRATION_TABLES = ['schema_migrations', 'schema_migrations_lock']
 
+/**
+ * Tables that hold no per-session data at all (no `session_id` column), with why. They are reference
+ * tables, not sharded by session; any other table must key on session_id. A new table without
+ * session_id fails this test until it is listed here, on purpose.
+ */
+const GLOBAL_TABLES: Readonly<Record<string, string>> = {
+  subscriptions: 'one checkpoint per named consumer of the whole log (0002)',
+  tenant_roles: 'maps database roles to tenants for row level security (0003)',
+}
+
 describe('schema catalog (Postgres)', () => {
-  it('every primary and unique key of every turnlog table includes session_id (tenant-/session-local keys, shardable by session)', async () => {
+  it('every primary and unique key of every turnlog table with session data includes session_id (shardable by session); the global tables are listed', async () => {
     // given: the migrated schema
 
     // when: every unique index (primary keys and unique constraints are backed by one), from pg_catalog
@@ -47,18 +57,25 @@ describe('schema catalog (Postgres)', () => {
        where tc.table_schema = 'turnlog' and tc.constraint_type in ('PRIMARY KEY', 'UNIQUE')
          and tc.table_name not in (${sql.join(MIGRATION_TABLES)})
        order by 1, 2`.execute(store.db)
-    const { rows: tables } = await sql<{ table_name: string }>`
-      select c.relname as table_name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    const { rows: tables } = await sql<{ table_name: string; has_session_id: boolean }>`
+      select c.relname as table_name,
+             exists (select 1 from pg_attribute a where a.attrelid = c.oid and a.attname = 'session_id' and not a.attisdropped) as has_session_id
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
        where n.nspname = 'turnlog' and c.relkind in ('r', 'p') and c.relname not in (${sql.join(MIGRATION_TABLES)})
        order by 1`.execute(store.db)
 
-    // then
+    // then: the session tables exist; the tables without session_id are exactly the listed global ones
     const list = (v: string[] | string): string[] => (Array.isArray(v) ? v : v.replace(/^\{|\}$/g, '').split(','))
     const tableNames = tables.map((t) => t.table_name)
     expect(tableNames).toEqual(expect.arrayContaining(['conflicts', 'events', 'live_messages', 'sessions']))
+    expect(tables.filter((t) => !t.has_session_id).map((t) => t.table_name)).toEqual(Object.keys(GLOBAL_TABLES).sort())
+    const perSession = new Set(tables.filter((t) => t.has_session_id).map((t) => t.table_name))
+    // and every primary/unique key of every table that holds session data includes session_id
     const withoutSession = [
-      ...indexes.filter((i) => !list(i.columns).includes('session_id')).map((i) => `${i.table_name}: ${i.definition}`),
-      ...constraints.filter((c) => !list(c.columns).includes('session_id')).map((c) => `${c.table_name}.${c.constraint_name} (${c.constraint_type})`),
+      ...indexes.filter((i) => perSession.has(i.table_name) && !list(i.columns).includes('session_id')).map((i) => `${i.table_name}: ${i.definition}`),
+      ...constraints
+        .filter((c) => perSession.has(c.table_name) && !list(c.columns).includes('session_id'))
+        .map((c) => `${c.table_name}.${c.constraint_name} (${c.constraint_type})`),
     ]
     expect(withoutSession).toEqual([])
     // every table has a primary key, and the two catalogs agree on the constraints

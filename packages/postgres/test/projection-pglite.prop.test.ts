@@ -4,7 +4,7 @@ import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { historyArb, newStats, runHistory } from './support/projection-harness.js'
 
 // The smaller PGlite variant of projection.prop.test.ts: one connection, so histories run one at a time.
-const NUM_RUNS = Number(process.env['TURNLOG_PGLITE_PROP_RUNS'] ?? 100)
+const NUM_RUNS = Number(process.env['TURNLOG_PGLITE_PROP_RUNS'] ?? 150)
 
 const stores: PostgresStore[] = []
 const stats = newStats()

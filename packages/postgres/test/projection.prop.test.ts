@@ -6,7 +6,7 @@ import { historyArb, newStats, runHistory } from './support/projection-harness.j
 
 // Sized for CI (2 cores): NUM_RUNS property runs of up to PARALLEL histories each, run concurrently on
 // separate sessions of one database.
-const NUM_RUNS = Number(process.env['TURNLOG_PROP_RUNS'] ?? 300)
+const NUM_RUNS = Number(process.env['TURNLOG_PROP_RUNS'] ?? 350)
 const PARALLEL = 6
 
 let db: TestDatabase

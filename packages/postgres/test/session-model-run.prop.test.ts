@@ -7,7 +7,7 @@ import { checkSession, create, expectSameOutcome, newStats, payloadArb, type Pay
 
 // Model-based test (fc.asyncModelRun): an agent loop's append / flush / load / resume against the
 // independent SessionModel, on Postgres. Sized for CI: NUM_RUNS command sequences of up to 25 commands.
-const NUM_RUNS = Number(process.env['TURNLOG_MODEL_RUNS'] ?? 120)
+const NUM_RUNS = Number(process.env['TURNLOG_MODEL_RUNS'] ?? 200)
 
 let db: TestDatabase
 const stores: PostgresStore[] = []

@@ -208,7 +208,7 @@ export function describeOperationsContract(ctx: ContractContext): void {
       const retry = await store.compact(sid, { covered: [a.id], summary: [s1, s2] })
 
       // then
-      expect(retry).toEqual({ version: 6, summary: [s1.id, s2.id] })
+      expect(retry).toEqual({ version: 7, summary: [s1.id, s2.id] })
       expect((await store.load(sid)).messages.map((m) => m.payload.content)).toEqual([
         '[CONTEXT COMPACTION] part 1, corrected',
         '[CONTEXT COMPACTION] part 2, corrected',

@@ -153,11 +153,14 @@ export function describeReadContract(ctx: ContractContext, options: ReadContract
       const store = ctx.store()
       await fc.assert(
         fc.asyncProperty(batchArb, async (specs) => {
-          // given: externalIds that Postgres JSON operators cannot read are refused (INVALID_INPUT), not mangled: keep safe ones
-          const messages: Message[] = specs.map((s) =>
+          // given: externalIds that Postgres JSON operators cannot read are refused (INVALID_INPUT), not mangled:
+          // keep safe ones, made unique (the same externalId is the same message, which another run's
+          // session already owns)
+          const nonce = newSessionId()
+          const messages: Message[] = specs.map((s, i) =>
             createMessage(s.payload, {
               createdAt: s.createdAt,
-              ...(s.externalId !== undefined && s.externalId.length <= 4096 && !UNSAFE_TEXT.test(s.externalId) ? { externalId: s.externalId } : {}),
+              ...(s.externalId !== undefined && s.externalId.length <= 4000 && !UNSAFE_TEXT.test(s.externalId) ? { externalId: `${nonce}:${i}:${s.externalId}` } : {}),
             }),
           )
           const sid = await store.createSession()
