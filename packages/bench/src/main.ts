@@ -1,19 +1,31 @@
 #!/usr/bin/env node
 /**
- * `pnpm bench [--quick]`: turnlog against raw Postgres in the same run. Every figure is a ratio
- * against a baseline measured in the same process on the same server, so a noisy machine moves both.
+ * `pnpm bench [--quick]`: turnlog against raw Postgres (and a peer) in the same run. Every figure is a
+ * ratio against a baseline measured in the same process on the same server, interleaved with it (the
+ * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
- * creates and drops its own database), --out DIR, --only a,b (workload names).
+ * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
+ * load, flush, rebuild, rss, import, storage, pglite).
  * @packageDocumentation
  */
+import { exportSessions, importEvents } from '@turnlog/audit'
 import { contentHash, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { execFile } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
+import { from as copyFrom } from 'pg-copy-streams'
+import type { EmmettResult, RebuildRssResult } from './child.js'
+import { byteaHex, copyRow } from './copy-text.js'
 import { percentile, pool, summarize, type Summary } from './stats.js'
 import { generateSession, type GeneratedSession } from './workload.js'
+
+const WORKLOADS = ['append', 'emmett', 'retry', 'load', 'flush', 'rebuild', 'rss', 'import', 'storage', 'pglite'] as const
 
 interface Args {
   quick: boolean
@@ -31,14 +43,20 @@ function parseArgs(argv: readonly string[]): Args {
     return i >= 0 ? argv[i + 1] : undefined
   }
   const quick = argv.includes('--quick')
+  const only = get('only') === undefined ? null : new Set((get('only') ?? '').split(','))
+  for (const name of only ?? []) {
+    if (!(WORKLOADS as readonly string[]).includes(name)) throw new Error(`unknown workload ${name}; known: ${WORKLOADS.join(', ')}`)
+  }
+  const runs = Number(get('runs') ?? 3)
+  if (!Number.isSafeInteger(runs) || runs < 3) throw new Error('--runs must be at least 3 (every figure is a median of ≥ 3 runs)')
   return {
     quick,
     sessions: Number(get('sessions') ?? (quick ? 120 : 1000)),
     messages: Number(get('messages') ?? (quick ? 60 : 100)),
-    runs: Number(get('runs') ?? 3),
+    runs,
     adminUrl: get('database-url') ?? process.env['TURNLOG_BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     out: get('out') ?? 'bench-results',
-    only: get('only') === undefined ? null : new Set((get('only') ?? '').split(',')),
+    only,
   }
 }
 
@@ -56,8 +74,9 @@ interface Row {
 }
 
 const rows: Row[] = []
+/** Records a row; the ratio is turnlog's median over the baseline's (both in the row's unit). */
 function record(row: Omit<Row, 'ratio' | 'met'> & { higherIsBetter: boolean; goalRatio: number | null }): void {
-  const ratio = row.baseline === null ? null : row.higherIsBetter ? row.turnlog.median / row.baseline.median : row.turnlog.median / row.baseline.median
+  const ratio = row.baseline === null ? null : row.turnlog.median / row.baseline.median
   const met = ratio === null || row.goalRatio === null ? null : row.higherIsBetter ? ratio >= row.goalRatio : ratio <= row.goalRatio
   const { higherIsBetter: _h, goalRatio: _g, ...rest } = row
   rows.push({ ...rest, ratio, met })
@@ -97,19 +116,85 @@ function sessionUuid(run: number, index: number): string {
   return `00000000-0000-7000-8000-${hex}`
 }
 
+/** Runs a child mode of `child.js` and returns the JSON it prints. */
+async function child<T>(args: readonly string[]): Promise<T> {
+  const script = fileURLToPath(new URL('./child.js', import.meta.url))
+  const stdout = await new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, [script, ...args], { maxBuffer: 1 << 20 }, (error, out, err) => {
+      if (error) reject(new Error(`child ${args[0] ?? ''} failed: ${err || error.message}`))
+      else resolve(out)
+    })
+  })
+  const last = stdout.trim().split('\n').pop() ?? ''
+  return JSON.parse(last) as T
+}
+
+/** Runs `tasks` in an order that rotates with `run`, so no contender always goes first. */
+async function interleaved(run: number, tasks: readonly (() => Promise<void>)[]): Promise<void> {
+  for (let i = 0; i < tasks.length; i++) await (tasks[(run + i) % tasks.length] as () => Promise<void>)()
+}
+
+/** An admin connection's helpers for the per-run databases the bench creates. */
+function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+/** COPY of an export file's rows into fresh raw tables: the import workload's baseline. Returns the event count. */
+async function rawCopyImport(p: pg.Pool, lines: readonly string[], table: string): Promise<number> {
+  return withClient(p, async (c) => {
+    await c.query(`
+      create table ${table}_sessions (session_id uuid primary key, tenant_id text, version bigint not null,
+        created_at timestamptz not null, updated_at timestamptz not null, metadata json);
+      create table ${table}_events (session_id uuid not null, seq bigint not null, event_id uuid not null, type text not null,
+        message_id uuid, content_hash bytea, payload json, data json not null, recorded_at timestamptz not null, hash bytea not null,
+        primary key (session_id, seq))`)
+    const t0 = performance.now()
+    let events = 0
+    const sessions: string[] = []
+    // every line parsed, every field re-encoded: the same input work the importer starts from
+    const rowsOf = function* (): Generator<string> {
+      let chunk = ''
+      for (const line of lines) {
+        const r = JSON.parse(line) as Record<string, unknown>
+        if (r['kind'] === 'session') {
+          sessions.push(copyRow([r['id'] as string, (r['tenantId'] as string | null) ?? null, String(r['version']), r['createdAt'] as string, r['updatedAt'] as string, r['metadata'] === null ? null : JSON.stringify(r['metadata'])]))
+        } else if (r['kind'] === 'event') {
+          events++
+          chunk += copyRow([
+            r['sessionId'] as string, String(r['seq']), r['eventId'] as string, r['type'] as string, (r['messageId'] as string | null) ?? null,
+            byteaHex((r['contentHash'] as string | null) ?? null), r['payload'] === null ? null : JSON.stringify(r['payload']),
+            JSON.stringify(r['data']), r['recordedAt'] as string, byteaHex(r['hash'] as string),
+          ])
+          if (chunk.length > 1 << 16) {
+            yield chunk
+            chunk = ''
+          }
+        }
+      }
+      if (chunk) yield chunk
+    }
+    await pipeline(Readable.from(rowsOf()), c.query(copyFrom(`copy ${table}_events (session_id, seq, event_id, type, message_id, content_hash, payload, data, recorded_at, hash) from stdin`)))
+    await pipeline(Readable.from([sessions.join('')]), c.query(copyFrom(`copy ${table}_sessions (session_id, tenant_id, version, created_at, updated_at, metadata) from stdin`)))
+    const seconds = (performance.now() - t0) / 1000
+    await c.query(`drop table ${table}_events; drop table ${table}_sessions`)
+    return events / seconds
+  })
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2))
-  const wants = (name: string): boolean => args.only === null || args.only.has(name)
+  const wants = (name: (typeof WORKLOADS)[number]): boolean => args.only === null || args.only.has(name)
   const dbName = `turnlog_bench_${Date.now().toString(36)}`
   const admin = new pg.Client({ connectionString: args.adminUrl })
   await admin.connect()
   await admin.query(`create database ${dbName}`)
-  const url = new URL(args.adminUrl)
-  url.pathname = `/${dbName}`
-  const connectionString = url.toString()
+  const connectionString = databaseUrl(args.adminUrl, dbName)
   const started = Date.now()
-  const settings = await admin.query<{ name: string; setting: string }>(
-    `select name, setting from pg_settings where name in ('server_version','shared_buffers','synchronous_commit','fsync','wal_level','max_connections')`,
+  const settings = await admin.query<{ name: string; setting: string; unit: string | null }>(
+    `select name, setting, unit from pg_settings
+      where name in ('server_version','shared_buffers','work_mem','synchronous_commit','fsync','wal_level','max_connections','jit','max_wal_size')`,
   )
   const rawPool = new pg.Pool({ connectionString, max: 8 })
   rawPool.on('error', () => {})
@@ -117,15 +202,19 @@ async function main(): Promise<void> {
   const store = await openStore({ connectionString, pool: { max: 8 } })
   const writers = 8
   const totalMessages = args.sessions * args.messages
+  const extraDatabases: string[] = []
   console.error(`bench: ${args.sessions} sessions × ${args.messages} messages, ${args.runs} runs, 8 writers, db ${dbName}`)
+  const rebuildRss = (): Promise<RebuildRssResult> => child<RebuildRssResult>(['rebuild-rss', connectionString])
+  let rssSmall: RebuildRssResult | null = null
 
   try {
-    // --- per-turn append, 8 writers ------------------------------------------------------------
+    // --- per-turn append, 8 writers: raw, turnlog and the peer (Emmett) interleaved ---------------
     const appendRates: number[] = []
     const rawRates: number[] = []
+    const emmettRates: number[] = []
     const generated: GeneratedSession[][] = []
     let payloadBytes = 0
-    if (wants('append')) {
+    if (wants('append') || wants('emmett')) {
       for (let run = 0; run < args.runs; run++) {
         const sessions = Array.from({ length: args.sessions }, (_, i) => generateSession(run + 1, i, args.messages))
         generated.push(sessions)
@@ -133,7 +222,6 @@ async function main(): Promise<void> {
         if (run === 0) payloadBytes = sessions.reduce((n, s) => n + s.turns.flat().reduce((b, m) => b + JSON.stringify(m.payload).length, 0), 0)
         const ids = sessions.map((s) => sessionUuid(run, s.index))
         for (const id of ids) await store.createSession({ id })
-        // alternate which side goes first, so drift of the machine does not favour one
         const doRaw = async (): Promise<void> => {
           const t0 = performance.now()
           await pool(sessions, writers, async (s) => {
@@ -155,18 +243,26 @@ async function main(): Promise<void> {
           })
           appendRates.push(count / ((performance.now() - t0) / 1000))
         }
-        if (run % 2 === 0) {
-          await doRaw()
-          await doTurnlog()
-        } else {
-          await doTurnlog()
-          await doRaw()
+        const doEmmett = async (): Promise<void> => {
+          const r = await child<EmmettResult>(['emmett', connectionString, String(run), String(args.sessions), String(args.messages), String(writers)])
+          emmettRates.push(r.messages / r.seconds)
         }
+        await interleaved(run, [doTurnlog, ...(wants('append') ? [doRaw] : []), ...(wants('emmett') ? [doEmmett] : [])])
+        // rebuild memory at S sessions (the second figure is taken at the end, at runs × S)
+        if (run === 0 && wants('rss')) rssSmall = await rebuildRss()
       }
-      record({ workload: 'append: per-turn durable append, 8 writers', unit: 'msg/s', turnlog: summarize(appendRates), baseline: summarize(rawRates), baselineName: 'raw INSERT … ON CONFLICT DO NOTHING per turn', goal: '≥ 0.85×', goalRatio: 0.85, higherIsBetter: true, notes: `${totalMessages} messages per run` })
+      if (wants('append')) {
+        record({ workload: 'append: per-turn durable append, 8 writers', unit: 'msg/s', turnlog: summarize(appendRates), baseline: summarize(rawRates), baselineName: 'raw INSERT … ON CONFLICT DO NOTHING per turn', goal: '≥ 0.85×', goalRatio: 0.85, higherIsBetter: true, notes: `${totalMessages} messages per run` })
+      }
+      if (wants('emmett')) {
+        record({ workload: 'append vs the peer: per-turn append, 8 writers', unit: 'msg/s', turnlog: summarize(appendRates), baseline: summarize(emmettRates), baselineName: 'Emmett 0.42 appendToStream per turn', goal: 'reported (turnlog ÷ Emmett)', goalRatio: null, higherIsBetter: true, notes: `${totalMessages} messages per run; Emmett runs in a child process (it replaces pg's global type parsers), one stream per session, no expected version` })
+      }
+    }
 
-      // --- retry storm: the same turns again ----------------------------------------------------
-      const first = generated[0] ?? []
+    // --- retry storm: the same turns again -------------------------------------------------------
+    if (wants('retry') && generated.length > 0) {
+      // a sample of run 0's sessions: a full re-append of every session would dominate the bench's time
+      const first = (generated[0] ?? []).slice(0, args.quick ? args.sessions : Math.min(args.sessions, 250))
       const ids0 = first.map((s) => sessionUuid(0, s.index))
       const before = Number((await rawPool.query<{ n: string }>('select count(*) as n from turnlog.events')).rows[0]?.n)
       const retryStore = await openStore({ connectionString, pool: { max: 8 }, migrate: false })
@@ -175,29 +271,35 @@ async function main(): Promise<void> {
       const rawRetryRates: number[] = []
       let rawWritten = 0
       for (let r = 0; r < args.runs; r++) {
-        let t0 = performance.now()
-        await pool(first, writers, async (s) => {
-          let seq = 1
-          for (const turn of s.turns) {
-            const st = rawTurnStatement(ids0[s.index] as string, seq, turn)
-            rawWritten += (await rawPool.query(st.text, st.values)).rowCount ?? 0
-            seq += turn.length
-          }
-        })
-        rawRetryRates.push(count0 / ((performance.now() - t0) / 1000))
-        t0 = performance.now()
-        await pool(first, writers, async (s) => {
-          for (const turn of s.turns) await retryStore.append(ids0[s.index] as string, turn)
-        })
-        retryRates.push(count0 / ((performance.now() - t0) / 1000))
+        await interleaved(r, [
+          async () => {
+            const t0 = performance.now()
+            await pool(first, writers, async (s) => {
+              let seq = 1
+              for (const turn of s.turns) {
+                const st = rawTurnStatement(ids0[s.index] as string, seq, turn)
+                rawWritten += (await rawPool.query(st.text, st.values)).rowCount ?? 0
+                seq += turn.length
+              }
+            })
+            rawRetryRates.push(count0 / ((performance.now() - t0) / 1000))
+          },
+          async () => {
+            const t0 = performance.now()
+            await pool(first, writers, async (s) => {
+              for (const turn of s.turns) await retryStore.append(ids0[s.index] as string, turn)
+            })
+            retryRates.push(count0 / ((performance.now() - t0) / 1000))
+          },
+        ])
       }
       await retryStore.close()
       const after = Number((await rawPool.query<{ n: string }>('select count(*) as n from turnlog.events')).rows[0]?.n)
-      record({ workload: 'retry storm: the same turns re-appended', unit: 'msg/s', turnlog: summarize(retryRates), baseline: summarize(rawRetryRates), baselineName: 'raw replay of the statements', goal: '≥ 0.8×, 0 rows written', goalRatio: 0.8, higherIsBetter: true, notes: `rows written: turnlog ${after - before}, raw ${rawWritten}` })
+      record({ workload: 'retry storm: the same turns re-appended', unit: 'msg/s', turnlog: summarize(retryRates), baseline: summarize(rawRetryRates), baselineName: 'raw replay of the statements', goal: '≥ 0.8×, 0 rows written', goalRatio: 0.8, higherIsBetter: true, notes: `${count0} messages (${first.length} sessions) per run; rows written: turnlog ${after - before}, raw ${rawWritten}` })
       if (after !== before) throw new Error(`retry storm wrote ${after - before} events`)
     }
 
-    // --- load of a 100-message session ------------------------------------------------------------
+    // --- load of one session --------------------------------------------------------------------
     if (wants('load') && generated.length > 0) {
       const sample = (generated[0] ?? []).slice(0, Math.min(200, args.sessions))
       const ids = sample.map((s) => sessionUuid(0, s.index))
@@ -219,10 +321,10 @@ async function main(): Promise<void> {
       await loadStore.close()
       await rawOne.end()
       const p = (xs: number[], q: number): Summary => summarize([percentile(xs, q)])
-      record({ workload: `load: ${args.messages}-message session, p50`, unit: 'ms', turnlog: p(t, 50), baseline: p(r, 50), baselineName: 'raw SELECT … ORDER BY seq', goal: '≤ 1.5×', goalRatio: 1.5, higherIsBetter: false, notes: `p99 turnlog ${percentile(t, 99).toFixed(2)} ms, raw ${percentile(r, 99).toFixed(2)} ms` })
+      record({ workload: `load: ${args.messages}-message session, p50`, unit: 'ms', turnlog: p(t, 50), baseline: p(r, 50), baselineName: 'raw SELECT … ORDER BY seq', goal: '≤ 1.5×', goalRatio: 1.5, higherIsBetter: false, notes: `${ids.length} sessions × 3 passes, interleaved per call; p99 turnlog ${percentile(t, 99).toFixed(2)} ms, raw ${percentile(r, 99).toFixed(2)} ms` })
     }
 
-    // --- flush scaling ----------------------------------------------------------------------------
+    // --- flush scaling --------------------------------------------------------------------------
     if (wants('flush')) {
       const big = generateSession(99, 0, args.quick ? 600 : 2000)
       const live = big.turns.flat()
@@ -241,33 +343,92 @@ async function main(): Promise<void> {
       record({ workload: `flush after every new message: at ${live.length} vs at 100`, unit: 'ms/flush', turnlog: large, baseline: small, baselineName: 'the same flush at ~100 messages', goal: '≤ 1.5×', goalRatio: 1.5, higherIsBetter: false, notes: 'median per-flush time' })
     }
 
-    // --- rebuild ----------------------------------------------------------------------------------
+    // --- rebuild: repair and verify, against a streamed read of every payload --------------------
     if (wants('rebuild') && generated.length > 0) {
       const events = Number((await rawPool.query<{ n: string }>('select count(*) as n from turnlog.events')).rows[0]?.n)
       const rebuildRates: number[] = []
+      const verifyRates: number[] = []
       const rawReadRates: number[] = []
-      for (let r = 0; r < Math.min(args.runs, 2); r++) {
-        let t0 = performance.now()
-        await withClient(rawPool, async (c) => {
-          // streamed in pages with a server-side cursor
-          await c.query('begin')
-          await c.query('declare all_payloads no scroll cursor for select session_id, seq, payload from turnlog.events order by session_id, seq')
-          for (;;) {
-            const page = await c.query('fetch 2000 from all_payloads')
-            if (page.rows.length === 0) break
-          }
-          await c.query('commit')
-        })
-        rawReadRates.push(events / ((performance.now() - t0) / 1000))
-        t0 = performance.now()
-        const result = await store.rebuild()
-        rebuildRates.push(events / ((performance.now() - t0) / 1000))
-        if (result.drift.length > 0) throw new Error(`rebuild found drift in ${result.drift.length} sessions`)
+      let rewritten = 0
+      for (let r = 0; r < args.runs; r++) {
+        await interleaved(r, [
+          async () => {
+            const t0 = performance.now()
+            await withClient(rawPool, async (c) => {
+              // streamed in pages with a server-side cursor
+              await c.query('begin')
+              await c.query('declare all_payloads no scroll cursor for select session_id, seq, payload from turnlog.events order by session_id, seq')
+              for (;;) {
+                const page = await c.query('fetch 2000 from all_payloads')
+                if (page.rows.length === 0) break
+              }
+              await c.query('commit')
+            })
+            rawReadRates.push(events / ((performance.now() - t0) / 1000))
+          },
+          async () => {
+            const t0 = performance.now()
+            const result = await store.rebuild()
+            rebuildRates.push(events / ((performance.now() - t0) / 1000))
+            if (result.drift.length > 0) throw new Error(`rebuild found drift in ${result.drift.length} sessions`)
+            rewritten = result.rewritten
+          },
+          async () => {
+            const t0 = performance.now()
+            const result = await store.rebuild({ verify: true })
+            verifyRates.push(events / ((performance.now() - t0) / 1000))
+            if (result.drift.length > 0) throw new Error(`rebuild verify found drift in ${result.drift.length} sessions`)
+          },
+        ])
       }
-      record({ workload: 'rebuild of all projections', unit: 'events/s', turnlog: summarize(rebuildRates), baseline: summarize(rawReadRates), baselineName: 'raw streamed SELECT of all payloads', goal: '≥ 0.5×', goalRatio: 0.5, higherIsBetter: true, notes: `${events} events` })
+      const raw = summarize(rawReadRates)
+      record({ workload: 'rebuild of all projections (repair)', unit: 'events/s', turnlog: summarize(rebuildRates), baseline: raw, baselineName: 'raw streamed SELECT of all payloads', goal: '≥ 0.5×', goalRatio: 0.5, higherIsBetter: true, notes: `${events} events, ${rewritten} sessions recomputed and checked against the fold each run` })
+      record({ workload: 'rebuild --verify (read-only drift check)', unit: 'events/s', turnlog: summarize(verifyRates), baseline: raw, baselineName: 'raw streamed SELECT of all payloads', goal: 'reported', goalRatio: null, higherIsBetter: true, notes: `${events} events` })
     }
 
-    // --- storage ----------------------------------------------------------------------------------
+    // --- rebuild memory at two sizes ------------------------------------------------------------
+    if (wants('rss') && rssSmall !== null) {
+      const small = rssSmall
+      const large = await rebuildRss()
+      const mb = (b: number): number => b / 2 ** 20
+      record({ workload: `rebuild RSS: peak at ${large.sessions} sessions vs at ${small.sessions}`, unit: 'MiB', turnlog: summarize([mb(large.rssPeak)]), baseline: summarize([mb(small.rssPeak)]), baselineName: `peak RSS at ${small.sessions} sessions`, goal: '≤ 1.2× (flat)', goalRatio: 1.2, higherIsBetter: false, notes: `child process; RSS before the rebuild ${mb(small.rssBefore).toFixed(0)} / ${mb(large.rssBefore).toFixed(0)} MiB, peak V8 heap ${mb(small.heapPeak).toFixed(0)} / ${mb(large.heapPeak).toFixed(0)} MiB, ${small.seconds.toFixed(1)} / ${large.seconds.toFixed(1)} s` })
+    }
+
+    // --- bulk import of an export, against COPY of the same rows ---------------------------------
+    if (wants('import') && generated.length > 0) {
+      // 100 sessions: importEvents' cost per session grows with the target's size (see docs/performance.md)
+      const sample = (generated[0] ?? []).slice(0, Math.min(args.sessions, 100)).map((s) => sessionUuid(0, s.index))
+      const lines: string[] = []
+      for await (const line of exportSessions(store, { sessionIds: sample })) lines.push(line)
+      const eventCount = lines.length - sample.length - 2
+      const importRates: number[] = []
+      const copyRates: number[] = []
+      for (let r = 0; r < args.runs; r++) {
+        await interleaved(r, [
+          async () => {
+            const name = `${dbName}_import_${r}`
+            await admin.query(`create database ${name}`)
+            extraDatabases.push(name)
+            const target = await openStore({ connectionString: databaseUrl(args.adminUrl, name), pool: { max: 2 } })
+            try {
+              const t0 = performance.now()
+              const result = await importEvents(target, lines)
+              importRates.push(result.eventsWritten / ((performance.now() - t0) / 1000))
+              if (result.eventsWritten !== eventCount) throw new Error(`import wrote ${result.eventsWritten} of ${eventCount} events`)
+            } finally {
+              await target.close()
+            }
+            await admin.query(`drop database ${name} with (force)`)
+          },
+          async () => {
+            copyRates.push(await rawCopyImport(rawPool, lines, `bench_raw.import_${r}`))
+          },
+        ])
+      }
+      record({ workload: 'import of an export (exportSessions → importEvents)', unit: 'events/s', turnlog: summarize(importRates), baseline: summarize(copyRates), baselineName: 'raw COPY FROM STDIN of the same rows', goal: '≥ 0.7×', goalRatio: 0.7, higherIsBetter: true, notes: `${sample.length} sessions, ${eventCount} events per run, into a fresh database each run (migrated before timing); the raw side parses the same lines and COPYs them into tables with a primary key` })
+    }
+
+    // --- storage --------------------------------------------------------------------------------
     if (wants('storage') && generated.length > 0) {
       const { rows: size } = await rawPool.query<{ total: string; payload: string; events: string; live: string }>(`
         select pg_total_relation_size('turnlog.events') + pg_total_relation_size('turnlog.live_messages') + pg_total_relation_size('turnlog.sessions') as total,
@@ -283,7 +444,7 @@ async function main(): Promise<void> {
       }
     }
 
-    // --- PGlite -----------------------------------------------------------------------------------
+    // --- PGlite ---------------------------------------------------------------------------------
     if (wants('pglite')) {
       const lite: PostgresStore = await openStore({ embedded: true })
       const sessions = Array.from({ length: args.quick ? 10 : 40 }, (_, i) => generateSession(7, i, args.messages))
@@ -308,7 +469,7 @@ async function main(): Promise<void> {
   } finally {
     await store.close()
     await rawPool.end()
-    await admin.query(`drop database if exists ${dbName} with (force)`)
+    for (const name of [dbName, ...extraDatabases]) await admin.query(`drop database if exists ${name} with (force)`)
     await admin.end()
   }
 
@@ -317,7 +478,7 @@ async function main(): Promise<void> {
     when: new Date().toISOString(),
     command: `pnpm bench ${process.argv.slice(2).join(' ')}`.trim(),
     machine,
-    postgres: Object.fromEntries(settings.rows.map((r) => [r.name, r.setting])),
+    postgres: Object.fromEntries(settings.rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting])),
     sessions: args.sessions,
     messagesPerSession: args.messages,
     runs: args.runs,

@@ -53,12 +53,14 @@ export function processIo(): CliIo {
     env: process.env,
     cwd: process.cwd(),
     onInterrupt: (listener) => {
-      // `once` for the signals: a second Ctrl-C while the command shuts down gets Node's default (exit)
+      // SIGINT once: a second Ctrl-C while the command shuts down gets Node's default (exit at once).
+      // SIGTERM stays handled: senders like timeout(1) signal the process and then its group, and a
+      // service manager escalates to SIGKILL by itself.
       const onSigint = (): void => listener('SIGINT')
       const onSigterm = (): void => listener('SIGTERM')
       const onClosed = (): void => listener('stdout-closed')
       process.once('SIGINT', onSigint)
-      process.once('SIGTERM', onSigterm)
+      process.on('SIGTERM', onSigterm)
       outClosedListeners.add(onClosed)
       if (closed.out) queueMicrotask(onClosed)
       return () => {

@@ -61,7 +61,7 @@ export function createProgram(io: CliIo, setExit: (code: ExitCode) => void, onCo
     return ctx
   }
   program
-    .description('turnlog: an event-sourced Postgres log of AI-agent conversations. Inspect, audit, replay, import and export sessions.')
+    .description('turnlog: an event-sourced Postgres log of AI-agent conversations. Inspect, audit, replay, import, export and tail sessions.')
     .version(VERSION, '-V, --version', 'print the version')
     .option('--database-url <url>', 'Postgres connection URL (else $TURNLOG_DATABASE_URL, $DATABASE_URL, or the embedded database)')
     .option('--data-dir <dir>', 'use the embedded PGlite database in <dir> (default ./.turnlog/)')
@@ -218,10 +218,11 @@ Examples:
       `
 One line per event: session, seq, type, and the message's id, role and a preview (or what the event
 did). Under --json one event object per line (JSONL): the one command that streams, not one document.
-Stops with exit 0 on Ctrl-C (SIGINT), SIGTERM, when the reader of stdout goes away, or after --limit.
+Stops with exit 0 on Ctrl-C (SIGINT), SIGTERM, after --limit events, or at the next event once the
+reader of stdout has gone away (in scripts, prefer --limit to \`| head\`).
 
 Without --name it reads through an ephemeral subscription, turnlog-tail-<random>, whose checkpoint
-row it deletes when it stops (a killed tail leaves the row: harmless, nothing waits for it). With
+row it deletes when it stops (a killed tail leaves the row behind: harmless, nothing waits for it). With
 --name the checkpoint is durable: the next tail with that name resumes after the last event printed
 (--from applies only to a new name). Needs write access to turnlog.subscriptions (turnlog_writer).
 
@@ -229,7 +230,8 @@ Embedded database (PGlite): tail polls within its own process, and holds the dat
 runs, so no other process can write meanwhile: there it is mostly useful to replay the log,
 e.g. --from start --limit 100.
 
-Event types: ${EVENT_TYPE_NAMES.join(', ')}
+Event types (--types): ${EVENT_TYPE_NAMES.slice(0, 4).join(', ')},
+  ${EVENT_TYPE_NAMES.slice(4).join(', ')}
 
 Examples:
   $ turnlog tail

@@ -4,12 +4,14 @@ import { mapDatabaseError, sqlState } from './map-database-error.js'
 import * as m0001 from './migrations/0001_create_event_log.js'
 import * as m0002 from './migrations/0002_create_subscriptions.js'
 import * as m0003 from './migrations/0003_secure_event_log.js'
+import * as m0004 from './migrations/0004_create_batch_rebuild.js'
 
 /** Every migration, in order. Names are `NNNN_verb_object`; released ones are never edited. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_create_event_log': m0001,
   '0002_create_subscriptions': m0002,
   '0003_secure_event_log': m0003,
+  '0004_create_batch_rebuild': m0004,
 }
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -925,19 +925,23 @@ export class PostgresStore implements SessionStore {
   }
 
   /**
-   * Recomputes (or, with `verify`, only checks) inline projections, a batch of sessions at a time (at
-   * most 200 sessions and, beyond the first one, 5,000 events), never reading payloads.
+   * Recomputes (or, with `verify`, only checks) inline projections, in batches of sessions (at most
+   * 200 sessions and, beyond the first one, 5,000 events), two batches in flight on Postgres. Payloads
+   * are never read: the projection depends on ids, seqs, types and event data only.
    *
-   * - `verify: true`: one statement per batch reads each session's event metadata and projection rows
-   *   in one snapshot; the TypeScript fold is compared with them. Nothing is locked or written.
-   * - otherwise one transaction per batch: lock the batch's session rows (id order, as a redaction
+   * - `verify: true`: per batch, one statement reads every session's event metadata and projection
+   *   rows in one snapshot, and the TypeScript fold is compared with them. Nothing is locked or written.
+   * - otherwise one transaction per batch: lock the batch's session rows (in id order, as a redaction
    *   does, so they never deadlock), read log and projection (drift is reported against what was
-   *   there), rewrite every session's projection through `turnlog.project_event`, read it back and
-   *   compare it with the fold before committing. A rewrite that still differs throws `CORRUPT_LOG` and
-   *   its batch rolls back. Every session is rewritten (`rewritten` counts them all), drifted or not.
+   *   there), recompute every session's projection with `turnlog.rebuild_sessions` (what replaying the
+   *   log through `turnlog.project_event` gives; rows already equal to it are not rewritten), and compare
+   *   the rows it returns with the fold before committing. A projection that still differs throws
+   *   `CORRUPT_LOG` and its batch rolls back (batches before it, and the one in flight beside it, stay
+   *   committed). `rewritten` counts every session recomputed, drifted or not.
    *
-   * Memory is bounded by one batch's event metadata (the largest session's, when that alone is larger).
-   * A log the fold cannot read throws `CORRUPT_LOG` naming the session.
+   * Memory is bounded by two batches' event metadata (or the largest session's, when that alone is
+   * larger); each batch holds its sessions' row locks for one transaction (~10–50 ms at 5,000 events).
+   * A log the fold cannot read throws `CORRUPT_LOG` naming the session. See docs/performance.md.
    */
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     this.#assertOpen()
@@ -956,22 +960,39 @@ export class PostgresStore implements SessionStore {
       const { rows } = await this.#run((db) => sql<{ n: string | number }>`select count(*) as n from turnlog.sessions`.execute(db))
       total = Number(rows[0]?.n ?? 0)
     }
+    // two batches in flight: while Postgres works on one, this process folds the other
+    const concurrency = this.#init.flavor === 'postgres' && this.#init.inTransaction !== true && single === null ? 2 : 1
+    type Outcome = { ok: true; ids: SessionId[]; drift: ProjectionDrift[] } | { ok: false; error: unknown }
+    const inFlight: Promise<Outcome>[] = []
     const drift: ProjectionDrift[] = []
     let rewritten = 0
     let done = 0
     let after: SessionId | null = null
-    for (;;) {
-      const page = { single, after }
-      const batch: { ids: SessionId[]; drift: ProjectionDrift[] } = verify ? await this.#verifyBatch(page) : await this.#rebuildBatch(page)
-      if (batch.ids.length === 0) break
-      drift.push(...batch.drift)
-      if (!verify) rewritten += batch.ids.length
-      for (const id of batch.ids) {
-        done++
-        options.onProgress?.({ done, total, sessionId: id })
+    let exhausted = false
+    try {
+      for (;;) {
+        while (!exhausted && inFlight.length < concurrency) {
+          const ids: SessionId[] = single !== null ? [single] : await this.#rebuildPage(after)
+          exhausted = single !== null || ids.length === 0
+          if (ids.length === 0) break
+          after = ids[ids.length - 1] ?? null
+          const batch = verify ? this.#verifyBatch(ids) : this.#rebuildBatch(ids)
+          inFlight.push(batch.then((b) => ({ ok: true as const, ...b }), (error: unknown) => ({ ok: false as const, error })))
+        }
+        const next = inFlight.shift()
+        if (next === undefined) break
+        const outcome = await next
+        if (!outcome.ok) throw outcome.error
+        drift.push(...outcome.drift)
+        if (!verify) rewritten += outcome.ids.length
+        for (const id of outcome.ids) {
+          done++
+          options.onProgress?.({ done, total, sessionId: id })
+        }
       }
-      if (single !== null) break
-      after = batch.ids[batch.ids.length - 1] ?? null
+    } finally {
+      // never leave a batch running (or its failure unobserved) behind a throw
+      await Promise.all(inFlight)
     }
     return { sessions: done, drift, rewritten }
   }
@@ -988,71 +1009,50 @@ export class PostgresStore implements SessionStore {
   static readonly #NO_PAYLOAD: object = Object.freeze({ role: 'user', content: '' })
 
   /**
-   * A rebuild batch's session ids as a subquery: `single`, or the next sessions after `after` (at most
-   * 200, and those whose predecessors in the batch hold fewer than 5,000 events), or a JSON array's ids.
+   * The next rebuild batch: the sessions after `after` in id order, at most 200, and only while the
+   * ones before the last hold fewer than 5,000 events (always at least one session when any is left).
    */
-  #rebuildPage(page: { readonly single: SessionId | null; readonly after: SessionId | null } | { readonly idsJson: string }) {
-    if ('idsJson' in page) return sql`select value::uuid from json_array_elements_text(${page.idsJson}::json)`
-    if (page.single !== null) return sql`select ${page.single}::uuid`
-    return sql`
-      select c.session_id from (
-        select s.session_id, sum(s.version) over (order by s.session_id) - s.version as before
-          from (select s.session_id, s.version from turnlog.sessions s
-                 where (${page.after}::uuid is null or s.session_id > ${page.after}::uuid)
-                 order by s.session_id limit ${PostgresStore.#REBUILD_SESSIONS}) s) c
-       where c.before < ${PostgresStore.#REBUILD_EVENTS}`
+  async #rebuildPage(after: SessionId | null): Promise<SessionId[]> {
+    const { rows } = await this.#run((db) =>
+      sql<{ session_id: string }>`
+        select c.session_id from (
+          select s.session_id, sum(s.version) over (order by s.session_id) - s.version as before
+            from (select s.session_id, s.version from turnlog.sessions s
+                   where (${after}::uuid is null or s.session_id > ${after}::uuid)
+                   order by s.session_id limit ${PostgresStore.#REBUILD_SESSIONS}) s) c
+         where c.before < ${PostgresStore.#REBUILD_EVENTS}
+         order by c.session_id`.execute(db),
+    )
+    return rows.map((r) => r.session_id as SessionId)
   }
 
   /**
-   * One statement, so one snapshot: each session of the page with its events' metadata in seq order
-   * (payloads stand in as {@link PostgresStore.#NO_PAYLOAD}) and its projection rows in position order.
+   * One statement, so one snapshot: each session of `ids` that exists (in id order), with its events'
+   * metadata in seq order (payloads stand in as `#NO_PAYLOAD`) and its projection rows in position order.
    */
-  async #readBatch(
-    db: Kysely<unknown>,
-    page: { readonly single: SessionId | null; readonly after: SessionId | null } | { readonly idsJson: string },
-  ): Promise<{ id: SessionId; events: StoredEvent[]; live: { message_id: string; event_seq: number; partial: boolean }[] }[]> {
-    const { rows } = await sql<{ k: number; session_id: string; n: string | number; type: string; message_id: string | null; data: unknown; event_seq: string | number | null; partial: boolean | null }>`
-      with page as materialized (select s.session_id from turnlog.sessions s where s.session_id in (${this.#rebuildPage(page)}))
-      select 0 as k, p.session_id, 0::bigint as n, null::text as type, null::uuid as message_id, null::json as data, null::bigint as event_seq, null::boolean as partial
-        from page p
-      union all
-      select 1, e.session_id, e.seq, e.type, e.message_id, e.data, null, null
-        from turnlog.events e where e.session_id in (select session_id from page)
-      union all
-      select 2, l.session_id, l.position, null, l.message_id, null, l.event_seq, l.partial
-        from turnlog.live_messages l where l.session_id in (select session_id from page)
-      order by 2, 1, 3`.execute(db)
-    const out: { id: SessionId; events: StoredEvent[]; live: { message_id: string; event_seq: number; partial: boolean }[] }[] = []
-    let current: (typeof out)[number] | undefined
-    for (const r of rows) {
-      if (r.k === 0) {
-        current = { id: r.session_id as SessionId, events: [], live: [] }
-        out.push(current)
-      } else if (current === undefined || current.id !== r.session_id) {
-        throw new TurnlogError('DB_ERROR', `rebuild: rows of session ${r.session_id} arrived out of order`, { details: { sessionId: r.session_id } })
-      } else if (r.k === 1) {
-        // only what the fold reads; ids, hashes and timestamps do not decide the live list
-        current.events.push({
-          sessionId: current.id,
-          seq: Number(r.n),
-          eventId: '',
-          type: r.type,
-          messageId: r.message_id,
-          contentHash: '',
-          payload: PostgresStore.#NO_PAYLOAD,
-          data: r.data ?? {},
-          recordedAt: '',
-          hash: '',
-        } as unknown as StoredEvent)
-      } else {
-        current.live.push({ message_id: r.message_id as string, event_seq: Number(r.event_seq), partial: r.partial === true })
-      }
-    }
-    return out
+  async #readBatch(db: Kysely<unknown>, ids: readonly SessionId[]): Promise<{ id: SessionId; events: StoredEvent[]; live: { message_id: string; event_seq: number; partial: boolean }[] }[]> {
+    // per session one row, its events and projection rows as JSON arrays: far cheaper to receive than a row each
+    const { rows } = await sql<{ session_id: string; events: [number, string, string | null, unknown][] | null; live: [string, number, boolean][] | null }>`
+      select r.session_id, r.events, r.live
+        from turnlog.rebuild_read(array(select value::uuid from json_array_elements_text(${JSON.stringify(ids)}::json))) r`.execute(db)
+    return rows.map((r) => {
+      const id = r.session_id as SessionId
+      // what the fold reads; event ids, hashes and timestamps do not decide the live list
+      const events = (r.events ?? []).map(
+        ([seq, type, messageId, data]) =>
+          ({ sessionId: id, seq, eventId: '', type, messageId, contentHash: '', payload: PostgresStore.#NO_PAYLOAD, data: data ?? {}, recordedAt: '', hash: '' }) as unknown as StoredEvent,
+      )
+      return { id, events, live: PostgresStore.#projectionRows(r.live) }
+    })
   }
 
-  async #verifyBatch(page: { readonly single: SessionId | null; readonly after: SessionId | null }): Promise<{ ids: SessionId[]; drift: ProjectionDrift[] }> {
-    const sessions = await this.#run((db) => this.#readBatch(db, page))
+  /** Projection rows from `[message_id, event_seq, partial]` JSON arrays. */
+  static #projectionRows(live: readonly (readonly [string, number, boolean])[] | null): { message_id: string; event_seq: number; partial: boolean }[] {
+    return (live ?? []).map(([message_id, event_seq, partial]) => ({ message_id, event_seq, partial }))
+  }
+
+  async #verifyBatch(ids: readonly SessionId[]): Promise<{ ids: SessionId[]; drift: ProjectionDrift[] }> {
+    const sessions = await this.#run((db) => this.#readBatch(db, ids))
     const drift: ProjectionDrift[] = []
     for (const s of sessions) {
       const found = this.#driftOf(s.id, this.#foldForRebuild(s.id, s.events), s.live)
@@ -1061,16 +1061,16 @@ export class PostgresStore implements SessionStore {
     return { ids: sessions.map((s) => s.id), drift }
   }
 
-  async #rebuildBatch(page: { readonly single: SessionId | null; readonly after: SessionId | null }): Promise<{ ids: SessionId[]; drift: ProjectionDrift[] }> {
+  async #rebuildBatch(ids: readonly SessionId[]): Promise<{ ids: SessionId[]; drift: ProjectionDrift[] }> {
     return this.#tx(async (db) => {
       // lock, then read: the read's snapshot comes after every writer of these sessions is done
-      const { rows: locked } = await sql<{ session_id: string }>`
+      const idsJson = JSON.stringify(ids)
+      await sql`
         select s.session_id from turnlog.sessions s
-         where s.session_id in (${this.#rebuildPage(page)})
+         where s.session_id = any (array(select value::uuid from json_array_elements_text(${idsJson}::json)))
          order by s.session_id for update of s`.execute(db)
-      if (locked.length === 0) return { ids: [], drift: [] }
-      const idsJson = JSON.stringify(locked.map((r) => r.session_id))
-      const sessions = await this.#readBatch(db, { idsJson })
+      const sessions = await this.#readBatch(db, ids)
+      if (sessions.length === 0) return { ids: [], drift: [] }
       const drift: ProjectionDrift[] = []
       const folds: [SessionId, SessionState][] = []
       for (const s of sessions) {
@@ -1079,20 +1079,14 @@ export class PostgresStore implements SessionStore {
         const found = this.#driftOf(s.id, state, s.live)
         if (found) drift.push(found)
       }
-      await sql`select turnlog.rebuild_session(value::uuid) from json_array_elements_text(${idsJson}::json)`.execute(db)
-      const { rows: rebuilt } = await sql<{ session_id: string; message_id: string; event_seq: string | number; partial: boolean }>`
-        select l.session_id, l.message_id, l.event_seq, l.partial from turnlog.live_messages l
-         where l.session_id in (select value::uuid from json_array_elements_text(${idsJson}::json))
-         order by l.session_id, l.position`.execute(db)
-      const bySession = new Map<string, { message_id: string; event_seq: number; partial: boolean }[]>()
-      for (const r of rebuilt) {
-        let list = bySession.get(r.session_id)
-        if (!list) bySession.set(r.session_id, (list = []))
-        list.push({ message_id: r.message_id, event_seq: Number(r.event_seq), partial: r.partial })
-      }
-      // the verification: the rewritten projection must equal the fold, or the batch rolls back
+      // recompute (migration 0004); it returns every session's rows in position order
+      const { rows } = await sql<{ session_id: string; live: [string, number, boolean][] | null }>`
+        select r.session_id, r.live
+          from turnlog.rebuild_sessions(array(select value::uuid from json_array_elements_text(${JSON.stringify(sessions.map((s) => s.id))}::json))) r`.execute(db)
+      const rebuilt = new Map(rows.map((r) => [r.session_id, PostgresStore.#projectionRows(r.live)]))
+      // the verification: the recomputed projection equals the fold, or the batch rolls back
       for (const [id, state] of folds) {
-        const still = this.#driftOf(id, state, bySession.get(id) ?? [])
+        const still = this.#driftOf(id, state, rebuilt.get(id) ?? [])
         if (still) {
           throw new TurnlogError('CORRUPT_LOG', `rebuilt projection of ${id} still differs from the fold of its log: ${still.explanation}`, {
             details: { sessionId: id },

@@ -84,7 +84,11 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
       })
     }
     if (store.flavor === 'pglite') {
-      note('the embedded database is single-process: nothing else can write to it while this tail holds it, so only what is already in the log will show (Ctrl-C to stop)')
+      note(
+        `the embedded database is single-process: nothing else can write to it while this tail holds it, so ${
+          existing === undefined && options.from === 'now' ? 'nothing will show from now on; replay the log with --from start' : 'only events already in the log will show'
+        }`,
+      )
     }
     const start =
       existing === undefined

@@ -1,0 +1,103 @@
+/**
+ * The bench's child processes, each printing one JSON line on stdout:
+ *
+ * - `emmett URL RUN SESSIONS MESSAGES WRITERS`: the peer, `@event-driven-io/emmett-postgresql`, appends
+ *   the same generated sessions as the main process (`generateSession(RUN + 1, i, MESSAGES)`), one
+ *   `appendToStream` per turn, one stream per session, WRITERS sessions at a time. It runs in its own
+ *   process because Emmett (through dumbo) replaces `pg`'s global type parsers (bigint → BigInt, json →
+ *   its own deserializer), which would change what turnlog and the raw baseline read in the same process.
+ * - `rebuild-rss URL`: `rebuild()` of every session, sampling this process's resident set size.
+ * @packageDocumentation
+ */
+import { openStore } from '@turnlog/postgres'
+import pg from 'pg'
+import { pool } from './stats.js'
+import { generateSession } from './workload.js'
+
+/** What the `emmett` mode prints. */
+export interface EmmettResult {
+  readonly messages: number
+  readonly seconds: number
+}
+
+/** What the `rebuild-rss` mode prints. */
+export interface RebuildRssResult {
+  readonly sessions: number
+  readonly seconds: number
+  /** Resident set size after opening the store, before the rebuild (bytes). */
+  readonly rssBefore: number
+  /** Largest resident set size sampled during the rebuild (bytes). */
+  readonly rssPeak: number
+  /** Largest V8 heap used sampled during the rebuild (bytes). */
+  readonly heapPeak: number
+}
+
+async function emmett(url: string, run: number, sessions: number, messages: number, writers: number): Promise<EmmettResult> {
+  const { getPostgreSQLEventStore } = await import('@event-driven-io/emmett-postgresql')
+  const generated = Array.from({ length: sessions }, (_, i) => generateSession(run + 1, i, messages))
+  const count = generated.reduce((n, s) => n + s.messageCount, 0)
+  const connections = new pg.Pool({ connectionString: url, max: writers })
+  connections.on('error', () => {})
+  const store = getPostgreSQLEventStore(url, { connectionOptions: { pool: connections } })
+  try {
+    // schema creation and the first statements' planning are not part of the measurement
+    await store.appendToStream(`warmup-${run}`, [{ type: 'MessageAppended', data: { warmup: true } }])
+    const t0 = performance.now()
+    await pool(generated, writers, async (s) => {
+      const stream = `session-${run}-${s.index}`
+      for (const turn of s.turns) {
+        await store.appendToStream(
+          stream,
+          turn.map((m) => ({ type: 'MessageAppended', data: { id: m.id, createdAt: m.createdAt, payload: m.payload } })),
+        )
+      }
+    })
+    return { messages: count, seconds: (performance.now() - t0) / 1000 }
+  } finally {
+    await store.close()
+    await connections.end().catch(() => {})
+  }
+}
+
+async function rebuildRss(url: string): Promise<RebuildRssResult> {
+  const store = await openStore({ connectionString: url, pool: { max: 4 }, migrate: false })
+  try {
+    const rssBefore = process.memoryUsage.rss()
+    let rssPeak = rssBefore
+    let heapPeak = process.memoryUsage().heapUsed
+    const sample = (): void => {
+      const m = process.memoryUsage()
+      rssPeak = Math.max(rssPeak, m.rss)
+      heapPeak = Math.max(heapPeak, m.heapUsed)
+    }
+    const timer = setInterval(sample, 5)
+    const t0 = performance.now()
+    let sessions = 0
+    try {
+      // sampling in the progress callback too: the timer only runs between batches' I/O
+      sessions = (await store.rebuild({ onProgress: sample })).sessions
+    } finally {
+      clearInterval(timer)
+    }
+    sample()
+    return { sessions, seconds: (performance.now() - t0) / 1000, rssBefore, rssPeak, heapPeak }
+  } finally {
+    await store.close()
+  }
+}
+
+async function main(): Promise<void> {
+  const [mode, url, ...rest] = process.argv.slice(2)
+  if (url === undefined) throw new Error('usage: child.js emmett|rebuild-rss URL …')
+  const n = rest.map(Number)
+  let result: unknown
+  if (mode === 'emmett') result = await emmett(url, n[0] ?? 0, n[1] ?? 1, n[2] ?? 1, n[3] ?? 8)
+  else if (mode === 'rebuild-rss') result = await rebuildRss(url)
+  else throw new Error(`unknown mode ${String(mode)}`)
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+}
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})
