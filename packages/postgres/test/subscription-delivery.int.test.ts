@@ -38,7 +38,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 // Generous: delivery waits for the cluster-wide visibility horizon, which any other test file's open
 // transaction on the shared server holds back; these tests assert what is delivered, not how fast.
-async function waitFor(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+async function waitFor(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
