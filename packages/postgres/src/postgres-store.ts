@@ -50,6 +50,7 @@ import {
   type WriteOptions,
 } from '@turnlog/core'
 import { sql, type Kysely, type Transaction } from 'kysely'
+import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js'
 import { KnownMessages } from './known-messages.js'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
 import { checkSafeText, checkSafeJson } from './safe-text.js'
@@ -84,19 +85,6 @@ export interface PostgresStoreInit extends PostgresStoreSettings {
   readonly dedicatedConnection?: DedicatedConnectionFactory
 }
 
-interface EventRow {
-  session_id: string
-  seq: string | number
-  event_id: string
-  type: string
-  message_id: string | null
-  content_hash: string | null
-  payload: unknown
-  data: unknown
-  recorded_at: Date | string
-  hash: string
-  payload_digest: string | null
-}
 
 interface SessionRow {
   session_id: string
@@ -122,33 +110,11 @@ interface NewEvent {
   readonly dataText: string
 }
 
-const EVENT_COLUMNS = sql.raw(
-  `session_id::text, seq, event_id::text, type, message_id::text, encode(content_hash, 'hex') as content_hash,
-   payload, data, recorded_at, encode(hash, 'hex') as hash, encode(payload_digest, 'hex') as payload_digest`,
-)
 
 const PAGE = 500
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
-function iso(value: Date | string): string {
-  return value instanceof Date ? value.toISOString() : new Date(value).toISOString()
-}
 
-function toEvent(row: EventRow): StoredEvent {
-  return {
-    sessionId: row.session_id as SessionId,
-    seq: Number(row.seq),
-    eventId: row.event_id,
-    type: row.type,
-    messageId: row.message_id,
-    contentHash: row.content_hash,
-    payload: row.payload ?? null,
-    data: row.data ?? {},
-    recordedAt: iso(row.recorded_at),
-    hash: row.hash,
-    ...(row.payload_digest === null || row.payload_digest === undefined ? {} : { payloadDigest: row.payload_digest }),
-  } as StoredEvent
-}
 
 function toSessionInfo(row: SessionRow): SessionInfo {
   return {
@@ -613,7 +579,7 @@ export class PostgresStore implements SessionStore {
            order by seq limit ${PAGE}`.execute(db)
         return result.rows
       })
-      for (const row of rows) yield toEvent(row)
+      for (const row of rows) yield toStoredEvent(row)
       if (rows.length < PAGE) return
       from = Number(rows[rows.length - 1]?.seq) + 1
     }

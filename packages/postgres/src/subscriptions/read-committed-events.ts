@@ -1,4 +1,5 @@
 import { EVENT_TYPES, TurnlogError, parseSessionId, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
+import { toStoredEvent, type EventRow } from '../event-row.js'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { checkpointFromRow, type Checkpoint } from './checkpoint.js'
 
@@ -35,20 +36,10 @@ export interface ReadCommittedEventsResult {
   readonly last: Checkpoint | null
 }
 
-interface Row {
+interface Row extends EventRow {
   tx_id: string
   global_position: string | number
   matched: boolean
-  session_id: string
-  seq: string | number
-  event_id: string
-  type: string
-  message_id: string | null
-  content_hash: string | null
-  payload: unknown
-  data: unknown
-  recorded_at: Date | string
-  hash: string
 }
 
 /** A validated filter: session id parsed, types checked against {@link EVENT_TYPES}. */
@@ -84,22 +75,10 @@ function matchExpression(filter: NormalizedFilter): RawBuilder<boolean> {
   return sql<boolean>`(${sql.join(parts, sql` and `)})`
 }
 
-function iso(value: Date | string): string {
-  return value instanceof Date ? value.toISOString() : new Date(value).toISOString()
-}
 
 function toSubscribedEvent(row: Row): SubscribedEvent {
   return {
-    sessionId: row.session_id as SessionId,
-    seq: Number(row.seq),
-    eventId: row.event_id,
-    type: row.type,
-    messageId: row.message_id,
-    contentHash: row.content_hash,
-    payload: row.payload ?? null,
-    data: row.data ?? {},
-    recordedAt: iso(row.recorded_at),
-    hash: row.hash,
+    ...toStoredEvent(row),
     txId: row.tx_id,
     globalPosition: Number(row.global_position),
   } as SubscribedEvent
@@ -131,7 +110,7 @@ export async function readCommittedEvents(
            encode(e.content_hash, 'hex') as content_hash,
            case when ${match} then e.payload end as payload,
            case when ${match} then e.data end as data,
-           e.recorded_at, encode(e.hash, 'hex') as hash
+           e.recorded_at, encode(e.hash, 'hex') as hash, encode(e.payload_digest, 'hex') as payload_digest
       from turnlog.events e
      where (e.tx_id, e.global_position) > (${after.txId}::xid8, ${after.globalPosition}::bigint)
        and e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
