@@ -116,7 +116,7 @@ describe('turnlog tail', () => {
     expect(all[3]).toContain('"b4 with a⏎newline"')
     expect(exit.stdout.trimEnd().split('\n')).toHaveLength(4)
     expect(exit.stderr).toMatch(/following ephemeral subscription "turnlog-tail-[0-9a-f]+" from the start of the log; session /)
-    expect(exit.stderr).toMatch(/stopped by SIGINT after 4 event\(s\); subscription "turnlog-tail-[0-9a-f]+" removed/)
+    expect(exit.stderr).toMatch(/stopped after 4 event\(s\) \(SIGINT\); subscription "turnlog-tail-[0-9a-f]+" removed/)
     expect(await tailNames()).toEqual([])
   }, 30_000)
 

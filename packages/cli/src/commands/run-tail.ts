@@ -148,7 +148,8 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
       if (ephemeral) await dropCheckpoint(store, name)
     }
     if (subscription.error !== null) throw subscription.error
-    const why = reason === 'limit' ? `after ${printed} event(s) (--limit)` : reason === undefined ? `after ${printed} event(s)` : `by ${reason} after ${printed} event(s)`
+    const cause = { limit: ' (--limit)', SIGINT: ' (SIGINT)', SIGTERM: ' (SIGTERM)', 'stdout-closed': ' (stdout was closed)' }
+    const why = `after ${printed} event(s)${reason === undefined ? '' : cause[reason]}`
     const checkpoint = subscription.checkpoint
     note(
       `stopped ${why}; ${
