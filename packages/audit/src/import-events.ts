@@ -279,7 +279,8 @@ async function writeSession(db: Kysely<unknown>, s: ParsedSession, events: reado
     const { rows: foreign } = await sql<{ message_id: string; session_id: string; content_hash: string }>`
       select message_id::text, session_id::text, encode(content_hash, 'hex') as content_hash
         from turnlog.events
-       where message_id in (select value::uuid from json_array_elements_text(${JSON.stringify(ids)}::json))
+       -- = any (array(…)): an initplan the index can use; "in (select …)" became a sequential scan of the log
+       where message_id = any (array(select value::uuid from json_array_elements_text(${JSON.stringify(ids)}::json)))
          and session_id <> ${s.id} and type = 'message_appended' and (data->>'inheritedFrom') is null
        limit 1`.execute(db)
     const other = foreign[0]
