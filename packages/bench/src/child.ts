@@ -6,7 +6,10 @@
  *   `appendToStream` per turn, one stream per session, WRITERS sessions at a time. It runs in its own
  *   process because Emmett (through dumbo) replaces `pg`'s global type parsers (bigint → BigInt, json →
  *   its own deserializer), which would change what turnlog and the raw baseline read in the same process.
- * - `rebuild-rss URL`: `rebuild()` of every session, sampling this process's resident set size.
+ * - `rebuild-memory URL`: `rebuild()` of every session, sampling this process's resident set size and
+ *   V8 heap. Started with `--expose-gc`, it also collects garbage every 10 sessions and records the
+ *   largest heap still in use right after a collection: the memory the rebuild actually holds, which
+ *   unlike the resident set does not depend on when V8 chooses to collect.
  * @packageDocumentation
  */
 import { openStore } from '@turnlog/postgres'
@@ -20,8 +23,8 @@ export interface EmmettResult {
   readonly seconds: number
 }
 
-/** What the `rebuild-rss` mode prints. */
-export interface RebuildRssResult {
+/** What the `rebuild-memory` mode prints. */
+export interface RebuildMemoryResult {
   readonly sessions: number
   readonly seconds: number
   /** Resident set size after opening the store, before the rebuild (bytes). */
@@ -30,6 +33,8 @@ export interface RebuildRssResult {
   readonly rssPeak: number
   /** Largest V8 heap used sampled during the rebuild (bytes). */
   readonly heapPeak: number
+  /** With `--expose-gc`: largest V8 heap used right after a forced collection (bytes); otherwise null. */
+  readonly liveHeapPeak: number | null
 }
 
 async function emmett(url: string, run: number, sessions: number, messages: number, writers: number): Promise<EmmettResult> {
@@ -59,28 +64,37 @@ async function emmett(url: string, run: number, sessions: number, messages: numb
   }
 }
 
-async function rebuildRss(url: string): Promise<RebuildRssResult> {
+async function rebuildMemory(url: string): Promise<RebuildMemoryResult> {
   const store = await openStore({ connectionString: url, pool: { max: 4 }, migrate: false })
   try {
+    const gc = (globalThis as { gc?: () => void }).gc
     const rssBefore = process.memoryUsage.rss()
     let rssPeak = rssBefore
     let heapPeak = process.memoryUsage().heapUsed
+    let liveHeapPeak: number | null = null
     const sample = (): void => {
       const m = process.memoryUsage()
       rssPeak = Math.max(rssPeak, m.rss)
       heapPeak = Math.max(heapPeak, m.heapUsed)
+    }
+    const progress = (p: { readonly done: number }): void => {
+      sample()
+      if (gc !== undefined && p.done % 10 === 0) {
+        gc()
+        liveHeapPeak = Math.max(liveHeapPeak ?? 0, process.memoryUsage().heapUsed)
+      }
     }
     const timer = setInterval(sample, 5)
     const t0 = performance.now()
     let sessions = 0
     try {
       // sampling in the progress callback too: the timer only runs between batches' I/O
-      sessions = (await store.rebuild({ onProgress: sample })).sessions
+      sessions = (await store.rebuild({ onProgress: progress })).sessions
     } finally {
       clearInterval(timer)
     }
     sample()
-    return { sessions, seconds: (performance.now() - t0) / 1000, rssBefore, rssPeak, heapPeak }
+    return { sessions, seconds: (performance.now() - t0) / 1000, rssBefore, rssPeak, heapPeak, liveHeapPeak }
   } finally {
     await store.close()
   }
@@ -88,11 +102,11 @@ async function rebuildRss(url: string): Promise<RebuildRssResult> {
 
 async function main(): Promise<void> {
   const [mode, url, ...rest] = process.argv.slice(2)
-  if (url === undefined) throw new Error('usage: child.js emmett|rebuild-rss URL …')
+  if (url === undefined) throw new Error('usage: child.js emmett|rebuild-memory URL …')
   const n = rest.map(Number)
   let result: unknown
   if (mode === 'emmett') result = await emmett(url, n[0] ?? 0, n[1] ?? 1, n[2] ?? 1, n[3] ?? 8)
-  else if (mode === 'rebuild-rss') result = await rebuildRss(url)
+  else if (mode === 'rebuild-memory') result = await rebuildMemory(url)
   else throw new Error(`unknown mode ${String(mode)}`)
   process.stdout.write(`${JSON.stringify(result)}\n`)
 }

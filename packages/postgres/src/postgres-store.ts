@@ -204,10 +204,16 @@ export class PostgresStore implements SessionStore {
   /**
    * A store bound to the caller's Kysely transaction: every call runs inside it and commits or rolls
    * back with it. Nothing it writes is cached as durable (the caller may roll back). Conflict
-   * evidence is still recorded outside the transaction.
+   * evidence is still recorded outside the transaction. Throws `INVALID_INPUT` for anything but a
+   * Kysely transaction (a plain Kysely instance would run each statement of a write on its own).
    */
   withTransaction(trx: Transaction<unknown>): PostgresStore {
     this.#assertOpen()
+    // by shape, not instanceof: the caller's kysely may be another copy of the package
+    const t = trx as { isTransaction?: unknown; getExecutor?: unknown } | null
+    if (typeof t !== 'object' || t === null || t.isTransaction !== true || typeof t.getExecutor !== 'function') {
+      throw new TurnlogError('INVALID_INPUT', 'withTransaction needs a Kysely transaction (db.transaction().execute(trx => …))')
+    }
     return new PostgresStore({
       ...this.#init,
       db: trx,
@@ -1196,6 +1202,11 @@ export class PostgresStore implements SessionStore {
    * null: its `ageMs` is how long events committed since it began may wait. Cluster-wide by default.
    */
   async oldestOpenTransaction(options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
+    this.#assertOpen()
+    checkOptions(options, 'oldestOpenTransaction options')
+    if (options.scope !== undefined && options.scope !== 'cluster' && options.scope !== 'database') {
+      throw new TurnlogError('INVALID_INPUT', `scope must be 'cluster' or 'database', got ${preview(options.scope)}`)
+    }
     return this.#run((db) => oldestOpenTransaction(db, options))
   }
 }

@@ -1,11 +1,13 @@
 import { sql, type Kysely } from 'kysely'
 
 /**
- * 0004: `turnlog.rebuild_sessions`, the batch form of `rebuild_session` that `PostgresStore.rebuild`
- * calls once per batch of sessions. The rows it leaves are exactly those replaying each log through
- * `turnlog.project_event` gives; a session's leading run of plain appends is computed in one statement
- * (as the statement-level projection trigger inserts them), and rows already equal to the result are
- * not rewritten. Released migrations are never edited; later changes get new files.
+ * 0004: the batch rebuild that `PostgresStore.rebuild` runs once per batch of sessions (see
+ * docs/performance.md). `turnlog.rebuild_read` returns what the TypeScript fold needs (no payloads) and
+ * the projection, in one snapshot. `turnlog.rebuild_sessions`, the batch form of `rebuild_session`,
+ * leaves exactly the rows replaying each log through `turnlog.project_event` gives; a session's leading
+ * run of plain appends is computed in one statement (as the statement-level projection trigger inserts
+ * them), and rows already equal to the result are not rewritten. Released migrations are never edited;
+ * later changes get new files.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql.raw(SQL).execute(db)
@@ -102,7 +104,7 @@ $fn$;
 -- fold in the same transaction.
 create function turnlog.rebuild_sessions(p_sessions uuid[])
 returns table (session_id uuid, live json)
-language plpgsql security definer set search_path = pg_catalog, pg_temp set jit = off as $fn$
+language plpgsql security definer set search_path = pg_catalog, pg_temp set jit = off set max_parallel_workers_per_gather = 0 as $fn$
 declare
   v_checked int;
 begin
@@ -122,7 +124,7 @@ $fn$;
 -- position order, as JSON arrays; never payloads.
 create function turnlog.rebuild_read(p_sessions uuid[])
 returns table (session_id uuid, events json, live json)
-language sql stable set search_path = pg_catalog, pg_temp set jit = off as $fn$
+language sql stable set search_path = pg_catalog, pg_temp set jit = off set max_parallel_workers_per_gather = 0 as $fn$
   select s.session_id,
          (select json_agg(json_build_array(e.seq, e.type, e.message_id, e.data) order by e.seq)
             from turnlog.events e where e.session_id = s.session_id),
@@ -133,8 +135,9 @@ language sql stable set search_path = pg_catalog, pg_temp set jit = off as $fn$
    order by s.session_id
 $fn$;
 
--- 'set jit = off' on both: with a stale estimate of events per session (a freshly loaded table), a
--- batch's estimated cost passes jit_above_cost and compiling takes ~100 ms for ~10 ms of index lookups.
+-- 'set jit = off' and no parallel workers on both: with a stale estimate of events per session (a freshly
+-- loaded table), a batch's estimated cost passes jit_above_cost, and compiling took ~100 ms for ~10 ms of
+-- index lookups; a parallel plan would start workers for the same few lookups.
 alter function turnlog.rebuild_sessions_unchecked(uuid[]) owner to turnlog_owner;
 alter function turnlog.rebuild_sessions(uuid[]) owner to turnlog_owner;
 alter function turnlog.rebuild_read(uuid[]) owner to turnlog_owner;
