@@ -19,6 +19,7 @@ import { SharedIdTracker } from './findings/shared-id-tracker.js'
 import type { SessionAudit } from './findings/make-finding.js'
 import { projectionFindings } from './findings/projection-findings.js'
 import { parseTranscript, transcriptFindings, type ExternalMessage } from './findings/transcript-findings.js'
+import { checkOptions } from './import-events.js'
 import { ChainVerifier } from './verify-chain.js'
 
 /** Sessions per page when auditing `{ all: true }`. */
@@ -29,10 +30,12 @@ const KIND_ORDER = new Map<FindingKind, number>((Object.keys(FINDING_KINDS) as F
 function selectedChecks(options: AuditOptions): ReadonlySet<AuditCheck> {
   if (options.checks === undefined) return new Set(Object.keys(AUDIT_CHECKS) as AuditCheck[])
   if (!Array.isArray(options.checks)) throw new TurnlogError('INVALID_INPUT', 'checks must be an array of check names')
-  for (const c of options.checks) {
-    if (!Object.hasOwn(AUDIT_CHECKS, c)) {
-      throw new TurnlogError('INVALID_INPUT', `unknown check ${JSON.stringify(c)}; known: ${Object.keys(AUDIT_CHECKS).join(', ')}`, {
-        details: { check: c },
+  for (const c of options.checks as readonly unknown[]) {
+    // a non-string is named by its type: hasOwn and JSON.stringify throw on some (a bigint, a null-prototype object)
+    if (typeof c !== 'string' || !Object.hasOwn(AUDIT_CHECKS, c)) {
+      const name = typeof c === 'string' ? JSON.stringify(c) : `(a ${c === null ? 'null' : typeof c})`
+      throw new TurnlogError('INVALID_INPUT', `unknown check ${name}; known: ${Object.keys(AUDIT_CHECKS).join(', ')}`, {
+        details: { check: typeof c === 'string' ? c : name },
       })
     }
   }
@@ -136,6 +139,7 @@ async function auditSession(
  * transcript.
  */
 export async function audit(store: SessionStore, target: AuditTarget, options: AuditOptions = {}): Promise<AuditReport> {
+  checkOptions(options, 'audit options')
   const checks = selectedChecks(options)
   const all = typeof target === 'object' && target !== null && (target as { all?: unknown }).all === true
   if (!all && typeof target !== 'string') throw new TurnlogError('INVALID_INPUT', 'target must be a session id or { all: true }')

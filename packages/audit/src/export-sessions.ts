@@ -180,6 +180,8 @@ export async function* exportSessions(
   if (typeof selection !== 'object' || selection === null) {
     throw new TurnlogError('INVALID_INPUT', 'selection must be { sessionIds } or { all: true }')
   }
+  // a default parameter does not replace null
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TurnlogError('INVALID_INPUT', 'exportSessions options must be an object')
   const verify = options.verify !== false
   const pageSize = options.pageSize ?? 100
   const header: ExportHeader = { format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString() }

@@ -4,6 +4,7 @@ import {
   TurnlogError,
   canonicalJson,
   contentHash,
+  isRedactedPayload,
   isTurnlogError,
   parseChatMessage,
   parseEventId,
@@ -69,6 +70,18 @@ export async function* numberedLines(source: AsyncIterable<string> | Iterable<st
       yield { line, text: part.endsWith('\r') ? part.slice(0, -1) : part }
     }
   }
+}
+
+/**
+ * Options must be absent or an object (a default parameter does not replace null), and `onProgress`
+ * absent or a function: it is called after a session committed, where a TypeError would escape raw
+ * with the import half done. Throws `INVALID_INPUT`.
+ * @internal
+ */
+export function checkOptions(options: unknown, what: string): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TurnlogError('INVALID_INPUT', `${what} must be an object`)
+  const onProgress = (options as { onProgress?: unknown }).onProgress
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw new TurnlogError('INVALID_INPUT', 'onProgress must be a function')
 }
 
 function fail(line: number, message: string, details: Record<string, unknown> = {}, cause?: unknown): TurnlogError {
@@ -176,10 +189,21 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
   guard(line, 'data', () => checkSafeJson(data, 'event data'))
   const payload = r.payload === undefined ? null : r.payload
   if (payload !== null && !isPlainObject(payload)) throw fail(line, 'payload must be an object or null')
+  const digest = r.payloadDigest
+  if (digest !== undefined && (typeof digest !== 'string' || !HEX64.test(digest))) throw fail(line, 'payloadDigest must be 64 lower-case hex digits')
+  if (digest !== undefined && !MESSAGE_TYPES.has(r.type)) throw fail(line, `a ${r.type} event carries no payloadDigest`, { sessionId, seq: expectedSeq })
   if (MESSAGE_TYPES.has(r.type)) {
     if (payload === null || messageId === null || contentHashValue === null) {
       throw fail(line, `a ${r.type} event needs messageId, contentHash and payload`, { sessionId, seq: expectedSeq })
     }
+  }
+  if (MESSAGE_TYPES.has(r.type) && payload !== null && (digest !== undefined || (r.data as { redacted?: unknown }).redacted === true)) {
+    // scrubbed by a redaction (payloadDigest), or a fork's copy of a scrubbed payload (data.redacted): the
+    // payload is the placeholder and the content hash still the original's; the chain link covers the rest
+    if (!isRedactedPayload(payload)) {
+      throw fail(line, `session ${session.id} seq ${expectedSeq}: a redacted event's payload must be a redaction placeholder`, { sessionId, seq: expectedSeq })
+    }
+  } else if (MESSAGE_TYPES.has(r.type)) {
     const parsed = guard(line, 'payload', () => parseChatMessage(payload))
     const computed = contentHash(parsed)
     if (computed !== contentHashValue) {
@@ -205,6 +229,7 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
     data,
     recordedAt: isoField(r.recordedAt, 'recordedAt', line),
     hash: r.hash,
+    ...(digest === undefined ? {} : { payloadDigest: digest }),
   }
   const link = exportedChainHash(prev, record)
   if (link !== record.hash) {
@@ -303,10 +328,13 @@ async function writeSession(db: Kysely<unknown>, s: ParsedSession, events: reado
 
   for (let from = 0; from < toWrite.length; from += CHUNK) {
     const chunk = toWrite.slice(from, from + CHUNK)
+    // payload_digest only when a scrubbed event needs it: turnlog_writer may not insert that column
+    const scrubbed = chunk.some((e) => e.record.payloadDigest !== undefined)
     const { rows } = await sql<{ seq: string | number; hash: string }>`
-      insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data, recorded_at)
+      insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data, recorded_at${scrubbed ? sql`, payload_digest` : sql``})
       select ${s.id}::uuid, t.seq::bigint, t.event_id::uuid, t.type, nullif(t.message_id, '')::uuid,
              decode(nullif(t.content_hash, ''), 'hex'), nullif(t.payload::text, 'null')::json, t.data, t.recorded_at::timestamptz
+             ${scrubbed ? sql`, decode(nullif(t.payload_digest, ''), 'hex')` : sql``}
         from rows from (
                json_array_elements_text(${JSON.stringify(chunk.map((e) => String(e.record.seq)))}::json),
                json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.eventId))}::json),
@@ -315,8 +343,9 @@ async function writeSession(db: Kysely<unknown>, s: ParsedSession, events: reado
                json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.contentHash ?? ''))}::json),
                json_array_elements(${`[${chunk.map((e) => e.payloadText ?? 'null').join(',')}]`}::json),
                json_array_elements(${`[${chunk.map((e) => e.dataText).join(',')}]`}::json),
-               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.recordedAt))}::json)
-             ) with ordinality as t(seq, event_id, type, message_id, content_hash, payload, data, recorded_at, ord)
+               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.recordedAt))}::json),
+               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.payloadDigest ?? ''))}::json)
+             ) with ordinality as t(seq, event_id, type, message_id, content_hash, payload, data, recorded_at, payload_digest, ord)
        order by t.ord
       returning seq, encode(hash, 'hex') as hash`.execute(db)
     const computed = new Map(rows.map((r) => [Number(r.seq), r.hash]))
@@ -369,6 +398,8 @@ export async function importEvents(
   if (typeof store !== 'object' || store === null || typeof (store as { db?: unknown }).db !== 'object') {
     throw new TurnlogError('INVALID_INPUT', 'importEvents needs a PostgresStore (it writes through store.db)')
   }
+  // checked before anything is written: onProgress runs after a session has committed
+  checkOptions(options, 'importEvents options')
   const sessionIds: SessionId[] = []
   let eventsWritten = 0
   let eventsSkipped = 0
@@ -390,7 +421,22 @@ export async function importEvents(
         events: events.length,
       })
     }
-    const { written, skipped } = await inTransaction(store.db, (db) => writeSession(db, session, events))
+    let outcome: { written: number; skipped: number }
+    try {
+      outcome = await inTransaction(store.db, (db) => writeSession(db, session, events))
+    } catch (error) {
+      // a data exception (SQLSTATE class 22: a timestamp Postgres cannot hold, an id in event data that
+      // is not a UUID, …) is the file's fault, like every other malformed line
+      const state = isTurnlogError(error, 'DB_ERROR') ? error.details['sqlState'] : undefined
+      if (typeof state === 'string' && state.startsWith('22')) {
+        throw fail(session.line, `session ${session.id}: the database refused the file's data: ${error instanceof Error ? error.message : ''}; nothing of the session was imported`, {
+          sessionId: session.id,
+          sqlState: state,
+        }, error)
+      }
+      throw error
+    }
+    const { written, skipped } = outcome
     eventsWritten += written
     eventsSkipped += skipped
     sessionIds.push(session.id)

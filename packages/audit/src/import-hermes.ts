@@ -1,4 +1,5 @@
 import {
+  TurnlogError,
   contentHash,
   sessionIdFromExternal,
   type JsonValue,
@@ -9,6 +10,7 @@ import {
 import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes/hermes-row-message.js'
 import { HermesStateDb, type HermesSessionRecord, type SqliteValue } from './hermes/hermes-state-db.js'
 import { HermesWarnings, type HermesWarning } from './hermes/hermes-warning.js'
+import { checkOptions } from './import-events.js'
 import { planHermesSession, type HermesPlanStep, type HermesSessionPlan } from './hermes/plan-hermes-session.js'
 
 /** Reported after each hermes session. */
@@ -134,6 +136,11 @@ function rowRange(ids: readonly number[]): string {
  * state.db (no messages table, or no id/session_id/role/content columns).
  */
 export async function importHermes(store: SessionStore, path: string, options: ImportHermesOptions = {}): Promise<HermesImportResult> {
+  checkOptions(options, 'importHermes options')
+  if (options.sessions !== undefined && (!Array.isArray(options.sessions) || !options.sessions.every((id) => typeof id === 'string'))) {
+    throw new TurnlogError('INVALID_INPUT', 'sessions must be an array of hermes session ids (strings)')
+  }
+  if (options.tenantId !== undefined && typeof options.tenantId !== 'string') throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')
   const warnings = new HermesWarnings()
   const db = HermesStateDb.open(path, warnings)
   try {

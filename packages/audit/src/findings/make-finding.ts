@@ -73,7 +73,13 @@ export function describePayload(payload: ChatMessage | Readonly<Record<string, u
   let text: string
   if (typeof content === 'string') text = content
   else if (Array.isArray(content)) {
-    text = content.map((p: unknown) => (typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : `[${String((p as { type?: unknown }).type ?? 'part')}]`)).join(' ')
+    // an external transcript's parts are not validated: any of them may be null or a primitive
+    text = content
+      .map((p: unknown) => {
+        const part = typeof p === 'object' && p !== null ? (p as { text?: unknown; type?: unknown }) : {}
+        return typeof part.text === 'string' ? part.text : `[${typeof part.type === 'string' ? part.type : 'part'}]`
+      })
+      .join(' ')
   } else text = ''
   const calls = Array.isArray(payload['tool_calls']) ? ` +${payload['tool_calls'].length} tool call(s)` : ''
   const answered = typeof payload['tool_call_id'] === 'string' ? ` for ${payload['tool_call_id']}` : typeof payload['call_id'] === 'string' ? ` for ${payload['call_id']}` : ''

@@ -1,4 +1,5 @@
 import { TurnlogError } from '@turnlog/core'
+import { describeValue } from '../safe-text.js'
 
 /**
  * A position in the transaction-ordered log: the key `(tx_id, global_position)` of the last event a
@@ -26,10 +27,10 @@ export function parseCheckpoint(value: unknown, what = 'checkpoint'): Checkpoint
   if (typeof value !== 'object' || value === null) throw new TurnlogError('INVALID_INPUT', `${what} must be { txId, globalPosition }`)
   const { txId, globalPosition } = value as { txId?: unknown; globalPosition?: unknown }
   if (typeof txId !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(txId) || BigInt(txId) >= 2n ** 64n) {
-    throw new TurnlogError('INVALID_INPUT', `${what}.txId must be an xid8 as a decimal string, got ${String(txId)}`)
+    throw new TurnlogError('INVALID_INPUT', `${what}.txId must be an xid8 as a decimal string, got ${describeValue(txId)}`)
   }
   if (typeof globalPosition !== 'number' || !Number.isSafeInteger(globalPosition) || globalPosition < 0) {
-    throw new TurnlogError('INVALID_INPUT', `${what}.globalPosition must be a non-negative integer, got ${String(globalPosition)}`)
+    throw new TurnlogError('INVALID_INPUT', `${what}.globalPosition must be a non-negative integer, got ${describeValue(globalPosition)}`)
   }
   return Object.freeze({ txId, globalPosition })
 }

@@ -1,6 +1,7 @@
 import { EVENT_TYPES, TurnlogError, parseSessionId, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
 import { toStoredEvent, type EventRow } from '../event-row.js'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { describeValue } from '../safe-text.js'
 import { checkpointFromRow, type Checkpoint } from './checkpoint.js'
 
 /** Which events a subscription hands to its handler; the others are skipped (the checkpoint passes them). */
@@ -57,7 +58,8 @@ export function normalizeFilter(filter: SubscriptionFilter | undefined): Normali
     if (!Array.isArray(filter.types) || filter.types.length === 0) {
       throw new TurnlogError('INVALID_INPUT', 'filter.types must be a non-empty array of event types')
     }
-    const unknown = filter.types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t))
+    // described, not String()ed: a symbol or a null-prototype object would throw a TypeError here
+    const unknown = filter.types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t)).map((t: unknown) => (typeof t === 'string' ? t : describeValue(t)))
     if (unknown.length > 0) {
       throw new TurnlogError('INVALID_INPUT', `filter.types has unknown event types: ${unknown.join(', ')}`, { details: { unknown } })
     }
@@ -101,7 +103,7 @@ export async function readCommittedEvents(
 ): Promise<ReadCommittedEventsResult> {
   const limit = options.limit ?? 100
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) {
-    throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 10000, got ${String(limit)}`)
+    throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 10000, got ${describeValue(limit)}`)
   }
   const match = matchExpression(normalizeFilter(options.filter))
   const { rows } = await sql<Row>`

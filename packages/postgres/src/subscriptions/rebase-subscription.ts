@@ -1,7 +1,7 @@
 import { TurnlogError } from '@turnlog/core'
 import { sql, type Kysely } from 'kysely'
 import { mapDatabaseError } from '../map-database-error.js'
-import { checkSafeText } from '../safe-text.js'
+import { checkSafeText, describeValue } from '../safe-text.js'
 import { START_CHECKPOINT, checkpointFromRow, parseCheckpoint, type Checkpoint } from './checkpoint.js'
 import { isClaimedInProcess, tryLockSubscriptionForTransaction } from './subscription-lock.js'
 
@@ -67,7 +67,7 @@ async function targetCheckpoint(trx: Kysely<unknown>, target: RebaseTarget): Pro
   if ('toGlobalPosition' in target) {
     const position = target.toGlobalPosition
     if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 0) {
-      throw new TurnlogError('INVALID_INPUT', `toGlobalPosition must be a non-negative integer, got ${String(position)}`)
+      throw new TurnlogError('INVALID_INPUT', `toGlobalPosition must be a non-negative integer, got ${describeValue(position)}`)
     }
     // the first visible event past the position, in log order; everything before it in that order has
     // a smaller key, so the checkpoint just before it delivers every event past the position

@@ -1,5 +1,5 @@
 import { TurnlogError } from '@turnlog/core'
-import { checkSafeText } from '../safe-text.js'
+import { checkSafeText, describeValue } from '../safe-text.js'
 import { parseCheckpoint, type Checkpoint } from './checkpoint.js'
 import { dedicatedConnectionFromConfig } from './dedicated-connection.js'
 import { normalizeFilter, type SubscriptionFilter } from './read-committed-events.js'
@@ -78,13 +78,35 @@ export interface SubscribeOptions {
 function positiveInt(value: unknown, what: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new TurnlogError('INVALID_INPUT', `${what} must be an integer from 1 to ${max}, got ${String(value)}`)
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an integer from 1 to ${max}, got ${describeValue(value)}`)
   }
   return value
 }
 
+/** A boolean option: absent (the default) or a boolean; `'false'` or `1` would silently pick a mode. */
+function flag(value: unknown, what: string, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') throw new TurnlogError('INVALID_INPUT', `${what} must be a boolean, got ${describeValue(value)}`)
+  return value
+}
+
+/** A callback option: absent or a function (a non-function would be skipped without a word). */
+function callback<T>(value: T | undefined, what: string): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TurnlogError('INVALID_INPUT', `${what} must be a function, got ${describeValue(value)}`)
+  return value
+}
+
 function backoffFunction(backoff: SubscribeOptions['backoff']): (attempt: number) => number {
-  if (typeof backoff === 'function') return (attempt) => Math.max(0, Number(backoff(attempt)) || 0)
+  if (typeof backoff === 'function') {
+    return (attempt) => {
+      // a delay that is not a number (a symbol, a throw) means no delay, like NaN; it must not end the consumer
+      try {
+        return Math.max(0, Number(backoff(attempt)) || 0)
+      } catch {
+        return 0
+      }
+    }
+  }
   if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null)) {
     throw new TurnlogError('INVALID_INPUT', 'backoff must be { initialDelayMs, maxDelayMs, factor } or a function')
   }
@@ -110,6 +132,10 @@ export function subscribe(
   const name = checkSafeText(config.name, 'subscription name')
   if (name.length === 0 || name.length > 200) throw new TurnlogError('INVALID_INPUT', 'a subscription name has 1 to 200 characters')
   if (typeof handler !== 'function') throw new TurnlogError('INVALID_INPUT', 'subscribe needs a handler function')
+  // a default parameter does not replace null
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TurnlogError('INVALID_INPUT', `subscribe options must be an object, got ${describeValue(options)}`)
+  }
   const from = config.from ?? 'start'
   const settings: SubscriptionSettings = {
     name,
@@ -118,18 +144,18 @@ export function subscribe(
     batchSize: positiveInt(options.batchSize, 'batchSize', 100, 10_000),
     maxAttempts: positiveInt(options.maxAttempts, 'maxAttempts', 5),
     backoff: backoffFunction(options.backoff),
-    transactional: options.transactional === true,
+    transactional: flag(options.transactional, 'transactional', false),
     pollIntervalMs: positiveInt(options.pollIntervalMs, 'pollIntervalMs', 1000),
     heldBackPollIntervalMs: positiveInt(options.heldBackPollIntervalMs, 'heldBackPollIntervalMs', 100),
-    listen: options.listen !== false,
-    waitForLock: options.waitForLock !== false,
+    listen: flag(options.listen, 'listen', true),
+    waitForLock: flag(options.waitForLock, 'waitForLock', true),
     lockRetryMs: positiveInt(options.lockRetryMs, 'lockRetryMs', 1000),
-    reconnect: options.reconnect !== false,
+    reconnect: flag(options.reconnect, 'reconnect', true),
     reconnectDelay: ((cap) => (attempt: number) => Math.min(cap, 250 * 2 ** Math.max(0, attempt - 1)))(
       positiveInt(options.maxReconnectDelayMs, 'maxReconnectDelayMs', 5000),
     ),
-    onError: options.onError,
-    onStateChange: options.onStateChange,
+    onError: callback(options.onError, 'onError'),
+    onStateChange: callback(options.onStateChange, 'onStateChange'),
   }
   const dedicatedConnection =
     options.connectionString === undefined

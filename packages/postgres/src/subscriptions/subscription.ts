@@ -1,10 +1,14 @@
 import { TurnlogError } from '@turnlog/core'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { mapDatabaseError } from '../map-database-error.js'
+import { describeValue } from '../safe-text.js'
 import { START_CHECKPOINT, checkpointFromRow, compareCheckpoints, type Checkpoint } from './checkpoint.js'
 import { kyselyOnClient, type DedicatedConnectionFactory } from './dedicated-connection.js'
 import { probeUndelivered, readCommittedEvents, type NormalizedFilter, type SubscribedEvent } from './read-committed-events.js'
 import { claimInProcess, releaseInProcess, tryLockSubscription } from './subscription-lock.js'
+
+/** The longest delay `setTimeout` honours (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647
 
 /** The channel the `events_notify` trigger notifies on every commit that inserted events. */
 export const EVENTS_CHANNEL = 'turnlog_events'
@@ -380,13 +384,20 @@ export class Subscription {
         : from === 'start'
           ? sql`'0'::xid8, 0`
           : sql`${from.txId}::xid8, ${from.globalPosition}::bigint`
+    // a new name never stores a `from` this cluster has not reached: it would need a rebase before any use
+    const reached = typeof from === 'object' ? sql`${from.txId}::xid8 <= pg_snapshot_xmax(pg_current_snapshot())` : sql`true`
     await sql`insert into turnlog.subscriptions (name, tx_id, global_position)
-              select ${name}, ${start} on conflict (name) do nothing`.execute(session.db)
+              select ${name}, ${start} where ${reached} on conflict (name) do nothing`.execute(session.db)
     const { rows } = await sql<{ tx_id: string; global_position: string | number; next_tx: string; max_tx: string | null }>`
       select s.tx_id::text as tx_id, s.global_position, pg_snapshot_xmax(pg_current_snapshot())::text as next_tx,
              (select max(e.tx_id) from turnlog.events e)::text as max_tx
         from turnlog.subscriptions s where s.name = ${name}`.execute(session.db)
     const row = rows[0]
+    if (row === undefined && typeof from === 'object') {
+      throw new TurnlogError('INVALID_INPUT', `from.txId ${from.txId} is a transaction id this cluster has not reached (a checkpoint of another cluster?); nothing was stored`, {
+        details: { name, from },
+      })
+    }
     if (row === undefined) throw new TurnlogError('SUBSCRIPTION_NOT_FOUND', `subscription "${name}" vanished while starting`, { details: { name } })
     const next = BigInt(row.next_tx)
     if ((row.max_tx !== null && BigInt(row.max_tx) >= next) || BigInt(row.tx_id) > next) {
@@ -583,7 +594,8 @@ export class Subscription {
       eventId: event.eventId,
       type: event.type,
     }
-    const reason = cause instanceof Error ? cause.message : String(cause)
+    // a handler may throw anything: String() of a null-prototype object would throw a TypeError here
+    const reason = cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : describeValue(cause)
     const error = new TurnlogError(
       'SUBSCRIPTION_FAILED',
       `subscription "${this.name}": the handler failed ${attempts} times on ${event.type} ${event.sessionId}#${event.seq} ` +
@@ -654,7 +666,8 @@ export class Subscription {
           resolve()
         },
       }
-      const timer = setTimeout(sleeper.done, ms)
+      // Node fires a longer timer at once (TimeoutOverflowWarning): a huge interval would make the consumer spin
+      const timer = setTimeout(sleeper.done, Math.min(ms, MAX_TIMER_MS))
       this.#sleepers.add(sleeper)
     })
   }

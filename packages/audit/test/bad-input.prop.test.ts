@@ -1,0 +1,882 @@
+/**
+ * Garbage in, typed errors out, for the audit package's public functions that take user input:
+ * `audit`, `verifyChain`, `exportSessions` (read-only), `importEvents` (mutated export files),
+ * `importTranscript` (garbage JSONL) and `importHermes` (paths to files that are not a hermes state.db).
+ * Each call must either succeed (a read returns a well-formed answer; an import reads back exactly
+ * what it was given) or reject with a TurnlogError whose code is one an input error may get: never a
+ * raw error, never `DB_ERROR`, never a hang, and never a partial write (a read-only call changes
+ * nothing; an import that fails leaves the database as it was, apart from the complete sessions that
+ * `importEvents` and `importHermes` commit one by one before the failing one, which must then equal
+ * the file's). Runs on Postgres, and a smaller import run on embedded PGlite.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { randomUUID } from 'node:crypto'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import fc from 'fast-check'
+import { sql } from 'kysely'
+import {
+  ERROR_CODES,
+  GENESIS_HASH,
+  createMessage,
+  isTurnlogError,
+  toFrozenJson,
+  type ErrorCode,
+  type Message,
+  type SessionId,
+} from '@turnlog/core'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { chatPayloadArb, createTestDatabase, jsonValueArb, messageArb, safeTextArb, weirdStringArb, type TestDatabase } from '@turnlog/testing'
+import {
+  AUDIT_CHECKS,
+  FINDING_KINDS,
+  audit,
+  countFindings,
+  exportSessions,
+  exportedChainHash,
+  importEvents,
+  importHermes,
+  importTranscript,
+  verifyChain,
+  type AuditReport,
+  type ChainVerification,
+  type ExportEventRecord,
+  type ImportResult,
+  type ImportTranscriptResult,
+  type HermesImportResult,
+} from '@turnlog/audit'
+import { seedRealisticSession } from './audit-fixtures.js'
+import { HermesFixture } from './hermes-fixture.js'
+
+/** The codes bad input may get. Anything else (DB_ERROR above all) is a finding. */
+const INPUT_CODES: readonly ErrorCode[] = [
+  'INVALID_INPUT',
+  'INVALID_MESSAGE',
+  'MESSAGE_TOO_LARGE',
+  'MESSAGE_CONFLICT',
+  'SESSION_NOT_FOUND',
+  'SESSION_EXISTS',
+  'IMPORT_FAILED',
+]
+
+// ---------------------------------------------------------------------------------------------------
+// values built at call time, printable in counterexamples
+
+/** What a generated argument can refer to. */
+interface Ctx {
+  readonly realistic: SessionId
+  readonly fork: SessionId
+  /** A fork made after the redaction: its copy of the redacted message is a placeholder (`data.redacted`). */
+  readonly redactedFork: SessionId
+  readonly hostile: SessionId
+  readonly empty: SessionId
+  readonly missing: string
+  /** The realistic session's live list. */
+  readonly live: readonly Message[]
+  /** Progress reports the run's onProgress received. */
+  readonly progress: unknown[]
+}
+
+type Build<T = unknown> = ((ctx: Ctx) => T) & { [fc.toStringMethod]: () => string }
+
+function build<T>(label: string | (() => string), f: (ctx: Ctx) => T): Build<T> {
+  return Object.assign(f, { [fc.toStringMethod]: typeof label === 'string' ? () => label : label })
+}
+
+const lit = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<Build<T>> =>
+  arb.map((v) =>
+    build(() => {
+      try {
+        const text = fc.stringify(v)
+        return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} chars)` : text
+      } catch {
+        return '<too deep to print>'
+      }
+    }, () => v),
+  )
+
+const ONE_MB = 'y'.repeat(1024 * 1024)
+
+const sqlArb = fc.constantFrom("'); drop table turnlog.events; --", '1 or 1=1', '$1::uuid', "'::json", '%s%s%n', 'null', '[object Object]')
+
+/** `[<hole>, 1]`: a sparse array. */
+const sparse: unknown[] = []
+sparse[1] = 1
+
+const exoticArb: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
+  NaN, Infinity, -0, 2 ** 53 + 1, -1, 1.5, true, false, null, undefined, 10n, Symbol('s'), () => 'fn', new Date(NaN),
+  /re/g, new Map([['a', 1]]), new Set([1]), new Uint8Array(3), new Error('boom'), Object.create(null) as unknown, sparse, Object('boxed'),
+)
+
+const invalidIdArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom('', ' ', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', '01234567-89ab-4def-8123-456789abcdef\u0000', "01234567-89ab-4def-8123-456789abcdef'; --"),
+  fc.uuid().map((u) => ` ${u}`),
+  weirdStringArb,
+)
+
+const deepArb: fc.Arbitrary<unknown> = fc.integer({ min: 65, max: 5_000 }).map((n) => {
+  let v: unknown = 'core'
+  for (let i = 0; i < n; i++) v = i % 2 === 0 ? [v] : { k: v }
+  return v
+})
+
+const garbageArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: fc.anything({ maxDepth: 2, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withBoxedValues: true }) },
+  { weight: 2, arbitrary: sqlArb },
+  { weight: 2, arbitrary: invalidIdArb },
+  { weight: 2, arbitrary: exoticArb },
+  { weight: 1, arbitrary: fc.constantFrom<unknown>(JSON.parse('{"__proto__":{"polluted":"yes"}}'), JSON.parse('[{"constructor":{"prototype":{"polluted":"yes"}}}]')) },
+  { weight: 1, arbitrary: deepArb },
+  { weight: 1, arbitrary: fc.constant(ONE_MB) },
+)
+
+const mostly = (valid: fc.Arbitrary<Build>, validWeight = 3): fc.Arbitrary<Build> =>
+  fc.oneof({ weight: validWeight, arbitrary: valid }, { weight: 1, arbitrary: lit(garbageArb) })
+
+const maybeUndefined = (arb: fc.Arbitrary<Build>): fc.Arbitrary<Build> => fc.oneof(lit(fc.constant(undefined)), arb)
+
+const objectOf = (fields: Record<string, fc.Arbitrary<Build>>): fc.Arbitrary<Build> =>
+  fc.record(fields, { requiredKeys: [] }).map((record) => {
+    const entries = Object.entries(record) as [string, Build][]
+    return build(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) => Object.fromEntries(entries.map(([k, v]) => [k, v(c)])))
+  })
+
+const listOf = (item: fc.Arbitrary<Build>, maxLength = 4): fc.Arbitrary<Build> =>
+  fc.array(item, { maxLength }).map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c))))
+
+const RECORDING = Symbol('recording onProgress')
+const recordingProgress = build('<recording onProgress>', (c) => Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }))
+/** True when the options carry the run's recording onProgress (garbage may hold another function). */
+const recording = (options: unknown): boolean =>
+  typeof options === 'object' && options !== null && typeof (options as { onProgress?: unknown }).onProgress === 'function' && RECORDING in ((options as { onProgress: object }).onProgress)
+const onProgressArg = fc.oneof({ weight: 4, arbitrary: fc.constant(recordingProgress) }, { weight: 1, arbitrary: lit(garbageArb) })
+
+// ---------------------------------------------------------------------------------------------------
+// the harness: snapshots, outcomes, the tally
+
+/**
+ * Everything a call may write, as one string. Conflict evidence is left out for imports: a refused
+ * conflicting write records it on purpose (outside the refused transaction).
+ */
+async function snapshot(store: PostgresStore, withConflicts = true): Promise<string> {
+  const { rows } = await sql<{ s: string }>`
+    select concat_ws('|',
+      (select count(*) from turnlog.events),
+      (select coalesce(max(global_position), 0) from turnlog.events),
+      (select count(*) from turnlog.sessions),
+      (select coalesce(sum(version), 0) from turnlog.sessions),
+      (select count(*) from turnlog.events where payload_digest is not null),
+      (select case when ${withConflicts} then count(*) else 0 end from turnlog.conflicts),
+      (select md5(coalesce(string_agg(session_id::text || ':' || message_id::text || ':' || position || ':' || event_seq || ':' || partial, ',' order by session_id, message_id), ''))
+         from turnlog.live_messages)) as s`.execute(store.db)
+  return rows[0]?.s ?? ''
+}
+
+/** Per session: version, event count and last link; what changed between two of these was written. */
+async function sessionStates(store: PostgresStore): Promise<Map<string, string>> {
+  const { rows } = await sql<{ id: string; s: string }>`
+    select s.session_id::text as id,
+           concat_ws('|', s.version, s.tenant_id, s.metadata::text,
+             (select count(*) from turnlog.events e where e.session_id = s.session_id),
+             (select encode(e.hash, 'hex') from turnlog.events e where e.session_id = s.session_id order by e.seq desc limit 1)) as s
+      from turnlog.sessions s`.execute(store.db)
+  return new Map(rows.map((r) => [r.id, r.s]))
+}
+
+function changedSessions(before: Map<string, string>, after: Map<string, string>): string[] {
+  return [...after].filter(([id, s]) => before.get(id) !== s).map(([id]) => id)
+}
+
+const tally = new Map<string, number>()
+const count = (key: string): void => void tally.set(key, (tally.get(key) ?? 0) + 1)
+
+/** Runs a call, never longer than `ms`: a hang is a finding, not a jest timeout. */
+async function settle<T>(ms: number, what: string, work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`HANG: ${what} did not settle within ${ms} ms`)), ms)
+  })
+  try {
+    return { ok: true, value: await Promise.race([work(), timeout]) }
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('HANG:')) throw error
+    return { ok: false, error }
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** A rejection must be a TurnlogError with an input code; counts it. */
+function checkRejection(method: string, error: unknown, allowed: readonly ErrorCode[] = INPUT_CODES): asserts error is { code: ErrorCode; message: string; details: Record<string, unknown> } {
+  if (!isTurnlogError(error)) throw new Error(`${method} threw a raw ${describeError(error)}`, { cause: error })
+  count(`${method} ${error.code}`)
+  expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
+  if (!allowed.includes(error.code)) throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
+}
+
+function describeError(value: unknown): string {
+  try {
+    return value instanceof Error ? `${value.name}: ${value.message}` : String(value)
+  } catch {
+    return typeof value
+  }
+}
+
+function checkNoPollution(): void {
+  expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted')
+  expect(({} as Record<string, unknown>)['polluted']).toBeUndefined()
+}
+
+async function collect(lines: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = []
+  for await (const line of lines) out.push(line)
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------------
+// the fixtures: a source store (read-only calls, the export the import files come from), a target
+
+let dir: string
+let sourceDb: TestDatabase
+let targetDb: TestDatabase
+let source: PostgresStore
+let target: PostgresStore
+let ctxBase: Omit<Ctx, 'missing' | 'progress'>
+/** The export of every session of `source`, line by line (header and end included). */
+let reference: string[]
+/** Paths importHermes gets: one real state.db and things that are not. */
+let paths: Record<string, string>
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'turnlog-bad-input-'))
+  ;[sourceDb, targetDb] = await Promise.all([createTestDatabase(), createTestDatabase()])
+  ;[source, target] = await Promise.all([openStore({ connectionString: sourceDb.connectionString }), openStore({ connectionString: targetDb.connectionString })])
+
+  // a realistic session (tools, a partial finalized, a rewind, a revision, a compaction) and its fork,
+  // with a redaction and a recorded conflict; a tenant's session of hostile messages; an empty one
+  const realistic = await seedRealisticSession(source)
+  const last = realistic.live[realistic.live.length - 1] as Message
+  await source.redact(realistic.sessionId, last.id, { reason: 'bad-input fixture' })
+  const redactedFork = await source.fork(realistic.sessionId, { at: last.id })
+  await source.append(realistic.sessionId, [createMessage({ role: 'user', content: 'a different text' }, { id: (realistic.live[1] as Message).id })]).catch(() => {})
+  const hostile = await source.createSession({ tenantId: 'tenant-a', metadata: { fixture: 'hostile', text: 'nul \u0000 lone \ud800' } })
+  await source.flush(hostile, fc.sample(messageArb, { numRuns: 6, seed: 42 }))
+  const empty = await source.createSession({ metadata: null })
+  ctxBase = { realistic: realistic.sessionId, fork: realistic.forkId, redactedFork, hostile, empty, live: (await source.load(realistic.sessionId)).messages }
+  reference = await collect(exportSessions(source, { all: true }))
+
+  // importHermes: a state.db, and paths that are not one
+  const state = new HermesFixture(join(dir, 'state.db'))
+  state.session('h1', { title: 'bad input' })
+  state.add('h1', { role: 'user', content: 'hello \u0000 there' })
+  state.add('h1', { role: 'assistant', content: 'hi', finish_reason: 'stop' })
+  state.session('h2')
+  state.add('h2', { role: 'user', content: 'second session' })
+  state.close()
+  await writeFile(join(dir, 'not-sqlite.db'), 'this is plain text, not SQLite\n'.repeat(50))
+  await writeFile(join(dir, 'empty.db'), '')
+  await writeFile(join(dir, 'truncated.db'), 'SQLite format 3\u0000'.padEnd(100, '\u0001'))
+  await mkdir(join(dir, 'a-directory'))
+  const noMessages = new Database(join(dir, 'no-messages.db'))
+  noMessages.exec('create table sessions (id text primary key, started_at real)')
+  noMessages.close()
+  const fewColumns = new Database(join(dir, 'few-columns.db'))
+  fewColumns.exec('create table messages (id integer primary key, role text)')
+  fewColumns.close()
+  paths = {
+    state: join(dir, 'state.db'),
+    notSqlite: join(dir, 'not-sqlite.db'),
+    empty: join(dir, 'empty.db'),
+    truncated: join(dir, 'truncated.db'),
+    directory: join(dir, 'a-directory'),
+    missing: join(dir, 'missing.db'),
+    missingDir: join(dir, 'no-such-dir', 'state.db'),
+    noMessages: join(dir, 'no-messages.db'),
+    fewColumns: join(dir, 'few-columns.db'),
+  }
+}, 60_000)
+
+afterAll(async () => {
+  await Promise.all([source?.close(), target?.close()])
+  await Promise.all([sourceDb?.drop(), targetDb?.drop()])
+  await rm(dir, { recursive: true, force: true })
+  const summary = [...tally].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`)
+  console.log(`audit bad-input outcomes (call result: count)\n  ${summary.join('\n  ')}`)
+})
+
+const newCtx = (): Ctx => ({ ...ctxBase, missing: randomUUID(), progress: [] })
+
+// ---------------------------------------------------------------------------------------------------
+// audit, verifyChain, exportSessions: read-only
+
+const sessionArg: fc.Arbitrary<Build> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(build('<realistic>', (c) => c.realistic)) },
+  { weight: 1, arbitrary: fc.constant(build('<fork>', (c) => c.fork)) },
+  { weight: 1, arbitrary: fc.constant(build('<fork after the redaction>', (c) => c.redactedFork)) },
+  { weight: 1, arbitrary: fc.constant(build('<hostile>', (c) => c.hostile)) },
+  { weight: 1, arbitrary: fc.constant(build('<empty>', (c) => c.empty)) },
+  { weight: 1, arbitrary: fc.constant(build('<realistic upper-case>', (c) => c.realistic.toUpperCase())) },
+  { weight: 1, arbitrary: fc.constant(build('<missing>', (c) => c.missing)) },
+  { weight: 1, arbitrary: lit(invalidIdArb) },
+  { weight: 1, arbitrary: lit(garbageArb) },
+)
+
+/** Transcript items: the live list in every accepted form, provider messages, and garbage. */
+const transcriptArg: fc.Arbitrary<Build> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(build('<live as provider messages>', (c) => c.live.map((m) => ({ ...m.payload })))) },
+  { weight: 1, arbitrary: fc.constant(build('<live as message objects>', (c) => c.live.map((m) => ({ id: m.id, payload: m.payload })))) },
+  { weight: 1, arbitrary: fc.constant(build('<live as JSON lines>', (c) => c.live.map((m) => JSON.stringify(m)))) },
+  { weight: 2, arbitrary: lit(fc.array(fc.oneof(chatPayloadArb, garbageArb, weirdStringArb, fc.record({ role: fc.constant('user'), content: fc.array(fc.oneof(garbageArb, fc.constant(null))) })), { maxLength: 4 })) },
+  { weight: 1, arbitrary: lit(garbageArb) },
+)
+
+const liveArg: fc.Arbitrary<Build> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(build('<live>', (c) => c.live)) },
+  { weight: 1, arbitrary: fc.constant(build('<live reversed>', (c) => [...c.live].reverse())) },
+  { weight: 1, arbitrary: lit(fc.array(messageArb, { maxLength: 3 })) },
+  { weight: 1, arbitrary: lit(fc.array(garbageArb, { maxLength: 3 })) },
+  { weight: 1, arbitrary: lit(garbageArb) },
+)
+
+const CHECKS = Object.keys(AUDIT_CHECKS)
+
+type ReadCall = { method: 'audit' | 'verifyChain' | 'exportSessions'; args: Build[] }
+
+const readCallArb: fc.Arbitrary<ReadCall> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(
+        fc.oneof({ weight: 4, arbitrary: sessionArg }, { weight: 1, arbitrary: lit(fc.constantFrom<unknown>({ all: true }, { all: 'yes' }, { all: true, extra: 1 }, [])) }),
+        maybeUndefined(mostly(objectOf({
+          checks: mostly(fc.oneof(lit(fc.subarray(CHECKS)), lit(fc.array(fc.oneof(fc.constantFrom(...CHECKS), garbageArb), { maxLength: 3 })))),
+          transcript: mostly(transcriptArg),
+          live: mostly(liveArg),
+          onProgress: onProgressArg,
+        }))),
+      )
+      .map((args) => ({ method: 'audit' as const, args })),
+  },
+  { weight: 2, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'verifyChain' as const, args })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        fc.oneof(
+          { weight: 2, arbitrary: objectOf({ sessionIds: mostly(listOf(sessionArg)) }) },
+          { weight: 2, arbitrary: objectOf({ all: mostly(lit(fc.constant(true)), 6), tenantId: mostly(lit(fc.oneof(fc.constant('tenant-a'), weirdStringArb))) }) },
+          { weight: 1, arbitrary: lit(garbageArb) },
+        ),
+        maybeUndefined(mostly(objectOf({ verify: mostly(lit(fc.boolean())), pageSize: mostly(lit(fc.integer({ min: -2, max: 1200 }))) }))),
+      )
+      .map((args) => ({ method: 'exportSessions' as const, args })),
+  },
+)
+
+/** The lines of one session in `lines` (its session line and its event lines). */
+function blockOf(lines: readonly string[], sessionId: string): string[] {
+  const out: string[] = []
+  let inside = false
+  for (const line of lines) {
+    const r = JSON.parse(line) as { kind?: string; id?: string }
+    if (r.kind === 'session') inside = r.id === sessionId
+    else if (r.kind !== 'event') inside = false
+    if (inside) out.push(line)
+  }
+  return out
+}
+
+async function checkRead(call: ReadCall, args: unknown[], result: unknown, ctx: Ctx): Promise<void> {
+  if (call.method === 'verifyChain') {
+    const v = result as ChainVerification
+    const info = await source.getSession(String(args[0]))
+    expect(v).toMatchObject({ ok: true, sessionId: info.sessionId, version: info.version, breaks: [] })
+    expect(v.checked).toBe(info.version)
+  } else if (call.method === 'audit') {
+    const report = result as AuditReport
+    const all = typeof args[0] === 'object'
+    const sessions = (await source.sessions({ limit: 1000 })).sessions.length
+    expect(report.formatVersion).toBe(1)
+    expect(report.sessionsAudited).toBe(all ? sessions : 1)
+    expect(report.counts).toEqual(countFindings(report.findings))
+    for (const f of report.findings) expect(Object.hasOwn(FINDING_KINDS, f.kind)).toBe(true)
+    // the source is sound: whatever the options, the log checks find nothing (a transcript or live list may differ)
+    expect(report.findings.filter((f) => ['chain', 'projection', 'fold', 'identity'].includes(FINDING_KINDS[f.kind].check))).toEqual([])
+    const options = args[1] as { onProgress?: unknown } | undefined
+    if (recording(options)) expect(ctx.progress).toHaveLength(report.sessionsAudited)
+  } else {
+    const lines = result as string[]
+    const records = lines.map((l) => JSON.parse(l) as { kind?: string; format?: string; sessions?: number; events?: number; id?: string })
+    expect(records[0]?.format).toBe('turnlog-export')
+    const end = records[records.length - 1]
+    expect(end?.kind).toBe('end')
+    expect(end?.sessions).toBe(records.filter((r) => r.kind === 'session').length)
+    expect(end?.events).toBe(records.filter((r) => r.kind === 'event').length)
+    // each session exactly as the reference export has it
+    for (const r of records) if (r.kind === 'session') expect(blockOf(lines, r.id as string)).toEqual(blockOf(reference, r.id as string))
+    const selection = args[0] as { all?: unknown; tenantId?: unknown; sessionIds?: unknown[] }
+    if (selection.all === true && selection.tenantId === undefined) expect(lines.slice(1)).toEqual(reference.slice(1))
+    if (Array.isArray(selection.sessionIds)) {
+      expect(records.filter((r) => r.kind === 'session').map((r) => r.id)).toEqual([...new Set(selection.sessionIds.map((id) => String(id).toLowerCase()))])
+    }
+  }
+}
+
+async function invokeRead(call: ReadCall, args: unknown[]): Promise<unknown> {
+  if (call.method === 'audit') return audit(source, args[0] as never, args[1] as never)
+  if (call.method === 'verifyChain') return verifyChain(source, args[0] as never)
+  return collect(exportSessions(source, args[0] as never, args[1] as never))
+}
+
+// ---------------------------------------------------------------------------------------------------
+// importEvents: files made from the reference export, re-keyed per run, then damaged
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** A parsed line of an export file. */
+type Rec = Record<string, unknown>
+
+/**
+ * Gives the sessions of `lines` fresh ids (sessions, events, messages: every UUID outside payloads,
+ * consistently) and recomputes every chain link, so the file imports as new sessions.
+ */
+function rekey(lines: readonly string[]): string[] {
+  const map = new Map<string, string>()
+  const fresh = (id: string): string => {
+    let m = map.get(id)
+    if (m === undefined) {
+      m = randomUUID()
+      map.set(id, m)
+    }
+    return m
+  }
+  const deep = (v: unknown): unknown =>
+    typeof v === 'string' ? (UUID.test(v) ? fresh(v) : v) : Array.isArray(v) ? v.map(deep) : typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deep(x)])) : v
+  const out = lines.map((line) => {
+    const r = JSON.parse(line) as Rec
+    if (r['kind'] === 'session') {
+      const parent = r['parent'] as Rec | null
+      return { ...r, id: fresh(r['id'] as string), parent: parent === null ? null : { ...parent, sessionId: fresh(parent['sessionId'] as string), at: fresh(parent['at'] as string) } }
+    }
+    if (r['kind'] === 'event') {
+      return {
+        ...r,
+        sessionId: fresh(r['sessionId'] as string),
+        eventId: fresh(r['eventId'] as string),
+        messageId: r['messageId'] === null ? null : fresh(r['messageId'] as string),
+        data: deep(r['data']),
+      }
+    }
+    return r
+  })
+  return rehash(out).map((r) => JSON.stringify(r))
+}
+
+/** Recomputes every event's chain link, session by session, in file order. */
+function rehash(records: readonly Rec[]): Rec[] {
+  let prev = GENESIS_HASH
+  return records.map((r) => {
+    if (r['kind'] === 'session') prev = GENESIS_HASH
+    if (r['kind'] !== 'event') return r
+    try {
+      const hash = exportedChainHash(prev, r as unknown as ExportEventRecord)
+      prev = hash
+      return { ...r, hash }
+    } catch {
+      return r // a field too broken to hash: the import refuses it anyway
+    }
+  })
+}
+
+/** A file of some sessions of the reference: header, their blocks (a fork needs no parent in the file), end. */
+function fileOf(ids: readonly string[]): string[] {
+  const blocks = ids.flatMap((id) => blockOf(reference, id))
+  const sessions = blocks.filter((l) => l.includes('"kind":"session"')).length
+  return [reference[0] as string, ...blocks, JSON.stringify({ kind: 'end', sessions, events: blocks.length - sessions })]
+}
+
+type Damage =
+  | { kind: 'none' | 'twice' | 'crlf' | 'joined' | 'blank lines' }
+  | { kind: 'drop' | 'duplicate' | 'swap' | 'truncate'; at: number }
+  | { kind: 'replace' | 'insert'; at: number; text: string }
+  | { kind: 'field'; at: number; field: string; value: unknown; rehash: boolean }
+  | { kind: 'item'; at: number; value: unknown }
+
+const FIELDS = ['kind', 'id', 'sessionId', 'seq', 'eventId', 'type', 'messageId', 'contentHash', 'payload', 'data', 'recordedAt', 'hash', 'payloadDigest', 'tenantId', 'metadata', 'createdAt', 'updatedAt', 'version', 'parent', 'format', 'sessions', 'events', '__proto__']
+
+const fieldValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  garbageArb,
+  jsonValueArb,
+  chatPayloadArb,
+  fc.constantFrom<unknown>(
+    '0000-01-01T00:00:00Z', '2024-02-30T00:00:00Z', '2024-01-01T24:00:00Z', '2024-01-01T00:00:00.123456Z', '2024-01-01T00:00:00+15:00', '2024-01-01T00:00:00+99:99',
+    { ids: ['not-a-uuid'] }, { covered: [{ id: 'x' }], summary: ['y'] }, { summary: [1] }, { covered: 'x' }, { redacted: true }, { status: 'partial' },
+    { createdAt: '2024-01-01T00:00:00Z', inheritedFrom: 'nope' }, 'message_redacted', 'session_forked', 'messages_compacted', 'messages_retracted',
+    'a'.repeat(64), 'A'.repeat(64), { sessionId: '00000000-0000-4000-8000-000000000000', version: 1, at: '00000000-0000-4000-8000-000000000000' },
+    -1, 2 ** 53, 1.5, 0,
+  ),
+)
+
+const damageArb: fc.Arbitrary<Damage> = fc.oneof(
+  { weight: 5, arbitrary: fc.constantFrom<Damage>({ kind: 'none' }, { kind: 'twice' }, { kind: 'crlf' }, { kind: 'joined' }, { kind: 'blank lines' }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('drop', 'duplicate', 'swap', 'truncate'), at: fc.nat(40) }) as fc.Arbitrary<Damage> },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('replace', 'insert'), at: fc.nat(40), text: fc.oneof(sqlArb, weirdStringArb, fc.constantFrom('{}', '[]', 'null', '1', '"x"', '{"kind":"end"}', '{"kind":"session"}', '{"kind":"event"}', '{"format":"turnlog-export","version":2}', '\ufeff{}', '{"kind":"end","sessions":0,"events":0}'), garbageArb.map((g) => { try { return JSON.stringify(g) ?? 'undefined' } catch { return 'unprintable' } })) }) as fc.Arbitrary<Damage> },
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('field'), at: fc.nat(40), field: fc.constantFrom(...FIELDS), value: fieldValueArb, rehash: fc.boolean() }) as fc.Arbitrary<Damage> },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('item'), at: fc.nat(40), value: garbageArb }) as fc.Arbitrary<Damage> },
+)
+
+/** Applies `damage`; returns the iterable items (strings, unless damaged into something else). */
+function damaged(lines: readonly string[], damage: Damage): unknown[] {
+  const n = lines.length
+  switch (damage.kind) {
+    case 'none':
+    case 'twice':
+      return [...lines]
+    case 'crlf':
+      return lines.map((l) => `${l}\r\n`)
+    case 'joined':
+      return [lines.join('\n')]
+    case 'blank lines':
+      return lines.flatMap((l) => [l, '', '   '])
+    case 'drop':
+      return lines.filter((_, i) => i !== damage.at % n)
+    case 'duplicate':
+      return lines.flatMap((l, i) => (i === damage.at % n ? [l, l] : [l]))
+    case 'swap': {
+      const out = [...lines]
+      const i = damage.at % (n - 1)
+      ;[out[i], out[i + 1]] = [out[i + 1] as string, out[i] as string]
+      return out
+    }
+    case 'truncate':
+      return lines.slice(0, 1 + (damage.at % (n - 1)))
+    case 'replace':
+      return lines.map((l, i) => (i === damage.at % n ? damage.text : l))
+    case 'insert':
+      return lines.flatMap((l, i) => (i === damage.at % n ? [damage.text, l] : [l]))
+    case 'item':
+      return lines.map((l, i) => (i === damage.at % n ? damage.value : l))
+    case 'field': {
+      const records = lines.map((l) => JSON.parse(l) as Rec)
+      const at = damage.at % n
+      const r = records[at] as Rec
+      // defineProperty: a `__proto__` field becomes an own property, as JSON.parse makes it
+      records[at] = Object.defineProperty({ ...r }, damage.field, { value: damage.value, enumerable: true, writable: true, configurable: true })
+      const out = damage.rehash ? rehash(records) : records
+      return out.map((r2) => {
+        try {
+          return JSON.stringify(r2) ?? 'undefined'
+        } catch {
+          return '{"unprintable":true}'
+        }
+      })
+    }
+  }
+}
+
+/** The records of a file's sessions, by session id (session line and event lines), as JSON values. */
+function fileSessions(lines: readonly string[]): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>()
+  let current: unknown[] | null = null
+  for (const line of lines) {
+    let r: Rec
+    try {
+      r = JSON.parse(line) as Rec
+    } catch {
+      current = null
+      continue
+    }
+    if (typeof r !== 'object' || r === null) {
+      current = null
+      continue
+    }
+    if (r['kind'] === 'session') out.set(r['id'] as string, (current = [r]))
+    else if (r['kind'] === 'event' && current) current.push(r)
+    else current = null
+  }
+  return out
+}
+
+const SESSION_KEYS = ['kind', 'id', 'tenantId', 'metadata', 'createdAt', 'updatedAt', 'version', 'parent']
+const EVENT_KEYS = ['kind', 'sessionId', 'seq', 'eventId', 'type', 'messageId', 'contentHash', 'payload', 'data', 'recordedAt', 'hash']
+
+/**
+ * A record as the format defines it: its known fields (absent ones null), unknown ones dropped, and
+ * timestamps as instants (the store keeps the instant; an export writes it as UTC with milliseconds).
+ */
+function asFormat(value: unknown): unknown {
+  const r = value as Rec
+  const keys = r['kind'] === 'session' ? SESSION_KEYS : EVENT_KEYS
+  const instant = (v: unknown): unknown => (typeof v === 'string' && Number.isFinite(Date.parse(v)) ? new Date(Date.parse(v)).toISOString() : v)
+  const out: Rec = Object.fromEntries(keys.map((k) => [k, ['createdAt', 'updatedAt', 'recordedAt'].includes(k) ? instant(r[k] ?? null) : (r[k] ?? null)]))
+  if (r['kind'] === 'event' && r['payloadDigest'] !== undefined) out['payloadDigest'] = r['payloadDigest']
+  return out
+}
+
+/** What the store holds of `sessionId`, as export records. */
+async function storedSession(store: PostgresStore, sessionId: string): Promise<unknown[]> {
+  const lines = await collect(exportSessions(store, { sessionIds: [sessionId] }))
+  return lines.slice(1, -1).map((l) => JSON.parse(l) as unknown)
+}
+
+/** The source sessions an import file can hold. */
+type FileSession = 'realistic' | 'fork' | 'redactedFork' | 'hostile' | 'empty'
+
+type ImportCall =
+  | { method: 'importEvents'; sessions: FileSession[]; damage: Damage; container: 'array' | 'async' | 'garbage'; garbage: unknown; options: Build; badStore: Build | null }
+  | { method: 'importTranscript'; lines: Build; options: Build }
+  | { method: 'importHermes'; path: Build; options: Build }
+
+const sessionsForFileArb: fc.Arbitrary<FileSession[]> = fc.subarray<FileSession>(['realistic', 'fork', 'redactedFork', 'hostile', 'empty'], { minLength: 1 })
+
+const importEventsArb: fc.Arbitrary<ImportCall> = fc
+  .record({
+    sessions: sessionsForFileArb,
+    damage: damageArb,
+    container: fc.constantFrom<'array' | 'async' | 'garbage'>('array', 'array', 'array', 'array', 'async', 'async', 'async', 'garbage'),
+    garbage: garbageArb,
+    options: maybeUndefined(mostly(objectOf({ onProgress: onProgressArg }), 6)),
+    badStore: fc.oneof({ weight: 12, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: lit(fc.oneof(garbageArb, fc.constant({ db: 'not kysely' }))) }),
+  })
+  .map((r) => ({ method: 'importEvents' as const, ...r }))
+
+/** A transcript line: a provider message, a turnlog envelope, or garbage. */
+const transcriptLineArb: fc.Arbitrary<Build<string>> = fc.oneof(
+  { weight: 4, arbitrary: lit(chatPayloadArb.map((p) => JSON.stringify(p))) },
+  { weight: 2, arbitrary: lit(messageArb.map((m) => JSON.stringify(m))) },
+  {
+    weight: 1,
+    arbitrary: lit(
+      fc.record({ id: fc.oneof(fc.uuid(), invalidIdArb), payload: fc.oneof(chatPayloadArb, garbageArb), createdAt: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), garbageArb), ephemeral: fc.oneof(fc.boolean(), garbageArb), externalId: fc.oneof(weirdStringArb, garbageArb) }, { requiredKeys: ['payload'] })
+        .map((e) => { try { return JSON.stringify(e) ?? 'undefined' } catch { return '{"payload":1}' } }),
+    ),
+  },
+  { weight: 1, arbitrary: lit(fc.oneof(sqlArb, weirdStringArb, fc.constantFrom('', '{}', '[]', 'null', '{"role":"user"}', '{"payload":{"role":"user","content":"x"},"ephemeral":true}', '{"role":"user","content":"x"}\n{"role":"assistant","content":"y"}'))) },
+  { weight: 1, arbitrary: fc.constant(build('<a live message of realistic, as an envelope>', (c) => JSON.stringify(c.live[1]))) },
+  { weight: 1, arbitrary: fc.constant(build('<a live message of realistic, changed>', (c) => JSON.stringify({ ...(c.live[1] as Message), payload: { role: 'user', content: `changed ${randomUUID()}` } }))) },
+)
+
+const importTranscriptArb: fc.Arbitrary<ImportCall> = fc
+  .record({
+    lines: fc.oneof(
+      { weight: 6, arbitrary: fc.array(transcriptLineArb, { maxLength: 5 }).map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c)))) },
+      { weight: 1, arbitrary: lit(fc.array(garbageArb, { maxLength: 3 })) },
+      { weight: 1, arbitrary: lit(garbageArb) },
+    ),
+    options: maybeUndefined(
+      mostly(
+        objectOf({
+          sessionId: fc.oneof(
+            { weight: 3, arbitrary: lit(fc.uuid()) },
+            { weight: 1, arbitrary: fc.constant(build('<realistic>', (c) => c.realistic)) },
+            { weight: 1, arbitrary: lit(invalidIdArb) },
+            { weight: 1, arbitrary: lit(garbageArb) },
+          ),
+          tenantId: mostly(lit(fc.oneof(safeTextArb, weirdStringArb))),
+          metadata: mostly(lit(jsonValueArb)),
+        }),
+        6,
+      ),
+    ),
+  })
+  .map((r) => ({ method: 'importTranscript' as const, ...r }))
+
+const importHermesArb: fc.Arbitrary<ImportCall> = fc
+  .record({
+    path: fc.oneof(
+      { weight: 2, arbitrary: fc.constant(build('<state>', () => paths['state'])) },
+      { weight: 3, arbitrary: fc.constantFrom('notSqlite', 'empty', 'truncated', 'directory', 'missing', 'missingDir', 'noMessages', 'fewColumns').map((k) => build(`<${k}>`, () => paths[k])) },
+      { weight: 1, arbitrary: lit(fc.constantFrom<unknown>('', ':memory:', 'file::memory:', '/', '.', '\u0000', 'state.db\u0000.txt', '/dev/null', '/proc/self/mem')) },
+      { weight: 1, arbitrary: lit(fc.oneof(sqlArb, weirdStringArb, garbageArb)) },
+    ),
+    options: maybeUndefined(
+      mostly(
+        objectOf({
+          tenantId: mostly(lit(fc.oneof(fc.constant('hermes-tenant'), safeTextArb, weirdStringArb)), 4),
+          sessions: mostly(lit(fc.oneof(fc.subarray(['h1', 'h2', 'h3']), fc.array(weirdStringArb, { maxLength: 2 }))), 4),
+          onProgress: onProgressArg,
+        }),
+        6,
+      ),
+    ),
+  })
+  .map((r) => ({ method: 'importHermes' as const, ...r }))
+
+const importCallArb: fc.Arbitrary<ImportCall> = fc.oneof(
+  { weight: 5, arbitrary: importEventsArb },
+  { weight: 3, arbitrary: importTranscriptArb },
+  { weight: 2, arbitrary: importHermesArb },
+)
+
+/** Runs one import call against `store` and checks the rule. */
+async function runImport(store: PostgresStore, call: ImportCall): Promise<void> {
+  const ctx = newCtx()
+  const before = await snapshot(store, false)
+  const states = await sessionStates(store)
+  if (call.method === 'importEvents') {
+    const ids = call.sessions.map((name) => ctx[name])
+    const file = rekey(fileOf(ids))
+    const items = damaged(file, call.damage)
+    const lines = call.container === 'garbage' ? call.garbage : call.container === 'async' ? (async function* () { yield* items })() : items
+    const options = call.options(ctx) as { onProgress?: unknown } | undefined
+    const target2 = call.badStore === null ? store : (call.badStore(ctx) as PostgresStore)
+    const outcome = await settle(60_000, 'importEvents', () => importEvents(target2, lines as never, options as never))
+    checkNoPollution()
+    const intact = ['none', 'twice', 'crlf', 'joined', 'blank lines'].includes(call.damage.kind) && call.container !== 'garbage' && call.badStore === null
+    const validOptions = options === undefined || (typeof options === 'object' && options !== null && !Array.isArray(options) && (options.onProgress === undefined || typeof options.onProgress === 'function'))
+    // what the file says, as importEvents reads it (items split into lines, CR and blank lines dropped)
+    const expected = fileSessions(
+      items
+        .filter((i): i is string => typeof i === 'string')
+        .flatMap((i) => i.replace(/\r?\n$/, '').split('\n'))
+        .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+        .filter((l) => l.trim() !== ''),
+    )
+    if (outcome.ok) {
+      count('importEvents ok')
+      const result = outcome.value
+      // every session it reports is stored exactly as the file has it
+      for (const id of result.sessionIds) expect((await storedSession(store, id)).map(asFormat)).toEqual(expected.get(id)?.map(asFormat))
+      if (intact) expect(result.sessionIds).toEqual([...fileSessions(file).keys()])
+      if (recording(options)) expect(ctx.progress).toHaveLength(result.sessions)
+      if (call.damage.kind === 'twice') {
+        const again = await importEvents(store, file)
+        expect(again).toEqual({ sessions: result.sessions, eventsWritten: 0, eventsSkipped: result.eventsWritten + result.eventsSkipped, sessionIds: result.sessionIds } satisfies ImportResult)
+      }
+      return
+    }
+    if (intact && validOptions) throw new Error(`importEvents refused an intact export (${call.damage.kind}): ${describeError(outcome.error)}`, { cause: outcome.error })
+    checkRejection('importEvents', outcome.error)
+    // sessions committed before the failing line are complete and exact; nothing else changed
+    for (const id of changedSessions(states, await sessionStates(store))) expect((await storedSession(store, id)).map(asFormat)).toEqual(expected.get(id)?.map(asFormat))
+    return
+  }
+  if (call.method === 'importTranscript') {
+    const lines = call.lines(ctx)
+    const options = call.options(ctx) as { sessionId?: string; tenantId?: string; metadata?: unknown } | undefined
+    const outcome = await settle(60_000, 'importTranscript', () => importTranscript(store, lines as never, options as never))
+    checkNoPollution()
+    if (outcome.ok) {
+      count('importTranscript ok')
+      const result = outcome.value as ImportTranscriptResult
+      const info = await store.getSession(result.sessionId)
+      expect(result.version).toBe(info.version)
+      if (options?.tenantId !== undefined) expect(info.tenantId).toBe(options.tenantId)
+      // every message line is live in the session with its exact payload text (in order, in a new session)
+      const live = (await store.load(result.sessionId)).messages.map((m) => JSON.stringify(m.payload))
+      const wanted = Array.from(lines as Iterable<string>)
+        .flatMap((l) => l.split('\n'))
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as Rec)
+        .filter((v) => !('payload' in v && !('role' in v) && v['ephemeral'] === true))
+        .map((v) => JSON.stringify(toFrozenJson('role' in v || !('payload' in v) ? v : v['payload'])))
+      if (states.get(result.sessionId) === undefined) expect(live).toEqual(wanted)
+      else for (const w of wanted) expect(live).toContain(w)
+      expect(result.appended + result.duplicates).toBe(wanted.length)
+      return
+    }
+    checkRejection('importTranscript', outcome.error)
+    expect(await snapshot(store, false)).toBe(before)
+    return
+  }
+  const path = call.path(ctx)
+  const options = call.options(ctx) as { onProgress?: unknown } | undefined
+  const outcome = await settle(60_000, 'importHermes', () => importHermes(store, path as never, options as never))
+  checkNoPollution()
+  if (outcome.ok) {
+    count('importHermes ok')
+    const result = outcome.value as HermesImportResult
+    expect(path).toBe(paths['state'])
+    for (const s of result.sessions) expect(s.liveMatches).toBe(true)
+    if (recording(options)) expect(ctx.progress).toHaveLength(result.sessions.length)
+    return
+  }
+  checkRejection('importHermes', outcome.error)
+  expect(await snapshot(store, false)).toBe(before)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// cases every run includes (fast-check `examples`): each once escaped raw, reached the database, or half-wrote
+
+const value = (v: unknown, label?: string): Build => build(label ?? (() => (v === null ? 'null' : fc.stringify(v))), () => v)
+const REALISTIC = build('<realistic>', (c) => c.realistic)
+
+const READ_EXAMPLES: [ReadCall][] = [
+  [{ method: 'audit', args: [REALISTIC, value(null)] }],
+  [{ method: 'audit', args: [REALISTIC, value({ onProgress: 'log' })] }],
+  [{ method: 'audit', args: [value({ all: true }), value({ onProgress: 1 })] }],
+  [{ method: 'audit', args: [REALISTIC, value({ checks: [10n] })] }],
+  [{ method: 'audit', args: [REALISTIC, value({ checks: [Object.create(null) as unknown] }, '{ checks: [<null-prototype object>] }')] }],
+  [{ method: 'audit', args: [REALISTIC, value({ transcript: [{ role: 'user', content: [null] }] })] }],
+  [{ method: 'exportSessions', args: [value({ all: true }), value(null)] }],
+]
+
+const IMPORT_EXAMPLES: [ImportCall][] = [
+  // a session with a scrubbed payload, and a fork's copy of one: an export of them imports
+  [{ method: 'importEvents', sessions: ['realistic', 'redactedFork'], damage: { kind: 'none' }, container: 'array', garbage: null, options: value(undefined), badStore: null }],
+  // a timestamp Postgres cannot hold, the chain recomputed: the database refuses it
+  [{ method: 'importEvents', sessions: ['hostile'], damage: { kind: 'field', at: 2, field: 'recordedAt', value: '0000-01-01T00:00:00Z', rehash: true }, container: 'array', garbage: null, options: value(undefined), badStore: null }],
+  [{ method: 'importEvents', sessions: ['hostile', 'empty'], damage: { kind: 'field', at: 1, field: 'createdAt', value: '2024-02-30T00:00:00Z', rehash: true }, container: 'array', garbage: null, options: value(undefined), badStore: null }],
+  [{ method: 'importEvents', sessions: ['hostile'], damage: { kind: 'none' }, container: 'array', garbage: null, options: value({ onProgress: 1 }), badStore: null }],
+  [{ method: 'importEvents', sessions: ['hostile'], damage: { kind: 'none' }, container: 'array', garbage: null, options: value(null), badStore: null }],
+  // a conflicting envelope into a new session: refused, and no empty session left behind
+  [{ method: 'importTranscript', lines: build('[<a live message of realistic, changed>]', (c) => [JSON.stringify({ ...(c.live[1] as Message), payload: { role: 'user', content: 'changed' } })]), options: value({ sessionId: randomUUID() }) }],
+  [{ method: 'importTranscript', lines: value(['{"role":"user","content":"hi"}']), options: value(null) }],
+  [{ method: 'importTranscript', lines: value(['{"role":"user","content":"hi"}']), options: value({ tenantId: Symbol('tenant') }, '{ tenantId: <symbol> }') }],
+  [{ method: 'importHermes', path: build('<state>', () => paths['state']), options: value({ sessions: 5 }) }],
+  [{ method: 'importHermes', path: build('<state>', () => paths['state']), options: value({ onProgress: 'yes' }) }],
+  [{ method: 'importHermes', path: build('<state>', () => paths['state']), options: value(null) }],
+  [{ method: 'importHermes', path: build('<directory>', () => paths['directory']), options: value(undefined) }],
+  [{ method: 'importHermes', path: build('<notSqlite>', () => paths['notSqlite']), options: value(undefined) }],
+  [{ method: 'importHermes', path: build('<missing>', () => paths['missing']), options: value(undefined) }],
+]
+
+// ---------------------------------------------------------------------------------------------------
+// the properties
+
+describe('audit package: garbage against every call that takes user input', () => {
+  it('audit, verifyChain, exportSessions: a well-formed answer or an input error code; never a write', async () => {
+    await fc.assert(
+      fc.asyncProperty(readCallArb, async (call) => {
+        // given
+        const ctx = newCtx()
+        const args = call.args.map((b) => b(ctx))
+        const before = await snapshot(source)
+        // when
+        const outcome = await settle(30_000, call.method, () => invokeRead(call, args))
+        // then
+        checkNoPollution()
+        if (outcome.ok) {
+          count(`${call.method} ok`)
+          await checkRead(call, args, outcome.value, ctx)
+        } else {
+          checkRejection(call.method, outcome.error)
+        }
+        expect(await snapshot(source)).toBe(before)
+      }),
+      { numRuns: Number(process.env['TURNLOG_AUDIT_BAD_INPUT_RUNS'] ?? 300), examples: READ_EXAMPLES },
+    )
+  }, 120_000)
+
+  it('importEvents, importTranscript, importHermes (Postgres): stored exactly, or refused with an input error code and nothing half-written', async () => {
+    // the files come from an export with a scrubbed payload (payloadDigest) and a fork's copy of one (data.redacted)
+    expect(reference.filter((l) => l.includes('"payloadDigest":')).length).toBeGreaterThan(0)
+    expect(reference.filter((l) => l.includes('"redacted":true')).length).toBeGreaterThan(0)
+    await fc.assert(
+      fc.asyncProperty(importCallArb, (call) => runImport(target, call)),
+      { numRuns: Number(process.env['TURNLOG_AUDIT_IMPORT_RUNS'] ?? 300), examples: IMPORT_EXAMPLES },
+    )
+  }, 120_000)
+
+  it('the imports on PGlite: the same, a smaller run', async () => {
+    const store = await openStore({ embedded: true })
+    try {
+      await fc.assert(fc.asyncProperty(importCallArb, (call) => runImport(store, call)), { numRuns: 80, examples: IMPORT_EXAMPLES })
+    } finally {
+      await store.close()
+    }
+  }, 120_000)
+})
+
