@@ -1,7 +1,7 @@
 import {
   GENESIS_HASH,
   TurnlogError,
-  chainHash,
+  eventChainHash,
   parseSessionId,
   type JsonValue,
   type SessionInfo,
@@ -122,17 +122,7 @@ function eventRecord(e: StoredEvent): ExportEventRecord {
  * `JSON.stringify` (the store writes exactly those texts, so they hash to the stored link).
  */
 export function exportedChainHash(prev: string, e: Pick<ExportEventRecord, 'sessionId' | 'seq' | 'eventId' | 'type' | 'messageId' | 'contentHash' | 'payload' | 'data' | 'payloadDigest'>): string {
-  return chainHash(prev, {
-    sessionId: e.sessionId,
-    seq: e.seq,
-    eventId: e.eventId,
-    type: e.type,
-    messageId: e.messageId,
-    contentHash: e.contentHash,
-    dataText: JSON.stringify(e.data),
-    payloadText: e.payload === null ? null : JSON.stringify(e.payload),
-    payloadDigest: e.payloadDigest ?? null,
-  })
+  return eventChainHash(prev, e)
 }
 
 async function* selectedSessions(store: SessionStore, selection: ExportSelection, pageSize: number): AsyncGenerator<SessionInfo> {

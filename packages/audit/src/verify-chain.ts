@@ -1,6 +1,6 @@
 import {
   GENESIS_HASH,
-  chainHash,
+  eventChainHash,
   contentHash,
   isRedactedPayload,
   type ChatMessage,
@@ -116,17 +116,7 @@ export class ChainVerifier {
     }
 
     if (linkKnown) {
-      const link = (anchor: string): string => chainHash(anchor, {
-        sessionId: e.sessionId,
-        seq,
-        eventId: e.eventId,
-        type: e.type,
-        messageId: e.messageId,
-        contentHash: e.contentHash,
-        dataText: JSON.stringify(e.data),
-        payloadText: e.payload === null ? null : JSON.stringify(e.payload),
-        payloadDigest: e.payloadDigest ?? null,
-      })
+      const link = (anchor: string): string => eventChainHash(anchor, e)
       const expected = anchors.map(link)
       if (!expected.includes(e.hash)) {
         this.#break(e, 'hash_mismatch', expected[0] ?? '', e.hash,

@@ -43,3 +43,35 @@ export function chainHash(prevHex: string, input: ChainInput): string {
     ),
   )
 }
+
+/** The fields of a stored (or exported) event the chain covers, as parsed values. */
+export interface ChainedEvent {
+  readonly sessionId: string
+  readonly seq: number
+  readonly eventId: string
+  readonly type: string
+  readonly messageId: string | null
+  readonly contentHash: string | null
+  readonly data: unknown
+  readonly payload: unknown
+  readonly payloadDigest?: string | null | undefined
+}
+
+/**
+ * The chain link of a parsed event: {@link chainHash} over the texts the store wrote, which
+ * `JSON.stringify` reproduces exactly from the parsed `data` and `payload` (the store writes
+ * `JSON.stringify` output, and stringify is idempotent over its own output).
+ */
+export function eventChainHash(prevHex: string, e: ChainedEvent): string {
+  return chainHash(prevHex, {
+    sessionId: e.sessionId,
+    seq: e.seq,
+    eventId: e.eventId,
+    type: e.type,
+    messageId: e.messageId,
+    contentHash: e.contentHash,
+    dataText: JSON.stringify(e.data),
+    payloadText: e.payload === null ? null : JSON.stringify(e.payload),
+    payloadDigest: e.payloadDigest ?? null,
+  })
+}

@@ -86,6 +86,16 @@ export interface PostgresStoreInit extends PostgresStoreSettings {
 }
 
 
+/** A live projection row joined with the event holding its current content. */
+interface LiveRow {
+  message_id: string
+  event_seq: number
+  partial: boolean
+  content_hash: string
+  data: Record<string, unknown>
+  scrubbed: boolean
+}
+
 interface SessionRow {
   session_id: string
   tenant_id: string | null
@@ -627,7 +637,7 @@ export class PostgresStore implements SessionStore {
     }
   }
 
-  async #liveRows(db: Kysely<unknown>, id: SessionId): Promise<{ message_id: string; event_seq: number; partial: boolean; content_hash: string; data: Record<string, unknown>; scrubbed: boolean }[]> {
+  async #liveRows(db: Kysely<unknown>, id: SessionId): Promise<LiveRow[]> {
     const { rows } = await sql<{ message_id: string; event_seq: string | number; partial: boolean; content_hash: string; data: Record<string, unknown>; scrubbed: boolean }>`
       select l.message_id::text, l.event_seq, l.partial, encode(e.content_hash, 'hex') as content_hash, e.data,
              e.payload_digest is not null as scrubbed
@@ -766,16 +776,7 @@ export class PostgresStore implements SessionStore {
     const payloadText = this.#payloadText({ id: mid, payload: parsed })
     const partial = options.status === 'partial'
     return this.#observed(id, await this.#tx(async (db) => {
-      const version = await this.#lock(db, id)
-      const live = await this.#liveRows(db, id)
-      const row = live.find((r) => r.message_id === mid)
-      if (!row) {
-        throw new TurnlogError('UNKNOWN_MESSAGE', `message ${mid} is not live in session ${id}`, { details: { sessionId: id, messageId: mid } })
-      }
-      const count = await sql<{ n: string | number }>`
-        select count(*) as n from turnlog.events
-         where session_id = ${id} and message_id = ${mid} and content_hash is not null`.execute(db)
-      const revisions = Number(count.rows[0]?.n ?? 1)
+      const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
       if (row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
       checkVersion(expected, version)
       if (row.content_hash === hash) {
@@ -797,6 +798,27 @@ export class PostgresStore implements SessionStore {
     }))
   }
 
+  /**
+   * Locks the session and returns its version, the live projection row of `mid` (else
+   * `UNKNOWN_MESSAGE`) and how many content versions the message has (1 + its revisions).
+   */
+  async #lockLiveMessage(db: Kysely<unknown>, id: SessionId, mid: MessageId): Promise<{
+    version: number
+    row: LiveRow
+    revisions: number
+  }> {
+    const version = await this.#lock(db, id)
+    const live = await this.#liveRows(db, id)
+    const row = live.find((r) => r.message_id === mid)
+    if (!row) {
+      throw new TurnlogError('UNKNOWN_MESSAGE', `message ${mid} is not live in session ${id}`, { details: { sessionId: id, messageId: mid } })
+    }
+    const count = await sql<{ n: string | number }>`
+      select count(*) as n from turnlog.events
+       where session_id = ${id} and message_id = ${mid} and content_hash is not null`.execute(db)
+    return { version, row, revisions: Number(count.rows[0]?.n ?? 1) }
+  }
+
   #messageData(original: Record<string, unknown>, partial: boolean, revision: number): string {
     const d: Record<string, unknown> = { createdAt: original['createdAt'] }
     if (original['externalId'] !== undefined) d['externalId'] = original['externalId']
@@ -813,16 +835,8 @@ export class PostgresStore implements SessionStore {
     const mid = parseMessageId(messageId)
     const expected = checkExpectedVersion(options)
     return this.#observed(id, await this.#tx(async (db) => {
-      const version = await this.#lock(db, id)
-      const live = await this.#liveRows(db, id)
-      const row = live.find((r) => r.message_id === mid)
-      if (!row) {
-        throw new TurnlogError('UNKNOWN_MESSAGE', `message ${mid} is not live in session ${id}`, { details: { sessionId: id, messageId: mid } })
-      }
-      const count = await sql<{ n: string | number }>`
-        select count(*) as n from turnlog.events
-         where session_id = ${id} and message_id = ${mid} and content_hash is not null`.execute(db)
-      const revision = Number(count.rows[0]?.n ?? 1) - 1
+      const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
+      const revision = revisions - 1
       if (!row.partial) return { version, revision, unchanged: true }
       checkVersion(expected, version)
       const next = await this.#write(db, id, version, [

@@ -6,7 +6,7 @@
  * duplicated, invented or misordered.
  * @packageDocumentation
  */
-import { GENESIS_HASH, chainHash, type Message, type SessionStore } from '@turnlog/core'
+import { GENESIS_HASH, eventChainHash, type Message, type SessionStore } from '@turnlog/core'
 
 /** What the ledger knows of one live message. */
 interface Content {
@@ -174,16 +174,7 @@ export class Ledger {
       for await (const e of store.events(sessionId)) {
         events++
         if (e.seq !== expectedSeq++) chainOk = false
-        const link = chainHash(prev, {
-          sessionId: e.sessionId,
-          seq: e.seq,
-          eventId: e.eventId,
-          type: e.type,
-          messageId: e.messageId,
-          contentHash: e.contentHash,
-          dataText: JSON.stringify(e.data),
-          payloadText: e.payload === null ? null : JSON.stringify(e.payload),
-        })
+        const link = eventChainHash(prev, e)
         if (link !== e.hash) chainOk = false
         prev = e.hash
         if (e.type !== 'message_appended') continue
