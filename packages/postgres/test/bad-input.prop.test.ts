@@ -859,8 +859,10 @@ function subscribeProperty(open: () => Promise<PostgresStore>, connectionString:
           for (const e of seen.events) expect(matches({ type: e.type, session_id: e.sessionId })).toBe(true)
           // a new name from the start of the log: every matching event, once
           if (config.name === ctx.fresh && (config.from === undefined || config.from === 'start')) {
-            expect(seen.events.map((e) => `${e.txId}/${e.globalPosition}`)).toEqual(all.filter(matches).map((r) => `${r.tx_id}/${r.global_position}`))
-            expect(running.delivered).toBe(seen.events.length)
+            const expected = all.filter(matches).map((r) => `${r.tx_id}/${r.global_position}`)
+            expect(running.delivered).toBe(expected.length)
+            // the collecting handler saw exactly those, once, in order (a garbage function handler records nothing)
+            if (seen.handlerCalls > 0) expect(seen.events.map((e) => `${e.txId}/${e.globalPosition}`)).toEqual(expected)
           }
         }),
         { numRuns, examples: SUBSCRIBE_EXAMPLES },
