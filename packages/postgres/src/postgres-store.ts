@@ -1133,13 +1133,18 @@ export class PostgresStore implements SessionStore {
       const conflicts = await sql<{ session_id: string; conflict_id: string; incoming_payload: ChatMessage }>`
         select c.session_id::text, c.conflict_id::text, c.incoming_payload from turnlog.conflicts c
          where c.message_id = ${mid} and c.session_id in ${sameTenant}`.execute(db)
-      const targets = events.rows.map((r) => ({ sessionId: r.session_id, seq: Number(r.seq), placeholder: redactedPayload(r.payload) }))
-      const evidence = conflicts.rows.map((r) => ({ sessionId: r.session_id, conflictId: r.conflict_id, placeholder: redactedPayload(r.incoming_payload) }))
+      // placeholders go apart from the keys: they may keep pairing ids with NUL or lone surrogates, which
+      // Postgres JSON operators refuse (the function only ever splits them with json_array_elements)
+      const targets = events.rows.map((r) => ({ sessionId: r.session_id, seq: Number(r.seq) }))
+      const placeholders = `[${events.rows.map((r) => JSON.stringify(redactedPayload(r.payload))).join(',')}]`
+      const evidence = conflicts.rows.map((r) => ({ sessionId: r.session_id, conflictId: r.conflict_id }))
+      const evidencePlaceholders = `[${conflicts.rows.map((r) => JSON.stringify(redactedPayload(r.incoming_payload))).join(',')}]`
       const eventIds = Object.fromEntries([...new Set([id as string, ...targets.map((t) => t.sessionId)])].map((s) => [s, newEventId()]))
       try {
         const { rows } = await sql<{ session_id: string; version: string | number; scrubbed: number }>`
           select session_id::text, version, scrubbed
-            from turnlog.redact_message(${id}::uuid, ${mid}::uuid, ${JSON.stringify(targets)}::json, ${JSON.stringify(evidence)}::json,
+            from turnlog.redact_message(${id}::uuid, ${mid}::uuid, ${JSON.stringify(targets)}::json, ${placeholders}::json,
+                                        ${JSON.stringify(evidence)}::json, ${evidencePlaceholders}::json,
                                         ${JSON.stringify(eventIds)}::json, ${options.reason === undefined ? null : JSON.stringify(options.reason)}::json)`.execute(db)
         return rows.map((r) => ({ sessionId: r.session_id as SessionId, version: Number(r.version), scrubbed: Number(r.scrubbed) }))
       } catch (error) {

@@ -23,10 +23,8 @@ import {
   createMessage,
   isRedactedPayload,
   isTurnlogError,
-  redactedPayload,
   toFrozenJson,
   toMessage,
-  type ChatMessage,
   type ErrorCode,
   type Message,
   type MessageId,
@@ -453,27 +451,6 @@ async function invoke(store: PostgresStore, method: Method, args: unknown[]): Pr
   return await value
 }
 
-// eslint-disable-next-line no-control-regex
-const UNSAFE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
-/**
- * KNOWN BUG (not fixed here; see the `it.failing` case below): `turnlog.redact_message` reads the
- * placeholders with the `->`/`->>` JSON operators, which refuse `\u0000` and lone surrogates, so a
- * message whose placeholder keeps such a pairing id (tool_call_id, call_id, a tool call's id or
- * function name) cannot be redacted: `DB_ERROR` "unsupported Unicode escape sequence", nothing
- * written. True when message `messageId` has such a payload (or conflict evidence) anywhere.
- */
-async function placeholderHasUnsafeText(store: PostgresStore, messageId: unknown): Promise<boolean> {
-  if (typeof messageId !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(messageId)) return false
-  const { rows } = await sql<{ p: string }>`
-    select payload::text as p from turnlog.events where message_id = ${messageId.toLowerCase()}::uuid and content_hash is not null
-    union all
-    select incoming_payload::text from turnlog.conflicts where message_id = ${messageId.toLowerCase()}::uuid`.execute(store.db)
-  const strings = (v: unknown): string[] =>
-    typeof v === 'string' ? [v] : Array.isArray(v) ? v.flatMap(strings) : typeof v === 'object' && v !== null ? Object.values(v).flatMap(strings) : []
-  return rows.some((r) => strings(redactedPayload(JSON.parse(r.p) as ChatMessage)).some((t) => UNSAFE_TEXT.test(t)))
-}
-
 /** Fails (instead of hanging the file until jest's timeout) when a call does not settle in time. */
 async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined
@@ -539,11 +516,10 @@ function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () =>
             return
           }
           if (!isTurnlogError(error)) throw new Error(`${method} threw a raw ${String(error)}`, { cause: error })
-          const knownBug = method === 'redact' && error.code === 'DB_ERROR' && (await placeholderHasUnsafeText(store, args[1]))
-          const key = `${method} ${error.code}${knownBug ? ' (known bug: NUL or lone surrogate in a pairing id)' : ''}`
+          const key = `${method} ${error.code}`
           tally.set(key, (tally.get(key) ?? 0) + 1)
           expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
-          if (!INPUT_CODES.includes(error.code) && !knownBug) throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
+          if (!INPUT_CODES.includes(error.code)) throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
           expect(await snapshot(store)).toBe(before)
         }),
         { numRuns, examples: EXAMPLES },
@@ -913,21 +889,25 @@ describe('subscribe: garbage config, handler and options', () => {
   })
 })
 
-describe('known bug (not fixed here)', () => {
-  it('KNOWN BUG: redact of a message whose pairing id holds NUL fails with DB_ERROR and writes nothing (turnlog.redact_message reads placeholders with ->/->>)', async () => {
-    // given: a tool call and its result paired by an id with a NUL, which the store keeps exactly
+describe('redaction of messages whose pairing ids hold NUL or lone surrogates', () => {
+  it('redact succeeds and scrubs the content although the placeholder keeps an id with NUL and a lone surrogate (regression: JSON operators refused the placeholders)', async () => {
+    // given: a tool call and its result paired by an id with a NUL and a lone surrogate, stored exactly
     const store = await openStore({ connectionString: db.connectionString })
     const session = await store.createSession()
-    const call = createMessage({ role: 'assistant', content: '', tool_calls: [{ id: 'call_\u0000', type: 'function', function: { name: 'f', arguments: '{}' } }] })
-    const result = createMessage({ role: 'tool', tool_call_id: 'call_\u0000', content: 'personal data' })
+    const pairing = 'call_\u0000\ud800'
+    const call = createMessage({ role: 'assistant', content: '', tool_calls: [{ id: pairing, type: 'function', function: { name: 'f', arguments: '{}' } }] })
+    const result = createMessage({ role: 'tool', tool_call_id: pairing, content: 'personal data' })
     await store.append(session, [call, result])
-    const before = await snapshot(store)
     try {
-      // when / then: the placeholder keeps the pairing id; Postgres' JSON operators refuse \u0000 (and
-      // lone surrogates) in it. When fixed (a migration that no longer applies ->/->> to placeholders),
-      // this should resolve, and the bad-input property should stop tolerating DB_ERROR for redact.
-      await expect(store.redact(session, result.id)).rejects.toMatchObject({ code: 'DB_ERROR', message: expect.stringContaining('Unicode escape') })
-      expect(await snapshot(store)).toBe(before)
+      // when
+      const redacted = await store.redact(session, result.id, { reason: 'gdpr' })
+      // then: scrubbed, the pairing id kept exactly, the content gone from the live view
+      expect(redacted.sessions.map((x) => x.scrubbed)).toEqual([1])
+      const { messages, pairing: check } = await store.load(session)
+      const stored = messages.find((m) => m.id === result.id)
+      expect(stored?.payload.tool_call_id).toBe(pairing)
+      expect(JSON.stringify(stored?.payload)).not.toContain('personal data')
+      expect(check.ok).toBe(true)
     } finally {
       await store.close()
     }

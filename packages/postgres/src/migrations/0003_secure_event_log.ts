@@ -109,6 +109,14 @@ begin
 end
 $fn$;
 
+-- A copy of a placeholder that JSON operators accept: the escapes they refuse (\u0000 and every
+-- surrogate half) become \u003f. Used only to check a placeholder's shape; the placeholder stored is
+-- the original text. (Pairing ids are kept in placeholders and may hold such characters.)
+create function turnlog.json_operable(p json) returns json language sql immutable
+set search_path = pg_catalog, pg_temp as $fn$
+  select regexp_replace(p::text, '\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})', '\\u003f', 'g')::json
+$fn$;
+
 -- True for exactly the payloads redactedPayload() (core) makes: { role, content: '[redacted]' } plus the
 -- ids tool-call pairing needs. Nothing else may replace a payload.
 create function turnlog.is_redaction_placeholder(p json) returns boolean language plpgsql immutable
@@ -155,16 +163,16 @@ $fn$;
 -- p_message in every session of p_session's tenant that holds it (the session, its forks, their
 -- parents: copies of a message are the same message), and the payloads of its recorded conflicts in the
 -- tenant. Each
--- scrubbed payload is replaced by its placeholder (p_targets: [{sessionId, seq, placeholder}], made by
--- the client, checked here) and its original text's SHA-256 goes to payload_digest; id, seq, content
+-- scrubbed payload is replaced by its placeholder (p_targets: [{sessionId, seq}] and p_placeholders, the
+-- placeholders in the same order, made by the client, checked here) and its original text's SHA-256 goes to payload_digest; id, seq, content
 -- hash and chain link stay. Appends one message_redacted event to every session scrubbed, whose data
 -- lists the scrubbed seqs and digests (chained: a scrub no redaction event records does not verify).
--- p_conflicts: [{sessionId, conflictId, placeholder}]; p_event_ids: {sessionId: eventId};
+-- p_conflicts: [{sessionId, conflictId}] with p_conflict_placeholders; p_event_ids: {sessionId: eventId};
 -- p_reason: a JSON string or null. Raises TLS01 (no such session for the caller), TLU01 (the message
 -- is not in the session), 40001 (targets changed since the client read them: retry), 22023 (a
 -- placeholder is not one).
-create function turnlog.redact_message(p_session uuid, p_message uuid, p_targets json, p_conflicts json,
-  p_event_ids json, p_reason json)
+create function turnlog.redact_message(p_session uuid, p_message uuid, p_targets json, p_placeholders json,
+  p_conflicts json, p_conflict_placeholders json, p_event_ids json, p_reason json)
 returns table (session_id uuid, version bigint, scrubbed int)
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $fn$
 declare
@@ -215,20 +223,24 @@ begin
            and c.session_id in (select s.session_id from turnlog.sessions s where s.tenant_id is not distinct from v_tenant))) then
     raise exception 'the conflicts of message % changed since they were read; retry', p_message using errcode = '40001';
   end if;
-  if exists (select 1 from json_array_elements(p_targets) t where not turnlog.is_redaction_placeholder(t->'placeholder'))
-     or exists (select 1 from json_array_elements(p_conflicts) x where not turnlog.is_redaction_placeholder(x->'placeholder')) then
+  -- placeholders travel in their own arrays (aligned with the targets): only json_array_elements, which
+  -- does not de-escape, touches them, and their shape is checked on an operable copy
+  if json_array_length(p_placeholders) <> json_array_length(p_targets)
+     or json_array_length(p_conflict_placeholders) <> json_array_length(p_conflicts)
+     or exists (select 1 from json_array_elements(p_placeholders) ph where not turnlog.is_redaction_placeholder(turnlog.json_operable(ph)))
+     or exists (select 1 from json_array_elements(p_conflict_placeholders) ph where not turnlog.is_redaction_placeholder(turnlog.json_operable(ph))) then
     raise exception 'a redaction placeholder must be { role, content: ''[redacted]'' } plus pairing ids' using errcode = '22023';
   end if;
 
-  update turnlog.conflicts c set incoming_payload = x->'placeholder'
-    from json_array_elements(p_conflicts) x
-   where c.session_id = (x->>'sessionId')::uuid and c.conflict_id = (x->>'conflictId')::uuid;
+  update turnlog.conflicts c set incoming_payload = x.ph
+    from rows from (json_array_elements(p_conflicts), json_array_elements(p_conflict_placeholders)) as x(k, ph)
+   where c.session_id = (x.k->>'sessionId')::uuid and c.conflict_id = (x.k->>'conflictId')::uuid;
 
   -- the right-hand side sees the old row: the digest is of the text being replaced
   update turnlog.events e
-     set payload = t->'placeholder', payload_digest = sha256(convert_to(e.payload::text, 'UTF8'))
-    from json_array_elements(p_targets) t
-   where e.session_id = (t->>'sessionId')::uuid and e.seq = (t->>'seq')::bigint;
+     set payload = t.ph, payload_digest = sha256(convert_to(e.payload::text, 'UTF8'))
+    from rows from (json_array_elements(p_targets), json_array_elements(p_placeholders)) as t(k, ph)
+   where e.session_id = (t.k->>'sessionId')::uuid and e.seq = (t.k->>'seq')::bigint;
 
   -- one message_redacted event per session scrubbed; its data text is what JSON.stringify makes of it
   with scrubbed as (

@@ -226,12 +226,13 @@ describe('store.redact', () => {
     const sid = await store.createSession({ tenantId: 'gdpr' })
     const m = createMessage({ role: 'user', content: 'keep me' })
     await store.append(sid, [m])
-    const target = (payload: unknown) => JSON.stringify([{ sessionId: sid, seq: 1, placeholder: payload }])
-    const call = 'select * from turnlog.redact_message($1, $2, $3, $4, $5, null)'
+    const targets = JSON.stringify([{ sessionId: sid, seq: 1 }])
+    const placeholder = (payload: unknown) => JSON.stringify([payload])
+    const call = 'select * from turnlog.redact_message($1, $2, $3, $4, $5, $6, $7, null)'
     // when it passes content as a "placeholder", or leaves the event out of the targets
-    const forged = await sqlStateOf(role.connectionString, call, [sid, m.id, target({ role: 'user', content: 'I never said that' }), '[]', JSON.stringify({ [sid]: m.id })])
-    const extra = await sqlStateOf(role.connectionString, call, [sid, m.id, target({ role: 'user', content: '[redacted]', name: 'x' }), '[]', JSON.stringify({ [sid]: m.id })])
-    const missing = await sqlStateOf(role.connectionString, call, [sid, m.id, '[]', '[]', JSON.stringify({ [sid]: m.id })])
+    const forged = await sqlStateOf(role.connectionString, call, [sid, m.id, targets, placeholder({ role: 'user', content: 'I never said that' }), '[]', '[]', JSON.stringify({ [sid]: m.id })])
+    const extra = await sqlStateOf(role.connectionString, call, [sid, m.id, targets, placeholder({ role: 'user', content: '[redacted]', name: 'x' }), '[]', '[]', JSON.stringify({ [sid]: m.id })])
+    const missing = await sqlStateOf(role.connectionString, call, [sid, m.id, '[]', '[]', '[]', '[]', JSON.stringify({ [sid]: m.id })])
     // then the database refuses, and the content is untouched
     expect([forged, extra, missing]).toEqual(['22023', '22023', '40001'])
     expect((await store.load(sid)).messages[0]?.payload).toEqual({ role: 'user', content: 'keep me' })

@@ -148,7 +148,7 @@ describe('a store opened for tenant A', () => {
     const insert = await sqlStateOf(roleA.connectionString, `
       insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, 3, gen_random_uuid(), 'messages_retracted', '{"ids":[]}')`, [sessionB])
     const rebuild = await sqlStateOf(roleA.connectionString, 'select turnlog.rebuild_session($1)', [sessionB])
-    const redact = await sqlStateOf(roleA.connectionString, `select * from turnlog.redact_message($1, $2, '[]', '[]', '{}', null)`, [sessionB, messagesB[0]?.id])
+    const redact = await sqlStateOf(roleA.connectionString, `select * from turnlog.redact_message($1, $2, '[]', '[]', '[]', '[]', '{}', null)`, [sessionB, messagesB[0]?.id])
     // then: nothing of B is visible, its own mapping is the only one it sees, and the writes are refused
     expect(Object.fromEntries(counts.map((r) => [r.t, Number(r.n)]))).toEqual({ sessions: 0, events: 0, live: 0, conflicts: 0, tenant_roles: 1 })
     expect(insert).toBe('42501')
