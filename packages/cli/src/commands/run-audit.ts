@@ -5,6 +5,7 @@ import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { shortId } from '../format-text.js'
 import { createProgressBar } from '../progress-bar.js'
 import { jsonRecords, readInputFile } from '../read-input-file.js'
+import { countSessions } from '../count-sessions.js'
 
 /** Options of `turnlog audit`. */
 export interface AuditCommandOptions {
@@ -35,14 +36,7 @@ export async function runAudit(ctx: CommandContext, session: string | undefined,
       let total: number | undefined
       if (all && ctx.io.progressStream !== undefined && !ctx.json) {
         // the audit pages through the store without a total: count once, for the bar
-        total = 0
-        let after: string | undefined
-        for (;;) {
-          const page = await store.sessions({ limit: 1000, ...(after === undefined ? {} : { after }) })
-          total += page.sessions.length
-          if (page.next === null) break
-          after = page.next
-        }
+        total = await countSessions(store)
       }
       return audit(store, all ? { all: true } : (session as string), {
         ...(transcript === undefined ? {} : { transcript }),

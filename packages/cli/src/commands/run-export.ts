@@ -7,6 +7,7 @@ import type { CommandContext } from '../command-context.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { createProgressBar } from '../progress-bar.js'
 import { resolvePath } from '../read-input-file.js'
+import { countSessions } from '../count-sessions.js'
 
 /** Options of `turnlog export`. */
 export interface ExportCommandOptions {
@@ -79,14 +80,7 @@ export async function runExport(ctx: CommandContext, session: string | undefined
     await ctx.withStore(async (store) => {
       let total = 1
       if (all && ctx.io.progressStream !== undefined && !ctx.json) {
-        total = 0
-        let after: string | undefined
-        for (;;) {
-          const page = await store.sessions({ limit: 1000, ...(after === undefined ? {} : { after }) })
-          total += page.sessions.length
-          if (page.next === null) break
-          after = page.next
-        }
+        total = await countSessions(store)
       }
       for await (const line of exportSessions(store, all ? { all: true } : { sessionIds: [session as string] })) {
         await sink.write(line)
