@@ -35,6 +35,7 @@ interface Args {
   adminUrl: string
   out: string
   only: Set<string> | null
+  groupCommit: boolean | { maxBatches: number; maxInFlight: number } | undefined
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -49,7 +50,11 @@ function parseArgs(argv: readonly string[]): Args {
   }
   const runs = Number(get('runs') ?? 3)
   if (!Number.isSafeInteger(runs) || runs < 3) throw new Error('--runs must be at least 3 (every figure is a median of ≥ 3 runs)')
+  const gc = get('group-commit')
+  const [maxBatches, maxInFlight] = (gc ?? '').split(',').map(Number)
+  const groupCommit = gc === undefined ? undefined : gc === 'off' ? false : { maxBatches: maxBatches ?? 32, maxInFlight: maxInFlight ?? 2 }
   return {
+    groupCommit,
     quick,
     sessions: Number(get('sessions') ?? (quick ? 120 : 1000)),
     messages: Number(get('messages') ?? (quick ? 60 : 100)),
@@ -208,7 +213,7 @@ async function main(): Promise<void> {
   const rawPool = new pg.Pool({ connectionString, max: 8 })
   rawPool.on('error', () => {})
   await rawPool.query(RAW_SCHEMA)
-  const store = await openStore({ connectionString, pool: { max: 8 } })
+  const store = await openStore({ connectionString, pool: { max: 8 }, ...(args.groupCommit === undefined ? {} : { groupCommit: args.groupCommit }) })
   const writers = 8
   const totalMessages = args.sessions * args.messages
   const extraDatabases: string[] = []
@@ -289,7 +294,7 @@ async function main(): Promise<void> {
       const first = (generated[0] ?? []).slice(0, args.quick ? args.sessions : Math.min(args.sessions, 250))
       const ids0 = first.map((s) => sessionUuid(0, s.index))
       const before = Number((await rawPool.query<{ n: string }>('select count(*) as n from turnlog.events')).rows[0]?.n)
-      const retryStore = await openStore({ connectionString, pool: { max: 8 }, migrate: false })
+      const retryStore = await openStore({ connectionString, pool: { max: 8 }, migrate: false, ...(args.groupCommit === undefined ? {} : { groupCommit: args.groupCommit }) })
       const count0 = first.reduce((n, s) => n + s.messageCount, 0)
       const retryRates: number[] = []
       const rawRetryRates: number[] = []

@@ -4,7 +4,9 @@
  * @packageDocumentation
  */
 export { openStore, type OpenStoreConfig, type OpenStoreCommonConfig, type ConnectionStringConfig, type PoolConfigInput, type KyselyConfig, type EmbeddedConfig } from './open-store.js'
-export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings } from './postgres-store.js'
+export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type GroupCommitSettings } from './postgres-store.js'
+export { GroupCommit, type GroupCommitOptions } from './group-commit.js'
+export { statementRolledBack } from './statement-rolled-back.js'
 export { migrateToLatest, type MigrateResult } from './migrate-to-latest.js'
 export { PGliteDialect, type PGliteDialectConfig } from './pglite-dialect.js'
 export { mapDatabaseError, sqlState } from './map-database-error.js'

@@ -5,6 +5,7 @@ import * as m0001 from './migrations/0001_create_event_log.js'
 import * as m0002 from './migrations/0002_create_subscriptions.js'
 import * as m0003 from './migrations/0003_secure_event_log.js'
 import * as m0004 from './migrations/0004_create_batch_rebuild.js'
+import * as m0005 from './migrations/0005_add_group_append.js'
 
 /** Every migration, in order. Names are `NNNN_verb_object`; released ones are never edited. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0002_create_subscriptions': m0002,
   '0003_secure_event_log': m0003,
   '0004_create_batch_rebuild': m0004,
+  '0005_add_group_append': m0005,
 }
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -85,15 +85,22 @@ export async function openStore(config: OpenStoreConfig): Promise<PostgresStore>
     await close().catch(() => {})
     throw mapDatabaseError(error)
   }
-  return new PostgresStore({
-    db,
-    root: db,
-    flavor,
-    onClose: close,
-    ...subscriptionConnection(config),
-    ...(config.maxMessageBytes === undefined ? {} : { maxMessageBytes: config.maxMessageBytes }),
-    ...(config.knownSessions === undefined ? {} : { knownSessions: config.knownSessions }),
-  })
+  try {
+    // the store checks its settings (groupCommit): a refusal must not leak the pool
+    return new PostgresStore({
+      db,
+      root: db,
+      flavor,
+      onClose: close,
+      ...subscriptionConnection(config),
+      ...(config.maxMessageBytes === undefined ? {} : { maxMessageBytes: config.maxMessageBytes }),
+      ...(config.knownSessions === undefined ? {} : { knownSessions: config.knownSessions }),
+      ...(config.groupCommit === undefined ? {} : { groupCommit: config.groupCommit }),
+    })
+  } catch (error) {
+    await close().catch(() => {})
+    throw error
+  }
 }
 
 /** Where a subscription consumer gets its own session: new clients from the same settings, or the caller's pool. */

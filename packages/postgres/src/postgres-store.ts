@@ -51,9 +51,11 @@ import {
 } from '@turnlog/core'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js'
+import { GroupCommit } from './group-commit.js'
 import { KnownMessages } from './known-messages.js'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
 import { checkSafeText, checkSafeJson } from './safe-text.js'
+import { statementRolledBack } from './statement-rolled-back.js'
 import type { DedicatedConnectionFactory } from './subscriptions/dedicated-connection.js'
 import { oldestOpenTransaction, type OldestOpenTransactionOptions, type OpenTransactionInfo } from './subscriptions/oldest-open-transaction.js'
 import { subscribe, type SubscribeOptions, type SubscriptionConfig } from './subscriptions/subscribe.js'
@@ -65,6 +67,22 @@ export interface PostgresStoreSettings {
   readonly maxMessageBytes?: number
   /** How many sessions the flush cache remembers; default 10,000. */
   readonly knownSessions?: number
+  /**
+   * Group commit of concurrent appends to different sessions (one statement and one commit for every
+   * batch waiting while earlier ones are in flight; each batch still all-or-nothing and isolated from
+   * the others' errors). Default on for a Postgres server (`{ maxBatches: 32, maxInFlight: 2 }`); `false`
+   * sends every append on its own. Not used by PGlite or inside a caller's transaction. See
+   * docs/performance.md.
+   */
+  readonly groupCommit?: boolean | GroupCommitSettings
+}
+
+/** Limits of the append group commit; see {@link PostgresStoreSettings.groupCommit}. */
+export interface GroupCommitSettings {
+  /** Most sessions' batches in one group statement; default 32. */
+  readonly maxBatches?: number
+  /** Most append statements in flight at once (each holds a pooled connection); default 2. */
+  readonly maxInFlight?: number
 }
 
 /** Internal wiring of a {@link PostgresStore}; use `openStore` to make one. */
@@ -193,12 +211,32 @@ export class PostgresStore implements SessionStore {
   readonly #init: PostgresStoreInit
   readonly #known: KnownMessages
   readonly #maxBytes: number
+  readonly #group: GroupCommit<PreparedAppend, AppendResult> | null
   #closed = false
 
   constructor(init: PostgresStoreInit) {
     this.#init = init
     this.#known = init.known ?? new KnownMessages(init.knownSessions ?? 10_000)
     this.#maxBytes = init.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    this.#group = this.#groupCommit(init)
+  }
+
+  #groupCommit(init: PostgresStoreInit): GroupCommit<PreparedAppend, AppendResult> | null {
+    const setting = init.groupCommit ?? true
+    if (setting === false || init.flavor !== 'postgres' || init.inTransaction === true) return null
+    const limits = setting === true ? {} : setting
+    const limit = (value: number | undefined, fallback: number, name: string): number => {
+      if (value === undefined) return fallback
+      if (!Number.isSafeInteger(value) || value < 1) throw new TurnlogError('INVALID_INPUT', `groupCommit.${name} must be a positive integer, got ${preview(value)}`)
+      return value
+    }
+    return new GroupCommit<PreparedAppend, AppendResult>({
+      maxBatches: limit(limits.maxBatches, 32, 'maxBatches'),
+      maxInFlight: limit(limits.maxInFlight, 2, 'maxInFlight'),
+      runGroup: (items) => this.#appendGroup(items),
+      runAlone: (item) => this.#appendAlone(item),
+      rolledBack: statementRolledBack,
+    })
   }
 
   /** `'postgres'` or `'pglite'`. */
@@ -236,6 +274,8 @@ export class PostgresStore implements SessionStore {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    // appends already accepted go out before the pool ends
+    await this.#group?.drain()
     await Promise.all([...this.#subscriptions].map((s) => s.stop()))
     await this.#init.onClose?.()
   }
@@ -408,24 +448,43 @@ export class PostgresStore implements SessionStore {
 
   async #appendValid(id: SessionId, batch: readonly Message[], expected: number | undefined): Promise<AppendResult> {
     const hashes = batch.map((m) => contentHash(m))
-    const payloads = batch.map((m) => this.#payloadText(m))
-    const data = batch.map((m) => {
-      const d: Record<string, string> = { createdAt: m.createdAt }
-      if (m.externalId !== undefined) d['externalId'] = m.externalId
-      if (m.status === 'partial') d['status'] = 'partial'
-      return JSON.stringify(d)
-    })
+    const prepared: PreparedAppend = {
+      sessionId: id,
+      expected: expected ?? null,
+      batch,
+      hashes,
+      payloads: batch.map((m) => this.#payloadText(m)),
+      data: batch.map((m) => {
+        const d: Record<string, string> = { createdAt: m.createdAt }
+        if (m.externalId !== undefined) d['externalId'] = m.externalId
+        if (m.status === 'partial') d['status'] = 'partial'
+        return JSON.stringify(d)
+      }),
+      eventIds: batch.map(() => newEventId()),
+    }
+    const result = this.#group === null ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
+    if (this.#init.inTransaction !== true) {
+      const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
+      for (const mid of [...result.appended, ...result.duplicates]) this.#known.add(id, mid, byId.get(mid) ?? '')
+      this.#known.setVersion(id, result.version)
+    }
+    return result
+  }
+
+  /** One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. */
+  async #appendAlone(p: PreparedAppend): Promise<AppendResult> {
+    const { sessionId: id, batch, hashes } = p
     const ids = JSON.stringify(batch.map((m) => m.id))
     const hashesText = JSON.stringify(hashes)
-    const eventIds = JSON.stringify(batch.map(() => newEventId()))
-    const payloadsText = `[${payloads.join(',')}]`
-    const dataText = `[${data.join(',')}]`
-    let row: { version: string | number; appended: string[] | string; duplicates: string[] | string } | undefined
+    const eventIds = JSON.stringify(p.eventIds)
+    const payloadsText = `[${p.payloads.join(',')}]`
+    const dataText = `[${p.data.join(',')}]`
+    let row: AppendRow | undefined
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await sql<{ version: string | number; appended: string[]; duplicates: string[] }>`
+        const result = await sql<AppendRow>`
           select version, appended::text[] as appended, duplicates::text[] as duplicates
-            from turnlog.append_messages(${id}::uuid, ${expected ?? null}::bigint, ${ids}::json, ${hashesText}::json,
+            from turnlog.append_messages(${id}::uuid, ${p.expected}::bigint, ${ids}::json, ${hashesText}::json,
                                          ${eventIds}::json, ${payloadsText}::json, ${dataText}::json)`.execute(this.#init.db)
         row = result.rows[0]
         break
@@ -440,17 +499,33 @@ export class PostgresStore implements SessionStore {
       }
     }
     if (!row) throw new TurnlogError('DB_ERROR', 'append returned no row')
-    const result: AppendResult = {
-      version: Number(row.version),
-      appended: pgArray(row.appended) as MessageId[],
-      duplicates: pgArray(row.duplicates) as MessageId[],
+    return toAppendResult(row)
+  }
+
+  /**
+   * Several sessions' batches in one statement (`turnlog.append_batches`, one commit). A batch the
+   * function leaves out (a conflict, a missing session, an unexpected version, an id new in an earlier
+   * batch too) wrote nothing and comes back as `null`: the group commit runs it alone.
+   */
+  async #appendGroup(items: readonly PreparedAppend[]): Promise<(AppendResult | null)[]> {
+    const flat = <K extends 'payloads' | 'data'>(key: K): string => `[${items.map((p) => p[key].join(',')).filter((t) => t !== '').join(',')}]`
+    let rows: (AppendRow & { batch: number })[]
+    try {
+      rows = (await sql<AppendRow & { batch: number }>`
+      select batch, version, appended::text[] as appended, duplicates::text[] as duplicates
+        from turnlog.append_batches(
+          ${JSON.stringify(items.map((p) => p.sessionId))}::json, ${JSON.stringify(items.map((p) => p.expected))}::json,
+          ${JSON.stringify(items.map((p) => p.batch.length))}::json, ${JSON.stringify(items.flatMap((p) => p.batch.map((m) => m.id)))}::json,
+          ${JSON.stringify(items.flatMap((p) => p.hashes))}::json, ${JSON.stringify(items.flatMap((p) => p.eventIds))}::json,
+          ${flat('payloads')}::json, ${flat('data')}::json)`.execute(this.#init.db)).rows
+    } catch (error) {
+      // a refusal that rolled the statement back stays raw: the group commit runs each batch alone;
+      // anything else reaches every caller of the group as a lone append would report it
+      throw statementRolledBack(error) ? error : mapDatabaseError(error)
     }
-    if (this.#init.inTransaction !== true) {
-      const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
-      for (const mid of [...result.appended, ...result.duplicates]) this.#known.add(id, mid, byId.get(mid) ?? '')
-      this.#known.setVersion(id, result.version)
-    }
-    return result
+    const results: (AppendResult | null)[] = items.map(() => null)
+    for (const row of rows) results[Number(row.batch) - 1] = toAppendResult(row)
+    return results
   }
 
   /** Records conflict evidence outside any caller transaction and builds the `MESSAGE_CONFLICT` error. */
@@ -1227,6 +1302,34 @@ export class PostgresStore implements SessionStore {
       throw new TurnlogError('INVALID_INPUT', `scope must be 'cluster' or 'database', got ${preview(options.scope)}`)
     }
     return this.#run((db) => oldestOpenTransaction(db, options))
+  }
+}
+
+/** One session's append, validated and encoded, as the group commit queues it. */
+interface PreparedAppend {
+  readonly sessionId: SessionId
+  readonly expected: number | null
+  readonly batch: readonly Message[]
+  readonly hashes: readonly string[]
+  /** JSON texts, one per message. */
+  readonly payloads: readonly string[]
+  /** JSON texts of the events' data, one per message. */
+  readonly data: readonly string[]
+  readonly eventIds: readonly string[]
+}
+
+/** A row of `append_messages` / `append_batches`. */
+interface AppendRow {
+  version: string | number
+  appended: string[] | string
+  duplicates: string[] | string
+}
+
+function toAppendResult(row: AppendRow): AppendResult {
+  return {
+    version: Number(row.version),
+    appended: pgArray(row.appended) as MessageId[],
+    duplicates: pgArray(row.duplicates) as MessageId[],
   }
 }
 

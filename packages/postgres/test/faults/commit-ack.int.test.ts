@@ -119,6 +119,27 @@ describe.each<ProxyCloseMode>(['fin', 'rst'])('append and flush with the socket 
   })
 })
 
+describe('a group commit whose acknowledgement is lost', () => {
+  it('reports DB_TRANSIENT to every batch of the group; each retry is all duplicates, nothing doubled', async () => {
+    // given three sessions appended to in the same tick (one append_batches statement)
+    const sessions = await Promise.all([0, 1, 2].map(() => newSession(direct, [user('q0')])))
+    const batches = sessions.map((_, i) => [assistant(`a${i}`), user(`q${i}`)])
+    const fired = proxy.arm({ kind: 'ack-lost', close: 'rst', match: (sql) => sql.includes('append_batches') })
+    const seen: unknown[][] = sessions.map(() => [])
+    // when each caller retries on its own
+    const results = await Promise.all(sessions.map((s, i) =>
+      withRetry(() => viaProxy.append(s, batches[i] ?? []), { attempts: 4, baseDelayMs: 5, onRetry: (e) => seen[i]?.push(e) })))
+    // then the group committed, every caller heard DB_TRANSIENT once, and the retries found their batches
+    expect((await fired).serverOutcome).toBe('committed')
+    for (const errors of seen) {
+      expect(errors).toHaveLength(1)
+      expectCode(errors[0], 'DB_TRANSIENT')
+    }
+    results.forEach((r, i) => expect(r).toEqual({ version: 3, appended: [], duplicates: batches[i]?.map((m) => m.id) }))
+    for (const s of sessions) expect([...(await appendCounts(direct, s)).values()]).toEqual([1, 1, 1])
+  })
+})
+
 /**
  * Every write of the retry-safety table in docs/guarantees.md, through an explicit transaction
  * (COMMIT as a simple query) or an implicit one.

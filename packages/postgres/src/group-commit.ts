@@ -1,0 +1,140 @@
+/**
+ * Client-side group commit: appends to different sessions that wait at the same time are sent as one
+ * statement (one transaction, one commit) instead of one each.
+ *
+ * Nothing waits on a timer. An append is queued and the queue is sent on the next microtask; while the
+ * allowed number of groups is in flight, further appends gather in the queue and go out together as
+ * soon as one returns. A lone writer therefore sees no added latency, and under load the group size
+ * follows the concurrency. Per session, batches go out one at a time in arrival order (a session with
+ * a batch in flight is skipped until it returns), so a store never races itself on a session's lock.
+ *
+ * Isolation: the group statement settles every batch it can and leaves out the others unwritten; each
+ * left-out batch is then run alone (`runAlone`), which reports its own error. When the whole group
+ * statement fails with an error that proves nothing was committed (see {@link rolledBack}), every batch
+ * is run alone; any other failure (a lost connection: the commit may or may not have happened) is
+ * reported to every batch of the group, exactly as a single append reports it.
+ */
+export class GroupCommit<T extends { readonly sessionId: string }, R> {
+  readonly #options: GroupCommitOptions<T, R>
+  readonly #queue: Pending<T, R>[] = []
+  readonly #busySessions = new Set<string>()
+  #inFlight = 0
+  #scheduled = false
+  #idle: (() => void)[] = []
+
+  constructor(options: GroupCommitOptions<T, R>) {
+    if (!Number.isSafeInteger(options.maxBatches) || options.maxBatches < 1) throw new RangeError('maxBatches must be a positive integer')
+    if (!Number.isSafeInteger(options.maxInFlight) || options.maxInFlight < 1) throw new RangeError('maxInFlight must be a positive integer')
+    this.#options = options
+  }
+
+  /** Queues one session's batch; resolves with its result, or rejects with its own error. */
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject })
+      this.#schedule()
+    })
+  }
+
+  /** Resolves once nothing is queued or in flight. */
+  drain(): Promise<void> {
+    if (this.#queue.length === 0 && this.#inFlight === 0) return Promise.resolve()
+    return new Promise((resolve) => this.#idle.push(resolve))
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return
+    this.#scheduled = true
+    queueMicrotask(() => {
+      this.#scheduled = false
+      this.#dispatch()
+    })
+  }
+
+  #dispatch(): void {
+    while (this.#inFlight < this.#options.maxInFlight) {
+      const group = this.#take()
+      if (group.length === 0) break
+      this.#inFlight++
+      for (const p of group) this.#busySessions.add(p.item.sessionId)
+      void this.#send(group).finally(() => {
+        this.#inFlight--
+        for (const p of group) this.#busySessions.delete(p.item.sessionId)
+        if (this.#queue.length > 0) this.#dispatch()
+        if (this.#queue.length === 0 && this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve()
+      })
+    }
+  }
+
+  /** The oldest waiting batch of each session that has none in flight, up to `maxBatches`. */
+  #take(): Pending<T, R>[] {
+    const group: Pending<T, R>[] = []
+    const sessions = new Set<string>()
+    for (let i = 0; i < this.#queue.length && group.length < this.#options.maxBatches; ) {
+      const p = this.#queue[i] as Pending<T, R>
+      const session = p.item.sessionId
+      if (this.#busySessions.has(session) || sessions.has(session)) {
+        sessions.add(session) // keeps this session's later batches behind this one
+        i++
+        continue
+      }
+      sessions.add(session)
+      group.push(p)
+      this.#queue.splice(i, 1)
+    }
+    return group
+  }
+
+  async #send(group: readonly Pending<T, R>[]): Promise<void> {
+    if (group.length === 1) {
+      await this.#alone(group[0] as Pending<T, R>)
+      return
+    }
+    let results: readonly (R | null)[]
+    try {
+      results = await this.#options.runGroup(group.map((p) => p.item))
+    } catch (error) {
+      if (!this.#options.rolledBack(error)) {
+        for (const p of group) p.reject(error)
+        return
+      }
+      await Promise.all(group.map((p) => this.#alone(p)))
+      return
+    }
+    const left: Pending<T, R>[] = []
+    group.forEach((p, i) => {
+      const r = results[i]
+      if (r === null || r === undefined) left.push(p)
+      else p.resolve(r)
+    })
+    await Promise.all(left.map((p) => this.#alone(p)))
+  }
+
+  async #alone(p: Pending<T, R>): Promise<void> {
+    try {
+      p.resolve(await this.#options.runAlone(p.item))
+    } catch (error) {
+      p.reject(error)
+    }
+  }
+}
+
+/** How a {@link GroupCommit} sends batches. */
+export interface GroupCommitOptions<T, R> {
+  /** Most batches (sessions) in one group statement. */
+  readonly maxBatches: number
+  /** Most group statements (or lone appends) in flight at once. */
+  readonly maxInFlight: number
+  /** Sends several batches in one statement; a `null` result leaves that batch to `runAlone`. */
+  readonly runGroup: (items: readonly T[]) => Promise<readonly (R | null)[]>
+  /** Sends one batch on its own; its error is that batch's error. */
+  readonly runAlone: (item: T) => Promise<R>
+  /** True when the group statement's error proves that nothing of it was committed. */
+  readonly rolledBack: (error: unknown) => boolean
+}
+
+interface Pending<T, R> {
+  readonly item: T
+  readonly resolve: (value: R) => void
+  readonly reject: (error: unknown) => void
+}
