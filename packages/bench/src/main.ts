@@ -5,7 +5,8 @@
  * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
- * load, flush, rebuild, rss, import, storage, pglite).
+ * single, load, flush, rebuild, rss, import, storage, pglite), --group-commit off|B,F (the store's
+ * group commit: off, or at most B batches per group and F statements in flight).
  * @packageDocumentation
  */
 import { exportSessions, importEvents } from '@turnlog/audit'
@@ -25,7 +26,7 @@ import { byteaHex, copyRow } from './copy-text.js'
 import { percentile, pool, summarize, type Summary } from './stats.js'
 import { generateSession, type GeneratedSession } from './workload.js'
 
-const WORKLOADS = ['append', 'emmett', 'retry', 'load', 'flush', 'rebuild', 'rss', 'import', 'storage', 'pglite'] as const
+const WORKLOADS = ['append', 'emmett', 'single', 'retry', 'load', 'flush', 'rebuild', 'rss', 'import', 'storage', 'pglite'] as const
 
 interface Args {
   quick: boolean
@@ -241,9 +242,12 @@ async function main(): Promise<void> {
     const appendRates: number[] = []
     const rawRates: number[] = []
     const emmettRates: number[] = []
+    const singleRates: number[] = []
+    // the same appends with the group commit off: what grouping buys (own sessions: the turns are new)
+    const singleStore = wants('single') ? await openStore({ connectionString, pool: { max: 8 }, migrate: false, groupCommit: false }) : null
     const generated: GeneratedSession[][] = []
     let payloadBytes = 0
-    if (wants('append') || wants('emmett')) {
+    if (wants('append') || wants('emmett') || wants('single')) {
       for (let run = 0; run < args.runs; run++) {
         const sessions = Array.from({ length: args.sessions }, (_, i) => generateSession(run + 1, i, args.messages))
         generated.push(sessions)
@@ -272,17 +276,32 @@ async function main(): Promise<void> {
           })
           appendRates.push(count / ((performance.now() - t0) / 1000))
         }
+        const doSingle = async (): Promise<void> => {
+          if (singleStore === null) return
+          const own = sessions.map((s) => sessionUuid(run + 500, s.index))
+          for (const id of own) await singleStore.createSession({ id })
+          const t0 = performance.now()
+          await pool(sessions, writers, async (s) => {
+            const sid = own[s.index] as string
+            for (const turn of s.turns) await singleStore.append(sid, turn)
+          })
+          singleRates.push(count / ((performance.now() - t0) / 1000))
+        }
         const doEmmett = async (): Promise<void> => {
           const r = await child<EmmettResult>(['emmett', connectionString, String(run), String(args.sessions), String(args.messages), String(writers)])
           emmettRates.push(r.messages / r.seconds)
         }
-        await interleaved(run, [doTurnlog, ...(wants('append') ? [doRaw] : []), ...(wants('emmett') ? [doEmmett] : [])])
+        await interleaved(run, [doTurnlog, ...(wants('append') ? [doRaw] : []), ...(wants('emmett') ? [doEmmett] : []), ...(wants('single') ? [doSingle] : [])])
         // rebuild memory at S sessions (the second figure is taken at the end, at runs × S)
         if (run === 0 && wants('rss')) memorySmall = await rebuildMemory()
       }
       if (wants('append')) {
         record({ workload: 'append: per-turn durable append, 8 writers', unit: 'msg/s', turnlog: summarize(appendRates), baseline: summarize(rawRates), baselineName: 'raw INSERT … ON CONFLICT DO NOTHING per turn', goal: '≥ 0.85×', goalRatio: 0.85, higherIsBetter: true, notes: `${totalMessages} messages per run` })
       }
+      if (wants('single') && wants('append')) {
+        record({ workload: 'append with the group commit off: per-turn append, 8 writers', unit: 'msg/s', turnlog: summarize(singleRates), baseline: summarize(rawRates), baselineName: 'raw INSERT … ON CONFLICT DO NOTHING per turn', goal: 'reported', goalRatio: null, higherIsBetter: true, notes: `${totalMessages} messages per run; openStore({ groupCommit: false }): one append_messages statement and one commit per turn` })
+      }
+      await singleStore?.close()
       if (wants('emmett')) {
         record({ workload: 'append vs the peer: per-turn append, 8 writers', unit: 'msg/s', turnlog: summarize(appendRates), baseline: summarize(emmettRates), baselineName: 'Emmett 0.42 appendToStream per turn', goal: 'reported (turnlog ÷ Emmett)', goalRatio: null, higherIsBetter: true, notes: `${totalMessages} messages per run; Emmett runs in a child process (it replaces pg's global type parsers), one stream per session, no expected version` })
       }

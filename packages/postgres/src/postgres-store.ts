@@ -212,6 +212,8 @@ export class PostgresStore implements SessionStore {
   readonly #known: KnownMessages
   readonly #maxBytes: number
   readonly #group: GroupCommit<PreparedAppend, AppendResult> | null
+  /** Set when the database has no `append_batches` (a schema older than 0005): appends go alone. */
+  #groupUnavailable = false
   #closed = false
 
   constructor(init: PostgresStoreInit) {
@@ -462,7 +464,7 @@ export class PostgresStore implements SessionStore {
       }),
       eventIds: batch.map(() => newEventId()),
     }
-    const result = this.#group === null ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
+    const result = this.#group === null || this.#groupUnavailable ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
     if (this.#init.inTransaction !== true) {
       const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
       for (const mid of [...result.appended, ...result.duplicates]) this.#known.add(id, mid, byId.get(mid) ?? '')
@@ -519,6 +521,9 @@ export class PostgresStore implements SessionStore {
           ${JSON.stringify(items.flatMap((p) => p.hashes))}::json, ${JSON.stringify(items.flatMap((p) => p.eventIds))}::json,
           ${flat('payloads')}::json, ${flat('data')}::json)`.execute(this.#init.db)).rows
     } catch (error) {
+      // undefined_function: the schema predates 0005 (code deployed before its migration ran);
+      // these batches and every later append go alone
+      if (sqlState(error) === '42883') this.#groupUnavailable = true
       // a refusal that rolled the statement back stays raw: the group commit runs each batch alone;
       // anything else reaches every caller of the group as a lone append would report it
       throw statementRolledBack(error) ? error : mapDatabaseError(error)

@@ -183,6 +183,30 @@ describe('group commit', () => {
     await expect(own.append(sessions[0] as SessionId, [user('too late')])).rejects.toMatchObject({ code: 'STORE_CLOSED' })
   })
 
+  it('falls back to lone appends on a schema without append_batches (code deployed before its migration)', async () => {
+    // given a database whose append_batches is gone, as before migration 0005
+    const old = await createTestDatabase()
+    const setup = await openStore({ connectionString: old.connectionString })
+    await setup.close()
+    const owner = new pg.Client({ connectionString: old.connectionString })
+    await owner.connect()
+    await owner.query('drop function turnlog.append_batches(json, json, json, json, json, json, json, json)')
+    await owner.end()
+    const own = await openStore({ connectionString: old.connectionString, migrate: false, groupCommit: { maxInFlight: 1 } })
+    try {
+      const sessions = await Promise.all([0, 1, 2].map(() => own.createSession()))
+      // when appends that would share a group are made, twice
+      for (const round of [0, 1]) {
+        const results = await Promise.all(sessions.map((s, i) => own.append(s, [user(`r${round} s${i}`)])))
+        // then every one is written, alone
+        expect(results.map((r) => r.version)).toEqual([round + 1, round + 1, round + 1])
+      }
+    } finally {
+      await own.close()
+      await old.drop()
+    }
+  })
+
   it('refuses bad settings with INVALID_INPUT', async () => {
     await expect(openStore({ connectionString: db.connectionString, migrate: false, groupCommit: { maxBatches: 0 } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     await expect(openStore({ connectionString: db.connectionString, migrate: false, groupCommit: { maxInFlight: 1.5 } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
