@@ -10,7 +10,7 @@
  * @packageDocumentation
  */
 import { exportSessions, importEvents } from '@turnlog/audit'
-import { contentHash, type Message } from '@turnlog/core'
+import { contentHash, createMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { execFile } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -280,10 +280,12 @@ async function main(): Promise<void> {
           if (singleStore === null) return
           const own = sessions.map((s) => sessionUuid(run + 500, s.index))
           for (const id of own) await singleStore.createSession({ id })
+          // the same payloads under new ids (a message id belongs to one session)
+          const copies = sessions.map((s) => s.turns.map((turn) => turn.map((m) => createMessage(m.payload))))
           const t0 = performance.now()
           await pool(sessions, writers, async (s) => {
             const sid = own[s.index] as string
-            for (const turn of s.turns) await singleStore.append(sid, turn)
+            for (const turn of copies[s.index] ?? []) await singleStore.append(sid, turn)
           })
           singleRates.push(count / ((performance.now() - t0) / 1000))
         }
