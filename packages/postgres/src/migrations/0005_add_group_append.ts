@@ -77,6 +77,7 @@ declare
   v_b int[];
   v_session uuid[];
   v_expected bigint[];
+  v_current bigint[];
   v_msg bigint[];
   v_id uuid[];
   v_new boolean[];
@@ -94,17 +95,22 @@ begin
   -- batch is left out when one of its messages conflicts (another content under its id in the session,
   -- or the id is stored in another session) or is new and also in an earlier batch of this call.
   -- The incoming rows are materialized for the same reason as in append_messages (row level security).
-  with batches as materialized (
+  with input as materialized (
     select t.ord::int as b, t.sid::uuid as session_id, t.exp::bigint as expected, t.cnt::int as cnt,
            (sum(t.cnt::int) over (order by t.ord) - t.cnt::int) as first_msg
       from rows from (json_array_elements_text(p_sessions), json_array_elements_text(p_expected),
                       json_array_elements_text(p_counts)) with ordinality as t(sid, exp, cnt, ord)
+  ), batches as materialized (
+    -- the session's version as of this statement: the answer for a batch of duplicates only (null for
+    -- a session that does not exist or is not visible: the batch is left out)
+    select i.*, (select s.version from turnlog.sessions s where s.session_id = i.session_id) as current_version
+      from input i
   ), incoming as materialized (
-    select b.b, b.session_id, b.expected, m.ord as msg, m.id::uuid as id, decode(m.hash, 'hex') as hash
+    select b.b, b.session_id, b.expected, b.current_version, m.ord as msg, m.id::uuid as id, decode(m.hash, 'hex') as hash
       from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes)) with ordinality as m(id, hash, ord)
       join batches b on m.ord > b.first_msg and m.ord <= b.first_msg + b.cnt
   ), classified as (
-    select i.b, i.session_id, i.expected, i.msg, i.id, not k.own_exists as is_new,
+    select i.b, i.session_id, i.expected, i.current_version, i.msg, i.id, not k.own_exists as is_new,
            (k.own_exists and not k.own_match) or (not k.own_exists and k.other_exists)
              or (not k.own_exists and i.b > min(i.b) over (partition by i.id)) as bad
       from incoming i
@@ -117,11 +123,12 @@ begin
       ) k
   )
   select array_agg(c.b order by c.session_id, c.b, c.msg), array_agg(c.session_id order by c.session_id, c.b, c.msg),
-         array_agg(c.expected order by c.session_id, c.b, c.msg), array_agg(c.msg order by c.session_id, c.b, c.msg),
+         array_agg(c.expected order by c.session_id, c.b, c.msg), array_agg(c.current_version order by c.session_id, c.b, c.msg),
+         array_agg(c.msg order by c.session_id, c.b, c.msg),
          array_agg(c.id order by c.session_id, c.b, c.msg), array_agg(c.is_new order by c.session_id, c.b, c.msg)
-    into v_b, v_session, v_expected, v_msg, v_id, v_new
+    into v_b, v_session, v_expected, v_current, v_msg, v_id, v_new
     from (select c.*, bool_or(c.bad) over (partition by c.b) as batch_bad from classified c) c
-   where not c.batch_bad;
+   where not c.batch_bad and c.current_version is not null;
 
   -- per batch: one row lock if it has new messages (in session-id order, so two calls never wait on
   -- each other in a cycle); a missing session or an unexpected version leaves the batch out, unwritten
@@ -141,13 +148,13 @@ begin
       v_j := v_j + 1;
     end loop;
     if v_count = 0 then
-      select s.version into v_base from turnlog.sessions s where s.session_id = v_session[v_first];
+      v_base := v_current[v_first];
     else
       update turnlog.sessions s set version = s.version + v_count, updated_at = now()
        where s.session_id = v_session[v_first] and (v_expected[v_first] is null or s.version = v_expected[v_first])
       returning s.version - v_count into v_base;
     end if;
-    if found then
+    if v_count = 0 or found then
       if v_count > 0 then
         v_s_b := v_s_b || v_b[v_first];
         v_s_session := v_s_session || v_session[v_first];
