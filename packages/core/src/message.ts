@@ -1,6 +1,6 @@
 import { ChatMessageSchema, type ChatMessage } from './chat-message.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
-import { markDeepFrozen, toFrozenJson } from './json-value.js'
+import { toFrozenJson } from './json-value.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /** `partial`: an assistant reply still streaming; absent means final. */
@@ -159,7 +159,9 @@ export function withStatus(message: Message, status: MessageStatus | undefined):
 
 /**
  * Rebuilds a message from trusted stored parts without re-validating (stores, after reading their own
- * rows). The payload is deep-frozen.
+ * rows). The payload is deep-frozen in place. It is not entered in the deep-frozen registry: hashing
+ * confirms it with one walk the first time (`primeContentHash`, or `contentHash` on a miss) and
+ * memoises the hash, which costs less than a registry entry per message on every load.
  */
 export function restoreMessage(parts: {
   id: MessageId
@@ -168,19 +170,28 @@ export function restoreMessage(parts: {
   externalId?: string | undefined
   status?: MessageStatus | undefined
 }): Message {
-  const payload = deepFreeze(parts.payload)
-  if (typeof payload === 'object' && payload !== null) markDeepFrozen(payload)
+  const payload = parts.payload
+  if (typeof payload === 'object' && payload !== null) deepFreeze(payload, undefined)
   return build(parts.id, payload as ChatMessage, parts.createdAt, parts)
 }
 
-function deepFreeze(value: unknown, seen = new Set<object>()): unknown {
-  // recurse even into frozen objects: a frozen object can hold mutable children
-  if (typeof value === 'object' && value !== null && !seen.has(value)) {
+/**
+ * Freezes `value` and everything reachable from it through own enumerable keys. An object found already
+ * frozen is still walked (a frozen object can hold mutable children), but only once: it goes into
+ * `seen`, which also stops the walk at shared and cyclic references. The set is created when the first
+ * such object is met, so a value just read from JSON (nothing frozen, no sharing) is walked without one.
+ */
+function deepFreeze(value: unknown, seen: Set<object> | undefined): Set<object> | undefined {
+  if (typeof value !== 'object' || value === null) return seen
+  if (Object.isFrozen(value)) {
+    seen ??= new Set()
+    if (seen.has(value)) return seen
     seen.add(value)
+  } else {
     Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key], seen)
   }
-  return value
+  for (const key of Object.keys(value)) seen = deepFreeze((value as Record<string, unknown>)[key], seen)
+  return seen
 }
 
 /**

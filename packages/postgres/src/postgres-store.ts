@@ -53,6 +53,7 @@ import { sql, type Kysely, type Transaction } from 'kysely'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js'
 import { GroupCommit } from './group-commit.js'
 import { KnownMessages } from './known-messages.js'
+import { loadLiveRows } from './load-live-rows.js'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
 import { checkSafeText, checkSafeJson } from './safe-text.js'
 import { statementRolledBack } from './statement-rolled-back.js'
@@ -623,21 +624,10 @@ export class PostgresStore implements SessionStore {
       return { sessionId: id, version: state.version, messages, pairing: toolPairing(messages) }
     }
     return this.#run(async (db) => {
-      const { rows } = await sql<{
-        version: string | number
-        message_id: string | null
-        partial: boolean | null
-        payload: unknown
-        data: { createdAt: string; externalId?: string } | null
-        content_hash: string | null
-      }>`
-        select version, message_id::text, partial, payload, data, content_hash from turnlog.load_live(${id}::uuid)`.execute(db)
-      const first = rows[0]
-      if (!first) throw new TurnlogError('SESSION_NOT_FOUND', `session ${id} not found`, { details: { sessionId: id } })
-      const version = Number(first.version)
+      const { version, rows } = await loadLiveRows(db, this.#init.root, id, this.#init.inTransaction === true)
+      const cache = this.#init.inTransaction !== true
       const messages: Message[] = []
       for (const row of rows) {
-        if (row.message_id === null || row.data === null || row.content_hash === null) continue
         const message = restoreMessage({
           id: row.message_id as MessageId,
           payload: row.payload,
@@ -647,11 +637,10 @@ export class PostgresStore implements SessionStore {
         })
         primeContentHash(message.payload, row.content_hash)
         messages.push(message)
+        // the pair the flush cache learns is (id, stored hash): the hash primed above for this payload
+        if (cache) this.#known.add(id, message.id, row.content_hash)
       }
-      if (this.#init.inTransaction !== true) {
-        for (const m of messages) this.#known.add(id, m.id, contentHash(m))
-        this.#known.setVersion(id, version)
-      }
+      if (cache) this.#known.setVersion(id, version)
       return { sessionId: id, version, messages, pairing: toolPairing(messages) }
     })
   }

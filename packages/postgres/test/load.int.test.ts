@@ -1,0 +1,266 @@
+/**
+ * `store.load(session)` through `turnlog.load_session` (0006): one statement, rows in join order,
+ * ordered by position in the store. Checks the order after history operations moved rows out of seq
+ * order (on Postgres and PGlite), exact payloads, the empty and unknown session, the cache it fills,
+ * the function's settings and grants, row level security, and that 0001's `load_live` still agrees.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { contentHash, createMessage, isMessage, newSessionId, restoreMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { Kysely, Migrator, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import * as m0001 from '../src/migrations/0001_create_event_log.js'
+import * as m0002 from '../src/migrations/0002_create_subscriptions.js'
+import * as m0003 from '../src/migrations/0003_secure_event_log.js'
+import * as m0004 from '../src/migrations/0004_create_batch_rebuild.js'
+import * as m0005 from '../src/migrations/0005_add_group_append.js'
+import { createLoginRole, dropLoginRoles, runSql, type LoginRole } from './security/support/security-fixtures.js'
+
+let db: TestDatabase
+let store: PostgresStore
+const roles: LoginRole[] = []
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
+})
+
+afterAll(async () => {
+  await store?.close()
+  await db?.drop()
+  await dropLoginRoles(roles)
+})
+
+const user = (content: string): Message => createMessage({ role: 'user', content })
+const ids = (messages: readonly Message[]): string[] => messages.map((m) => m.id)
+
+/**
+ * A session whose live rows are not in seq order: m2 revised (its current content is a later event,
+ * its position unchanged) and m3, m4 compacted into a two-message summary (placed at m3's position,
+ * held by later events, the rows after it shifted). Returns the expected live ids.
+ */
+async function historyOutOfSeqOrder(s: PostgresStore, session: SessionId): Promise<string[]> {
+  const m = [user('one'), user('two'), user('three'), user('four'), user('five'), user('six')]
+  await s.append(session, m)
+  await s.revise(session, m[1]!.id, { role: 'user', content: 'two, revised' })
+  const summary = [createMessage({ role: 'system', content: 'summary a' }), createMessage({ role: 'system', content: 'summary b' })]
+  await s.compact(session, { covered: [m[2]!.id, m[3]!.id], summary })
+  return [m[0]!.id, m[1]!.id, summary[0]!.id, summary[1]!.id, m[4]!.id, m[5]!.id]
+}
+
+describe('load', () => {
+  it('returns the live list in position order when a revision and a compaction moved rows out of seq order', async () => {
+    // given
+    const session = await store.createSession()
+    const expected = await historyOutOfSeqOrder(store, session)
+    const rows = await runSql<{ message_id: string; position: string; event_seq: string }>(db.connectionString,
+      'select message_id::text, position, event_seq from turnlog.live_messages where session_id = $1 order by event_seq', [session])
+    expect(rows.map((r) => r.message_id)).not.toEqual(expected) // seq order is not the live order here
+
+    // when: a store with an empty cache
+    const other = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1 } })
+    const loaded = await other.load(session)
+    const folded = await other.load(session, { at: loaded.version })
+    await other.close()
+
+    // then
+    expect(ids(loaded.messages)).toEqual(expected)
+    expect(loaded.messages).toEqual(folded.messages)
+    expect(loaded.messages[1]?.payload).toEqual({ role: 'user', content: 'two, revised' })
+    expect(loaded.version).toBe(folded.version)
+  })
+
+  it('returns every payload exactly: NUL, lone surrogates, astral characters, key order, odd keys', async () => {
+    // given
+    const session = await store.createSession()
+    const weird = createMessage({ zeta: 1, role: 'user', content: 'a\u0000b\ud800c\udfffd😀', alpha: { '': [null, 1.5, '\u0000'], __proto__x: true } })
+    const tool = createMessage({ role: 'tool', tool_call_id: 'call\u0000\ud800', content: '\\u0000 is not NUL' })
+    await store.append(session, [weird, tool])
+
+    // when
+    const other = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1 } })
+    const { messages } = await other.load(session)
+    await other.close()
+
+    // then
+    expect(messages.map((m) => JSON.stringify(m.payload))).toEqual([JSON.stringify(weird.payload), JSON.stringify(tool.payload)])
+    expect(messages.map((m) => contentHash(m))).toEqual([contentHash(weird), contentHash(tool)])
+    expect(messages.map((m) => m.createdAt)).toEqual([weird.createdAt, tool.createdAt])
+  })
+
+  it('gives frozen Messages, partial status and externalId kept, and teaches the flush cache: a flush of them writes nothing', async () => {
+    // given
+    const session = await store.createSession()
+    const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'chat:42' })
+    const streaming = createMessage({ role: 'assistant', content: 'hel' }, { status: 'partial' })
+    await store.append(session, [inbound, streaming])
+    const other = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1 } })
+
+    // when
+    const loaded = await other.load(session)
+    const flushed = await other.flush(session, loaded.messages)
+    await other.close()
+
+    // then
+    expect(loaded.messages.every((m) => isMessage(m) && Object.isFrozen(m) && Object.isFrozen(m.payload))).toBe(true)
+    expect(loaded.messages.map((m) => [m.externalId, m.status])).toEqual([['chat:42', undefined], [undefined, 'partial']])
+    expect(flushed).toEqual({ version: loaded.version, appended: [], duplicates: ids(loaded.messages) })
+  })
+
+  it('loads an empty session with its version, and refuses an unknown one with SESSION_NOT_FOUND', async () => {
+    // given
+    const empty = await store.createSession()
+    const unknown = newSessionId()
+
+    // when / then
+    await expect(store.load(empty)).resolves.toMatchObject({ sessionId: empty, version: 0, messages: [], pairing: { ok: true } })
+    await expect(store.load(unknown)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+  })
+
+  it('agrees with load_live of 0001, kept for stores of earlier releases', async () => {
+    // given
+    const session = await store.createSession()
+    const expected = await historyOutOfSeqOrder(store, session)
+
+    // when
+    const rows = await runSql<{ version: string; message_id: string }>(db.connectionString,
+      'select version, message_id::text from turnlog.load_live($1)', [session])
+
+    // then
+    expect(rows.map((r) => r.message_id)).toEqual(expected)
+    expect(Number(rows[0]?.version)).toBe((await store.load(session)).version)
+  })
+})
+
+describe('turnlog.load_session', () => {
+  it('runs as the caller, without JIT or parallel workers, for the writer and the reader only', async () => {
+    // when
+    const [fn] = await runSql<{ prosecdef: boolean; proconfig: string[]; writer: boolean; reader: boolean; public_can: boolean }>(db.connectionString, `
+      select p.prosecdef, p.proconfig,
+             has_function_privilege('turnlog_writer', p.oid, 'execute') as writer,
+             has_function_privilege('turnlog_reader', p.oid, 'execute') as reader,
+             exists (select 1 from aclexplode(p.proacl) a where a.grantee = 0 and a.privilege_type = 'EXECUTE') as public_can
+        from pg_proc p where p.oid = 'turnlog.load_session(uuid)'::regprocedure`)
+
+    // then
+    expect(fn).toEqual({
+      prosecdef: false,
+      proconfig: ['jit=off', 'max_parallel_workers_per_gather=0'],
+      writer: true,
+      reader: true,
+      public_can: false,
+    })
+  })
+
+  it('lets a tenant reader load its own sessions and no other tenant’s', async () => {
+    // given: a session of tenant a and one of tenant b
+    const reader = await createLoginRole(db, 'ld_ra', { groups: ['turnlog_reader'], tenant: 'tenant-a' })
+    roles.push(reader)
+    const mine = await store.createSession({ tenantId: 'tenant-a' })
+    const theirs = await store.createSession({ tenantId: 'tenant-b' })
+    await store.append(mine, [user('for a')])
+    await store.append(theirs, [user('for b')])
+    const readerStore = await openStore({ connectionString: reader.connectionString, migrate: false, pool: { max: 1 } })
+
+    try {
+      // when / then
+      await expect(readerStore.load(mine)).resolves.toMatchObject({ version: 1, messages: [{ payload: { content: 'for a' } }] })
+      await expect(readerStore.load(theirs)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+    } finally {
+      await readerStore.close()
+    }
+  })
+})
+
+describe('load on a schema before 0006 (code deployed before its migration ran)', () => {
+  let older: TestDatabase | undefined
+
+  beforeAll(async () => {
+    older = await createTestDatabase({
+      migrate: async (url) => {
+        const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) })
+        try {
+          // the previous release: every migration before 0006, recorded as the store's migrator does
+          const migrations = { '0001_create_event_log': m0001, '0002_create_subscriptions': m0002, '0003_secure_event_log': m0003, '0004_create_batch_rebuild': m0004, '0005_add_group_append': m0005 }
+          const { error } = await new Migrator({
+            db,
+            provider: { getMigrations: async () => migrations },
+            migrationTableSchema: 'turnlog',
+            migrationTableName: 'schema_migrations',
+            migrationLockTableName: 'schema_migrations_lock',
+          }).migrateToLatest()
+          if (error !== undefined) throw error
+        } finally {
+          await db.destroy()
+        }
+      },
+    })
+  })
+
+  afterAll(async () => {
+    await older?.drop()
+  })
+
+  it('reads load_live instead: at once outside a transaction, from the next transaction inside one', async () => {
+    // given a session whose live rows are out of seq order
+    const seed = await openStore({ connectionString: older!.connectionString, migrate: false, pool: { max: 1 } })
+    const session = await seed.createSession()
+    const expected = await historyOutOfSeqOrder(seed, session)
+    await seed.close()
+    const plain = await openStore({ connectionString: older!.connectionString, migrate: false, pool: { max: 1 } })
+    const inTx = await openStore({ connectionString: older!.connectionString, migrate: false, pool: { max: 1 } })
+
+    try {
+      // when
+      const loaded = await plain.load(session)
+      const first = await inTx.db.transaction().execute((trx) => inTx.withTransaction(trx).load(session)).catch((e: unknown) => e)
+      const next = await inTx.db.transaction().execute((trx) => inTx.withTransaction(trx).load(session))
+
+      // then
+      expect(ids(loaded.messages)).toEqual(expected)
+      expect(first).toMatchObject({ code: 'DB_ERROR', details: { sqlState: '42883' } })
+      expect(next.messages).toEqual(loaded.messages)
+    } finally {
+      await plain.close()
+      await inTx.close()
+    }
+  })
+})
+
+describe('load on PGlite', () => {
+  it('orders the rows of an out-of-seq-order history like the fold', async () => {
+    // given
+    const embedded = await openStore({ embedded: true })
+    try {
+      const session = await embedded.createSession()
+      const expected = await historyOutOfSeqOrder(embedded, session)
+
+      // when
+      const loaded = await embedded.load(session)
+
+      // then
+      expect(ids(loaded.messages)).toEqual(expected)
+      expect(loaded.messages).toEqual((await embedded.load(session, { at: loaded.version })).messages)
+    } finally {
+      await embedded.close()
+    }
+  })
+})
+
+describe('restoreMessage', () => {
+  it('deep-freezes a payload with shared and cyclic parts and a frozen top level, and terminates', () => {
+    // given
+    const shared = { type: 'text', text: 'x' }
+    const cyclic: Record<string, unknown> = { name: 'loop' }
+    cyclic['self'] = cyclic
+    const payload = Object.freeze({ role: 'user', content: [shared, shared], extra: cyclic })
+
+    // when
+    const m = restoreMessage({ id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd' as MessageId, payload, createdAt: '2026-01-01T00:00:00Z' })
+
+    // then
+    expect(m.payload).toBe(payload)
+    expect([payload.content, shared, cyclic].every((part) => Object.isFrozen(part))).toBe(true)
+  })
+})
