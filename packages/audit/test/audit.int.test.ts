@@ -418,8 +418,13 @@ describe('audit options and errors', () => {
     const unknownCheck = await audit(store, sessionId, { checks: ['nope' as never] }).catch((e: unknown) => e)
     const allWithTranscript = await audit(store, { all: true }, { transcript: [] }).catch((e: unknown) => e)
     const missing = await audit(store, newSessionId()).catch((e: unknown) => e)
+    // a sparse transcript (found by bad-input.prop seed 1213365198): its hole is an item that is not an object
+    // eslint-disable-next-line no-sparse-arrays
+    const sparse = await audit(store, sessionId, { transcript: [, user('b').payload] }).catch((e: unknown) => e)
 
     // then
+    expect(isTurnlogError(sparse, 'INVALID_INPUT')).toBe(true)
+    expect((sparse as { message: string }).message).toContain('item #0 is not an object')
     expect(isTurnlogError(unknownCheck, 'INVALID_INPUT')).toBe(true)
     expect(isTurnlogError(allWithTranscript, 'INVALID_INPUT')).toBe(true)
     expect(isTurnlogError(missing, 'SESSION_NOT_FOUND')).toBe(true)

@@ -34,7 +34,8 @@ function uuidOrNull(value: unknown): string | null {
  */
 export function parseTranscript(items: readonly unknown[]): ExternalMessage[] {
   if (!Array.isArray(items)) throw new TurnlogError('INVALID_INPUT', 'transcript must be an array')
-  return items.map((raw: unknown, index) => {
+  // Array.from, not map: map skips the holes of a sparse array and would leave them in the result
+  return Array.from(items, (raw: unknown, index) => {
     let item = raw
     if (typeof item === 'string') {
       try {
