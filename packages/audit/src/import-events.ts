@@ -3,7 +3,6 @@ import {
   GENESIS_HASH,
   TurnlogError,
   canonicalJson,
-  contentHash,
   isRedactedPayload,
   isTurnlogError,
   parseChatMessage,
@@ -13,8 +12,9 @@ import {
   type JsonValue,
   type SessionId,
 } from '@turnlog/core'
-import { checkSafeJson, checkSafeText, mapDatabaseError, type PostgresStore } from '@turnlog/postgres'
+import { checkSafeJson, checkSafeText, mapDatabaseError, sqlState, type PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
+import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, exportedChainHash, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
 
 /** Result of {@link importEvents}. */
@@ -51,23 +51,47 @@ export interface NumberedLine {
   readonly text: string
 }
 
+function checkSource(source: unknown): void {
+  if (source === null || typeof source !== 'object' || (!(Symbol.asyncIterator in source) && !(Symbol.iterator in source))) {
+    throw new TurnlogError('INVALID_INPUT', 'lines must be an iterable or async iterable of strings')
+  }
+}
+
+/** The lines of one item of a source: a trailing `\n` or `\r\n` is ignored, several complete lines are split on `\n`. */
+function* itemLines(item: unknown, first: number): Generator<NumberedLine> {
+  if (typeof item !== 'string') {
+    throw new TurnlogError('IMPORT_FAILED', `line ${first}: expected a string, got ${typeof item}`, { details: { line: first } })
+  }
+  if (!item.includes('\n')) {
+    yield { line: first, text: item.endsWith('\r') ? item.slice(0, -1) : item }
+    return
+  }
+  let line = first
+  for (const part of item.replace(/\r?\n$/, '').split('\n')) yield { line: line++, text: part.endsWith('\r') ? part.slice(0, -1) : part }
+}
+
 /**
  * Yields the lines of `source` with 1-based line numbers. Each item is a line (a trailing `\n` or
  * `\r\n` is ignored); an item holding several complete lines is split on `\n`.
  */
 export async function* numberedLines(source: AsyncIterable<string> | Iterable<string>): AsyncGenerator<NumberedLine> {
-  if (source === null || typeof source !== 'object' || (!(Symbol.asyncIterator in source) && !(Symbol.iterator in source))) {
-    throw new TurnlogError('INVALID_INPUT', 'lines must be an iterable or async iterable of strings')
-  }
+  checkSource(source)
   let line = 0
   for await (const item of source as AsyncIterable<unknown>) {
-    if (typeof item !== 'string') {
-      throw new TurnlogError('IMPORT_FAILED', `line ${line + 1}: expected a string, got ${typeof item}`, { details: { line: line + 1 } })
+    for (const numbered of itemLines(item, line + 1)) {
+      line = numbered.line
+      yield numbered
     }
-    const parts = item.includes('\n') ? item.replace(/\r?\n$/, '').split('\n') : [item]
-    for (const part of parts) {
-      line++
-      yield { line, text: part.endsWith('\r') ? part.slice(0, -1) : part }
+  }
+}
+
+/** {@link numberedLines} of a source that is not async: no promise per line. */
+function* numberedLinesSync(source: Iterable<unknown>): Generator<NumberedLine> {
+  let line = 0
+  for (const item of source) {
+    for (const numbered of itemLines(item, line + 1)) {
+      line = numbered.line
+      yield numbered
     }
   }
 }
@@ -96,8 +120,6 @@ const HEX64 = /^[0-9a-f]{64}$/
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
 const TYPES = new Set<string>(EVENT_TYPES)
 const MESSAGE_TYPES = new Set(['message_appended', 'message_revised'])
-/** Rows per INSERT statement. */
-const CHUNK = 500
 
 function isoField(value: unknown, what: string, line: number): string {
   if (typeof value !== 'string' || !ISO.test(value) || Number.isNaN(Date.parse(value))) {
@@ -165,8 +187,12 @@ function parseSessionRecord(value: Record<string, unknown>, line: number): Parse
   }
 }
 
-/** Validates one event line against the session being read and the chain so far; returns its texts. */
-function parseEventRecord(value: Record<string, unknown>, line: number, session: ParsedSession, expectedSeq: number, prev: string): ParsedEvent {
+/**
+ * Validates one event line against the session being read; returns its texts. The chain link is not
+ * checked here: the database checks every link it writes (`turnlog.import_events`), and
+ * {@link writeSessions} checks the file's links of events the store already has.
+ */
+function parseEventRecord(value: Record<string, unknown>, line: number, session: ParsedSession, expectedSeq: number): ParsedEvent {
   const r = value as Partial<Record<keyof ExportEventRecord, unknown>>
   const sessionId = guard(line, 'event sessionId', () => parseSessionId(r.sessionId))
   if (sessionId !== session.id) throw fail(line, `event of session ${sessionId} inside session ${session.id} (line ${session.line})`, { sessionId })
@@ -205,7 +231,8 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
     }
   } else if (MESSAGE_TYPES.has(r.type)) {
     const parsed = guard(line, 'payload', () => parseChatMessage(payload))
-    const computed = contentHash(parsed)
+    // contentHash (core) hashes the same canonical text with a portable SHA-256; node's is ~3× faster
+    const computed = nodeHash('sha256', canonicalJson(parsed), 'hex')
     if (computed !== contentHashValue) {
       throw fail(line, `session ${session.id} seq ${expectedSeq}: contentHash does not match the payload`, {
         sessionId,
@@ -230,15 +257,6 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
     recordedAt: isoField(r.recordedAt, 'recordedAt', line),
     hash: r.hash,
     ...(digest === undefined ? {} : { payloadDigest: digest }),
-  }
-  const link = exportedChainHash(prev, record)
-  if (link !== record.hash) {
-    throw fail(line, `session ${session.id} seq ${expectedSeq}: the chain link does not verify (file ${record.hash.slice(0, 12)}…, computed ${link.slice(0, 12)}…)`, {
-      sessionId,
-      seq: expectedSeq,
-      fileHash: record.hash,
-      computedHash: link,
-    })
   }
   return { line, record, payloadText: payload === null ? null : JSON.stringify(payload), dataText: JSON.stringify(data) }
 }
@@ -268,102 +286,212 @@ function checkSameSession(row: SessionRowText, s: ParsedSession): void {
   }
 }
 
-async function writeSession(db: Kysely<unknown>, s: ParsedSession, events: readonly ParsedEvent[]): Promise<{ written: number; skipped: number }> {
-  const existing = await sql<SessionRowText & { version: string | number }>`
-    select tenant_id, metadata::text as metadata, parent_session_id::text, parent_version, fork_at::text, version
-      from turnlog.sessions where session_id = ${s.id} for update`.execute(db)
-  const row = existing.rows[0]
-  if (row) checkSameSession(row, s)
-  else {
-    await sql`
-      insert into turnlog.sessions (session_id, tenant_id, version, created_at, updated_at, metadata, parent_session_id, parent_version, fork_at)
-      values (${s.id}, ${s.tenantId}, 0, ${s.createdAt}::timestamptz, ${s.updatedAt}::timestamptz,
-              ${s.metadata === null ? null : JSON.stringify(s.metadata)}::json,
-              ${s.parent?.sessionId ?? null}::uuid, ${s.parent?.version ?? null}::bigint, ${s.parent?.at ?? null}::uuid)`.execute(db)
-  }
-  const stored = row ? (await sql<{ seq: string | number; hash: string }>`
-    select seq, encode(hash, 'hex') as hash from turnlog.events where session_id = ${s.id} order by seq`.execute(db)).rows : []
-  const common = Math.min(stored.length, events.length)
-  for (let i = 0; i < common; i++) {
-    const have = stored[i]
-    const want = events[i]
-    if (!have || !want) continue
-    if (Number(have.seq) !== i + 1 || have.hash !== want.record.hash) {
-      throw new TurnlogError('MESSAGE_CONFLICT', `line ${want.line}: session ${s.id} seq ${i + 1} is stored with another event (stored ${have.hash.slice(0, 12)}…, file ${want.record.hash.slice(0, 12)}…); nothing of the session was imported`, {
-        details: { sessionId: s.id, seq: i + 1, line: want.line, storedHash: have.hash, fileHash: want.record.hash, reason: 'seq_mismatch' },
+/** A complete session of the file: its session line and its events. */
+interface FileSession {
+  readonly session: ParsedSession
+  readonly events: readonly ParsedEvent[]
+  /** Payload and data text of its events, in UTF-16 code units. */
+  readonly size: number
+}
+
+/** What {@link writeSessions} did with one session. */
+interface SessionOutcome {
+  readonly written: number
+  readonly skipped: number
+}
+
+/** Separates the values of one column in a `turnlog.import_events` argument (see migration 0007). */
+const SEP = '\u001e'
+/** A batch (one transaction) closes at this many events, payload bytes or sessions, whichever comes first. */
+const BATCH_EVENTS = 2000
+const BATCH_SIZE = 4 << 20
+const BATCH_SESSIONS = 200
+/** Lines read between two turns of the event loop while a batch is being written. */
+const YIELD_EVERY = 32
+
+function isOriginalAppend(e: ParsedEvent): boolean {
+  return e.record.type === 'message_appended' && isPlainObject(e.record.data) && e.record.data['inheritedFrom'] === undefined
+}
+
+/** Throws `MESSAGE_CONFLICT` (`foreign_session`) for session `s` importing `e`, an original append of `other`. */
+function foreignSession(s: ParsedSession, e: ParsedEvent, other: { sessionId: string; contentHash: string | null }): TurnlogError {
+  const messageId = e.record.messageId as string
+  return new TurnlogError('MESSAGE_CONFLICT', `line ${e.line}: message ${messageId} belongs to session ${other.sessionId}; nothing of session ${s.id} was imported`, {
+    details: {
+      sessionId: s.id,
+      messageId,
+      reason: 'foreign_session',
+      otherSessionId: other.sessionId,
+      storedHash: other.contentHash,
+      incomingHash: e.record.contentHash,
+      seq: e.record.seq,
+      line: e.line,
+    },
+  })
+}
+
+/** Writes events through `turnlog.import_events`, in calls of at most a batch's size; maps `TLC02` to `IMPORT_FAILED`. */
+async function insertEvents(db: Kysely<unknown>, rows: readonly { readonly session: ParsedSession; readonly event: ParsedEvent }[]): Promise<void> {
+  for (let from = 0; from < rows.length; ) {
+    let to = from
+    let size = 0
+    while (to < rows.length && to - from < BATCH_EVENTS && size < BATCH_SIZE) {
+      const e = (rows[to] as { event: ParsedEvent }).event
+      size += (e.payloadText?.length ?? 0) + e.dataText.length
+      to++
+    }
+    const chunk = rows.slice(from, to)
+    const column = (f: (e: ExportEventRecord, p: ParsedEvent) => string | null): string => chunk.map((r) => f(r.event.record, r.event) ?? '').join(SEP)
+    try {
+      await sql`
+        select turnlog.import_events(${column((e) => e.sessionId)}, ${column((e) => String(e.seq))}, ${column((e) => e.eventId)},
+          ${column((e) => e.type)}, ${column((e) => e.messageId)}, ${column((e) => e.contentHash)}, ${column((_, p) => p.payloadText)},
+          ${column((_, p) => p.dataText)}, ${column((e) => e.recordedAt)}, ${column((e) => e.payloadDigest ?? null)}, ${column((e) => e.hash)})`.execute(db)
+    } catch (error) {
+      if (sqlState(error) !== 'TLC02') throw error
+      let where: { sessionId?: string; seq?: number; computedHash?: string } = {}
+      try {
+        where = JSON.parse(String((error as { detail?: unknown }).detail)) as typeof where
+      } catch {
+        // no detail: the message names the event
+      }
+      const row = chunk.find((r) => r.session.id === where.sessionId && r.event.record.seq === where.seq)
+      if (!row) throw error
+      const { line, record } = row.event
+      throw new TurnlogError('IMPORT_FAILED', `line ${line}: session ${record.sessionId} seq ${record.seq}: the chain link does not verify (file ${record.hash.slice(0, 12)}…, computed ${String(where.computedHash).slice(0, 12)}…); nothing of the session was imported`, {
+        details: { line, sessionId: record.sessionId, seq: record.seq, fileHash: record.hash, computedHash: where.computedHash ?? null },
+        cause: error,
       })
     }
+    from = to
   }
-  const toWrite = events.slice(common)
-  if (toWrite.length === 0) return { written: 0, skipped: common }
+}
 
-  // a message originally appended here must not be an original append of another session (fork copies are not)
-  const originals = toWrite.filter((e) => e.record.type === 'message_appended' && isPlainObject(e.record.data) && e.record.data['inheritedFrom'] === undefined)
-  if (originals.length > 0) {
-    const ids = [...new Set(originals.map((e) => e.record.messageId as string))]
-    const { rows: foreign } = await sql<{ message_id: string; session_id: string; content_hash: string }>`
-      select message_id::text, session_id::text, encode(content_hash, 'hex') as content_hash
-        from turnlog.events
-       -- = any (array(…)): an initplan the index can use; "in (select …)" became a sequential scan of the log
-       where message_id = any (array(select value::uuid from json_array_elements_text(${JSON.stringify(ids)}::json)))
-         and session_id <> ${s.id} and type = 'message_appended' and (data->>'inheritedFrom') is null
-       limit 1`.execute(db)
-    const other = foreign[0]
-    if (other) {
-      const e = originals.find((o) => o.record.messageId === other.message_id)
-      throw new TurnlogError('MESSAGE_CONFLICT', `line ${e?.line ?? s.line}: message ${other.message_id} belongs to session ${other.session_id}; nothing of session ${s.id} was imported`, {
-        details: {
+/**
+ * Writes complete sessions of the file in the caller's transaction: locks the sessions that exist (in id
+ * order), checks them against the file, inserts the new sessions, refuses a message that is an original
+ * append of another session, and inserts every event not yet stored through `turnlog.import_events`,
+ * which computes and checks each link. Throws at the first session (in file order) that cannot be
+ * written; the caller's transaction then writes nothing.
+ */
+async function writeSessions(db: Kysely<unknown>, batch: readonly FileSession[]): Promise<SessionOutcome[]> {
+  const ids = batch.map((b) => b.session.id)
+  const { rows: existing } = await sql<SessionRowText & { session_id: string; version: string | number }>`
+    select session_id::text, tenant_id, metadata::text as metadata, parent_session_id::text, parent_version, fork_at::text, version
+      from turnlog.sessions where session_id = any (string_to_array(${ids.join(',')}, ',')::uuid[])
+     order by session_id for update`.execute(db)
+  const rowOf = new Map(existing.map((r) => [r.session_id, r]))
+  const stored = new Map<string, string[]>()
+  if (existing.length > 0) {
+    const { rows } = await sql<{ session_id: string; hash: string }>`
+      select session_id::text, encode(hash, 'hex') as hash from turnlog.events
+       where session_id = any (string_to_array(${existing.map((r) => r.session_id).join(',')}, ',')::uuid[])
+       order by session_id, seq`.execute(db)
+    for (const r of rows) {
+      const list = stored.get(r.session_id)
+      if (list) list.push(r.hash)
+      else stored.set(r.session_id, [r.hash])
+    }
+  }
+
+  const outcomes: SessionOutcome[] = []
+  const toWrite: { session: ParsedSession; event: ParsedEvent }[] = []
+  const extended: { session: ParsedSession; version: number }[] = []
+  const created: ParsedSession[] = []
+  // original appends of this batch: message id → the first session of the batch appending it
+  const origins = new Map<string, { session: ParsedSession; event: ParsedEvent }>()
+  for (const { session: s, events } of batch) {
+    const row = rowOf.get(s.id)
+    const have = stored.get(s.id) ?? []
+    const common = Math.min(have.length, events.length)
+    // the file's links of the events already stored: the database checks only the links it writes
+    let prev = GENESIS_HASH
+    for (let i = 0; i < common; i++) {
+      const e = events[i] as ParsedEvent
+      const link = exportedChainHash(prev, e.record)
+      if (link !== e.record.hash) {
+        throw fail(e.line, `session ${s.id} seq ${i + 1}: the chain link does not verify (file ${e.record.hash.slice(0, 12)}…, computed ${link.slice(0, 12)}…)`, {
           sessionId: s.id,
-          messageId: other.message_id,
-          reason: 'foreign_session',
-          otherSessionId: other.session_id,
-          storedHash: other.content_hash,
-          incomingHash: e?.record.contentHash ?? null,
-          seq: e?.record.seq ?? null,
-          line: e?.line ?? s.line,
-        },
-      })
+          seq: i + 1,
+          fileHash: e.record.hash,
+          computedHash: link,
+        })
+      }
+      prev = link
     }
-  }
-
-  for (let from = 0; from < toWrite.length; from += CHUNK) {
-    const chunk = toWrite.slice(from, from + CHUNK)
-    // payload_digest only when a scrubbed event needs it: turnlog_writer may not insert that column
-    const scrubbed = chunk.some((e) => e.record.payloadDigest !== undefined)
-    const { rows } = await sql<{ seq: string | number; hash: string }>`
-      insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data, recorded_at${scrubbed ? sql`, payload_digest` : sql``})
-      select ${s.id}::uuid, t.seq::bigint, t.event_id::uuid, t.type, nullif(t.message_id, '')::uuid,
-             decode(nullif(t.content_hash, ''), 'hex'), nullif(t.payload::text, 'null')::json, t.data, t.recorded_at::timestamptz
-             ${scrubbed ? sql`, decode(nullif(t.payload_digest, ''), 'hex')` : sql``}
-        from rows from (
-               json_array_elements_text(${JSON.stringify(chunk.map((e) => String(e.record.seq)))}::json),
-               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.eventId))}::json),
-               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.type))}::json),
-               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.messageId ?? ''))}::json),
-               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.contentHash ?? ''))}::json),
-               json_array_elements(${`[${chunk.map((e) => e.payloadText ?? 'null').join(',')}]`}::json),
-               json_array_elements(${`[${chunk.map((e) => e.dataText).join(',')}]`}::json),
-               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.recordedAt))}::json),
-               json_array_elements_text(${JSON.stringify(chunk.map((e) => e.record.payloadDigest ?? ''))}::json)
-             ) with ordinality as t(seq, event_id, type, message_id, content_hash, payload, data, recorded_at, payload_digest, ord)
-       order by t.ord
-      returning seq, encode(hash, 'hex') as hash`.execute(db)
-    const computed = new Map(rows.map((r) => [Number(r.seq), r.hash]))
-    for (const e of chunk) {
-      const got = computed.get(e.record.seq)
-      if (got !== e.record.hash) {
-        throw new TurnlogError('IMPORT_FAILED', `line ${e.line}: session ${s.id} seq ${e.record.seq}: the database computed chain link ${String(got).slice(0, 12)}… but the file says ${e.record.hash.slice(0, 12)}…; nothing of the session was imported`, {
-          details: { sessionId: s.id, seq: e.record.seq, line: e.line, fileHash: e.record.hash, databaseHash: got ?? null },
+    if (row) checkSameSession(row, s)
+    else created.push(s)
+    for (let i = 0; i < common; i++) {
+      const want = events[i] as ParsedEvent
+      const got = have[i] as string
+      if (got !== want.record.hash) {
+        throw new TurnlogError('MESSAGE_CONFLICT', `line ${want.line}: session ${s.id} seq ${i + 1} is stored with another event (stored ${got.slice(0, 12)}…, file ${want.record.hash.slice(0, 12)}…); nothing of the session was imported`, {
+          details: { sessionId: s.id, seq: i + 1, line: want.line, storedHash: got, fileHash: want.record.hash, reason: 'seq_mismatch' },
         })
       }
     }
+    outcomes.push({ written: events.length - common, skipped: common })
+    if (events.length === common) continue
+    if (row) extended.push({ session: s, version: events.length })
+    for (let i = common; i < events.length; i++) {
+      const e = events[i] as ParsedEvent
+      toWrite.push({ session: s, event: e })
+      if (!isOriginalAppend(e)) continue
+      const first = origins.get(e.record.messageId as string)
+      if (first === undefined) origins.set(e.record.messageId as string, { session: s, event: e })
+      else if (first.session.id !== s.id) throw foreignSession(s, e, { sessionId: first.session.id, contentHash: first.event.record.contentHash })
+    }
   }
-  const version = events.length
-  await sql`
-    update turnlog.sessions
-       set version = ${version}, updated_at = greatest(updated_at, ${s.updatedAt}::timestamptz)
-     where session_id = ${s.id}`.execute(db)
-  return { written: toWrite.length, skipped: common }
+
+  // a message originally appended here must not be an original append of another session (fork copies are not)
+  if (origins.size > 0) {
+    const { rows: found } = await sql<{ message_id: string; session_id: string; content_hash: string }>`
+      select message_id::text, session_id::text, encode(content_hash, 'hex') as content_hash
+        from turnlog.events
+       -- = any (array(…)): an initplan the index can use; "in (select …)" became a sequential scan of the log
+       where message_id = any (array(select x::uuid from unnest(string_to_array(${[...origins.keys()].join(',')}, ',')) as x))
+         and type = 'message_appended' and (data->>'inheritedFrom') is null`.execute(db)
+    const foreign = new Map<string, { sessionId: string; contentHash: string }>()
+    for (const r of found) {
+      if (r.session_id !== origins.get(r.message_id)?.session.id && !foreign.has(r.message_id)) foreign.set(r.message_id, { sessionId: r.session_id, contentHash: r.content_hash })
+    }
+    if (foreign.size > 0) {
+      // the first such event in file order
+      for (const { session, event } of toWrite) {
+        const other = isOriginalAppend(event) ? foreign.get(event.record.messageId as string) : undefined
+        if (other) throw foreignSession(session, event, other)
+      }
+    }
+  }
+
+  if (created.length > 0) {
+    const versions = new Map(batch.map((b) => [b.session.id, b.events.length]))
+    const column = (f: (s: ParsedSession) => string | number | null): string => JSON.stringify(created.map(f))
+    // metadata through json_array_elements, which keeps each element's text (no de-escaping: it may hold
+    // \u0000 or a lone surrogate, which json_to_recordset and the text functions refuse)
+    await sql`
+      insert into turnlog.sessions (session_id, tenant_id, version, created_at, updated_at, metadata, parent_session_id, parent_version, fork_at)
+      select t.id::uuid, t.tenant, t.version::bigint, t.created::timestamptz, t.updated::timestamptz, nullif(t.metadata::text, 'null')::json,
+             t.parent::uuid, t.parent_version::bigint, t.fork_at::uuid
+        from rows from (json_array_elements_text(${column((s) => s.id)}::json), json_array_elements_text(${column((s) => s.tenantId)}::json),
+                        json_array_elements_text(${column((s) => versions.get(s.id) ?? 0)}::json),
+                        json_array_elements_text(${column((s) => s.createdAt)}::json), json_array_elements_text(${column((s) => s.updatedAt)}::json),
+                        json_array_elements(${`[${created.map((s) => (s.metadata === null ? 'null' : JSON.stringify(s.metadata))).join(',')}]`}::json),
+                        json_array_elements_text(${column((s) => s.parent?.sessionId ?? null)}::json),
+                        json_array_elements_text(${column((s) => s.parent?.version ?? null)}::json),
+                        json_array_elements_text(${column((s) => s.parent?.at ?? null)}::json))
+             as t(id, tenant, version, created, updated, metadata, parent, parent_version, fork_at)`.execute(db)
+  }
+  await insertEvents(db, toWrite)
+  if (extended.length > 0) {
+    await sql`
+      update turnlog.sessions s
+         set version = t.version, updated_at = greatest(s.updated_at, t.updated::timestamptz)
+        from json_to_recordset(${JSON.stringify(extended.map((x) => ({ id: x.session.id, version: x.version, updated: x.session.updatedAt })))}::json)
+             as t(id uuid, version bigint, updated text)
+       where s.session_id = t.id`.execute(db)
+  }
+  return outcomes
 }
 
 async function inTransaction<T>(db: Kysely<unknown>, fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
@@ -376,19 +504,144 @@ async function inTransaction<T>(db: Kysely<unknown>, fn: (db: Kysely<unknown>) =
 }
 
 /**
+ * A data exception (SQLSTATE class 22: a timestamp Postgres cannot hold, an id in event data that is
+ * not a UUID, …) while writing one session is the file's fault, like every other malformed line.
+ */
+function fileFault(error: unknown, session: ParsedSession): unknown {
+  const state = isTurnlogError(error, 'DB_ERROR') ? error.details['sqlState'] : undefined
+  if (typeof state === 'string' && state.startsWith('22')) {
+    return fail(session.line, `session ${session.id}: the database refused the file's data: ${error instanceof Error ? error.message : ''}; nothing of the session was imported`, {
+      sessionId: session.id,
+      sqlState: state,
+    }, error)
+  }
+  return error
+}
+
+/**
+ * Writes the file's complete sessions in batches, one transaction each, one batch in flight while the
+ * next is read. A batch that fails is written again one session per transaction, so the sessions
+ * before the failing one are committed and the failing one raises its own error, exactly as when
+ * every session is its own transaction; nothing after it is written.
+ */
+class SessionWriter {
+  readonly #db: Kysely<unknown>
+  readonly #done: (s: ParsedSession, outcome: SessionOutcome) => void
+  /** In the caller's transaction a failed statement aborts it: one session per batch, so the error names it. */
+  readonly #maxSessions: number
+  #pending: FileSession[] = []
+  #events = 0
+  #size = 0
+  #inflight: Promise<void> | null = null
+  #failed = false
+  #read = 0
+
+  constructor(db: Kysely<unknown>, done: (s: ParsedSession, outcome: SessionOutcome) => void) {
+    this.#db = db
+    this.#done = done
+    this.#maxSessions = db.isTransaction ? 1 : BATCH_SESSIONS
+  }
+
+  /** Queues a complete session; starts writing the batch when it is full (after the previous one committed). */
+  async add(s: FileSession): Promise<void> {
+    if (this.#pending.length > 0 && (this.#events + s.events.length > BATCH_EVENTS || this.#size + s.size > BATCH_SIZE)) await this.#dispatch()
+    this.#pending.push(s)
+    this.#events += s.events.length
+    this.#size += s.size
+    if (this.#pending.length >= this.#maxSessions || this.#events >= BATCH_EVENTS || this.#size >= BATCH_SIZE) await this.#dispatch()
+  }
+
+  /**
+   * Called for every line read. Reading a file already in memory runs on microtasks only, which would
+   * starve the socket of the batch being written until the next batch is full: while a write is in
+   * flight, lets I/O callbacks run every few lines (the promise to await), else returns nothing.
+   */
+  pause(): Promise<void> | undefined {
+    if (this.#inflight === null || ++this.#read % YIELD_EVERY !== 0) return undefined
+    return new Promise((resolve) => setImmediate(resolve))
+  }
+
+  /** Writes every queued session and waits for every write; throws the first write's error. */
+  async flush(): Promise<void> {
+    await this.#dispatch()
+    await this.#settle()
+  }
+
+  /**
+   * After `error` stopped the reading: commits the complete sessions read before it (unless a write
+   * failed: then nothing after the failing session is written), then throws the earliest error in file
+   * order: a write's, else `error`.
+   */
+  async abort(error: unknown): Promise<never> {
+    if (!this.#failed) await this.flush()
+    else this.#pending = []
+    throw error
+  }
+
+  async #settle(): Promise<void> {
+    const inflight = this.#inflight
+    this.#inflight = null
+    if (inflight) await inflight
+  }
+
+  async #dispatch(): Promise<void> {
+    const batch = this.#pending
+    this.#pending = []
+    this.#events = 0
+    this.#size = 0
+    await this.#settle()
+    if (batch.length === 0) return
+    const write = this.#write(batch)
+    // observed by #settle; meanwhile the next batch is read
+    write.catch(() => undefined)
+    this.#inflight = write
+  }
+
+  async #write(batch: readonly FileSession[]): Promise<void> {
+    try {
+      let outcomes: SessionOutcome[]
+      try {
+        outcomes = await inTransaction(this.#db, (db) => writeSessions(db, batch))
+      } catch (error) {
+        if (batch.length === 1 || this.#db.isTransaction) throw fileFault(error, (batch[0] as FileSession).session)
+        // find the failing session: one transaction per session, in file order
+        for (const one of batch) {
+          let outcome: SessionOutcome | undefined
+          try {
+            outcome = (await inTransaction(this.#db, (db) => writeSessions(db, [one])))[0]
+          } catch (e) {
+            throw fileFault(e, one.session)
+          }
+          if (outcome) this.#done(one.session, outcome)
+        }
+        return
+      }
+      batch.forEach((one, i) => this.#done(one.session, outcomes[i] as SessionOutcome))
+    } catch (error) {
+      this.#failed = true
+      throw error
+    }
+  }
+}
+
+/**
  * Imports a file written by `exportSessions` into a Postgres (or PGlite) store, exactly: session ids,
  * seqs, event ids, types, message ids, content hashes, payload and data texts and `recordedAt` are
- * kept; the database recomputes every chain link and the import refuses (`IMPORT_FAILED`, naming the
- * line and seq) any that differs from the file's. The file is verified first (header, contiguous seqs
- * from 1, every link, content hashes, one session's events after its session line, an end line).
+ * kept. The database computes every chain link it writes (`turnlog.import_events`, migration 0007) and
+ * the import refuses (`IMPORT_FAILED`, naming the line and seq) any that differs from the file's; the
+ * links of events the store already has are checked here. The file is checked as it is read (header,
+ * contiguous seqs from 1, content hashes, one session's events after its session line, an end line).
  *
- * Each session is one transaction: all of it or none of it. Idempotent: events the store already has
- * (same seq, same link) are skipped, so importing a file twice changes nothing, and a longer export of
- * a session extends it. A session whose stored events differ from the file's, or whose original
- * messages belong to another session, is refused with `MESSAGE_CONFLICT` and nothing of it is written
- * (sessions before it stay committed); other attributes that differ give `SESSION_EXISTS`.
- * Malformed lines give `IMPORT_FAILED` with `details.line`. One session's events are held in memory at
- * a time.
+ * Each session is all or nothing: sessions are written in batches (one transaction of up to 2,000
+ * events or 200 sessions, while the next batch is read), and a batch that fails is written again one
+ * session per transaction, so every session before the failing one is committed and nothing after it
+ * is. Idempotent: events the store already has (same seq, same link) are skipped, so importing a file
+ * twice changes nothing, and a longer export of a session extends it. A session whose stored events
+ * differ from the file's, or whose original messages belong to another session, is refused with
+ * `MESSAGE_CONFLICT` and nothing of it is written (sessions before it stay committed); other
+ * attributes that differ give `SESSION_EXISTS`. Malformed lines give `IMPORT_FAILED` with
+ * `details.line` (the complete sessions before the line are committed). Up to two batches are held in
+ * memory (a session is never split: a larger session is held whole).
  */
 export async function importEvents(
   store: PostgresStore,
@@ -403,16 +656,22 @@ export async function importEvents(
   const sessionIds: SessionId[] = []
   let eventsWritten = 0
   let eventsSkipped = 0
+  const writer = new SessionWriter(store.db, (session, { written, skipped }) => {
+    eventsWritten += written
+    eventsSkipped += skipped
+    sessionIds.push(session.id)
+    options.onProgress?.({ sessions: sessionIds.length, sessionId: session.id, written, skipped })
+  })
   let totalEvents = 0
   let headerSeen = false
   let ended = false
   let lastLine = 0
-  let current: { session: ParsedSession; events: ParsedEvent[]; prev: string } | null = null
+  let current: { session: ParsedSession; events: ParsedEvent[]; size: number } | null = null
   const seen = new Set<string>()
 
   const finish = async (endLine: number): Promise<void> => {
     if (!current) return
-    const { session, events } = current
+    const { session, events, size } = current
     current = null
     if (events.length !== session.version) {
       throw fail(endLine, `session ${session.id} (line ${session.line}) announces ${session.version} event(s) but the file has ${events.length}`, {
@@ -421,31 +680,13 @@ export async function importEvents(
         events: events.length,
       })
     }
-    let outcome: { written: number; skipped: number }
-    try {
-      outcome = await inTransaction(store.db, (db) => writeSession(db, session, events))
-    } catch (error) {
-      // a data exception (SQLSTATE class 22: a timestamp Postgres cannot hold, an id in event data that
-      // is not a UUID, …) is the file's fault, like every other malformed line
-      const state = isTurnlogError(error, 'DB_ERROR') ? error.details['sqlState'] : undefined
-      if (typeof state === 'string' && state.startsWith('22')) {
-        throw fail(session.line, `session ${session.id}: the database refused the file's data: ${error instanceof Error ? error.message : ''}; nothing of the session was imported`, {
-          sessionId: session.id,
-          sqlState: state,
-        }, error)
-      }
-      throw error
-    }
-    const { written, skipped } = outcome
-    eventsWritten += written
-    eventsSkipped += skipped
-    sessionIds.push(session.id)
-    options.onProgress?.({ sessions: sessionIds.length, sessionId: session.id, written, skipped })
+    await writer.add({ session, events, size })
   }
 
-  for await (const { line, text } of numberedLines(lines)) {
+  /** Reads one line; returns a promise only when it has to wait (a session or the file ends). */
+  const read = (line: number, text: string): Promise<void> | undefined => {
     lastLine = line
-    if (text.trim() === '') continue
+    if (text.trim() === '') return undefined
     if (ended) throw fail(line, 'content after the end line')
     let value: unknown
     try {
@@ -460,46 +701,67 @@ export async function importEvents(
         throw fail(line, `unsupported export version ${JSON.stringify(value['version'])}; this importer reads version ${EXPORT_VERSION}`)
       }
       headerSeen = true
-      continue
+      return undefined
     }
     switch (value['kind']) {
-      case 'session': {
-        await finish(line)
-        const session = parseSessionRecord(value, line)
-        if (seen.has(session.id)) throw fail(line, `session ${session.id} appears twice in the file`, { sessionId: session.id })
-        seen.add(session.id)
-        current = { session, events: [], prev: GENESIS_HASH }
-        break
-      }
+      case 'session':
+        return (async () => {
+          await finish(line)
+          const session = parseSessionRecord(value, line)
+          if (seen.has(session.id)) throw fail(line, `session ${session.id} appears twice in the file`, { sessionId: session.id })
+          seen.add(session.id)
+          current = { session, events: [], size: 0 }
+        })()
       case 'event': {
         if (!current) throw fail(line, 'an event line before any session line')
-        const active: { session: ParsedSession; events: ParsedEvent[]; prev: string } = current
-        const event = parseEventRecord(value, line, active.session, active.events.length + 1, active.prev)
+        const active: { session: ParsedSession; events: ParsedEvent[]; size: number } = current
+        const event = parseEventRecord(value, line, active.session, active.events.length + 1)
         active.events.push(event)
-        active.prev = event.record.hash
+        active.size += (event.payloadText?.length ?? 0) + event.dataText.length
         totalEvents++
-        break
+        return undefined
       }
-      case 'end': {
-        await finish(line)
-        if (value['sessions'] !== seen.size || value['events'] !== totalEvents) {
-          throw fail(line, `the end line counts ${String(value['sessions'])} session(s) and ${String(value['events'])} event(s) but the file has ${seen.size} and ${totalEvents}`)
-        }
-        ended = true
-        break
-      }
+      case 'end':
+        return (async () => {
+          await finish(line)
+          await writer.flush()
+          if (value['sessions'] !== seen.size || value['events'] !== totalEvents) {
+            throw fail(line, `the end line counts ${String(value['sessions'])} session(s) and ${String(value['events'])} event(s) but the file has ${seen.size} and ${totalEvents}`)
+          }
+          ended = true
+        })()
       default:
         throw fail(line, `unknown record kind ${JSON.stringify(value['kind'])}`)
     }
   }
-  if (!headerSeen) throw fail(Math.max(lastLine, 1), 'empty input: no header line')
-  if (!ended) {
-    await finish(lastLine + 1)
-    throw fail(lastLine + 1, 'the file ends without its end line (truncated?); the complete sessions before this point were imported', {
-      sessionIds,
-      eventsWritten,
-      eventsSkipped,
-    })
+
+  try {
+    checkSource(lines)
+    if (Symbol.asyncIterator in lines) {
+      for await (const { line, text } of numberedLines(lines)) {
+        await read(line, text)
+        await writer.pause()
+      }
+    } else {
+      for (const { line, text } of numberedLinesSync(lines as Iterable<unknown>)) {
+        const waiting = read(line, text)
+        if (waiting) await waiting
+        const paused = writer.pause()
+        if (paused) await paused
+      }
+    }
+    if (!headerSeen) throw fail(Math.max(lastLine, 1), 'empty input: no header line')
+    if (!ended) {
+      await finish(lastLine + 1)
+      await writer.flush()
+      throw fail(lastLine + 1, 'the file ends without its end line (truncated?); the complete sessions before this point were imported', {
+        sessionIds,
+        eventsWritten,
+        eventsSkipped,
+      })
+    }
+  } catch (error) {
+    return await writer.abort(error)
   }
   return { sessions: sessionIds.length, eventsWritten, eventsSkipped, sessionIds }
 }

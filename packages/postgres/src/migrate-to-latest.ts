@@ -7,6 +7,7 @@ import * as m0003 from './migrations/0003_secure_event_log.js'
 import * as m0004 from './migrations/0004_create_batch_rebuild.js'
 import * as m0005 from './migrations/0005_add_group_append.js'
 import * as m0006 from './migrations/0006_speed_up_load.js'
+import * as m0007 from './migrations/0007_speed_up_import.js'
 
 /** Every migration, in order. Names are `NNNN_verb_object`; released ones are never edited. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0004_create_batch_rebuild': m0004,
   '0005_add_group_append': m0005,
   '0006_speed_up_load': m0006,
+  '0007_speed_up_import': m0007,
 }
 
 class StaticMigrationProvider implements MigrationProvider {
