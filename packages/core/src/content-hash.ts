@@ -81,6 +81,14 @@ export function primeContentHash(payload: object, hash: string): void {
   if (isDeepFrozen(payload)) memo.set(payload, hash as ContentHash)
 }
 
+/**
+ * Memoises `hash` for a payload the caller has itself just deep-frozen (`restoreMessage`), without the
+ * walk {@link primeContentHash} makes to confirm it. Internal to core: not exported from the package.
+ */
+export function rememberContentHash(payload: object, hash: string): void {
+  memo.set(payload, hash as ContentHash)
+}
+
 /** SHA-256 of a string's UTF-8 bytes, hex. */
 export function sha256Hex(text: string): string {
   return bytesToHex(sha256(utf8ToBytes(text)))

@@ -1,4 +1,5 @@
 import { ChatMessageSchema, type ChatMessage } from './chat-message.js'
+import { rememberContentHash } from './content-hash.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
 import { toFrozenJson } from './json-value.js'
 import { TurnlogError } from './turnlog-error.js'
@@ -159,9 +160,10 @@ export function withStatus(message: Message, status: MessageStatus | undefined):
 
 /**
  * Rebuilds a message from trusted stored parts without re-validating (stores, after reading their own
- * rows). The payload is deep-frozen in place. It is not entered in the deep-frozen registry: hashing
- * confirms it with one walk the first time (`primeContentHash`, or `contentHash` on a miss) and
- * memoises the hash, which costs less than a registry entry per message on every load.
+ * rows). The payload is deep-frozen in place. It is not entered in the deep-frozen registry: with
+ * `contentHash` (the stored content hash of this payload) the hash is memoised at once; without it,
+ * hashing confirms frozenness with one walk the first time (`contentHash`) and memoises then. Either
+ * costs less than a registry entry per message on every load.
  */
 export function restoreMessage(parts: {
   id: MessageId
@@ -169,9 +171,14 @@ export function restoreMessage(parts: {
   createdAt: string
   externalId?: string | undefined
   status?: MessageStatus | undefined
+  /** The payload's stored content hash (trusted, like every other part). */
+  contentHash?: string | undefined
 }): Message {
   const payload = parts.payload
-  if (typeof payload === 'object' && payload !== null) deepFreeze(payload, undefined)
+  if (typeof payload === 'object' && payload !== null) {
+    deepFreeze(payload, undefined)
+    if (parts.contentHash !== undefined) rememberContentHash(payload, parts.contentHash)
+  }
   return build(parts.id, payload as ChatMessage, parts.createdAt, parts)
 }
 

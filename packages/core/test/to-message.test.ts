@@ -113,6 +113,22 @@ describe('restoreMessage', () => {
     expect(Object.isFrozen(m.payload.content)).toBe(true)
     expect(Object.isFrozen(part)).toBe(true)
   })
+
+  it('memoises a given stored content hash (the store passes the one read with the payload)', () => {
+    // given a stored payload and its hash, and a second copy restored without one
+    const stored = { role: 'user', content: 'stored text' }
+    const hash = contentHash(createMessage({ role: 'user', content: 'stored text' }))
+    // when
+    const withHash = restoreMessage({ id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd' as MessageId, payload: stored, createdAt: '2026-01-01T00:00:00Z', contentHash: hash })
+    const without = restoreMessage({ id: '0190f5a2-3b4c-7d8e-9f01-23456789abce' as MessageId, payload: { role: 'user', content: 'stored text' }, createdAt: '2026-01-01T00:00:00Z' })
+    // then the given hash is the message's hash, and equals the computed one
+    expect(contentHash(withHash)).toBe(hash)
+    expect(contentHash(without)).toBe(hash)
+    expect(Object.isFrozen(withHash.payload)).toBe(true)
+    // the given hash is trusted, not recomputed: a stand-in shows it is what contentHash returns
+    const trusted = restoreMessage({ id: '0190f5a2-3b4c-7d8e-9f01-23456789abcf' as MessageId, payload: { role: 'user', content: 'x' }, createdAt: '2026-01-01T00:00:00Z', contentHash: 'f'.repeat(64) })
+    expect(contentHash(trusted)).toBe('f'.repeat(64))
+  })
 })
 
 describe('serializeMessage / parseMessage', () => {

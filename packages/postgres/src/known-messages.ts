@@ -48,13 +48,21 @@ export class KnownMessages {
   /** Records `(messageId, hash)` as durable in the session. */
   add(sessionId: SessionId, messageId: MessageId | string, hash: string): void {
     if (hash === '') return
+    this.addAll(sessionId, [[messageId, hash]])
+  }
+
+  /** Records every `(messageId, hash)` pair as durable in the session (one LRU refresh for all). */
+  addAll(sessionId: SessionId, pairs: Iterable<readonly [MessageId | string, string]>): void {
     const entry = this.#entry(sessionId, true)
     if (!entry) return
-    const known = entry.hashes.get(messageId)
-    if (known === undefined) entry.hashes.set(messageId, hash)
-    else if (typeof known === 'string') {
-      if (known !== hash) entry.hashes.set(messageId, new Set([known, hash]))
-    } else known.add(hash)
+    for (const [messageId, hash] of pairs) {
+      if (hash === '') continue
+      const known = entry.hashes.get(messageId)
+      if (known === undefined) entry.hashes.set(messageId, hash)
+      else if (typeof known === 'string') {
+        if (known !== hash) entry.hashes.set(messageId, new Set([known, hash]))
+      } else known.add(hash)
+    }
   }
 
   /** The last version this store saw for the session, if any. */

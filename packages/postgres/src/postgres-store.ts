@@ -8,7 +8,6 @@ import {
   parseChatMessage,
   parseMessageId,
   parseSessionId,
-  primeContentHash,
   redactedPayload,
   restoreMessage,
   toFrozenJson,
@@ -468,7 +467,7 @@ export class PostgresStore implements SessionStore {
     const result = this.#group === null || this.#groupUnavailable ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
     if (this.#init.inTransaction !== true) {
       const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
-      for (const mid of [...result.appended, ...result.duplicates]) this.#known.add(id, mid, byId.get(mid) ?? '')
+      this.#known.addAll(id, [...result.appended, ...result.duplicates].map((mid) => [mid, byId.get(mid) ?? ''] as const))
       this.#known.setVersion(id, result.version)
     }
     return result
@@ -634,13 +633,15 @@ export class PostgresStore implements SessionStore {
           createdAt: row.data.createdAt,
           externalId: row.data.externalId,
           status: row.partial === true ? 'partial' : undefined,
+          contentHash: row.content_hash,
         })
-        primeContentHash(message.payload, row.content_hash)
         messages.push(message)
-        // the pair the flush cache learns is (id, stored hash): the hash primed above for this payload
-        if (cache) this.#known.add(id, message.id, row.content_hash)
       }
-      if (cache) this.#known.setVersion(id, version)
+      // the pairs the flush cache learns are (id, stored hash): the hashes memoised above for these payloads
+      if (cache) {
+        this.#known.addAll(id, rows.map((row) => [row.message_id, row.content_hash] as const))
+        this.#known.setVersion(id, version)
+      }
       return { sessionId: id, version, messages, pairing: toolPairing(messages) }
     })
   }
