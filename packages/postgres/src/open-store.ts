@@ -40,7 +40,7 @@ export interface EmbeddedConfig extends OpenStoreCommonConfig {
 /** What {@link openStore} accepts: exactly one way to reach the database. */
 export type OpenStoreConfig = ConnectionStringConfig | PoolConfigInput | KyselyConfig | EmbeddedConfig
 
-async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; flavor: 'postgres' | 'pglite'; close: () => Promise<void> }> {
+async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; flavor: 'postgres' | 'pglite'; close: () => Promise<void>; ownPool?: Pool }> {
   if ('embedded' in config) {
     const { PGlite } = await import('@electric-sql/pglite')
     const pglite = config.dataDir === undefined ? new PGlite() : new PGlite(config.dataDir)
@@ -51,7 +51,11 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
   if ('kysely' in config) return { db: config.kysely, flavor: 'postgres', close: async () => {} }
   if ('connectionString' in config) {
     const pg = await import('pg')
-    const pool = new pg.default.Pool({ max: 10, ...config.pool, connectionString: config.connectionString })
+    // the store's own connections run its short statements: no JIT and no parallel workers. Before the
+    // first ANALYZE the planner guessed large tables and chose a parallel plan for a 100-row read
+    // (7-9 ms instead of 0.5 ms); the functions set the same, and the prepared load needs it (see load)
+    const options = [config.pool?.options, '-c jit=off -c max_parallel_workers_per_gather=0'].filter((o) => o !== undefined && o !== '').join(' ')
+    const pool = new pg.default.Pool({ max: 10, ...config.pool, options, connectionString: config.connectionString })
     // an idle client's error (server restart) must not crash the process; the next query reports it
     pool.on('error', () => {})
     // nor may a checked-out client's: node-postgres emits 'error' on a client whose connection dies
@@ -59,7 +63,7 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
     // unheard 'error' event is an uncaught exception: a terminated backend would kill the process.
     pool.on('connect', (client) => client.on('error', () => {}))
     const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) })
-    return { db, flavor: 'postgres', close: () => db.destroy() }
+    return { db, flavor: 'postgres', close: () => db.destroy(), ownPool: pool }
   }
   if ('pool' in config) {
     // the caller owns the pool: never end it
@@ -78,7 +82,7 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
  */
 export async function openStore(config: OpenStoreConfig): Promise<PostgresStore> {
   if (typeof config !== 'object' || config === null) throw new TurnlogError('INVALID_INPUT', 'openStore needs a config object')
-  const { db, flavor, close } = await connect(config)
+  const { db, flavor, close, ownPool } = await connect(config)
   try {
     if (config.migrate !== false) await migrateToLatest(db)
   } catch (error) {
@@ -96,6 +100,7 @@ export async function openStore(config: OpenStoreConfig): Promise<PostgresStore>
       ...(config.maxMessageBytes === undefined ? {} : { maxMessageBytes: config.maxMessageBytes }),
       ...(config.knownSessions === undefined ? {} : { knownSessions: config.knownSessions }),
       ...(config.groupCommit === undefined ? {} : { groupCommit: config.groupCommit }),
+      ...(ownPool === undefined ? {} : { ownPool }),
     })
   } catch (error) {
     await close().catch(() => {})

@@ -49,10 +49,11 @@ import {
   type WriteOptions,
 } from '@turnlog/core'
 import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Pool } from 'pg'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js'
 import { GroupCommit } from './group-commit.js'
 import { KnownMessages } from './known-messages.js'
-import { loadLiveRows } from './load-live-rows.js'
+import { loadLiveRows, loadLiveRowsPrepared } from './load-live-rows.js'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
 import { checkSafeText, checkSafeJson } from './safe-text.js'
 import { statementRolledBack } from './statement-rolled-back.js'
@@ -101,6 +102,12 @@ export interface PostgresStoreInit extends PostgresStoreSettings {
   readonly flavor: 'postgres' | 'pglite'
   /** Opens a subscription consumer's own Postgres session (its lock and LISTEN); see `subscribe`. */
   readonly dedicatedConnection?: DedicatedConnectionFactory
+  /**
+   * The pool behind `db` when the store created it (`openStore({ connectionString })`): `load` runs a
+   * named prepared statement on it (planned once per connection). Its connections run with `jit = off`
+   * and no parallel workers.
+   */
+  readonly ownPool?: Pool
 }
 
 
@@ -623,7 +630,10 @@ export class PostgresStore implements SessionStore {
       return { sessionId: id, version: state.version, messages, pairing: toolPairing(messages) }
     }
     return this.#run(async (db) => {
-      const { version, rows } = await loadLiveRows(db, this.#init.root, id, this.#init.inTransaction === true)
+      const pool = this.#init.inTransaction === true ? undefined : this.#init.ownPool
+      const { version, rows } = pool === undefined
+        ? await loadLiveRows(db, this.#init.root, id, this.#init.inTransaction === true)
+        : await loadLiveRowsPrepared(pool, id)
       const cache = this.#init.inTransaction !== true
       const messages: Message[] = []
       for (const row of rows) {

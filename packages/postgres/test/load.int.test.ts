@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { contentHash, createMessage, isMessage, newSessionId, restoreMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { Kysely, Migrator, PostgresDialect } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import * as m0001 from '../src/migrations/0001_create_event_log.js'
 import * as m0002 from '../src/migrations/0002_create_subscriptions.js'
@@ -244,6 +244,52 @@ describe('load on PGlite', () => {
       expect(loaded.messages).toEqual((await embedded.load(session, { at: loaded.version })).messages)
     } finally {
       await embedded.close()
+    }
+  })
+})
+
+describe('load on the store\'s own pool (a named prepared statement)', () => {
+  it('uses the prepared statement on a connection that runs without JIT and parallel workers, keeping the caller\'s options', async () => {
+    // given a store with its own one-connection pool and an option of the caller's
+    const own = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1, options: '-c statement_timeout=4321' } })
+    try {
+      const session = await own.createSession()
+      await own.append(session, [user('prepared')])
+      // when
+      await own.load(session)
+      // then (the one connection: the prepared statement and the settings are its own)
+      const { rows } = await sql<{ name: string; jit: string; workers: string; timeout: string }>`
+        select (select string_agg(name, ',') from pg_prepared_statements) as name, current_setting('jit') as jit,
+               current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout`.execute(own.db)
+      expect(rows[0]).toEqual({ name: 'turnlog_load_session_1', jit: 'off', workers: '0', timeout: '4321ms' })
+    } finally {
+      await own.close()
+    }
+  })
+
+  it('gives what the function gives, on a history that moved rows out of seq order, every time (custom and generic plans)', async () => {
+    // given the same session read by the prepared statement (own pool) and by load_session (a caller's pool)
+    const session = await store.createSession()
+    const expected = await historyOutOfSeqOrder(store, session)
+    const callers = new pg.Pool({ connectionString: db.connectionString, max: 1 })
+    const viaFunction = await openStore({ pool: callers, migrate: false })
+    const own = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1 } })
+    try {
+      const reference = await viaFunction.load(session)
+      expect(ids(reference.messages)).toEqual(expected)
+      // when loaded more than five times (after five custom plans a prepared statement may go generic)
+      for (let i = 0; i < 8; i++) {
+        const loaded = await own.load(session)
+        // then
+        expect(loaded.version).toBe(reference.version)
+        expect(loaded.messages.map((m) => [m.id, m.payload, m.createdAt, m.status])).toEqual(reference.messages.map((m) => [m.id, m.payload, m.createdAt, m.status]))
+        expect(loaded.messages.map((m) => contentHash(m))).toEqual(reference.messages.map((m) => contentHash(m)))
+      }
+      await expect(own.load(newSessionId())).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+    } finally {
+      await own.close()
+      await viaFunction.close()
+      await callers.end()
     }
   })
 })
