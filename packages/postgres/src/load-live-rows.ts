@@ -65,7 +65,7 @@ export async function loadLiveRows(db: Kysely<unknown>, root: Kysely<unknown>, s
  * `load_session`'s statement itself (the function's body, 0006), sent as a named prepared statement on
  * a pool the store owns: each connection plans it once (a generic plan after five custom ones), and the
  * rows skip PL/pgSQL's copy into a result set (measured: 0.54 → 0.45 ms a call for 60 messages, the
- * raw indexed read 0.43). Only on the store's own pool, whose connections run with `jit = off` and no
+ * raw indexed read 0.43). Only on a pool the store opened with `directConnection: true`, whose connections run with `jit = off` and no
  * parallel workers (open-store.ts): a prepared statement cannot carry the function's settings.
  * Row level security applies as it does to the function (the connection's role).
  */

@@ -18,6 +18,15 @@ export interface ConnectionStringConfig extends OpenStoreCommonConfig {
   readonly connectionString: string
   /** Extra `pg.Pool` settings (max, statement_timeout, connectionTimeoutMillis, …). */
   readonly pool?: Omit<PoolConfig, 'connectionString'>
+  /**
+   * True when the connection string reaches Postgres itself, not a pooler in transaction mode: the
+   * store's connections then start with `-c jit=off -c max_parallel_workers_per_gather=0` (added to
+   * `pool.options`) and its hot statements (`load`, the appends) are named prepared statements, planned
+   * once per connection. Default false: a transaction-mode pooler (PgBouncer before 1.21) refuses the
+   * `options` startup parameter unless told to ignore it, and cannot keep prepared statements. See
+   * docs/operations.md.
+   */
+  readonly directConnection?: boolean
 }
 
 /** Use a `pg.Pool` the caller owns; `close()` leaves it open. */
@@ -51,11 +60,14 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
   if ('kysely' in config) return { db: config.kysely, flavor: 'postgres', close: async () => {} }
   if ('connectionString' in config) {
     const pg = await import('pg')
-    // the store's own connections run its short statements: no JIT and no parallel workers. Before the
-    // first ANALYZE the planner guessed large tables and chose a parallel plan for a 100-row read
+    // direct: the store's connections run its short statements without JIT and parallel workers. Before
+    // the first ANALYZE the planner guessed large tables and chose a parallel plan for a 100-row read
     // (7-9 ms instead of 0.5 ms); the functions set the same, and the prepared load needs it (see load)
-    const options = [config.pool?.options, '-c jit=off -c max_parallel_workers_per_gather=0'].filter((o) => o !== undefined && o !== '').join(' ')
-    const pool = new pg.default.Pool({ max: 10, ...config.pool, options, connectionString: config.connectionString })
+    const direct = config.directConnection === true
+    const options = direct
+      ? { options: [config.pool?.options, '-c jit=off -c max_parallel_workers_per_gather=0'].filter((o) => o !== undefined && o !== '').join(' ') }
+      : {}
+    const pool = new pg.default.Pool({ max: 10, ...config.pool, ...options, connectionString: config.connectionString })
     // an idle client's error (server restart) must not crash the process; the next query reports it
     pool.on('error', () => {})
     // nor may a checked-out client's: node-postgres emits 'error' on a client whose connection dies
@@ -63,7 +75,7 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
     // unheard 'error' event is an uncaught exception: a terminated backend would kill the process.
     pool.on('connect', (client) => client.on('error', () => {}))
     const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) })
-    return { db, flavor: 'postgres', close: () => db.destroy(), ownPool: pool }
+    return { db, flavor: 'postgres', close: () => db.destroy(), ...(direct ? { ownPool: pool } : {}) }
   }
   if ('pool' in config) {
     // the caller owns the pool: never end it

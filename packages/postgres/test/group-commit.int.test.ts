@@ -19,7 +19,8 @@ let admin: pg.Client
 
 beforeAll(async () => {
   db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, groupCommit: { maxBatches: 16, maxInFlight: 1 } })
+  // directConnection: the group statement runs as a named prepared statement (the plain store runs unnamed ones)
+  store = await openStore({ connectionString: db.connectionString, directConnection: true, groupCommit: { maxBatches: 16, maxInFlight: 1 } })
   plain = await openStore({ connectionString: db.connectionString, migrate: false, groupCommit: false })
   admin = new pg.Client({ connectionString: db.connectionString })
   await admin.connect()

@@ -248,10 +248,10 @@ describe('load on PGlite', () => {
   })
 })
 
-describe('load on the store\'s own pool (a named prepared statement)', () => {
+describe('load with directConnection: a named prepared statement', () => {
   it('uses the prepared statement on a connection that runs without JIT and parallel workers, keeping the caller\'s options', async () => {
     // given a store with its own one-connection pool and an option of the caller's
-    const own = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1, options: '-c statement_timeout=4321' } })
+    const own = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true, pool: { max: 1, options: '-c statement_timeout=4321' } })
     try {
       const session = await own.createSession()
       await own.append(session, [user('prepared')])
@@ -259,9 +259,45 @@ describe('load on the store\'s own pool (a named prepared statement)', () => {
       await own.load(session)
       // then (the one connection: the prepared statement and the settings are its own)
       const { rows } = await sql<{ name: string; jit: string; workers: string; timeout: string }>`
-        select (select string_agg(name, ',') from pg_prepared_statements) as name, current_setting('jit') as jit,
+        select (select string_agg(name, ',' order by name) from pg_prepared_statements) as name, current_setting('jit') as jit,
                current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout`.execute(own.db)
-      expect(rows[0]).toEqual({ name: 'turnlog_load_session_1', jit: 'off', workers: '0', timeout: '4321ms' })
+      expect(rows[0]).toEqual({ name: 'turnlog_append_messages_1,turnlog_load_session_1', jit: 'off', workers: '0', timeout: '4321ms' })
+    } finally {
+      await own.close()
+    }
+    // and without it (the default: a pooler may sit in between) nothing is prepared nor set
+    const plain = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1 } })
+    try {
+      const session = await plain.createSession()
+      await plain.append(session, [user('unnamed')])
+      await plain.load(session)
+      const { rows } = await sql<{ n: string; workers: string }>`
+        select (select count(*) from pg_prepared_statements) as n, current_setting('max_parallel_workers_per_gather') as workers`.execute(plain.db)
+      const [server] = await runSql<{ workers: string }>(db.connectionString, "select current_setting('max_parallel_workers_per_gather') as workers")
+      expect(rows[0]).toEqual({ n: '0', workers: server?.workers })
+    } finally {
+      await plain.close()
+    }
+  })
+
+  it('falls back to unnamed statements for good when a prepared statement goes missing (a transaction-mode pooler)', async () => {
+    // given a direct store whose one connection has prepared its statements
+    const own = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true, pool: { max: 1 } })
+    try {
+      const session = await own.createSession()
+      await own.append(session, [user('first')])
+      await own.load(session)
+      // when the server forgets them (as when a pooler hands the next call another server connection)
+      await sql`deallocate all`.execute(own.db)
+      const appended = await own.append(session, [user('second')])
+      const loaded = await own.load(session)
+      // then both calls still succeed, once each, and nothing is prepared again
+      expect(appended.version).toBe(2)
+      expect(loaded.messages.map((m) => m.payload.content)).toEqual(['first', 'second'])
+      await own.append(session, [user('third')])
+      const { rows } = await sql<{ n: string }>`select count(*) as n from pg_prepared_statements`.execute(own.db)
+      expect(rows[0]?.n).toBe('0')
+      expect((await own.load(session)).version).toBe(3)
     } finally {
       await own.close()
     }
@@ -273,7 +309,7 @@ describe('load on the store\'s own pool (a named prepared statement)', () => {
     const expected = await historyOutOfSeqOrder(store, session)
     const callers = new pg.Pool({ connectionString: db.connectionString, max: 1 })
     const viaFunction = await openStore({ pool: callers, migrate: false })
-    const own = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1 } })
+    const own = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true, pool: { max: 1 } })
     try {
       const reference = await viaFunction.load(session)
       expect(ids(reference.messages)).toEqual(expected)

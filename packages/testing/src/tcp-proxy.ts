@@ -174,6 +174,10 @@ export async function startTcpProxy(config: TcpProxyConfig): Promise<TcpProxy> {
     #status = 'I'
     /** SQL texts sent since the connection was last idle. */
     #sql: string[] = []
+    /** Named prepared statements of this connection: name → text (from their Parse). */
+    readonly #prepared = new Map<string, string>()
+    /** Named statements parsed since the last Sync (their Bind adds nothing new). */
+    readonly #parsedNow = new Set<string>()
     /** An extended-protocol statement is pending its Sync. */
     #extended = false
     #withholding: { fault: Armed; kind: ProxyFaultKind; tags: string[]; failed: boolean; waitFor: 'ready' | 'complete' } | undefined
@@ -237,9 +241,22 @@ export async function startTcpProxy(config: TcpProxyConfig): Promise<TcpProxy> {
         }
       } else if (type === 'P') {
         const name = cstring(message, 5)
-        this.#sql.push(cstring(message, name.end).text)
+        const text = cstring(message, name.end).text
+        this.#sql.push(text)
+        // a named statement is parsed once per connection; later executions only bind it by name
+        if (name.text !== '') {
+          this.#prepared.set(name.text, text)
+          this.#parsedNow.add(name.text)
+        }
+        this.#extended = true
+      } else if (type === 'B') {
+        const portal = cstring(message, 5)
+        const statement = cstring(message, portal.end).text
+        const text = this.#prepared.get(statement)
+        if (statement !== '' && text !== undefined && !this.#parsedNow.has(statement)) this.#sql.push(text)
         this.#extended = true
       } else if (type === 'S') {
+        this.#parsedNow.clear()
         commitPoint = this.#extended && this.#status === 'I'
         this.#extended = false
       }
