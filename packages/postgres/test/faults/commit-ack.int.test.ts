@@ -119,6 +119,26 @@ describe.each<ProxyCloseMode>(['fin', 'rst'])('append and flush with the socket 
   })
 })
 
+describe('a prepared append whose acknowledgement is lost (directConnection)', () => {
+  it('is seen by the proxy through its Bind alone, and its retry is all duplicates', async () => {
+    // given a direct store whose one connection already prepared the append statement
+    const direct1 = await openStore({ connectionString: proxy.url(db.connectionString), migrate: false, directConnection: true, pool: { max: 1 } })
+    try {
+      const session = await newSession(direct, [user('q0')])
+      await direct1.append(session, [assistant('prepares the statement')])
+      const batch = [user('q2'), assistant('a3')]
+      // when the next append (Bind and Execute of the named statement, no Parse) loses its ack
+      const run = await withFault('ack-lost', 'rst', isAppend, () => direct1.append(session, batch))
+      // then
+      expect(run.outcome).toBe('committed')
+      expect(run.result).toEqual({ version: 4, appended: [], duplicates: batch.map((m) => m.id) })
+      expect([...(await appendCounts(direct, session)).values()]).toEqual([1, 1, 1, 1])
+    } finally {
+      await direct1.close()
+    }
+  })
+})
+
 describe('a group commit whose acknowledgement is lost', () => {
   it('reports DB_TRANSIENT to every batch of the group; each retry is all duplicates, nothing doubled', async () => {
     // given three sessions appended to in the same tick (one append_batches statement)
