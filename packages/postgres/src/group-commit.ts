@@ -9,7 +9,8 @@
  * a batch in flight is skipped until it returns), so a store never races itself on a session's lock.
  *
  * Isolation: the group statement settles every batch it can and leaves out the others unwritten; each
- * left-out batch is then run alone (`runAlone`), which reports its own error. When the whole group
+ * left-out batch is then run alone (`runAlone`, one after another in the group's slot, so at most
+ * `maxInFlight` statements are ever in flight), which reports its own error. When the whole group
  * statement fails with an error that proves nothing was committed (see {@link rolledBack}), every batch
  * is run alone; any other failure (a lost connection: the commit may or may not have happened) is
  * reported to every batch of the group, exactly as a single append reports it.
@@ -98,7 +99,8 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
         for (const p of group) p.reject(error)
         return
       }
-      await Promise.all(group.map((p) => this.#alone(p)))
+      // one after another: this group's slot is the only one they use (maxInFlight holds)
+      for (const p of group) await this.#alone(p)
       return
     }
     const left: Pending<T, R>[] = []
@@ -107,7 +109,7 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
       if (r === null || r === undefined) left.push(p)
       else p.resolve(r)
     })
-    await Promise.all(left.map((p) => this.#alone(p)))
+    for (const p of left) await this.#alone(p)
   }
 
   async #alone(p: Pending<T, R>): Promise<void> {

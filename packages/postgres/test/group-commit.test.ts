@@ -26,6 +26,7 @@ const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 function recorder(options: { maxBatches?: number; maxInFlight?: number; rolledBack?: (e: unknown) => boolean } = {}) {
   const groups: { items: readonly Item[]; done: ReturnType<typeof deferred<readonly (string | null)[]>> }[] = []
   const alone: Item[] = []
+  const concurrency = { now: 0, max: 0 }
   let aloneError: ((item: Item) => unknown) | null = null
   const gc = new GroupCommit<Item, string>({
     maxBatches: options.maxBatches ?? 8,
@@ -37,13 +38,17 @@ function recorder(options: { maxBatches?: number; maxInFlight?: number; rolledBa
     },
     runAlone: async (item) => {
       alone.push(item)
+      concurrency.now++
+      concurrency.max = Math.max(concurrency.max, concurrency.now)
+      await tick()
+      concurrency.now--
       const error = aloneError?.(item)
       if (error !== undefined && error !== null) throw error
       return `alone ${item.n}`
     },
     rolledBack: options.rolledBack ?? (() => true),
   })
-  return { gc, groups, alone, failAlone: (f: (item: Item) => unknown) => (aloneError = f) }
+  return { gc, groups, alone, concurrency, failAlone: (f: (item: Item) => unknown) => (aloneError = f) }
 }
 
 describe('GroupCommit', () => {
@@ -92,12 +97,14 @@ describe('GroupCommit', () => {
   })
 
   it('runs every batch alone when the group statement rolled back', async () => {
-    const { gc, groups, alone } = recorder({ rolledBack: () => true })
-    const results = [1, 2].map((n) => gc.submit({ sessionId: `s${n}`, n }))
+    const { gc, groups, alone, concurrency } = recorder({ rolledBack: () => true })
+    const results = [1, 2, 3].map((n) => gc.submit({ sessionId: `s${n}`, n }))
     await tick()
     groups[0]?.done.reject(new Error('deadlock'))
-    expect(await Promise.all(results)).toEqual(['alone 1', 'alone 2'])
-    expect(alone.map((i) => i.n)).toEqual([1, 2])
+    expect(await Promise.all(results)).toEqual(['alone 1', 'alone 2', 'alone 3'])
+    expect(alone.map((i) => i.n)).toEqual([1, 2, 3])
+    // one after another, in the group's slot: maxInFlight (1 here) still holds
+    expect(concurrency.max).toBe(1)
   })
 
   it('reports an ambiguous failure (maybe committed) to every batch and retries none', async () => {
