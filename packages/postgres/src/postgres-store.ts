@@ -53,7 +53,7 @@ import type { Pool, QueryResultRow } from 'pg'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js'
 import { GroupCommit } from './group-commit.js'
 import { KnownMessages } from './known-messages.js'
-import { loadLiveRows, loadLiveRowsPrepared, type LiveRows } from './load-live-rows.js'
+import { loadLiveRows, loadLiveRowsPrepared } from './load-live-rows.js'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
 import { checkSafeText, checkSafeJson } from './safe-text.js'
 import { statementRolledBack } from './statement-rolled-back.js'
@@ -545,33 +545,32 @@ export class PostgresStore implements SessionStore {
    * Driver errors are thrown as they are.
    */
   async #statement<R>(statement: { readonly name: string; readonly text: string }, values: readonly unknown[]): Promise<R[]> {
-    const pool = this.#namedPool()
-    if (pool !== undefined) {
-      try {
-        return (await pool.query<R & QueryResultRow>({ name: statement.name, text: statement.text, values: [...values] })).rows
-      } catch (error) {
-        if (!this.#namedStatementsBroken(error)) throw error
-      }
-    }
-    return [...(await this.#init.db.executeQuery<R>(CompiledQuery.raw(statement.text, [...values]))).rows]
-  }
-
-  /** The pool to run named prepared statements on, if any (see {@link PostgresStoreInit.ownPool}). */
-  #namedPool(): Pool | undefined {
-    return this.#init.inTransaction === true || this.#namedUnavailable ? undefined : this.#init.ownPool
+    return this.#namedOr(
+      async (pool) => (await pool.query<R & QueryResultRow>({ name: statement.name, text: statement.text, values: [...values] })).rows,
+      async () => [...(await this.#init.db.executeQuery<R>(CompiledQuery.raw(statement.text, [...values]))).rows],
+    )
   }
 
   /**
-   * True (and named statements are off for this store from now on) when `error` says a prepared
-   * statement went missing or already existed on the server connection: a pooler in transaction mode
-   * (PgBouncer before 1.21, or without `max_prepared_statements`) hands each statement another server
-   * connection. Both are raised before the statement runs, so the caller may run it again unnamed.
+   * `named(pool)` on the pool of a `directConnection` store (see {@link PostgresStoreInit.ownPool}),
+   * outside a caller's transaction; `unnamed()` otherwise. When a prepared statement went missing or
+   * already existed on the server connection (`26000`, `42P05`: a pooler in transaction mode, PgBouncer
+   * before 1.21 or without `max_prepared_statements`, hands each statement another server connection),
+   * named statements are off for this store from then on and the call runs `unnamed()`: both errors are
+   * raised before the statement runs.
    */
-  #namedStatementsBroken(error: unknown): boolean {
-    const state = sqlState(error)
-    if (state !== '26000' && state !== '42P05') return false
-    this.#namedUnavailable = true
-    return true
+  async #namedOr<T>(named: (pool: Pool) => Promise<T>, unnamed: () => Promise<T>): Promise<T> {
+    const pool = this.#init.inTransaction === true || this.#namedUnavailable ? undefined : this.#init.ownPool
+    if (pool !== undefined) {
+      try {
+        return await named(pool)
+      } catch (error) {
+        const state = sqlState(error)
+        if (state !== '26000' && state !== '42P05') throw error
+        this.#namedUnavailable = true
+      }
+    }
+    return unnamed()
   }
 
   /** Records conflict evidence outside any caller transaction and builds the `MESSAGE_CONFLICT` error. */
@@ -664,16 +663,10 @@ export class PostgresStore implements SessionStore {
       return { sessionId: id, version: state.version, messages, pairing: toolPairing(messages) }
     }
     return this.#run(async (db) => {
-      const pool = this.#namedPool()
-      let live: LiveRows | undefined
-      if (pool !== undefined) {
-        try {
-          live = await loadLiveRowsPrepared(pool, id)
-        } catch (error) {
-          if (!this.#namedStatementsBroken(error)) throw error
-        }
-      }
-      const { version, rows } = live ?? await loadLiveRows(db, this.#init.root, id, this.#init.inTransaction === true)
+      const { version, rows } = await this.#namedOr(
+        (pool) => loadLiveRowsPrepared(pool, id),
+        () => loadLiveRows(db, this.#init.root, id, this.#init.inTransaction === true),
+      )
       const cache = this.#init.inTransaction !== true
       const messages: Message[] = []
       for (const row of rows) {
