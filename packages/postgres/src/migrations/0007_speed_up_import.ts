@@ -9,8 +9,8 @@ import { sql, type Kysely } from 'kysely'
  *   raises `TLC02` on the first event whose computed link differs from the supplied one. One event's
  *   link depends only on the previous supplied link and the event's own fields, so every link is
  *   checked in one pass (a window function), without a per-row trigger call and its lookup.
- * - The chain triggers (`events_link`, `events_link_scrubbed`, and `events_check_order` where it still
- *   exists) skip a row only when it already carries a link and the inserting role is `turnlog_owner`:
+ * - The chain triggers (`events_link`, which also checks commit order since 0005, and
+ *   `events_link_scrubbed`) skip a row only when it already carries a link and the inserting role is `turnlog_owner`:
  *   only SECURITY DEFINER functions run as the owner, and writers may not insert `hash` at all (0003),
  *   so the one path that stores a link it did not compute row by row is this function, which
  *   verified it. The projection and notify statement triggers fire as for every insert.
@@ -28,15 +28,14 @@ export async function down(): Promise<void> {
 
 const SQL = String.raw`
 -- The row triggers of the chain skip rows import_events linked (and verified) itself. Recreated with the
--- same name, function and order (BEFORE triggers fire in name order); events_check_order exists only
--- before 0005 folded it into events_link.
+-- same name, function and order (BEFORE triggers fire in name order).
 do $do$
 declare
   r record;
 begin
   for r in select t.tgname::text as name, t.tgfoid::regproc::text as fn from pg_catalog.pg_trigger t
             where t.tgrelid = 'turnlog.events'::regclass and not t.tgisinternal
-              and t.tgname in ('events_check_order', 'events_link', 'events_link_scrubbed')
+              and t.tgname in ('events_link', 'events_link_scrubbed')
   loop
     execute format('drop trigger %I on turnlog.events', r.name);
     execute format('create trigger %I before insert on turnlog.events for each row when (%s) execute function %s()',
