@@ -38,10 +38,15 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 // Generous: delivery waits for the cluster-wide visibility horizon, which any other test file's open
 // transaction on the shared server holds back; these tests assert what is delivered, not how fast.
+// A timeout names what held the horizon then (seen twice in ≈ 6 full runs of the suite, the holder
+// unknown: the message says who it was the next time).
 async function waitFor(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    if (Date.now() > deadline) {
+      const holder = await store.oldestOpenTransaction().catch((e: unknown) => `(could not ask: ${String(e)})`)
+      throw new Error(`timed out waiting for ${what}; oldest open transaction in the cluster: ${JSON.stringify(holder)}`)
+    }
     await sleep(10)
   }
 }
