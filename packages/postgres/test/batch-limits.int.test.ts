@@ -91,6 +91,23 @@ describe('maxBatchBytes', () => {
     expect(before.split('|')[0]).toBe(String(Number((await snapshot(store)).split('|')[0]) - 1))
   })
 
+  it('refuses one payload longer than any string can be with MESSAGE_TOO_LARGE, not a RangeError', async () => {
+    // given: 40 content parts of one shared 15 MiB string: 600 MiB of JSON, more than 2^29 − 24 code units
+    const big = 'x'.repeat(15 * 1024 * 1024)
+    const huge = createMessage({ role: 'user', content: Array.from({ length: 40 }, () => ({ type: 'text', text: big })) })
+    const sessionId = await store.createSession()
+    const before = await snapshot(store)
+
+    // when: serialising it (append) and hashing it (flush) both pass the string limit
+    const appended = await caught(store.append(sessionId, [huge]))
+    const flushed = await caught(store.flush(sessionId, [huge]))
+
+    // then
+    expect(isTurnlogError(appended, 'MESSAGE_TOO_LARGE')).toBe(true)
+    expect(isTurnlogError(flushed, 'MESSAGE_TOO_LARGE')).toBe(true)
+    expect(await snapshot(store)).toBe(before)
+  })
+
   it('refuses metadata longer than maxBatchBytes in createSession, fork and compact, and writes nothing', async () => {
     // given
     const small = await openStore({ connectionString: db.connectionString, maxBatchBytes: 1000 })
