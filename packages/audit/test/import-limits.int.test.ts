@@ -14,7 +14,7 @@ import { sql } from 'kysely'
 import { MAX_JSON_DEPTH, createMessage, isTurnlogError, serializeMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { exportSessions, importEvents, importHermes, importTranscript } from '@turnlog/audit'
+import { audit, exportSessions, importEvents, importHermes, importTranscript } from '@turnlog/audit'
 import { HermesFixture } from './hermes-fixture.js'
 
 let sourceDb: TestDatabase
@@ -176,6 +176,29 @@ describe('importEvents and JSON nesting', () => {
       ),
       { numRuns: 25 },
     )
+  })
+})
+
+describe('the other audit entry points that take JSON', () => {
+  it.each([5_000, 100_000])('answer %i levels with a typed error: audit transcripts, importTranscript lines and metadata', async (levels) => {
+    // given
+    const sessionId = await target.createSession()
+    const deepText = `{"role":"user","content":"x","deep":${nestText(levels)}}`
+    const before = await counts(target)
+
+    // when
+    const errors = {
+      auditTranscriptText: await caught(audit(target, sessionId, { transcript: [deepText] })),
+      auditTranscriptObject: await caught(audit(target, sessionId, { transcript: [{ role: 'user', content: 'x', deep: nest(levels) }] })),
+      importTranscriptLine: await caught(importTranscript(target, [deepText])),
+      importTranscriptMetadata: await caught(importTranscript(target, ['{"role":"user","content":"x"}'], { metadata: nest(levels) as never })),
+    }
+
+    // then
+    for (const [entry, e] of Object.entries(errors)) {
+      expect([entry, isTurnlogError(e) && ['INVALID_INPUT', 'INVALID_MESSAGE', 'IMPORT_FAILED'].includes(e.code)]).toEqual([entry, true])
+    }
+    expect(await counts(target)).toBe(before)
   })
 })
 
