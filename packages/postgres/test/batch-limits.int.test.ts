@@ -192,8 +192,10 @@ describe('JSON nesting depth', () => {
     // given
     const sessionId = await store.createSession()
     const q = createMessage({ role: 'user', content: 'q' })
-    await store.append(sessionId, [q])
+    const streaming = createMessage({ role: 'assistant', content: 'a' }, { status: 'partial' })
+    await store.append(sessionId, [q, streaming])
     const deep = nest(levels)
+    const raw = { id: q.id, payload: { role: 'user', content: 'x', deep }, createdAt: q.createdAt } as never
     const before = await snapshot(store)
 
     // when
@@ -203,7 +205,10 @@ describe('JSON nesting depth', () => {
       fork: await caught(store.fork(sessionId, { at: q.id, metadata: deep as never })),
       compact: await caught(store.compact(sessionId, { covered: [q.id], summary: [createMessage({ role: 'system', content: 's' })], metadata: deep as never })),
       revise: await caught(store.revise(sessionId, q.id, { role: 'user', content: 'q', deep })),
-      append: await caught(store.append(sessionId, [{ id: q.id, payload: { role: 'user', content: 'x', deep }, createdAt: q.createdAt } as never])),
+      append: await caught(store.append(sessionId, [raw])),
+      flush: await caught(store.flush(sessionId, [q, raw])),
+      transaction: await caught(store.db.transaction().execute((trx) => store.withTransaction(trx).append(sessionId, [raw]))),
+      finalize: await caught(store.finalize(sessionId, streaming.id, { role: 'assistant', content: 'a', deep })),
     }
 
     // then
