@@ -27,6 +27,7 @@ export const AUDIT_CHECKS = {
   duplicates: 'the same content live more than once under different ids',
   turns: 'user messages with no assistant reply between them',
   partials: 'live messages still marked partial (streaming never finished)',
+  clock: 'message createdAt going backwards in log order',
   conflicts: 'recorded MESSAGE_CONFLICT attempts',
   identity: 'message ids appended in two sessions without a fork (only with { all: true })',
   transcript: 'reconciliation with an external transcript (options.transcript)',
@@ -142,6 +143,12 @@ export const FINDING_KINDS = {
     check: 'partials',
     description: "A live message is still marked partial: its stream was never finalized.",
     incident: 'The process died or disconnected mid-stream; the user may have seen more than the log holds.',
+  },
+  clock_regression: {
+    severity: 'warning',
+    check: 'clock',
+    description: "A message's createdAt is earlier than that of the message entered just before it in log (seq) order.",
+    incident: "The writer's wall clock went backwards (an NTP step, a VM restored from a snapshot, hosts with skewed clocks) or a runtime timestamped messages itself; order is the log's, the times are wrong.",
   },
   message_conflict_attempt: {
     severity: 'warning',

@@ -11,6 +11,7 @@ import {
   type FindingKind,
 } from './audit-report.js'
 import { chainFindings } from './findings/chain-findings.js'
+import { clockFindings } from './findings/clock-findings.js'
 import { conflictFindings } from './findings/conflict-findings.js'
 import { foldFindings } from './findings/fold-findings.js'
 import { liveDivergenceFindings } from './findings/live-divergence-findings.js'
@@ -121,6 +122,8 @@ async function auditSession(
     if (checks.has('transcript') && transcript !== undefined) findings.push(...transcriptFindings(audit, state, transcript))
     if (checks.has('live') && options.live !== undefined) findings.push(...liveDivergenceFindings(audit, state, options.live))
   }
+  // data of the log itself: needs no fold, so a log that cannot be folded is still checked
+  if (checks.has('clock')) findings.push(...clockFindings(audit))
   if (checks.has('conflicts')) findings.push(...conflictFindings(audit, await store.conflicts(sessionId)))
   if (sharedIds !== null) findings.push(...sharedIds.check(audit))
   return sortFindings(findings)
@@ -130,7 +133,7 @@ async function auditSession(
  * Audits one session, or every session of the store (`{ all: true }`, paged, one session's events in
  * memory at a time), and returns a report of findings: tampering and lost events (the chain),
  * projection drift, fold anomalies, tool-call pairing, duplicated live copies, lost replies,
- * unfinished streams, refused conflicting writes and (with `{ all: true }`) ids shared by two
+ * unfinished streams, clocks that went backwards, refused conflicting writes and (with `{ all: true }`) ids shared by two
  * sessions; with `options.transcript` / `options.live` (one session only), the differences from an
  * external transcript or from the agent's in-memory list. The registry {@link FINDING_KINDS} lists
  * every kind. An audit never writes.

@@ -1,8 +1,10 @@
 import {
   EVENT_TYPES,
   GENESIS_HASH,
+  MAX_JSON_DEPTH,
   TurnlogError,
   canonicalJson,
+  jsonDepth,
   isRedactedPayload,
   isTurnlogError,
   parseChatMessage,
@@ -161,6 +163,7 @@ function parseSessionRecord(value: Record<string, unknown>, line: number): Parse
   const id = guard(line, 'session id', () => parseSessionId(r.id))
   const tenantId = r.tenantId === null || r.tenantId === undefined ? null : guard(line, 'tenantId', () => checkSafeText(r.tenantId, 'tenantId'))
   const metadata = r.metadata === undefined ? null : (r.metadata as JsonValue | null)
+  if (jsonDepth(metadata) > MAX_JSON_DEPTH) throw fail(line, `session metadata is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`, { limit: MAX_JSON_DEPTH })
   const version = r.version
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) throw fail(line, 'session version must be a non-negative integer')
   let parent: ParsedSession['parent'] = null
@@ -306,6 +309,8 @@ const SEP = '\u001e'
 const BATCH_EVENTS = 2000
 const BATCH_SIZE = 4 << 20
 const BATCH_SESSIONS = 200
+/** Deepest nesting of a line: a record (1) around event data (2) around compaction metadata. */
+const LINE_DEPTH = MAX_JSON_DEPTH + 2
 /** Lines read between two turns of the event loop while a batch is being written. */
 const YIELD_EVERY = 32
 
@@ -695,6 +700,10 @@ export async function importEvents(
       throw fail(line, 'not valid JSON', {}, cause)
     }
     if (!isPlainObject(value)) throw fail(line, 'each line must be a JSON object')
+    // before anything walks the line (hashing, stringifying and checking recurse): no stack overflow
+    // whatever the nesting. A record holds payloads and metadata of at most MAX_JSON_DEPTH levels, and
+    // metadata sits one level down in a compaction's data
+    if (jsonDepth(value, LINE_DEPTH) > LINE_DEPTH) throw fail(line, `the line is nested deeper than ${LINE_DEPTH} levels of arrays and objects`, { limit: LINE_DEPTH })
     if (!headerSeen) {
       if (value['format'] !== EXPORT_FORMAT) throw fail(line, `not a turnlog export (the first line must have format "${EXPORT_FORMAT}")`)
       if (value['version'] !== EXPORT_VERSION) {
@@ -710,7 +719,8 @@ export async function importEvents(
           const session = parseSessionRecord(value, line)
           if (seen.has(session.id)) throw fail(line, `session ${session.id} appears twice in the file`, { sessionId: session.id })
           seen.add(session.id)
-          current = { session, events: [], size: 0 }
+          // the metadata travels with the batch too (one statement inserts the batch's new sessions)
+          current = { session, events: [], size: session.metadata === null ? 0 : JSON.stringify(session.metadata).length }
         })()
       case 'event': {
         if (!current) throw fail(line, 'an event line before any session line')

@@ -7,6 +7,7 @@ import {
   type SessionState,
   type SessionStore,
 } from '@turnlog/core'
+import { PostgresStore, splitByBatchBytes } from '@turnlog/postgres'
 import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes/hermes-row-message.js'
 import { HermesStateDb, type HermesSessionRecord, type SqliteValue } from './hermes/hermes-state-db.js'
 import { HermesWarnings, type HermesWarning } from './hermes/hermes-warning.js'
@@ -237,9 +238,12 @@ async function importSession(
   for (const step of plan.steps) {
     switch (step.kind) {
       case 'append': {
-        const result = await store.append(sessionId, step.messages)
-        appended += result.appended.length
-        duplicates += result.duplicates.length
+        // a run of rows larger than one batch (maxBatchBytes) goes in several appends (each idempotent)
+        for (const run of store instanceof PostgresStore ? splitByBatchBytes(step.messages, store.maxBatchBytes) : [step.messages]) {
+          const result = await store.append(sessionId, run)
+          appended += result.appended.length
+          duplicates += result.duplicates.length
+        }
         break
       }
       case 'revise': {

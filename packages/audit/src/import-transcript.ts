@@ -15,7 +15,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
-import { PostgresStore, mapDatabaseError } from '@turnlog/postgres'
+import { PostgresStore, mapDatabaseError, splitByBatchBytes } from '@turnlog/postgres'
 import { numberedLines } from './import-events.js'
 
 /** Options for {@link importTranscript}. */
@@ -68,7 +68,8 @@ export function transcriptMessageId(sessionId: string, index: number, hash: stri
 /**
  * Imports a plain JSONL transcript (one OpenAI-format message per line, e.g.
  * `{"role":"user","content":"hi"}`; or a turnlog envelope `{"id","payload","createdAt"?}` as written by
- * `serializeMessage`) as one all-or-nothing append to a new or given session. Lines without an id get
+ * `serializeMessage`) as one all-or-nothing write to a new or given session (on Postgres and PGlite one
+ * transaction, in several appends when the messages are more than the store's `maxBatchBytes`). Lines without an id get
  * a deterministic one ({@link transcriptMessageId}), so importing the same file again is a no-op
  * (`duplicates` counts them). Blank lines are ignored; `ephemeral` envelopes are skipped.
  *
@@ -146,8 +147,17 @@ export async function importTranscript(
       const info = await s.getSession(sessionId)
       return { sessionId, appended: 0, duplicates: 0, skipped, version: info.version }
     }
-    const result = await s.append(sessionId, messages)
-    return { sessionId, appended: result.appended.length, duplicates: result.duplicates.length, skipped, version: result.version }
+    // a transcript larger than one batch (maxBatchBytes) goes in several appends of the one transaction
+    let appended = 0
+    let duplicates = 0
+    let version = 0
+    for (const run of s instanceof PostgresStore ? splitByBatchBytes(messages, s.maxBatchBytes) : [messages]) {
+      const result = await s.append(sessionId, run)
+      appended += result.appended.length
+      duplicates += result.duplicates.length
+      version = result.version
+    }
+    return { sessionId, appended, duplicates, skipped, version }
   }
   try {
     // all or nothing: a refused append must not leave the session it created behind (one transaction on

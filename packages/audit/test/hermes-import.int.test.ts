@@ -230,6 +230,15 @@ describe('importHermes', () => {
     expect(first.warnings).toContainEqual(expect.objectContaining({ code: 'timestamp_regression', hermesSessionId: 's-tools', rowIds: [toolRows[2]?.id] }))
     const tools = await store.load(hermesSessionId('s-tools'))
     expect((tools.messages[2]?.createdAt ?? '') < (tools.messages[1]?.createdAt ?? '')).toBe(true)
+    // and the audit reports it as a finding (regression: the importer's warning said so, no finding did)
+    const clock = report.findings.filter((f) => f.kind === 'clock_regression')
+    expect(clock.find((f) => f.sessionId === hermesSessionId('s-tools'))).toMatchObject({
+      severity: 'warning',
+      evidence: { message: { messageId: messageIdFromExternal(`hermes:s-tools:${String(toolRows[2]?.id)}`) } },
+    })
+    // exactly the sessions the importer warned about
+    const warned = first.warnings.filter((w) => w.code === 'timestamp_regression').map((w) => hermesSessionId(w.hermesSessionId ?? ''))
+    expect([...new Set(clock.map((f) => f.sessionId))].sort()).toEqual([...new Set(warned)].sort())
   })
 
   it('retracts rewound rows and keeps what /retry re-inserted', async () => {

@@ -1,7 +1,9 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { ChatMessage } from './chat-message.js'
+import { MAX_JSON_DEPTH } from './json-depth.js'
 import { isDeepFrozen } from './json-value.js'
+import { TurnlogError } from './turnlog-error.js'
 
 /** A content hash: lower-case hex SHA-256 of the RFC 8785 canonical JSON of a payload. */
 export type ContentHash = string & { readonly __contentHash: true }
@@ -16,8 +18,33 @@ const memo = new WeakMap<object, ContentHash>()
  * lone surrogates. They are written the way `JSON.stringify` writes them (`\udXXX` escapes), which is
  * unambiguous and leaves every well-formed input's canonical text unchanged. The `canonicalize`
  * package (the RFC author's implementation, which refuses lone surrogates) is the oracle in tests.
+ *
+ * Throws `INVALID_INPUT` for a value nested deeper than {@link MAX_JSON_DEPTH} levels (the limit every
+ * stored value keeps; a circular value ends there too), and `MESSAGE_TOO_LARGE` when the text would be
+ * longer than the longest string JavaScript can hold (2^29 − 24 UTF-16 code units in V8).
  */
 export function canonicalJson(value: unknown): string {
+  try {
+    return canonical(value, 0)
+  } catch (error) {
+    // the depth is bounded, so this is the string length limit, not the stack
+    if (error instanceof RangeError) throw tooLong(error)
+    throw error
+  }
+}
+
+/** The longest string V8 can hold, in UTF-16 code units. */
+const MAX_STRING_LENGTH = 2 ** 29 - 24
+
+function tooLong(cause: unknown): TurnlogError {
+  return new TurnlogError('MESSAGE_TOO_LARGE', `the value's JSON text is longer than the longest string JavaScript can hold (${MAX_STRING_LENGTH} UTF-16 code units)`, {
+    details: { limit: MAX_STRING_LENGTH },
+    cause,
+  })
+}
+
+/** {@link canonicalJson} of a value `depth` levels down: refuses a level past {@link MAX_JSON_DEPTH} before recursing into it. */
+function canonical(value: unknown, depth: number): string {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -27,12 +54,17 @@ export function canonicalJson(value: unknown): string {
       return JSON.stringify(value)
     case 'object': {
       if (value === null) return 'null'
+      if (depth >= MAX_JSON_DEPTH) {
+        throw new TurnlogError('INVALID_INPUT', `JSON nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects has no canonical form here (or the value is circular)`, {
+          details: { limit: MAX_JSON_DEPTH, issues: [{ code: 'too_deep', path: [], message: `nesting deeper than ${MAX_JSON_DEPTH}` }] },
+        })
+      }
       if (Array.isArray(value)) {
         let out = '['
         for (let i = 0; i < value.length; i++) {
           if (i > 0) out += ','
           const item: unknown = value[i]
-          out += item === undefined ? 'null' : canonicalJson(item)
+          out += item === undefined ? 'null' : canonical(item, depth + 1)
         }
         return out + ']'
       }
@@ -45,7 +77,7 @@ export function canonicalJson(value: unknown): string {
         if (item === undefined) continue
         if (!first) out += ','
         first = false
-        out += JSON.stringify(key) + ':' + canonicalJson(item)
+        out += JSON.stringify(key) + ':' + canonical(item, depth + 1)
       }
       return out + '}'
     }
@@ -67,7 +99,15 @@ export function contentHash(value: ChatMessage | { readonly payload: ChatMessage
     : (value as ChatMessage)
   const cached = memo.get(payload)
   if (cached !== undefined) return cached
-  const hash = bytesToHex(sha256(utf8ToBytes(canonicalJson(payload)))) as ContentHash
+  const text = canonicalJson(payload)
+  let hash: ContentHash
+  try {
+    hash = bytesToHex(sha256(utf8ToBytes(text))) as ContentHash
+  } catch (error) {
+    // the UTF-8 bytes of a text near the string limit can exceed what one buffer may hold
+    if (error instanceof RangeError) throw tooLong(error)
+    throw error
+  }
   if (isDeepFrozen(payload)) memo.set(payload, hash)
   return hash
 }

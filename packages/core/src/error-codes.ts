@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   INVALID_MESSAGE: 'A message or payload failed validation; details.issues says where.',
   INVALID_INPUT: 'An argument other than a message is malformed (an id, an option, a limit).',
   MESSAGE_TOO_LARGE: 'A message payload exceeds the configured maximum size.',
+  BATCH_TOO_LARGE: 'The messages of one call together exceed the configured maximum batch size (maxBatchBytes); nothing was written.',
   MESSAGE_CONFLICT: 'A message id is already stored with different content, or belongs to another session.',
   VERSION_CONFLICT: 'expectedVersion did not match the session version; details.actualVersion has it.',
   SESSION_NOT_FOUND: 'No session with that id (for this tenant).',

@@ -22,6 +22,7 @@ export {
   type SessionId,
 } from './ids.js'
 export { DEFAULT_JSON_LIMITS, cloneJson, toFrozenJson, type JsonLimits, type JsonValue } from './json-value.js'
+export { MAX_JSON_DEPTH, checkJsonDepth, jsonDepth } from './json-depth.js'
 export {
   ChatMessageSchema,
   ContentPartSchema,

@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from './json-depth.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /** A JSON value as stored: what `JSON.parse` can return. */
@@ -21,15 +22,24 @@ export function markDeepFrozen(value: object): void {
 
 /** True when no part of `value` can change any more. O(1) for values recorded by {@link markDeepFrozen}. */
 export function isDeepFrozen(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return true
-  if (deepFrozenRoots.has(value)) return true
-  if (!Object.isFrozen(value)) return false
-  for (const key of Object.keys(value)) if (!isDeepFrozen((value as Record<string, unknown>)[key])) return false
+  // without recursion: a caller's value (primeContentHash) may nest arbitrarily deep, or be cyclic
+  const stack: unknown[] = [value]
+  const seen = new Set<object>()
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (typeof v !== 'object' || v === null || deepFrozenRoots.has(v) || seen.has(v)) continue
+    if (!Object.isFrozen(v)) return false
+    seen.add(v)
+    for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key])
+  }
   return true
 }
 
-/** Default limits: deep enough for any provider message, shallow enough to refuse a stack bomb. */
-export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 64 }
+/** Default limits: deep enough for any provider message, shallow enough to refuse a stack bomb ({@link MAX_JSON_DEPTH}). */
+export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: MAX_JSON_DEPTH }
+
+/** The largest `maxDepth` {@link toFrozenJson} accepts: its copy recurses once per level. */
+const MAX_COPY_DEPTH = 1000
 
 function fail(path: readonly (string | number)[], message: string): never {
   throw new TurnlogError('INVALID_MESSAGE', `payload${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}: ${message}`, {
@@ -41,9 +51,15 @@ function fail(path: readonly (string | number)[], message: string): never {
  * Copies `value` into a deeply frozen plain JSON value, keeping key order. Object keys whose value is
  * `undefined` are dropped (JSON semantics); anything JSON cannot represent exactly (functions,
  * symbols, bigint, non-finite numbers, `undefined` in arrays, class instances, cycles, excessive
- * depth) is refused with `INVALID_MESSAGE` rather than silently changed.
+ * depth: more than `limits.maxDepth` levels, default {@link MAX_JSON_DEPTH}) is refused with
+ * `INVALID_MESSAGE` rather than silently changed. The copy recurses once per level, so `maxDepth` is at
+ * most 1,000 (`INVALID_INPUT` otherwise).
  */
 export function toFrozenJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
+  const maxDepth: unknown = (limits as Partial<JsonLimits> | null)?.maxDepth
+  if (typeof maxDepth !== 'number' || !Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_COPY_DEPTH) {
+    throw new TurnlogError('INVALID_INPUT', `limits.maxDepth must be an integer from 1 to ${MAX_COPY_DEPTH}`)
+  }
   const path: (string | number)[] = []
   const seen = new Set<object>()
   const copy = (v: unknown, depth: number): JsonValue => {

@@ -67,19 +67,27 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
     }
   }
 
-  /** The oldest waiting batch of each session that has none in flight, up to `maxBatches`. */
+  /**
+   * The oldest waiting batch of each session that has none in flight, up to `maxBatches` and, with
+   * `maxWeight`, up to that total weight (a batch that would pass it waits for a later group; the
+   * first batch of a group is always taken).
+   */
   #take(): Pending<T, R>[] {
     const group: Pending<T, R>[] = []
     const sessions = new Set<string>()
+    const { weight, maxWeight = Number.POSITIVE_INFINITY } = this.#options
+    let total = 0
     for (let i = 0; i < this.#queue.length && group.length < this.#options.maxBatches; ) {
       const p = this.#queue[i] as Pending<T, R>
       const session = p.item.sessionId
-      if (this.#busySessions.has(session) || sessions.has(session)) {
+      const w = weight === undefined ? 0 : weight(p.item)
+      if (this.#busySessions.has(session) || sessions.has(session) || (group.length > 0 && total + w > maxWeight)) {
         sessions.add(session) // keeps this session's later batches behind this one
         i++
         continue
       }
       sessions.add(session)
+      total += w
       group.push(p)
       this.#queue.splice(i, 1)
     }
@@ -127,6 +135,10 @@ export interface GroupCommitOptions<T, R> {
   readonly maxBatches: number
   /** Most group statements (or lone appends) in flight at once. */
   readonly maxInFlight: number
+  /** The size of a batch, for {@link maxWeight} (e.g. the length of its texts). */
+  readonly weight?: (item: T) => number
+  /** Most total {@link weight} of one group statement (its texts travel as one string); default unbounded. */
+  readonly maxWeight?: number
   /** Sends several batches in one statement; a `null` result leaves that batch to `runAlone`. */
   readonly runGroup: (items: readonly T[]) => Promise<readonly (R | null)[]>
   /** Sends one batch on its own; its error is that batch's error. */

@@ -13,6 +13,7 @@ export { mapDatabaseError, sqlState } from './map-database-error.js'
 export { withRetry, type RetryOptions } from './with-retry.js'
 export { KnownMessages } from './known-messages.js'
 export { checkSafeJson, checkSafeText } from './safe-text.js'
+export { DEFAULT_MAX_BATCH_BYTES, MAX_BATCH_BYTES_CEILING, splitByBatchBytes } from './batch-limits.js'
 export type { TurnlogDatabase, EventsTable, SessionsTable, LiveMessagesTable, ConflictsTable } from './database.js'
 export type { SubscriptionConfig, SubscribeOptions, BackoffOptions } from './subscriptions/subscribe.js'
 export {

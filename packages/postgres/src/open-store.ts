@@ -110,6 +110,7 @@ export async function openStore(config: OpenStoreConfig): Promise<PostgresStore>
       onClose: close,
       ...subscriptionConnection(config),
       ...(config.maxMessageBytes === undefined ? {} : { maxMessageBytes: config.maxMessageBytes }),
+      ...(config.maxBatchBytes === undefined ? {} : { maxBatchBytes: config.maxBatchBytes }),
       ...(config.knownSessions === undefined ? {} : { knownSessions: config.knownSessions }),
       ...(config.groupCommit === undefined ? {} : { groupCommit: config.groupCommit }),
       ...(ownPool === undefined ? {} : { ownPool }),

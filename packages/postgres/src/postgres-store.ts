@@ -50,6 +50,7 @@ import {
 } from '@turnlog/core'
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
 import type { Pool, QueryResultRow } from 'pg'
+import { BatchBudget, checkMaxBatchBytes, envelopeText, jsonTextWithin } from './batch-limits.js'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js'
 import { GroupCommit } from './group-commit.js'
 import { KnownMessages } from './known-messages.js'
@@ -66,6 +67,12 @@ import type { Subscription, SubscriptionHandler } from './subscriptions/subscrip
 export interface PostgresStoreSettings {
   /** Largest accepted payload, in UTF-16 code units of its JSON text; default 16 MiB. */
   readonly maxMessageBytes?: number
+  /**
+   * Largest accepted batch: the JSON texts of one call's messages together (`append`, `flush`,
+   * `compact`'s summary), in UTF-16 code units; default 128 MiB, at most 256 MiB. A larger batch is
+   * refused up front with `BATCH_TOO_LARGE` (nothing written); see docs/errors.md.
+   */
+  readonly maxBatchBytes?: number
   /** How many sessions the flush cache remembers; default 10,000. */
   readonly knownSessions?: number
   /**
@@ -218,6 +225,7 @@ export class PostgresStore implements SessionStore {
   readonly #init: PostgresStoreInit
   readonly #known: KnownMessages
   readonly #maxBytes: number
+  readonly #maxBatchBytes: number
   readonly #group: GroupCommit<PreparedAppend, AppendResult> | null
   /** Set when the database has no `append_batches` (a schema older than 0005): appends go alone. */
   #groupUnavailable = false
@@ -229,6 +237,7 @@ export class PostgresStore implements SessionStore {
     this.#init = init
     this.#known = init.known ?? new KnownMessages(init.knownSessions ?? 10_000)
     this.#maxBytes = init.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    this.#maxBatchBytes = checkMaxBatchBytes(init.maxBatchBytes)
     this.#group = this.#groupCommit(init)
   }
 
@@ -244,10 +253,18 @@ export class PostgresStore implements SessionStore {
     return new GroupCommit<PreparedAppend, AppendResult>({
       maxBatches: limit(limits.maxBatches, 32, 'maxBatches'),
       maxInFlight: limit(limits.maxInFlight, 2, 'maxInFlight'),
+      // the group's texts travel joined: together within one batch's limit (each batch alone is)
+      maxWeight: this.#maxBatchBytes,
+      weight: (p) => p.payloads.reduce((n, t) => n + t.length + 1, 0) + p.data.reduce((n, t) => n + t.length, 0),
       runGroup: (items) => this.#appendGroup(items),
       runAlone: (item) => this.#appendAlone(item),
       rolledBack: statementRolledBack,
     })
+  }
+
+  /** The largest batch this store accepts (see {@link PostgresStoreSettings.maxBatchBytes}). */
+  get maxBatchBytes(): number {
+    return this.#maxBatchBytes
   }
 
   /** `'postgres'` or `'pglite'`. */
@@ -372,7 +389,17 @@ export class PostgresStore implements SessionStore {
   }
 
   #payloadText(message: { readonly id?: string; readonly payload: ChatMessage }): string {
-    const text = JSON.stringify(message.payload)
+    let text: string
+    try {
+      text = JSON.stringify(message.payload)
+    } catch (cause) {
+      // longer than the longest string JavaScript can hold (the depth of a payload is bounded)
+      if (!(cause instanceof RangeError)) throw cause
+      throw new TurnlogError('MESSAGE_TOO_LARGE', `message ${message.id ?? ''} is longer than the longest string JavaScript can hold; the limit is ${this.#maxBytes}`, {
+        details: { messageId: message.id ?? null, size: null, limit: this.#maxBytes },
+        cause,
+      })
+    }
     if (text.length > this.#maxBytes) {
       throw new TurnlogError('MESSAGE_TOO_LARGE', `message ${message.id ?? ''} is ${text.length} bytes of JSON; the limit is ${this.#maxBytes}`, {
         details: { messageId: message.id ?? null, size: text.length, limit: this.#maxBytes },
@@ -387,7 +414,7 @@ export class PostgresStore implements SessionStore {
     const id = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     const tenant = options.tenantId ?? null
     if (tenant !== null) checkSafeText(tenant, 'tenantId')
-    const metadata = options.metadata === undefined ? null : JSON.stringify(toFrozenJson(options.metadata))
+    const metadata = options.metadata === undefined ? null : jsonTextWithin(toFrozenJson(options.metadata), this.#maxBatchBytes, 'metadata')
     return this.#run(async (db) => {
       const { rows } = await sql<{ session_id: string }>`
         insert into turnlog.sessions (session_id, tenant_id, metadata)
@@ -458,19 +485,18 @@ export class PostgresStore implements SessionStore {
   }
 
   async #appendValid(id: SessionId, batch: readonly Message[], expected: number | undefined): Promise<AppendResult> {
+    // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised or hashed
+    const data = batch.map((m) => envelopeText(m))
+    const budget = new BatchBudget(this.#maxBatchBytes, batch.length)
+    const payloads = batch.map((m, i) => budget.add(this.#payloadText(m), m.id, (data[i] as string).length))
     const hashes = batch.map((m) => contentHash(m))
     const prepared: PreparedAppend = {
       sessionId: id,
       expected: expected ?? null,
       batch,
       hashes,
-      payloads: batch.map((m) => this.#payloadText(m)),
-      data: batch.map((m) => {
-        const d: Record<string, string> = { createdAt: m.createdAt }
-        if (m.externalId !== undefined) d['externalId'] = m.externalId
-        if (m.status === 'partial') d['status'] = 'partial'
-        return JSON.stringify(d)
-      }),
+      payloads,
+      data,
       eventIds: batch.map(() => newEventId()),
     }
     const result = this.#group === null || this.#groupUnavailable ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
@@ -810,8 +836,10 @@ export class PostgresStore implements SessionStore {
     }
     if (input.reason !== undefined) checkSafeText(input.reason, 'reason')
     const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJson(input.metadata), 'metadata')
+    if (metadata !== undefined) jsonTextWithin(metadata, this.#maxBatchBytes, 'metadata')
+    const summaryBudget = new BatchBudget(this.#maxBatchBytes, summary.length)
+    const summaryPayloads = summary.map((m) => summaryBudget.add(this.#payloadText(m), m.id, envelopeText(m).length + 16))
     const summaryHashes = summary.map((m) => contentHash(m))
-    const summaryPayloads = summary.map((m) => this.#payloadText(m))
     return this.#observed(id, await this.#tx(async (db) => {
       const version = await this.#lock(db, id)
       // a retry of a compaction that already committed is a no-op
@@ -966,7 +994,7 @@ export class PostgresStore implements SessionStore {
     const at = parseMessageId(options.at)
     const child = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')
-    const metadata = options.metadata === undefined ? null : JSON.stringify(toFrozenJson(options.metadata))
+    const metadata = options.metadata === undefined ? null : jsonTextWithin(toFrozenJson(options.metadata), this.#maxBatchBytes, 'metadata')
     return this.#tx(async (db) => {
       const existing = await sql<{ parent_session_id: string | null; fork_at: string | null }>`
         select parent_session_id::text, fork_at::text from turnlog.sessions where session_id = ${child}`.execute(db)

@@ -19,20 +19,25 @@ export function checkSafeText(value: unknown, what: string): string {
   return value
 }
 
-/** Checks every string (keys too) of an engine-visible JSON value with {@link checkSafeText}'s rule. */
+/**
+ * Checks every string (keys too) of an engine-visible JSON value with {@link checkSafeText}'s rule.
+ * Walks without recursion (a value from a file may nest arbitrarily deep).
+ */
 export function checkSafeJson(value: JsonValue, what: string): JsonValue {
-  const visit = (v: JsonValue): void => {
+  const stack: JsonValue[] = [value]
+  while (stack.length > 0) {
+    const v = stack.pop() as JsonValue
     if (typeof v === 'string') {
       if (UNSAFE.test(v)) throw new TurnlogError('INVALID_INPUT', `${what} contains NUL or a lone surrogate`, { details: { what } })
-    } else if (Array.isArray(v)) v.forEach(visit)
-    else if (v !== null && typeof v === 'object') {
+    } else if (Array.isArray(v)) {
+      for (const item of v as readonly JsonValue[]) stack.push(item)
+    } else if (v !== null && typeof v === 'object') {
       for (const [k, item] of Object.entries(v)) {
         if (UNSAFE.test(k)) throw new TurnlogError('INVALID_INPUT', `${what} has a key with NUL or a lone surrogate`, { details: { what } })
-        visit(item as JsonValue)
+        stack.push(item as JsonValue)
       }
     }
   }
-  visit(value)
   return value
 }
 

@@ -3,6 +3,7 @@
  * recording what they were given). The database side is in group-commit.int.test.ts.
  */
 import { describe, expect, it } from '@jest/globals'
+import fc from 'fast-check'
 import { GroupCommit } from '@turnlog/postgres'
 
 interface Item {
@@ -127,6 +128,43 @@ describe('GroupCommit', () => {
     groups[0]?.done.resolve(['r1', 'r2'])
     await draining
     expect(await Promise.all(results)).toEqual(['r1', 'r2'])
+  })
+
+  it('keeps each group within maxWeight (its texts travel as one string), a heavy batch alone, order per session kept', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.record({ session: fc.constantFrom('a', 'b', 'c', 'd', 'e'), w: fc.integer({ min: 1, max: 120 }) }), { minLength: 1, maxLength: 30 }), async (items) => {
+        // given: no statement ever returns, so every group the scheduler forms is visible at once
+        const groups: Item[][] = []
+        const weights = new Map<number, number>()
+        const gc = new GroupCommit<Item, string>({
+          maxBatches: 8,
+          maxInFlight: 1_000,
+          maxWeight: 100,
+          weight: (item) => weights.get(item.n) ?? 0,
+          runGroup: (group) => {
+            groups.push([...group])
+            return new Promise(() => {})
+          },
+          runAlone: (item) => {
+            groups.push([item])
+            return new Promise(() => {})
+          },
+          rolledBack: () => true,
+        })
+        // when: all submitted in one tick, the scheduler forms as many groups as slots and sessions allow
+        items.forEach((it, n) => {
+          weights.set(n, it.w)
+          void gc.submit({ sessionId: it.session, n })
+        })
+        await tick()
+        // then: every group of several batches weighs at most maxWeight; a session's first batch goes first
+        for (const g of groups) if (g.length > 1) expect(g.reduce((sum, i) => sum + (weights.get(i.n) ?? 0), 0)).toBeLessThanOrEqual(100)
+        const firsts = new Map<string, number>()
+        items.forEach((it, n) => (firsts.has(it.session) ? undefined : firsts.set(it.session, n)))
+        expect(groups.flat().map((i) => i.n).sort((a, b) => a - b)).toEqual([...firsts.values()].sort((a, b) => a - b))
+      }),
+      { numRuns: 200 },
+    )
   })
 
   it('refuses limits that are not positive integers', () => {

@@ -11,7 +11,8 @@
  * - `missing_tool_call_id`: a tool row without `tool_call_id`; given `hermes:missing:<rowId>` (an orphan).
  * - `bad_timestamp`: NULL or unreadable `timestamp`; the previous row's (or the session's) time is used.
  * - `timestamp_regression`: rows whose timestamp is earlier than a row written before them (row order
- *   is the order; the timestamps are kept as `createdAt`, so the audit sees the disagreement too).
+ *   is the order; the timestamps are kept as `createdAt`, and the audit reports each backward step as a
+ *   `clock_regression` finding).
  * - `compacted_without_summary`: `compacted=1` rows no compaction summary row follows; retracted.
  * - `summary_without_compaction`: a `[CONTEXT COMPACTION]` row that replaced nothing; appended as is.
  * - `copy_mapping_fallback`: re-inserted rows could not be matched to the rows they copy in order;
