@@ -66,6 +66,14 @@ export const MUTANTS = [
     tests: [`${PG_TEST}/group-commit-session-order.int.test.ts`],
   },
   {
+    id: 'group-commit-refused-group-concurrent',
+    invariant: 'ordering: after the server refused a whole group, its batches run alone one after another, each holding its session',
+    file: `${PG}/group-commit.ts`,
+    search: 'for (const p of group) await this.#alone(p)',
+    replace: 'for (const p of group) void this.#alone(p)',
+    tests: [`${PG_TEST}/group-commit-session-order.int.test.ts`],
+  },
+  {
     id: 'sql-session-order-check-off',
     invariant: 'ordering: per session, commit order = seq order (an append by an older transaction is refused, 40001)',
     file: `${PG}/migrations/0005_add_group_append.ts`,
