@@ -81,7 +81,8 @@ function runJest(tests, name) {
   const result = spawnSync(process.execPath, jestArgs, { cwd: ROOT, encoding: 'utf8', timeout: TIMEOUT_MS, env: { ...process.env, NODE_OPTIONS: '' } })
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`
   const failed = [...output.matchAll(/^\s+● (.+)$/gm)].map((m) => m[1]).filter((t) => !t.startsWith('Console'))
-  return { passed: result.status === 0, timedOut: result.error?.code === 'ETIMEDOUT', failed, output, seconds: (Date.now() - started) / 1000 }
+  const failedFiles = [...output.matchAll(/^FAIL (\S+)/gm)].map((m) => m[1].split('/').pop())
+  return { passed: result.status === 0, timedOut: result.error?.code === 'ETIMEDOUT', failed, failedFiles, output, seconds: (Date.now() - started) / 1000 }
 }
 
 /** Applies `m`, runs `fn`, and restores the file whatever happens. */
@@ -157,7 +158,9 @@ async function main() {
     // how many tests failed: all of a file failing at once can mean the mutant broke its setup (a
     // migration that no longer runs), not that a test caught the bug; look at such a kill closer
     const result = run.timedOut ? 'killed (timeout)' : run.passed ? '**SURVIVED**' : `killed (${run.failed.length} failed)`
-    const killer = run.passed ? m.tests.join(', ') : (run.failed[0] ?? m.tests.join(', '))
+    const killer = run.passed || run.failed.length === 0
+      ? m.tests.map((t) => t.split('/').pop()).join(', ')
+      : `${run.failedFiles[0] ?? m.tests[0].split('/').pop()}: ${run.failed[0]}`
     rows.push({ id: m.id, invariant: m.invariant, killer: killer.replace(/\|/g, '\\|'), result, seconds: run.seconds })
     log(`${result.replace(/\*/g, '').padEnd(16)} ${m.id.padEnd(34)} ${run.seconds.toFixed(0).padStart(4)} s  ${run.passed ? '' : (run.failed[0] ?? '')}`)
   }

@@ -71,7 +71,9 @@ function record(name: string, from: 'now' | Checkpoint, batchSize: number): { su
  * highest but D's.
  */
 async function takeIdFirstCommitLast(): Promise<{ expected: string[]; a: Message[]; b: Message[] }> {
-  const [sa, sb, sc, sd]: SessionId[] = [await store.createSession(), await store.createSession(), await store.createSession(), await store.createSession()]
+  const [sa, sb, sc, sd]: [SessionId, SessionId, SessionId, SessionId] = [
+    await store.createSession(), await store.createSession(), await store.createSession(), await store.createSession(),
+  ]
   const a = msgs('A: took its id first, commits last', 2)
   const b = msgs('B: appends and commits while A is open', 3)
   const c = msgs('C: appends and commits while A is open', 2)
