@@ -218,6 +218,31 @@ describe('foldSession', () => {
     expect(foldSession(log.events).messages.get(a.id)?.events).toEqual([1, 2])
   })
 
+  it('shows the placeholder in every view after a redaction: live list, wire, every revision; hashes kept', () => {
+    // given: a message revised once, then redacted, next to one that is not
+    const a = user('secret')
+    const b = assistant('public')
+    const revised: ChatMessage = { role: 'user', content: 'secret, edited' }
+    const log = new EventLog(newSessionId()).append(a).append(b).revise(a, revised).redact(a.id)
+
+    // when
+    const state = foldSession(log.events)
+
+    // then
+    const placeholder = { role: 'user', content: '[redacted]' }
+    expect(payloads(state)).toEqual([placeholder, b.payload])
+    expect(toWire(liveMessages(state))).toEqual([placeholder, b.payload])
+    const record = state.messages.get(a.id)!
+    expect(record.message.payload).toEqual(placeholder)
+    expect(record.revisions.map((r) => r.message.payload)).toEqual([placeholder, placeholder])
+    expect(record.revisions.map((r) => r.contentHash)).toEqual([contentHash(a), contentHash(revised)])
+    expect(statuses(state)).toEqual([
+      ['[redacted]', 0, 'superseded-revision'],
+      ['public', 0, 'live'],
+      ['[redacted]', 1, 'live'],
+    ])
+  })
+
   describe('time travel', () => {
     it('gives the state as of a version with `at`', () => {
       // given

@@ -609,16 +609,20 @@ export class PostgresStore implements SessionStore {
       // keep the empty list; the cause has the raw detail
     }
     const first = conflicts[0]
+    // one row per conflicting message, all in one statement: an attempt's evidence is complete or absent,
+    // and its rows share detected_at
+    const rows = conflicts.flatMap((c) => {
+      const i = batch.findIndex((m) => m.id === c.messageId)
+      const message = batch[i]
+      if (!message) return []
+      return [sql`(${id}::uuid, ${newEventId()}::uuid, ${c.messageId}::uuid, ${c.reason}, decode(${c.storedHash ?? ''}, 'hex'),
+                   decode(${hashes[i] ?? ''}, 'hex'), ${c.otherSessionId}::uuid, ${JSON.stringify(message.payload)}::json)`]
+    })
     const record = async (): Promise<void> => {
-      for (const c of conflicts) {
-        const i = batch.findIndex((m) => m.id === c.messageId)
-        const message = batch[i]
-        if (!message) continue
-        await sql`
-          insert into turnlog.conflicts (session_id, conflict_id, message_id, reason, stored_hash, incoming_hash, other_session_id, incoming_payload)
-          values (${id}, ${newEventId()}, ${c.messageId}, ${c.reason}, decode(${c.storedHash ?? ''}, 'hex'),
-                  decode(${hashes[i] ?? ''}, 'hex'), ${c.otherSessionId}, ${JSON.stringify(message.payload)}::json)`.execute(this.#init.root)
-      }
+      if (rows.length === 0) return
+      await sql`
+        insert into turnlog.conflicts (session_id, conflict_id, message_id, reason, stored_hash, incoming_hash, other_session_id, incoming_payload)
+        values ${sql.join(rows)}`.execute(this.#init.root)
     }
     // evidence is best effort; the conflict itself is still reported to the caller. PGlite has one
     // connection, which the caller's transaction holds: awaiting the insert would wait forever, so it is
