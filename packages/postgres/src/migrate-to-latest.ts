@@ -1,5 +1,5 @@
 import { TurnlogError } from '@turnlog/core'
-import { Migrator, type Kysely, type Migration, type MigrationProvider, type MigrationResult } from 'kysely'
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResult } from 'kysely'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
 import * as m0001 from './migrations/0001_create_event_log.js'
 import * as m0002 from './migrations/0002_create_subscriptions.js'
@@ -50,15 +50,108 @@ function isConnectionFailure(error: unknown, results: readonly MigrationResult[]
   return typeof nodeCode === 'string' && /^E[A-Z]+$/.test(nodeCode)
 }
 
-function describe(results: readonly MigrationResult[] | undefined): string {
-  if (!results || results.length === 0) return 'no migration ran'
-  return results.map((r) => `${r.migrationName}: ${r.status}`).join(', ')
+/** The parts of a driver error the report uses. */
+interface ServerError {
+  readonly detail?: unknown
+}
+
+/** The roles step's JSON detail (0003), when the failure is that step's. */
+function rolesStep(error: unknown): { readonly missing: readonly string[]; readonly role: string | null } | undefined {
+  const detail = (error as ServerError | null)?.detail
+  if (typeof detail !== 'string' || !detail.startsWith('{')) return undefined
+  try {
+    const parsed = JSON.parse(detail) as { step?: unknown; missing?: unknown; role?: unknown }
+    if (parsed.step !== 'roles') return undefined
+    return {
+      missing: Array.isArray(parsed.missing) ? parsed.missing.filter((m): m is string => typeof m === 'string') : [],
+      role: typeof parsed.role === 'string' ? parsed.role : null,
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/** The hint of a failed run: the roles step's own, else one about the SQLSTATE. */
+function hintFor(state: string | undefined, roles: ReturnType<typeof rolesStep>): string {
+  if (roles !== undefined) {
+    return 'The roles step failed: creating cluster roles needs CREATEROLE. Have a DBA run the SQL printed by `turnlog migrate --roles-sql` ' +
+      '(rolesSql() in @turnlog/postgres) once, as a superuser or a CREATEROLE role, then migrate again.'
+  }
+  if (state === '42501') {
+    return 'The migrating role lacks a privilege (see the cause): migrate as the owner of the database and a member of turnlog_owner (docs/operations.md).'
+  }
+  return 'Nothing was applied. Read the cause, fix it and migrate again.'
+}
+
+/**
+ * The error of a failed run. kysely runs every pending migration in one transaction and marks the ones
+ * that ran before the failing one `Success`; they were rolled back with it, so they are reported as
+ * `RolledBack`, never as applied.
+ */
+function migrationFailed(error: unknown, results: readonly MigrationResult[] | undefined): TurnlogError {
+  const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName ?? null
+  const state = sqlState(error)
+  const roles = rolesStep(error)
+  const cause = error instanceof Error ? error.message : String(error)
+  const statuses = (results ?? []).map((r) => ({ name: r.migrationName, status: r.status === 'Success' ? 'RolledBack' : r.status }))
+  const rolledBack = statuses.filter((r) => r.status === 'RolledBack').map((r) => r.name)
+  const message = `turnlog migration ${failed ?? '(before any migration)'} failed${state === undefined ? '' : ` (SQLSTATE ${state})`}: ${cause}; ` +
+    `nothing was applied${rolledBack.length === 0 ? '' : ` (rolled back with it: ${rolledBack.join(', ')})`}, the schema stays at its previous version`
+  return new TurnlogError('MIGRATION_FAILED', message, {
+    details: {
+      results: statuses,
+      failed,
+      sqlState: state ?? null,
+      step: roles !== undefined ? 'roles' : failed,
+      ...(roles === undefined ? {} : { missingRoles: roles.missing, role: roles.role }),
+      hint: hintFor(state, roles),
+    },
+    cause: error,
+  })
+}
+
+/** kysely's Postgres migration lock (the advisory lock id of its PostgresAdapter). */
+const MIGRATION_LOCK_ID = '3853314791062309107'
+
+/** Whether the `turnlog` schema exists (null when that cannot be read: then nothing is cleaned up). */
+async function schemaExists(db: Kysely<unknown>): Promise<boolean | null> {
+  try {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_catalog.pg_namespace where nspname = 'turnlog'`.execute(db)
+    return (rows[0]?.n ?? 0) > 0
+  } catch {
+    return null
+  }
+}
+
+/**
+ * After a failed run that found no `turnlog` schema: drops the schema kysely created for its own
+ * bookkeeping before the migration transaction (it holds nothing else), so a failed first run leaves
+ * the database as it was. Under kysely's migration lock, and only when no migration is recorded and the
+ * schema holds only kysely's tables: a concurrent run that succeeded is never touched.
+ */
+async function dropEmptySchema(db: Kysely<unknown>): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_ID)}::bigint)`.execute(tx)
+    const { rows } = await sql<{ other: number; recorded: number | null }>`
+      select (select count(*)::int from pg_catalog.pg_class c
+               where c.relnamespace = n.oid and c.relname not in ('schema_migrations', 'schema_migrations_lock',
+                                                                 'schema_migrations_pkey', 'schema_migrations_lock_pkey'))
+             + (select count(*)::int from pg_catalog.pg_proc p where p.pronamespace = n.oid) as other,
+             (select count(*)::int from turnlog.schema_migrations) as recorded
+        from pg_catalog.pg_namespace n where n.nspname = 'turnlog'`.execute(tx)
+    const row = rows[0]
+    if (row && row.other === 0 && row.recorded === 0) await sql`drop schema turnlog cascade`.execute(tx)
+  })
 }
 
 /**
  * Brings the `turnlog` schema up to date: kysely's Migrator runs every pending migration in one
  * transaction under an advisory lock, so concurrent callers are safe. Throws `MIGRATION_FAILED` (the
- * cause kept) when a migration fails; the schema stays at the previous version. A connection that
+ * cause kept) when a migration fails: nothing is applied (the migrations before the failing one in the
+ * same run are reported `RolledBack`), the schema stays at the previous version, and a schema this call
+ * created for kysely's bookkeeping is dropped again. `details`: `results`, `failed` (the migration),
+ * `sqlState`, `step` (`'roles'` when the cluster roles step failed, with `missingRoles` and `role`;
+ * else the migration's name) and `hint`. A connection that
  * never worked throws its mapped database error instead (`DB_TRANSIENT`, `DB_TIMEOUT`, `DB_ERROR`).
  */
 export async function migrateToLatest(db: Kysely<unknown>): Promise<MigrateResult> {
@@ -69,13 +162,12 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<MigrateResul
     migrationTableName: 'schema_migrations',
     migrationLockTableName: 'schema_migrations_lock',
   })
+  const existed = await schemaExists(db)
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined) {
     if (isConnectionFailure(error, results)) throw mapDatabaseError(error)
-    throw new TurnlogError('MIGRATION_FAILED', `turnlog migration failed (${describe(results)})`, {
-      details: { results: (results ?? []).map((r) => ({ name: r.migrationName, status: r.status })) },
-      cause: error,
-    })
+    if (existed === false) await dropEmptySchema(db).catch(() => {})
+    throw migrationFailed(error, results)
   }
   return {
     applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
