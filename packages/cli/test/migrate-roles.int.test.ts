@@ -104,7 +104,7 @@ describe('migrating as a login without CREATEROLE (regression, issue 13 item 14)
     // when it runs `turnlog migrate`
     const failed = await runTurnlog(['--database-url', app, 'migrate'])
     // then the CLI reports the failure, its SQLSTATE and what to do, and never "applied" or "Success"
-    expect(failed.code).not.toBe(0)
+    expect(failed.code).toBe(3)
     expect(failed.stderr).toMatch(/MIGRATION_FAILED/)
     expect(failed.stderr).toMatch(/42501/)
     expect(failed.stderr).toMatch(/turnlog migrate --roles-sql/)
