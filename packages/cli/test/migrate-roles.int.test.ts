@@ -60,6 +60,10 @@ beforeAll(async () => {
   await superuserSql('create database app owner app_owner')
   await superuserSql('create role app2_owner login nosuperuser nocreaterole nocreatedb')
   await superuserSql('create database app2 owner app2_owner')
+  await superuserSql('create role app3_owner login nosuperuser nocreaterole nocreatedb')
+  await superuserSql('create database app3 owner app3_owner')
+  await superuserSql('create role app4_owner login nosuperuser nocreaterole nocreatedb')
+  await superuserSql('create database app4 owner app4_owner')
 }, SLOW)
 
 afterAll(async () => {
@@ -90,11 +94,26 @@ describe('migrating as a login without CREATEROLE (regression, issue 13 item 14)
       expect(String(e.details?.['hint'])).toContain('turnlog migrate --roles-sql')
       expect(e.message).toMatch(/SQLSTATE 42501.*CREATEROLE.*nothing was applied/)
       expect(e.message).not.toMatch(/Success/)
-      expect((e.details?.['results'] as { status: string }[]).map((r) => r.status)).toEqual(['RolledBack', 'RolledBack', 'Error', ...Array(((e.details?.['results'] as unknown[]).length) - 3).fill('NotExecuted')])
+      // (a first run is refused before kysely creates anything: no migration ran)
+      expect((e.details?.['results'] as { status: string }[]).map((r) => r.status)).toEqual(['NotExecuted', 'NotExecuted', 'Error', ...Array(((e.details?.['results'] as unknown[]).length) - 3).fill('NotExecuted')])
       expect(await turnlogSchema('app')).toBe(0)
       expect((await superuserSql("select count(*)::int as n from pg_roles where rolname like 'turnlog%'")).rows[0].n).toBe(0)
     } finally {
       await store.close()
+    }
+  }, SLOW)
+
+  it('several failing first runs at once all report the roles step and leave no schema behind', async () => {
+    // given four stores of the login, each on its own connection
+    const stores = await Promise.all([1, 2, 3, 4].map(() => openStore({ connectionString: url('app_owner', 'app'), migrate: false, pool: { max: 1 } })))
+    try {
+      // when they migrate at the same moment
+      const errors = await Promise.all(stores.map((st) => migrateToLatest(st.db).then(() => undefined, (e: unknown) => e)))
+      // then every one fails on the roles step and the database is as it was
+      expect(errors.map((e) => isTurnlogError(e, 'MIGRATION_FAILED') && (e.details?.['step'] as unknown))).toEqual(['roles', 'roles', 'roles', 'roles'])
+      expect(await turnlogSchema('app')).toBe(0)
+    } finally {
+      await Promise.all(stores.map((st) => st.close()))
     }
   }, SLOW)
 
@@ -150,6 +169,53 @@ describe('migrating as a login without CREATEROLE (regression, issue 13 item 14)
       expect(await turnlogSchema('app2')).toBe(0)
       // and after the DBA's SQL for this login it succeeds
       await superuserSql(rolesSql({ migrator: 'app2_owner' }), 'app2')
+      const result = await migrateToLatest(store.db)
+      expect(result.applied).toEqual(result.known)
+    } finally {
+      await store.close()
+    }
+  }, SLOW)
+
+  it('inside the migration (a schema made beforehand), the roles step fails the run: the migrations before it are reported RolledBack, nothing is recorded', async () => {
+    // given a login that is not a member of turnlog_owner, and a turnlog schema a DBA created for it
+    await superuserSql('create schema turnlog authorization app3_owner', 'app3')
+    const store = await openStore({ connectionString: url('app3_owner', 'app3'), migrate: false, pool: { max: 1 } })
+    try {
+      // when it migrates
+      const error = await migrateToLatest(store.db).then(() => undefined, (e: unknown) => e)
+      // then 0003's own roles step refused, 0001 and 0002 ran in the same transaction and were rolled back
+      expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
+      const e = error as TurnlogError
+      expect(e.details).toMatchObject({ step: 'roles', sqlState: '42501', failed: '0003_secure_event_log', role: 'app3_owner' })
+      expect((e.details?.['results'] as { status: string }[]).slice(0, 3).map((r) => r.status)).toEqual(['RolledBack', 'RolledBack', 'Error'])
+      expect(e.message).toMatch(/rolled back with it: 0001_create_event_log, 0002_create_subscriptions/)
+      expect(e.message).not.toMatch(/Success/)
+      // and the schema it found stays, holding no migration and no turnlog table
+      const left = await superuserSql(`select (select count(*)::int from turnlog.schema_migrations) as recorded,
+        (select count(*)::int from pg_tables where schemaname = 'turnlog' and tablename not like 'schema_migrations%') as tables`, 'app3')
+      expect(left.rows[0]).toEqual({ recorded: 0, tables: 0 })
+    } finally {
+      await store.close()
+    }
+  }, SLOW)
+
+  it('a first run that fails after kysely made its bookkeeping schema leaves no schema behind', async () => {
+    // given a login that may migrate (roles exist, it is a member) and a database where CREATE FUNCTION fails
+    await superuserSql('grant turnlog_owner to app4_owner')
+    await superuserSql(`create function public.refuse_functions() returns event_trigger language plpgsql as $$
+      begin raise exception 'no functions here' using errcode = 'P0001'; end $$`, 'app4')
+    await superuserSql(`create event trigger refuse_functions on ddl_command_start when tag in ('CREATE FUNCTION')
+      execute function public.refuse_functions()`, 'app4')
+    const store = await openStore({ connectionString: url('app4_owner', 'app4'), migrate: false, pool: { max: 1 } })
+    try {
+      // when it migrates: kysely creates the turnlog schema and its tables, then 0001 fails
+      const error = await migrateToLatest(store.db).then(() => undefined, (e: unknown) => e)
+      // then the error names 0001 and the SQLSTATE, and the schema kysely made is gone
+      expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
+      expect((error as TurnlogError).details).toMatchObject({ step: '0001_create_event_log', failed: '0001_create_event_log', sqlState: 'P0001' })
+      expect(await turnlogSchema('app4')).toBe(0)
+      // and once the obstacle is gone the same login migrates
+      await superuserSql('drop event trigger refuse_functions', 'app4')
       const result = await migrateToLatest(store.db)
       expect(result.applied).toEqual(result.known)
     } finally {

@@ -123,6 +123,47 @@ async function schemaExists(db: Kysely<unknown>): Promise<boolean | null> {
   }
 }
 
+/** The migration whose first step creates the cluster roles. */
+const ROLES_MIGRATION = '0003_secure_event_log'
+
+/**
+ * What 0003's roles step would raise for the current role, checked before anything is created: the
+ * missing `turnlog_*` roles when it may not create roles (not a superuser, no `CREATEROLE`), or the
+ * missing membership in `turnlog_owner` when it may not grant it to itself. The same conditions and
+ * the same error shape (SQLSTATE 42501, a JSON detail with `step: 'roles'`) as the step itself, which
+ * stays in the migration for a run this check does not cover. Undefined when the step can succeed or
+ * the facts cannot be read (the migration then decides).
+ */
+async function rolesStepRefusal(db: Kysely<unknown>): Promise<(Error & { code: string; detail: string }) | undefined> {
+  let facts: { role: string; can_create: boolean; can_grant: boolean; missing: string[] | string; member: boolean | null } | undefined
+  try {
+    const { rows } = await sql<NonNullable<typeof facts>>`
+      select current_user::text as role,
+             coalesce((select r.rolsuper or r.rolcreaterole from pg_catalog.pg_roles r where r.rolname = current_user), false) as can_create,
+             coalesce((select r.rolsuper or r.rolcreaterole from pg_catalog.pg_roles r where r.rolname = current_user), false)
+               or (exists (select 1 from pg_catalog.pg_roles where rolname = 'turnlog_owner')
+                   and pg_catalog.pg_has_role(current_user, 'turnlog_owner', 'USAGE WITH ADMIN OPTION')) as can_grant,
+             array(select n from unnest(array['turnlog_owner', 'turnlog_writer', 'turnlog_reader']) with ordinality as x(n, i)
+                    where not exists (select 1 from pg_catalog.pg_roles where rolname = x.n) order by x.i) as missing,
+             case when exists (select 1 from pg_catalog.pg_roles where rolname = 'turnlog_owner')
+                  then pg_catalog.pg_has_role(current_user, 'turnlog_owner', 'MEMBER') end as member`.execute(db)
+    facts = rows[0]
+  } catch {
+    return undefined
+  }
+  if (facts === undefined) return undefined
+  const missing = Array.isArray(facts.missing) ? facts.missing : String(facts.missing).replace(/^\{|\}$/g, '').split(',').filter((m) => m !== '')
+  const refusal = (message: string, detail: Record<string, unknown>): Error & { code: string; detail: string } =>
+    Object.assign(new Error(message), { code: '42501', detail: JSON.stringify({ step: 'roles', ...detail, role: facts?.role ?? null }) })
+  if (missing.length > 0 && !facts.can_create) {
+    return refusal(`turnlog roles step: the cluster roles ${missing.join(', ')} do not exist, and role ${facts.role} may not create them (CREATE ROLE needs CREATEROLE)`, { missing })
+  }
+  if (missing.length === 0 && facts.member === false && !facts.can_grant) {
+    return refusal(`turnlog roles step: role ${facts.role} is not a member of turnlog_owner and may not grant it to itself`, { missing: [], needs: 'grant turnlog_owner' })
+  }
+  return undefined
+}
+
 /**
  * After a failed run that found no `turnlog` schema: drops the schema kysely created for its own
  * bookkeeping before the migration transaction (it holds nothing else), so a failed first run leaves
@@ -163,6 +204,17 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<MigrateResul
     migrationLockTableName: 'schema_migrations_lock',
   })
   const existed = await schemaExists(db)
+  // a first run whose roles step cannot succeed is refused before kysely creates anything
+  if (existed === false) {
+    const refused = await rolesStepRefusal(db)
+    if (refused !== undefined) {
+      throw migrationFailed(refused, Object.keys(MIGRATIONS).map((name) => ({
+        migrationName: name,
+        direction: 'Up' as const,
+        status: name === ROLES_MIGRATION ? ('Error' as const) : ('NotExecuted' as const),
+      })))
+    }
+  }
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined) {
     if (isConnectionFailure(error, results)) throw mapDatabaseError(error)
