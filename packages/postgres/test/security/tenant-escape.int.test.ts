@@ -143,11 +143,29 @@ describe('every escalation path of a tenant login (class)', () => {
     ['map itself again to tenant B', () => `insert into turnlog.tenant_roles (role_name, tenant_id) values ('${roleA.name}', 'tenant-b')`],
     ['delete its mapping', () => `delete from turnlog.tenant_roles where role_name = '${roleA.name}'`],
     ['grant itself turnlog_owner', () => `grant turnlog_owner to "${roleA.name}"`],
+    ['call the unchecked rebuild of another tenant\'s session', () => `select turnlog.rebuild_session_unchecked('${sessionB}')`],
+    ['call the unchecked batch rebuild', () => `select turnlog.rebuild_sessions_unchecked(array['${sessionB}'::uuid])`],
+    ['call the import predecessor lookup', () => `select turnlog.import_predecessor('${sessionB}', 2)`],
+    ['call the tenant check with another tenant', "select turnlog.caller_may_access('tenant-b')"],
   ] as [string, string | (() => string)][])('%s is refused (42501)', async (_what, statement) => {
     // when the tenant login tries it
     const outcome = await asTenantA([], typeof statement === 'string' ? statement : statement())
     // then
     expect(outcome).toEqual({ sqlState: '42501' })
+  })
+
+  it('asking bound_tenant about another role answers its own tenant, as the login and after SET ROLE', async () => {
+    for (const setup of [[], ['set role turnlog_writer']]) {
+      const client = new pg.Client({ connectionString: roleA.connectionString })
+      await client.connect()
+      try {
+        for (const st of setup) await client.query(st)
+        const { rows } = await client.query<{ t: string | null }>('select turnlog.bound_tenant($1) as t', [roleB.name])
+        expect(rows[0]?.t).toBe('tenant-a')
+      } finally {
+        await client.end()
+      }
+    }
   })
 
   it('refuses to bind a role that passes every policy (superuser, BYPASSRLS, member of turnlog_owner) to a tenant', async () => {
