@@ -9,12 +9,13 @@ import { verifyChain } from '@turnlog/audit'
 import { createMessage, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { runSql } from './support/security-fixtures.js'
+import { createLoginRole, dropLoginRoles, runSql, type LoginRole } from './support/security-fixtures.js'
 
 let db: TestDatabase
 let redactor: PostgresStore
 let forker: PostgresStore
 let writer: PostgresStore
+let tenantRole: LoginRole | undefined
 
 beforeAll(async () => {
   db = await createTestDatabase()
@@ -26,6 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of [redactor, forker, writer]) await s?.close()
   await db?.drop()
+  if (tenantRole) await dropLoginRoles([tenantRole])
 })
 
 /** Sessions (and events) whose stored payload still holds `secret`, as the superuser reads the table. */
@@ -125,6 +127,33 @@ describe('redact racing every path that copies or extends a holder (class)', () 
       expect(second).toHaveProperty('ok')
       expect(await holders(a)).toEqual([])
       expect(await holders('hello')).not.toContain(f.parent)
+    }
+  })
+})
+
+describe('redact racing a fork through a tenant login (row level security applies)', () => {
+  it('leaves no copy holding the content (20 rounds)', async () => {
+    // given a tenant writer login, two stores of it, and the tenant's sessions
+    tenantRole = await createLoginRole(db, 'rr', { groups: ['turnlog_writer'], tenant: 'acme' })
+    const a = await openStore({ connectionString: tenantRole.connectionString, migrate: false, pool: { max: 2 } })
+    const b = await openStore({ connectionString: tenantRole.connectionString, migrate: false, pool: { max: 2 } })
+    try {
+      for (let round = 0; round < 20; round++) {
+        const secret = `secret-tenant-${round}-${Math.random().toString(36).slice(2)}`
+        const parent = await a.createSession({ tenantId: 'acme' })
+        const messages = [createMessage({ role: 'user', content: secret }), createMessage({ role: 'assistant', content: 'ok' })]
+        await a.append(parent, messages)
+        const child = await a.fork(parent, { at: messages[1]?.id ?? '' })
+        // when one login's store redacts through the fork while the other forks the parent
+        const [redacted, forked] = await race(() => a.redact(child, messages[0]?.id ?? ''), () => b.fork(parent, { at: messages[1]?.id ?? '' }))
+        // then
+        expect(redacted).toHaveProperty('ok')
+        expect(forked).toHaveProperty('ok')
+        expect(await holders(secret)).toEqual([])
+      }
+    } finally {
+      await a.close()
+      await b.close()
     }
   })
 })
