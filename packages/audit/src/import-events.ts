@@ -13,11 +13,13 @@ import {
   parseSessionId,
   type JsonValue,
   type SessionId,
+  type StoredEvent,
 } from '@turnlog/core'
 import { checkSafeJson, checkSafeText, mapDatabaseError, sqlState, type PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
 import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, exportedChainHash, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
+import { ChainVerifier } from './verify-chain.js'
 
 /** Result of {@link importEvents}. */
 export interface ImportResult {
@@ -335,6 +337,27 @@ function foreignSession(s: ParsedSession, e: ParsedEvent, other: { sessionId: st
   })
 }
 
+/**
+ * Refuses (`IMPORT_FAILED`, naming the line and seq) a session whose scrubbed events are not exactly
+ * what its chained `message_redacted` records say: a placeholder rewritten in the file (another role,
+ * other pairing ids), a scrub no record confirms, a record without its placeholder digest. The database
+ * links a scrubbed event over its digest, so this is the check that covers the placeholder itself
+ * (the same rule as `verifyChain`). Only sessions holding a scrubbed event pay for it.
+ */
+function checkScrubs(s: ParsedSession, events: readonly ParsedEvent[]): void {
+  if (!events.some((e) => e.record.payloadDigest !== undefined)) return
+  const verifier = new ChainVerifier(s.id)
+  for (const e of events) verifier.push(e.record as unknown as StoredEvent)
+  const found = verifier.finish(events.length).breaks.find((b) => b.kind === 'redaction_mismatch')
+  if (found === undefined) return
+  const line = events.find((e) => e.record.seq === found.seq)?.line ?? s.line
+  throw fail(line, `session ${s.id} seq ${found.seq}: ${found.explanation}; nothing of the session was imported`, {
+    sessionId: s.id,
+    seq: found.seq,
+    reason: 'redaction_mismatch',
+  })
+}
+
 /** Writes events through `turnlog.import_events`, in calls of at most a batch's size; maps `TLC02` to `IMPORT_FAILED`. */
 async function insertEvents(db: Kysely<unknown>, rows: readonly { readonly session: ParsedSession; readonly event: ParsedEvent }[]): Promise<void> {
   for (let from = 0; from < rows.length; ) {
@@ -406,6 +429,7 @@ async function writeSessions(db: Kysely<unknown>, batch: readonly FileSession[])
   // original appends of this batch: message id → the first session of the batch appending it
   const origins = new Map<string, { session: ParsedSession; event: ParsedEvent }>()
   for (const { session: s, events } of batch) {
+    checkScrubs(s, events)
     const row = rowOf.get(s.id)
     const have = stored.get(s.id) ?? []
     const common = Math.min(have.length, events.length)

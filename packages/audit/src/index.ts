@@ -1,5 +1,6 @@
 /** @packageDocumentation */
 export { verifyChain, type ChainBreak, type ChainBreakKind, type ChainVerification } from './verify-chain.js'
+export { verifyExport } from './verify-export.js'
 export { audit } from './audit.js'
 export {
   AUDIT_CHECKS,

@@ -3,6 +3,7 @@ import {
   eventChainHash,
   contentHash,
   isRedactedPayload,
+  placeholderDigest,
   type ChatMessage,
   type SessionStore,
   type StoredEvent,
@@ -20,8 +21,10 @@ import {
  * - `truncated`: the session's version is beyond its last stored event (the tail was deleted).
  * - `version_mismatch`: events exist beyond the session's version (written around the store).
  * - `redaction_mismatch`: a scrubbed payload (a redaction placeholder with a `payloadDigest`) that no
- *   `message_redacted` event records with that digest, a record naming an event that is not scrubbed,
- *   or a "scrubbed" payload that is not a placeholder: a forged or undone redaction.
+ *   `message_redacted` event records with that digest, content hash and placeholder digest (a
+ *   placeholder rewritten after the scrub), a record naming an event that is not scrubbed, a record
+ *   that does not commit to its placeholder (written before migration 0009), or a "scrubbed" payload
+ *   that is not a placeholder: a forged, altered or undone redaction.
  */
 export type ChainBreakKind =
   | 'hash_mismatch'
@@ -117,7 +120,13 @@ export class ChainVerifier {
 
     if (linkKnown) {
       const link = (anchor: string): string => eventChainHash(anchor, e)
-      const expected = anchors.map(link)
+      let expected: string[]
+      try {
+        expected = anchors.map(link)
+      } catch {
+        // a field of a foreign shape (an export file's: a digest that is not hex): no link can match
+        expected = ['(unhashable)']
+      }
       if (!expected.includes(e.hash)) {
         this.#break(e, 'hash_mismatch', expected[0] ?? '', e.hash,
           `seq ${seq} (${e.type}) does not hash to its stored link: this event, or the stored hash of seq ${seq - 1}, was changed after it was written`)
@@ -168,20 +177,40 @@ export class ChainVerifier {
     }
   }
 
-  /** Each scrub a `message_redacted` event lists must be a scrubbed event of the same message with the same digest. */
+  /**
+   * Each scrub a `message_redacted` event lists must be a scrubbed event of the same message with the
+   * same digest, the same content hash, and the placeholder the record commits to (`placeholderDigest`).
+   */
   #checkRedaction(e: StoredEvent): void {
     if (e.type !== 'message_redacted') return
     const listed = Array.isArray(e.data.scrubbed) ? e.data.scrubbed : []
-    for (const item of listed as readonly unknown[] as readonly { seq: number; payloadDigest: string }[]) {
+    for (const item of listed as readonly unknown[] as readonly { seq: number; payloadDigest: string; contentHash?: unknown; placeholderDigest?: unknown }[]) {
       if (typeof item !== 'object' || item === null) {
         this.#break(e, 'redaction_mismatch', '(a scrub record)', String(item), `seq ${e.seq} holds a malformed scrub record`)
         continue
       }
       const pending = this.#scrubbed.get(item.seq)
+      if (pending !== undefined && typeof item.placeholderDigest !== 'string') {
+        this.#scrubbed.delete(item.seq)
+        this.#break(pending.event, 'redaction_mismatch', '(a placeholderDigest)', '(none)',
+          `seq ${e.seq} records the scrub of seq ${item.seq} without committing to its placeholder (a record from before migration 0009): the placeholder cannot be verified`)
+        continue
+      }
       if (pending !== undefined && pending.digest === item.payloadDigest && pending.event.messageId === e.messageId) {
         this.#scrubbed.delete(item.seq)
+        const placeholder = typeof pending.event.payload === 'object' && pending.event.payload !== null ? placeholderDigest(pending.event.payload) : '(none)'
+        // (a payload that is no placeholder at all is already reported by #checkContent)
+        if (placeholder !== item.placeholderDigest && isRedactedPayload(pending.event.payload)) {
+          this.#break(pending.event, 'redaction_mismatch', String(item.placeholderDigest), placeholder,
+            `seq ${item.seq} of message ${e.messageId ?? '?'} holds another placeholder than the one seq ${e.seq} recorded when it scrubbed it: the placeholder was rewritten`)
+        } else if (item.contentHash !== undefined && item.contentHash !== pending.event.contentHash) {
+          this.#break(pending.event, 'redaction_mismatch', String(item.contentHash), pending.event.contentHash ?? '(none)',
+            `seq ${item.seq} of message ${e.messageId ?? '?'} carries another content hash than the one seq ${e.seq} recorded when it scrubbed it`)
+        }
         this.#confirmed.set(item.seq, item.payloadDigest)
-      } else if (this.#confirmed.get(item.seq) !== item.payloadDigest) {
+        continue
+      }
+      if (this.#confirmed.get(item.seq) !== item.payloadDigest) {
         this.#break(e, 'redaction_mismatch', item.payloadDigest, pending?.digest ?? '(not scrubbed)',
           pending === undefined
             ? `seq ${e.seq} records the scrub of seq ${item.seq}, which holds no scrubbed payload of message ${e.messageId}: the redaction was undone, or the record forged`

@@ -7,6 +7,7 @@ import {
   GENESIS_HASH,
   chainHash,
   contentHash,
+  placeholderDigest,
   redactedPayload,
   sha256Hex,
   type ChatMessage,
@@ -60,15 +61,17 @@ function verify(events: readonly StoredEvent[], version = events.at(-1)?.seq ?? 
 const secret = { role: 'user', content: 'my card is 4111 1111 1111 1111' } as ChatMessage
 
 /** seq 2 holds `secret`, scrubbed: placeholder payload, digest of the original text, plus its record at seq 4. */
-function redactedLog(overrides: { record?: Spec | null; placeholder?: ChatMessage } = {}): StoredEvent[] {
+function redactedLog(overrides: { record?: Spec | null; placeholder?: ChatMessage; recorded?: Record<string, unknown> } = {}): StoredEvent[] {
   const digest = sha256Hex(JSON.stringify(secret))
+  // what redact_message records (0009): the original's content hash and digest, and the placeholder's digest
+  const scrub = overrides.recorded ?? { seq: 2, contentHash: contentHash(secret), payloadDigest: digest, placeholderDigest: placeholderDigest(redactedPayload(secret)) }
   const specs: Spec[] = [
     { seq: 1 },
     { seq: 2, payload: overrides.placeholder ?? redactedPayload(secret), contentHash: contentHash(secret), payloadDigest: digest },
     { seq: 3 },
   ]
   const record = overrides.record === undefined
-    ? { seq: 4, type: 'message_redacted' as const, messageId: mid(2), payload: null, contentHash: null, data: { scrubbed: [{ seq: 2, payloadDigest: digest }], origin: SESSION } }
+    ? { seq: 4, type: 'message_redacted' as const, messageId: mid(2), payload: null, contentHash: null, data: { scrubbed: [scrub], origin: SESSION } }
     : overrides.record
   if (record !== null) specs.push(record)
   return log(specs)
@@ -153,6 +156,25 @@ describe('ChainVerifier', () => {
 
     // then
     expect(result.breaks.map((b) => [b.seq, b.kind])).toEqual([[2, 'redaction_mismatch']])
+  })
+
+  it('reports a placeholder rewritten after the scrub with another valid placeholder (issue 13 item 5)', () => {
+    // when the scrubbed payload is another role's placeholder, or the tool-call pairing is forged
+    const roles = verify(redactedLog({ placeholder: { role: 'assistant', content: '[redacted]' } as ChatMessage }))
+    const pairing = verify(redactedLog({ placeholder: { role: 'user', content: '[redacted]', tool_call_id: 'call_9' } as ChatMessage }))
+
+    // then each is located at the scrubbed seq
+    expect([roles, pairing].map((r) => r.breaks.map((b) => [b.seq, b.kind]))).toEqual([[[2, 'redaction_mismatch']], [[2, 'redaction_mismatch']]])
+  })
+
+  it('reports a scrub record that does not commit to its placeholder (written before migration 0009), and one with another content hash', () => {
+    // given the records
+    const digest = sha256Hex(JSON.stringify(secret))
+    const old = verify(redactedLog({ recorded: { seq: 2, payloadDigest: digest } }))
+    const otherHash = verify(redactedLog({ recorded: { seq: 2, contentHash: 'ab'.repeat(32), payloadDigest: digest, placeholderDigest: placeholderDigest(redactedPayload(secret)) } }))
+
+    // then
+    expect([old, otherHash].map((r) => r.breaks.map((b) => [b.seq, b.kind]))).toEqual([[[2, 'redaction_mismatch']], [[2, 'redaction_mismatch']]])
   })
 
   it('reports a record naming an event that holds no scrubbed payload (an undone redaction)', () => {

@@ -107,6 +107,9 @@ function connectionHint(error: unknown, code: string, db: DatabaseContext | unde
 function hintFor(error: unknown, code: string, db: DatabaseContext | undefined): string | undefined {
   const connection = connectionHint(error, code, db)
   if (connection !== undefined) return connection
+  // a failed migration says itself what to do (the roles step names `turnlog migrate --roles-sql`)
+  const own = (error as { details?: { hint?: unknown } }).details?.hint
+  if (code === 'MIGRATION_FAILED' && typeof own === 'string') return own
   const state = sqlStateOf(error)
   if (state === '42P01' || state === '3F000' || state === '42703' || state === '42883') {
     return 'The turnlog schema is missing or older than this turnlog: run `turnlog migrate` (as a role that may change the schema).'

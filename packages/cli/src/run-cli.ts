@@ -95,8 +95,11 @@ Examples:
   program
     .command('migrate')
     .description('bring the turnlog schema up to date (demo, import and the embedded database do it by themselves)')
-    .addHelpText('after', '\nExamples:\n  $ turnlog --database-url postgresql://app@db/app migrate\n  $ turnlog migrate --json')
-    .action(async (_opts: unknown, command: Command) => setExit(await (await import('./commands/run-migrate.js')).runMigrate(context(command))))
+    .option('--roles-sql', 'print the SQL a DBA runs once per cluster to create the turnlog roles (connects to nothing)')
+    .addHelpText('after', '\nExamples:\n  $ turnlog --database-url postgresql://app@db/app migrate\n  $ turnlog migrate --json\n  $ turnlog --database-url postgresql://app@db/app migrate --roles-sql | psql -U postgres app')
+    .action(async (opts: { rolesSql?: boolean }, command: Command) =>
+      setExit(await (await import('./commands/run-migrate.js')).runMigrate(context(command), opts)),
+    )
 
   program
     .command('sessions')

@@ -1,5 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { TurnlogError } from './turnlog-error.js'
 
 /** The hash before a session's first event: 32 zero bytes, hex. */
 export const GENESIS_HASH = '0'.repeat(64)
@@ -74,4 +75,17 @@ export function eventChainHash(prevHex: string, e: ChainedEvent): string {
     payloadText: e.payload === null ? null : JSON.stringify(e.payload),
     payloadDigest: e.payloadDigest ?? null,
   })
+}
+
+/**
+ * Hex SHA-256 of a redaction placeholder's stored text (`JSON.stringify` of the placeholder): the
+ * `placeholderDigest` of a scrub record in a `message_redacted` event. The database computes the same
+ * (`turnlog.placeholder_digest`, migration 0009) when it scrubs; `verifyChain` recomputes it from the
+ * scrubbed event's payload, so a placeholder rewritten after the scrub (another role, other pairing
+ * ids) no longer matches the chained record.
+ */
+export function placeholderDigest(placeholder: unknown): string {
+  const text = typeof placeholder === 'object' && placeholder !== null ? JSON.stringify(placeholder) : undefined
+  if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', 'placeholderDigest needs a placeholder object')
+  return bytesToHex(sha256(utf8ToBytes(text)))
 }

@@ -130,8 +130,18 @@ export interface MessageRedactedEvent extends EventBase {
   readonly payload: null
   readonly data: {
     readonly reason?: string
-    /** The events of this session scrubbed by this redaction. */
-    readonly scrubbed?: readonly { readonly seq: number; readonly payloadDigest: string }[]
+    /**
+     * The events of this session scrubbed by this redaction: each one's seq, original content hash,
+     * `payloadDigest` (SHA-256 of the original payload text) and `placeholderDigest` (SHA-256 of the
+     * placeholder text that replaced it, see `placeholderDigest`). Records written before migration
+     * 0009 lack the last two.
+     */
+    readonly scrubbed?: readonly {
+      readonly seq: number
+      readonly contentHash?: string
+      readonly payloadDigest: string
+      readonly placeholderDigest?: string
+    }[]
     /** The session the redaction was requested in (a copy in a fork is scrubbed with it). */
     readonly origin?: SessionId
   }

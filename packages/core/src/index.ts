@@ -71,7 +71,7 @@ export {
   type SessionForkedEvent,
   type StoredEvent,
 } from './events.js'
-export { GENESIS_HASH, chainHash, eventChainHash, type ChainInput, type ChainedEvent } from './chain-hash.js'
+export { GENESIS_HASH, chainHash, eventChainHash, placeholderDigest, type ChainInput, type ChainedEvent } from './chain-hash.js'
 export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
 export {
   foldSession,

@@ -8,6 +8,7 @@ export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js'
 export { statementRolledBack } from './statement-rolled-back.js'
 export { migrateToLatest, type MigrateResult } from './migrate-to-latest.js'
+export { TURNLOG_ROLES, rolesSql, type RolesSqlOptions } from './roles-sql.js'
 export { PGliteDialect, type PGliteDialectConfig } from './pglite-dialect.js'
 export { mapDatabaseError, sqlState } from './map-database-error.js'
 export { withRetry, type RetryOptions } from './with-retry.js'

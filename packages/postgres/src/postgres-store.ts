@@ -1265,8 +1265,11 @@ export class PostgresStore implements SessionStore {
     const mid = parseMessageId(messageId)
     if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'redact options must be an object')
     if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
-    const result = await this.#tx(async (db) => {
+    const result = await this.#redactRetrying(() => this.#tx(async (db) => {
       await this.#lock(db, id)
+      // every session of the tenant holding the message, locked, forks committed meanwhile included: a
+      // fork copies only under its parent's lock, so what is read below is every copy there will be
+      await sql`select turnlog.lock_message_sessions(${id}::uuid, ${mid}::uuid)`.execute(db)
       // what turnlog.redact_message scrubs: the unscrubbed content events and the conflict evidence of
       // the message in every session of this session's tenant; it checks that this is exactly the set
       const sameTenant = sql`(select s.session_id from turnlog.sessions s where s.tenant_id is not distinct from
@@ -1298,11 +1301,28 @@ export class PostgresStore implements SessionStore {
         }
         throw error
       }
-    })
+    }))
     if (this.#init.inTransaction !== true) for (const s of result) this.#known.setVersion(s.sessionId, s.version)
     const own = result.find((s) => s.sessionId === id)
     if (!own) throw new TurnlogError('DB_ERROR', 'redact_message did not report the session')
     return { version: own.version, sessions: result }
+  }
+
+  /**
+   * Runs a redaction transaction again (at most 5 times) when it lost a race: a deadlock between two
+   * redactions locking overlapping sessions (40P01), or targets changed under it (40001). A redaction is
+   * idempotent, so a retry scrubs only what is still unscrubbed. Inside a caller's transaction the error
+   * goes to the caller (the transaction is aborted).
+   */
+  async #redactRetrying<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run()
+      } catch (error) {
+        const state = sqlState((error as { cause?: unknown } | null)?.cause) ?? sqlState(error)
+        if (attempt >= 5 || this.#init.inTransaction === true || (state !== '40P01' && state !== '40001')) throw error
+      }
+    }
   }
 
   async conflicts(sessionId: string): Promise<readonly ConflictRecord[]> {

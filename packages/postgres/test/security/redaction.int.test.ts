@@ -5,6 +5,7 @@ import {
   foldSession,
   isTurnlogError,
   newSessionId,
+  placeholderDigest,
   redactedPayload,
   toWire,
   transcriptOf,
@@ -151,10 +152,15 @@ describe('store.redact', () => {
     // then
     for (const [seq, hash] of hashesBefore) expect(log.find((e) => e.seq === seq)?.contentHash).toBe(hash)
     expect(scrubbed.map((e) => e.seq)).toEqual([2, 3, 4, 6])
+    // each record commits to the original (content hash, payload digest) and to the placeholder stored
+    const record = (i: number): unknown => {
+      const e = scrubbed[i]
+      return { seq: e?.seq, contentHash: e?.contentHash, payloadDigest: e?.payloadDigest, placeholderDigest: placeholderDigest(e?.payload) }
+    }
     expect(redactions.map((e) => e.type === 'message_redacted' && e.data)).toEqual([
-      { reason: 'GDPR art. 17 request #42', scrubbed: [{ seq: 2, payloadDigest: scrubbed[0]?.payloadDigest }, { seq: 6, payloadDigest: scrubbed[3]?.payloadDigest }], origin: S },
-      { reason: 'GDPR art. 17 request #42', scrubbed: [{ seq: 3, payloadDigest: scrubbed[1]?.payloadDigest }], origin: S },
-      { reason: 'GDPR art. 17 request #42', scrubbed: [{ seq: 4, payloadDigest: scrubbed[2]?.payloadDigest }], origin: S },
+      { reason: 'GDPR art. 17 request #42', scrubbed: [record(0), record(3)], origin: S },
+      { reason: 'GDPR art. 17 request #42', scrubbed: [record(1)], origin: S },
+      { reason: 'GDPR art. 17 request #42', scrubbed: [record(2)], origin: S },
     ])
     expect(verifications.map((v) => ({ ok: v.ok, breaks: v.breaks }))).toEqual([S, C, D].map(() => ({ ok: true, breaks: [] })))
     const reports = await Promise.all([S, C, D].map((sid) => audit(store, sid)))

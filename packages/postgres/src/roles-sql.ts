@@ -1,0 +1,45 @@
+import { TurnlogError } from '@turnlog/core'
+
+/** The cluster-wide group roles turnlog's schema is built on (see docs/security.md). */
+export const TURNLOG_ROLES = ['turnlog_owner', 'turnlog_writer', 'turnlog_reader'] as const
+
+/** Options of {@link rolesSql}. */
+export interface RolesSqlOptions {
+  /** The login that will run `turnlog migrate`: the script grants it `turnlog_owner`. */
+  readonly migrator?: string
+}
+
+/** A role name as a quoted SQL identifier. */
+function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`
+}
+
+/**
+ * The SQL a DBA runs once per cluster (as a superuser or a role with `CREATEROLE`) so that a login
+ * without `CREATEROLE` can run turnlog's migrations: it creates the three `NOLOGIN` group roles when
+ * they are missing (idempotent, safe to run again) and, with `migrator`, grants that login
+ * `turnlog_owner`. The migration's roles step then only checks that they exist. `turnlog migrate
+ * --roles-sql` prints it. Throws `INVALID_INPUT` for a migrator name that is not a role name.
+ */
+export function rolesSql(options: RolesSqlOptions = {}): string {
+  if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'rolesSql options must be an object')
+  const { migrator } = options
+  if (migrator !== undefined && (typeof migrator !== 'string' || migrator === '' || migrator.length > 63 || migrator.includes('\u0000'))) {
+    throw new TurnlogError('INVALID_INPUT', 'migrator must be a role name (1-63 characters, no NUL)')
+  }
+  const create = TURNLOG_ROLES.map((r) => `  if not exists (select 1 from pg_catalog.pg_roles where rolname = '${r}') then\n    create role ${r} nologin;\n  end if;`).join('\n')
+  const lines = [
+    '-- turnlog: the cluster roles, once per cluster, as a superuser or a role with CREATEROLE (docs/operations.md)',
+    'do $turnlog_roles$',
+    'begin',
+    create,
+    'end',
+    '$turnlog_roles$;',
+  ]
+  if (migrator !== undefined) {
+    lines.push('-- the login that runs `turnlog migrate` acts as the schema owner', `grant turnlog_owner to ${quoteIdentifier(migrator)};`)
+  } else {
+    lines.push('-- then let the login that runs `turnlog migrate` act as the schema owner:', '-- grant turnlog_owner to <migrating login>;')
+  }
+  return `${lines.join('\n')}\n`
+}
