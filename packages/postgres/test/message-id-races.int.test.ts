@@ -177,4 +177,67 @@ describe('one message id, one session: every introducing path races every other 
     expect(rows).toHaveLength(1 + WRITERS / 2)
     expect(await holders(x.id)).toHaveLength(1 + WRITERS / 2)
   })
+
+  it('a claim waits for the claiming transaction: its commit makes the waiter a conflict, its rollback lets the waiter win', async () => {
+    for (const end of ['commit', 'rollback'] as const) {
+      // given: writer 0 appended x to session a in an open transaction
+      const a = await at(stores, 0).createSession()
+      const b = await at(stores, 1).createSession()
+      const x = createMessage({ role: 'user', content: `pending ${end}` })
+      let release: () => void = () => {}
+      const released = new Promise<void>((resolve) => { release = resolve })
+      let claimed: () => void = () => {}
+      const hasClaimed = new Promise<void>((resolve) => { claimed = resolve })
+      const first = at(stores, 0).db.transaction().execute(async (trx) => {
+        await at(stores, 0).withTransaction(trx).append(a, [x])
+        claimed()
+        await released
+        if (end === 'rollback') throw new Error('rolled back on purpose')
+      }).then(() => 'committed', () => 'rolled back')
+      await hasClaimed
+
+      // when: writer 1 appends x to session b, then the first transaction ends
+      const second = outcome(b, () => at(stores, 1).append(b, [x]))
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      release()
+
+      // then: exactly one holds it, decided by how the first ended
+      expect(await first).toBe(end === 'commit' ? 'committed' : 'rolled back')
+      const o = await second
+      if (end === 'commit') expect(o).toMatchObject({ ok: false, code: 'MESSAGE_CONFLICT', reason: 'foreign_session' })
+      else expect(o.ok).toBe(true)
+      expect(await holders(x.id)).toEqual([end === 'commit' ? a : b])
+    }
+  })
+
+  it('inside a caller\'s transaction the loser of a race gets DB_TRANSIENT (its transaction is aborted), and nothing of it is written', async () => {
+    // given: writer 1 claimed x in an open transaction; writer 0's transaction appends x to another session
+    const a = await at(stores, 0).createSession()
+    const b = await at(stores, 1).createSession()
+    const x = createMessage({ role: 'user', content: 'claimed in a transaction' })
+    let release: () => void = () => {}
+    const released = new Promise<void>((resolve) => { release = resolve })
+    let claimed: () => void = () => {}
+    const hasClaimed = new Promise<void>((resolve) => { claimed = resolve })
+    const winner = at(stores, 1).db.transaction().execute(async (trx) => {
+      await at(stores, 1).withTransaction(trx).append(b, [x])
+      claimed()
+      await released
+    })
+    await hasClaimed
+
+    // when
+    const loser = at(stores, 0).db.transaction().execute(async (trx) => {
+      await at(stores, 0).withTransaction(trx).append(a, [x])
+    }).catch((e: unknown) => e)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    release()
+    await winner
+
+    // then
+    const error = await loser
+    expect(isTurnlogError(error, 'DB_TRANSIENT') && error.details['constraint']).toBe('message_ids_pkey')
+    expect(await holders(x.id)).toEqual([b])
+    expect((await at(stores, 0).getSession(a)).version).toBe(0)
+  })
 })
