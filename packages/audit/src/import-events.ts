@@ -15,7 +15,7 @@ import {
   type SessionId,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkSafeJson, checkSafeText, mapDatabaseError, sqlState, type PostgresStore } from '@turnlog/postgres'
+import { checkSafeJson, checkSafeText, lostMessageIdRace, mapDatabaseError, sqlState, type PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
 import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, exportedChainHash, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
@@ -523,12 +523,24 @@ async function writeSessions(db: Kysely<unknown>, batch: readonly FileSession[])
   return outcomes
 }
 
+/**
+ * Runs `fn` in a transaction (or the caller's). A write that lost a race for a key it found free (a
+ * concurrent writer stored one of the file's new message ids, or created one of its sessions, after
+ * `fn` read the store) wrote nothing and runs again, once or twice: it then finds what the other
+ * writer stored and skips it, extends it or refuses it (`MESSAGE_CONFLICT`, `SESSION_EXISTS`). A
+ * session id another tenant holds stays invisible and ends as `SESSION_EXISTS`.
+ */
 async function inTransaction<T>(db: Kysely<unknown>, fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
-  try {
-    if (db.isTransaction) return await fn(db)
-    return await db.transaction().execute(fn)
-  } catch (error) {
-    throw mapDatabaseError(error)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (db.isTransaction) return await fn(db)
+      return await db.transaction().execute(fn)
+    } catch (error) {
+      const mapped = mapDatabaseError(error)
+      const lostRace = lostMessageIdRace(error) || (sqlState(error) === '23505' && mapped.code === 'SESSION_EXISTS')
+      if (lostRace && !db.isTransaction && attempt < 3) continue
+      throw mapped
+    }
   }
 }
 

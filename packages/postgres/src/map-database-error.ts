@@ -38,9 +38,30 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
 }
 
+/** The constraint a driver error names (a unique or foreign key violation), if any. */
+function constraintOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const constraint = (error as DriverError).constraint
+  return typeof constraint === 'string' ? constraint : undefined
+}
+
+/**
+ * True when a statement lost the race for a message id (migration 0008): another transaction stored the
+ * same new id in another session (or the same one) after this statement classified it as new, and
+ * `turnlog.message_ids`'s primary key refused the second claim. Nothing of the statement was written;
+ * run it again and the id classifies as a duplicate or a `MESSAGE_CONFLICT`. Also true for `TLR01`,
+ * the same refusal of the append functions before 0008.
+ */
+export function lostMessageIdRace(error: unknown): boolean {
+  const state = sqlState(error)
+  return state === 'TLR01' || (state === '23505' && constraintOf(error) === 'message_ids_pkey')
+}
+
 /**
  * Maps any error from the driver to a {@link TurnlogError}, in one place: turnlog's own SQLSTATEs
- * (`TLS01` no session, `TLV01` version conflict, `TLC01` broken chain), transient failures
+ * (`TLS01` no session, `TLV01` version conflict, `TLC01` broken chain), the unique keys a write can
+ * meet (a session id taken: `SESSION_EXISTS`; a message id taken by a concurrent writer:
+ * `DB_TRANSIENT`, see {@link lostMessageIdRace}), transient failures
  * (`DB_TRANSIENT`), timeouts (`DB_TIMEOUT`), privileges (`PERMISSION_DENIED`), else `DB_ERROR`.
  * The original error is kept as `cause`.
  */
@@ -64,6 +85,20 @@ export function mapDatabaseError(error: unknown): TurnlogError {
       return new TurnlogError('DB_TRANSIENT', `a concurrent append stored the same messages; retry: ${message}`, { details, cause: error })
     case 'TLC01':
       return new TurnlogError('CORRUPT_LOG', message, { details, cause: error })
+    case '23505': {
+      const constraint = constraintOf(error)
+      // a session id is global (another tenant's session hides behind row level security): taken is taken
+      if (constraint === 'sessions_pkey') {
+        return new TurnlogError('SESSION_EXISTS', `a session with this id already exists: ${message}`, { details: { ...details, constraint }, cause: error })
+      }
+      if (constraint === 'message_ids_pkey') {
+        return new TurnlogError('DB_TRANSIENT', `a concurrent writer stored the same message id; retry (it is then a duplicate or a conflict): ${message}`, {
+          details: { ...details, constraint },
+          cause: error,
+        })
+      }
+      break
+    }
     case '57014':
       return new TurnlogError('DB_TIMEOUT', `statement timed out: ${message}`, { details, cause: error })
     case '42501':

@@ -8,6 +8,7 @@ import * as m0004 from './migrations/0004_create_batch_rebuild.js'
 import * as m0005 from './migrations/0005_add_group_append.js'
 import * as m0006 from './migrations/0006_speed_up_load.js'
 import * as m0007 from './migrations/0007_speed_up_import.js'
+import * as m0008 from './migrations/0008_unify_message_ids.js'
 import * as m0009 from './migrations/0009_harden_redaction_and_roles.js'
 
 /** Every migration, in order. Names are `NNNN_verb_object`; released ones are never edited. */
@@ -19,6 +20,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005_add_group_append': m0005,
   '0006_speed_up_load': m0006,
   '0007_speed_up_import': m0007,
+  '0008_unify_message_ids': m0008,
   '0009_harden_redaction_and_roles': m0009,
 }
 

@@ -1,6 +1,7 @@
 import {
   TurnlogError,
   contentHash,
+  isTurnlogError,
   foldSession,
   liveMessages,
   newEventId,
@@ -55,7 +56,7 @@ import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js
 import { GroupCommit } from './group-commit.js'
 import { KnownMessages } from './known-messages.js'
 import { loadLiveRows, loadLiveRowsPrepared } from './load-live-rows.js'
-import { mapDatabaseError, sqlState } from './map-database-error.js'
+import { lostMessageIdRace, mapDatabaseError, sqlState } from './map-database-error.js'
 import { checkSafeText, checkSafeJson } from './safe-text.js'
 import { statementRolledBack } from './statement-rolled-back.js'
 import type { DedicatedConnectionFactory } from './subscriptions/dedicated-connection.js'
@@ -176,6 +177,11 @@ function toSessionInfo(row: SessionRow): SessionInfo {
             at: row.fork_at as MessageId,
           },
   }
+}
+
+/** `UNKNOWN_MESSAGE` for a revise or finalize of a message that is not live in the session. */
+function unknownLiveMessage(id: SessionId, mid: MessageId): TurnlogError {
+  return new TurnlogError('UNKNOWN_MESSAGE', `message ${mid} is not live in session ${id}`, { details: { sessionId: id, messageId: mid } })
 }
 
 function checkVersion(expected: number | undefined, actual: number): void {
@@ -525,10 +531,11 @@ export class PostgresStore implements SessionStore {
       } catch (error) {
         const state = sqlState(error)
         if (state === 'TLM01') throw await this.#conflict(id, batch, hashes, error)
-        // another writer stored some of these ids between the function's check and its lock: they are
-        // duplicates now, so the same call classifies them correctly (not inside a caller's transaction,
-        // which the failed statement has aborted)
-        if (state === 'TLR01' && attempt < 5 && this.#init.inTransaction !== true) continue
+        // another writer stored some of these ids after the function classified them (the insert's
+        // claim on turnlog.message_ids refused them): they are duplicates or conflicts now, so the same
+        // call classifies them correctly (not inside a caller's transaction, which the failed statement
+        // has aborted: there the caller retries, DB_TRANSIENT)
+        if (lostMessageIdRace(error) && attempt < 5 && this.#init.inTransaction !== true) continue
         throw mapDatabaseError(error)
       }
     }
@@ -844,67 +851,86 @@ export class PostgresStore implements SessionStore {
     const summaryBudget = new BatchBudget(this.#maxBatchBytes, summary.length)
     const summaryPayloads = summary.map((m) => summaryBudget.add(this.#payloadText(m), m.id, envelopeText(m).length + 16))
     const summaryHashes = summary.map((m) => contentHash(m))
-    return this.#observed(id, await this.#tx(async (db) => {
-      const version = await this.#lock(db, id)
-      // a retry of a compaction that already committed is a no-op
-      const existing = await sql<{ session_id: string; content_hash: string; type: string }>`
-        select session_id::text, encode(content_hash, 'hex') as content_hash, type from turnlog.events
-         where message_id = ${summary[0]?.id ?? null}::uuid and content_hash is not null`.execute(db)
-      if (existing.rows.length > 0) {
-        // any stored version of it may come first (a revision of the summary, say): look for the original content
-        const own = existing.rows.find((r) => r.session_id === id && r.content_hash === summaryHashes[0]) ?? existing.rows.find((r) => r.session_id === id)
-        if (own && own.content_hash === summaryHashes[0]) {
-          const placed = await sql<{ n: string | number }>`
-            select count(*) as n from turnlog.events
-             where session_id = ${id} and type = 'messages_compacted'
-               and (data->'summary'->>0) = ${summary[0]?.id ?? ''}`.execute(db)
-          if (Number(placed.rows[0]?.n ?? 0) > 0) return { version, summary: summary.map((m) => m.id) }
-        }
-        throw new TurnlogError('MESSAGE_CONFLICT', `summary message ${summary[0]?.id ?? ''} is already stored`, {
-          details: { sessionId: id, messageId: summary[0]?.id ?? null, reason: own ? 'content_mismatch' : 'foreign_session' },
-        })
+    // the summary's claim on its ids (turnlog.message_ids) is the cross-session check: a compaction that
+    // lost the race for one runs again and then finds it stored (a replay of itself, or a conflict)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return this.#observed(id, await this.#tx((db) => this.#compactOnce(db, id, expected, covered, summary, summaryHashes, summaryPayloads, input.reason, metadata)))
+      } catch (error) {
+        if (attempt < 5 && this.#init.inTransaction !== true && isTurnlogError(error, 'DB_TRANSIENT') && lostMessageIdRace(error.cause)) continue
+        throw error
       }
-      checkVersion(expected, version)
-      const others = await sql<{ message_id: string }>`
-        select distinct message_id::text from turnlog.events
-         where message_id = any (array(select value::uuid from json_array_elements_text(${JSON.stringify(summary.map((m) => m.id))}::json)))`.execute(db)
-      if (others.rows.length > 0) {
-        throw new TurnlogError('MESSAGE_CONFLICT', `summary message ${others.rows[0]?.message_id ?? ''} is already stored`, {
-          details: { sessionId: id, messageId: others.rows[0]?.message_id ?? null },
-        })
-      }
-      const live = await this.#liveRows(db, id)
-      const byId = new Map(live.map((r) => [r.message_id, r]))
-      const missing = covered.filter((c) => !byId.has(c))
-      if (missing.length > 0) {
-        throw new TurnlogError('UNKNOWN_MESSAGE', `compaction covers ${missing.length} message(s) that are not live: ${missing.slice(0, 3).join(', ')}`, {
-          details: { sessionId: id, missing },
-        })
-      }
-      const events: NewEvent[] = summary.map((m, i) => {
-        const d: Record<string, unknown> = { createdAt: m.createdAt }
-        if (m.externalId !== undefined) d['externalId'] = m.externalId
-        if (m.status === 'partial') d['status'] = 'partial'
-        d['deferred'] = true
-        return {
-          eventId: newEventId(),
-          type: 'message_appended',
-          messageId: m.id,
-          contentHash: summaryHashes[i] ?? null,
-          payloadText: summaryPayloads[i] ?? null,
-          dataText: JSON.stringify(d),
-        }
+    }
+  }
+
+  /** One attempt of {@link compact} in transaction `db`; the order of its checks is the contract's (docs/guarantees.md). */
+  async #compactOnce(db: Kysely<unknown>, id: SessionId, expected: number | undefined, covered: readonly MessageId[], summary: readonly Message[],
+    summaryHashes: readonly string[], summaryPayloads: readonly string[], reason: string | undefined, metadata: JsonValue | undefined): Promise<CompactResult> {
+    const version = await this.#lock(db, id)
+    // a retry of a compaction that already committed is a no-op, whatever the version now
+    const existing = await sql<{ session_id: string; content_hash: string; type: string }>`
+      select session_id::text, encode(content_hash, 'hex') as content_hash, type from turnlog.events
+       where message_id = ${summary[0]?.id ?? null}::uuid and content_hash is not null`.execute(db)
+    // any stored version of it may come first (a revision of the summary, say): look for the original content
+    const own = existing.rows.find((r) => r.session_id === id && r.content_hash === summaryHashes[0]) ?? existing.rows.find((r) => r.session_id === id)
+    if (own && own.content_hash === summaryHashes[0]) {
+      const placed = await sql<{ n: string | number }>`
+        select count(*) as n from turnlog.events
+         where session_id = ${id} and type = 'messages_compacted'
+           and (data->'summary'->>0) = ${summary[0]?.id ?? ''}`.execute(db)
+      if (Number(placed.rows[0]?.n ?? 0) > 0) return { version, summary: summary.map((m) => m.id) }
+    }
+    // then the version, before anything else about the session's state
+    checkVersion(expected, version)
+    const others = await sql<{ message_id: string; session_id: string }>`
+      select distinct message_id::text, session_id::text from turnlog.events
+       where message_id = any (array(select value::uuid from json_array_elements_text(${JSON.stringify(summary.map((m) => m.id))}::json)))
+         and content_hash is not null`.execute(db)
+    if (others.rows.length > 0) {
+      const first = summary.map((m) => others.rows.filter((r) => r.message_id === m.id)).find((rows) => rows.length > 0) ?? []
+      const mine = first.find((r) => r.session_id === id)
+      const foreign = first.find((r) => r.session_id !== id)
+      const messageId = first[0]?.message_id ?? null
+      throw new TurnlogError('MESSAGE_CONFLICT', `summary message ${messageId ?? ''} is already stored${mine ? '' : ` in session ${foreign?.session_id ?? '?'}`}; nothing was written`, {
+        details: {
+          sessionId: id,
+          messageId,
+          reason: mine ? 'content_mismatch' : 'foreign_session',
+          otherSessionId: mine ? null : (foreign?.session_id ?? null),
+        },
       })
-      const data: Record<string, unknown> = {
-        covered: covered.map((c) => ({ id: c, contentHash: byId.get(c)?.content_hash ?? '' })),
-        summary: summary.map((m) => m.id),
+    }
+    const live = await this.#liveRows(db, id)
+    const byId = new Map(live.map((r) => [r.message_id, r]))
+    const missing = covered.filter((c) => !byId.has(c))
+    if (missing.length > 0) {
+      throw new TurnlogError('UNKNOWN_MESSAGE', `compaction covers ${missing.length} message(s) that are not live: ${missing.slice(0, 3).join(', ')}`, {
+        details: { sessionId: id, missing },
+      })
+    }
+    const events: NewEvent[] = summary.map((m, i) => {
+      const d: Record<string, unknown> = { createdAt: m.createdAt }
+      if (m.externalId !== undefined) d['externalId'] = m.externalId
+      if (m.status === 'partial') d['status'] = 'partial'
+      d['deferred'] = true
+      return {
+        eventId: newEventId(),
+        type: 'message_appended',
+        messageId: m.id,
+        contentHash: summaryHashes[i] ?? null,
+        payloadText: summaryPayloads[i] ?? null,
+        dataText: JSON.stringify(d),
       }
-      if (input.reason !== undefined) data['reason'] = input.reason
-      if (metadata !== undefined) data['metadata'] = metadata
-      events.push({ eventId: newEventId(), type: 'messages_compacted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) })
-      const next = await this.#write(db, id, version, events)
-      return { version: next, summary: summary.map((m) => m.id) }
-    }))
+    })
+    const data: Record<string, unknown> = {
+      covered: covered.map((c) => ({ id: c, contentHash: byId.get(c)?.content_hash ?? '' })),
+      summary: summary.map((m) => m.id),
+    }
+    if (reason !== undefined) data['reason'] = reason
+    if (metadata !== undefined) data['metadata'] = metadata
+    events.push({ eventId: newEventId(), type: 'messages_compacted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) })
+    const next = await this.#write(db, id, version, events)
+    return { version: next, summary: summary.map((m) => m.id) }
   }
 
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
@@ -922,8 +948,11 @@ export class PostgresStore implements SessionStore {
     const partial = options.status === 'partial'
     return this.#observed(id, await this.#tx(async (db) => {
       const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
-      if (row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
+      // a replay of what is already in effect is a no-op whatever the version; anything else checks the
+      // version before the message's state (a stale writer gets VERSION_CONFLICT, not UNKNOWN_MESSAGE)
+      if (row !== undefined && row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
       checkVersion(expected, version)
+      if (row === undefined) throw unknownLiveMessage(id, mid)
       if (row.content_hash === hash) {
         // same content: only the streaming status changes
         if (partial) {
@@ -944,20 +973,19 @@ export class PostgresStore implements SessionStore {
   }
 
   /**
-   * Locks the session and returns its version, the live projection row of `mid` (else
-   * `UNKNOWN_MESSAGE`) and how many content versions the message has (1 + its revisions).
+   * Locks the session and returns its version, the live projection row of `mid` (undefined when it is
+   * not live: the caller checks the version first, then throws {@link unknownLiveMessage}) and how many
+   * content versions the message has (1 + its revisions).
    */
   async #lockLiveMessage(db: Kysely<unknown>, id: SessionId, mid: MessageId): Promise<{
     version: number
-    row: LiveRow
+    row: LiveRow | undefined
     revisions: number
   }> {
     const version = await this.#lock(db, id)
     const live = await this.#liveRows(db, id)
     const row = live.find((r) => r.message_id === mid)
-    if (!row) {
-      throw new TurnlogError('UNKNOWN_MESSAGE', `message ${mid} is not live in session ${id}`, { details: { sessionId: id, messageId: mid } })
-    }
+    if (!row) return { version, row, revisions: 0 }
     const count = await sql<{ n: string | number }>`
       select count(*) as n from turnlog.events
        where session_id = ${id} and message_id = ${mid} and content_hash is not null`.execute(db)
@@ -982,8 +1010,10 @@ export class PostgresStore implements SessionStore {
     return this.#observed(id, await this.#tx(async (db) => {
       const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
       const revision = revisions - 1
-      if (!row.partial) return { version, revision, unchanged: true }
+      // as revise: a replay (the message is final already) is a no-op, then the version, then the state
+      if (row !== undefined && !row.partial) return { version, revision, unchanged: true }
       checkVersion(expected, version)
+      if (row === undefined) throw unknownLiveMessage(id, mid)
       const next = await this.#write(db, id, version, [
         { eventId: newEventId(), type: 'message_finalized', messageId: mid, contentHash: null, payloadText: null, dataText: '{}' },
       ])
@@ -1021,9 +1051,21 @@ export class PostgresStore implements SessionStore {
         })
       }
       const inherited = live.slice(0, index + 1)
-      await sql`
+      // a concurrent fork (or createSession) with the same id: wait for it, then this call is its replay
+      // (same parent, same point: the id is returned) or SESSION_EXISTS; an id another tenant holds is
+      // invisible here (row level security) and taken all the same
+      const created = await sql<{ session_id: string }>`
         insert into turnlog.sessions (session_id, tenant_id, metadata, parent_session_id, parent_version, fork_at)
-        values (${child}, ${tenantId}, ${metadata}::json, ${parent}, ${version}, ${at})`.execute(db)
+        values (${child}, ${tenantId}, ${metadata}::json, ${parent}, ${version}, ${at})
+        on conflict (session_id) do nothing
+        returning session_id::text`.execute(db)
+      if (created.rows.length === 0) {
+        const taken = await sql<{ parent_session_id: string | null; fork_at: string | null }>`
+          select parent_session_id::text, fork_at::text from turnlog.sessions where session_id = ${child}`.execute(db)
+        const row = taken.rows[0]
+        if (row && row.parent_session_id === parent && row.fork_at === at) return child
+        throw new TurnlogError('SESSION_EXISTS', `session ${child} already exists`, { details: { sessionId: child } })
+      }
       const forked = JSON.stringify({ parentSessionId: parent, parentVersion: version, at, inherited: inherited.length })
       const next = await this.#write(db, child, 0, [
         { eventId: newEventId(), type: 'session_forked', messageId: null, contentHash: null, payloadText: null, dataText: forked },

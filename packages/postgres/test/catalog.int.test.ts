@@ -29,6 +29,15 @@ const GLOBAL_TABLES: Readonly<Record<string, string>> = {
   tenant_roles: 'maps database roles to tenants for row level security (0003)',
 }
 
+/**
+ * Tables keyed by message id, not by session, with why: the cross-session check itself, which cannot be
+ * per session. Each is shardable by `message_id` (every one of its unique keys includes it); on Citus
+ * it is distributed by `message_id` (docs/scaling.md).
+ */
+const MESSAGE_KEYED_TABLES: Readonly<Record<string, string>> = {
+  message_ids: 'one row per message id and tenant, the session that introduced it: its primary key is the arbiter (0008)',
+}
+
 describe('schema catalog (Postgres)', () => {
   it('every primary and unique key of every turnlog table with session data includes session_id (shardable by session); the global tables are listed', async () => {
     // given: the migrated schema
@@ -69,7 +78,14 @@ describe('schema catalog (Postgres)', () => {
     const tableNames = tables.map((t) => t.table_name)
     expect(tableNames).toEqual(expect.arrayContaining(['conflicts', 'events', 'live_messages', 'sessions']))
     expect(tables.filter((t) => !t.has_session_id).map((t) => t.table_name)).toEqual(Object.keys(GLOBAL_TABLES).sort())
-    const perSession = new Set(tables.filter((t) => t.has_session_id).map((t) => t.table_name))
+    const byMessage = new Set(Object.keys(MESSAGE_KEYED_TABLES))
+    expect(tableNames).toEqual(expect.arrayContaining([...byMessage]))
+    const perSession = new Set(tables.filter((t) => t.has_session_id && !byMessage.has(t.table_name)).map((t) => t.table_name))
+    // the message-keyed tables: every unique key includes message_id
+    expect([
+      ...indexes.filter((i) => byMessage.has(i.table_name) && !list(i.columns).includes('message_id')).map((i) => `${i.table_name}: ${i.definition}`),
+      ...constraints.filter((c) => byMessage.has(c.table_name) && !list(c.columns).includes('message_id')).map((c) => `${c.table_name}.${c.constraint_name}`),
+    ]).toEqual([])
     // and every primary/unique key of every table that holds session data includes session_id
     const withoutSession = [
       ...indexes.filter((i) => perSession.has(i.table_name) && !list(i.columns).includes('session_id')).map((i) => `${i.table_name}: ${i.definition}`),

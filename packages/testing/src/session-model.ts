@@ -11,7 +11,10 @@
  *   is invalid. A known id whose content was ever stored under it in this session is a duplicate (no
  *   write); other content, or an id of another session, is a conflict, and then nothing is written. New
  *   messages get one version each, in call order. `expectedVersion` is checked only when something
- *   would be written.
+ *   would be written or refused: a stale call that is not all duplicates fails with `VERSION_CONFLICT`
+ *   alone, never with the conflict it would otherwise meet.
+ * - Every write checks `expectedVersion` before the session's state (live messages, conflicts): a
+ *   stale call is `VERSION_CONFLICT` unless it is a replay of what is already in effect (a no-op).
  * - rewind: the target must be live; `after` retracts what follows it, `from` the target too. One
  *   version when something is retracted, none otherwise. `expectedVersion` is always checked.
  * - compact: covered ids must be live; the summary messages are appended (one version each, not yet
@@ -178,7 +181,10 @@ export class SessionModel {
       }
     }
     const version = s.snapshots.length - 1
-    if (fresh.length > 0 && expectedVersion !== undefined && expectedVersion !== version) codes.push('VERSION_CONFLICT')
+    if (expectedVersion !== undefined && expectedVersion !== version && (fresh.length > 0 || codes.includes('MESSAGE_CONFLICT'))) {
+      // the version first: a stale writer learns that, not what else is wrong with its batch
+      return fail([...codes.filter((c) => c !== 'MESSAGE_CONFLICT'), 'VERSION_CONFLICT'])
+    }
     if (codes.length > 0) return fail(codes)
     for (const m of fresh) this.#appendEvent(s, toModelMessage(m), false)
     return ok({ version: s.snapshots.length - 1, appended: fresh.map((m) => m.id), duplicates })
@@ -190,7 +196,7 @@ export class SessionModel {
     if (!s) return fail(['SESSION_NOT_FOUND'])
     const codes: ErrorCode[] = []
     const version = s.snapshots.length - 1
-    if (expectedVersion !== undefined && expectedVersion !== version) codes.push('VERSION_CONFLICT')
+    if (expectedVersion !== undefined && expectedVersion !== version) return fail(['VERSION_CONFLICT'])
     const targetId = 'after' in target ? target.after : target.from
     const index = s.live.indexOf(targetId)
     if (index < 0) codes.push('UNKNOWN_MESSAGE')
@@ -219,8 +225,8 @@ export class SessionModel {
     if (firstRecord && firstRecord.hashes.has(contentHash(first)) && s.placedSummaries.has(first.id)) {
       return ok({ version, summary: summary.map((m) => m.id) })
     }
+    if (expectedVersion !== undefined && expectedVersion !== version) return fail(['VERSION_CONFLICT'])
     if (summary.some((m) => (this.#owners.get(m.id)?.size ?? 0) > 0)) codes.push('MESSAGE_CONFLICT')
-    if (expectedVersion !== undefined && expectedVersion !== version) codes.push('VERSION_CONFLICT')
     if (covered.some((id) => !s.live.includes(id))) codes.push('UNKNOWN_MESSAGE')
     if (codes.length > 0) return fail(codes)
     for (const m of summary) this.#appendEvent(s, toModelMessage(m), true)
@@ -240,13 +246,14 @@ export class SessionModel {
   revise(sessionId: SessionId, id: MessageId, payload: ChatMessage, status: 'partial' | 'final' = 'final', expectedVersion?: number): ModelOutcome<ReviseResult> {
     const s = this.#sessions.get(sessionId)
     if (!s) return fail(['SESSION_NOT_FOUND'])
-    const record = s.records.get(id)
-    if (!record || record.state !== 'live') return fail(['UNKNOWN_MESSAGE'])
+    const found = s.records.get(id)
+    const record = found && found.state === 'live' ? found : undefined
     const version = s.snapshots.length - 1
     const hash = contentHash(payload)
     const partial = status === 'partial'
-    if (record.current.hash === hash && record.current.partial === partial) return ok({ version, revision: record.contents - 1, unchanged: true })
+    if (record && record.current.hash === hash && record.current.partial === partial) return ok({ version, revision: record.contents - 1, unchanged: true })
     if (expectedVersion !== undefined && expectedVersion !== version) return fail(['VERSION_CONFLICT'])
+    if (!record) return fail(['UNKNOWN_MESSAGE'])
     if (record.current.hash === hash) {
       if (partial) return fail(['INVALID_INPUT'])
       record.current = { ...record.current, partial: false }
@@ -265,11 +272,12 @@ export class SessionModel {
     if (payload !== undefined) return this.revise(sessionId, id, payload, 'final', expectedVersion)
     const s = this.#sessions.get(sessionId)
     if (!s) return fail(['SESSION_NOT_FOUND'])
-    const record = s.records.get(id)
-    if (!record || record.state !== 'live') return fail(['UNKNOWN_MESSAGE'])
+    const found = s.records.get(id)
+    const record = found && found.state === 'live' ? found : undefined
     const version = s.snapshots.length - 1
-    if (!record.current.partial) return ok({ version, revision: record.contents - 1, unchanged: true })
+    if (record && !record.current.partial) return ok({ version, revision: record.contents - 1, unchanged: true })
     if (expectedVersion !== undefined && expectedVersion !== version) return fail(['VERSION_CONFLICT'])
+    if (!record) return fail(['UNKNOWN_MESSAGE'])
     record.current = { ...record.current, partial: false }
     this.#snapshot(s)
     return ok({ version: version + 1, revision: record.contents - 1, unchanged: false })

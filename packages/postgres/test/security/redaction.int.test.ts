@@ -203,10 +203,11 @@ describe('store.redact', () => {
   })
 
   it('links an event inserted already scrubbed (an import) over its recorded digest', async () => {
-    // given the redacted log of S copied, as an importer would, into a new session (seqs kept)
+    // given the redacted log of S copied, as an importer would, into a new session (seqs kept) of
+    // another tenant (in S's own tenant its message ids are S's: turnlog.message_ids, 0008)
     const copy = newSessionId()
     await runSql(db.connectionString, `
-      insert into turnlog.sessions (session_id, tenant_id, version) select $2, tenant_id, version from turnlog.sessions where session_id = $1`, [S, copy])
+      insert into turnlog.sessions (session_id, tenant_id, version) select $2, 'copy of ' || coalesce(tenant_id, 'no tenant'), version from turnlog.sessions where session_id = $1`, [S, copy])
     // when the rows go in with their payload_digest (data and payload texts as the store wrote them)
     await runSql(db.connectionString, `
       insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data, payload_digest)
