@@ -42,7 +42,7 @@ export const MUTANTS = [
   {
     id: 'sql-foreign-id-accepted',
     invariant: 'cross-session ids: an id stored in another session is MESSAGE_CONFLICT (foreign_session)',
-    file: `${PG}/migrations/0001_create_event_log.ts`,
+    file: `${PG}/migrations/0008_unify_message_ids.ts`,
     search: 'filter (where (c.own_exists and not c.own_match) or (not c.own_exists and c.other_session is not null)),',
     replace: 'filter (where (c.own_exists and not c.own_match)),',
     tests: [CONTRACT_PG],
@@ -53,8 +53,8 @@ export const MUTANTS = [
     id: 'group-commit-overlaps-session',
     invariant: "ordering: the group commit holds a session's next batch until its previous one returned",
     file: `${PG}/group-commit.ts`,
-    search: 'if (this.#busySessions.has(session) || sessions.has(session)) {',
-    replace: 'if (sessions.has(session)) {',
+    search: 'if (this.#busySessions.has(session) || sessions.has(session) || (group.length > 0 && total + w > maxWeight)) {',
+    replace: 'if (sessions.has(session) || (group.length > 0 && total + w > maxWeight)) {',
     tests: [`${PG_TEST}/group-commit-session-order.int.test.ts`],
   },
   {
