@@ -1,8 +1,10 @@
 import {
   TurnlogError,
+  isTurnlogError,
   contentHash,
   sessionIdFromExternal,
   type JsonValue,
+  type SessionInfo,
   type SessionId,
   type SessionState,
   type SessionStore,
@@ -157,6 +159,9 @@ export async function importHermes(store: SessionStore, path: string, options: I
       const wanted = new Set(options.sessions)
       all = all.filter((s) => wanted.has(s.id))
     }
+    // every target session id is checked before anything is written: a session of the file whose id
+    // another tenant holds refuses the whole import, not the sessions after the ones already written
+    await checkTargetSessions(store, all.map((s) => hermesSessionId(s.id)), options.tenantId ?? null)
     const endReason = new Map(all.map((s) => [s.id, typeof s.columns['end_reason'] === 'string' ? s.columns['end_reason'] : null]))
     const results: HermesSessionImport[] = []
     let done = 0
@@ -173,6 +178,25 @@ export async function importHermes(store: SessionStore, path: string, options: I
     }
   } finally {
     db.close()
+  }
+}
+
+/** Throws `SESSION_EXISTS` when one of `ids` is a session of another tenant (or hidden from this one). */
+async function checkTargetSessions(store: SessionStore, ids: readonly string[], tenant: string | null): Promise<void> {
+  for (const id of ids) {
+    let info: SessionInfo
+    try {
+      info = await store.getSession(id)
+    } catch (error) {
+      if (isTurnlogError(error, 'SESSION_NOT_FOUND')) {
+        // not visible: free, or held by a tenant this login cannot see (createSession says which)
+        continue
+      }
+      throw error
+    }
+    if (info.tenantId !== tenant) {
+      throw new TurnlogError('SESSION_EXISTS', `session ${id} exists with another tenant; nothing was imported`, { details: { sessionId: id } })
+    }
   }
 }
 

@@ -57,11 +57,12 @@ describe('audit on PGlite', () => {
   it('reports tool-pairing incidents and an unfinished stream', async () => {
     // given
     const sessionId = await store.createSession()
+    const go = user('go') // created first: the log's order is the creation order (no clock_regression)
     const call = assistantCalling(['call_1', 'call_2'])
     const r1 = toolResult('call_1')
     const r1again = toolResult('call_1', 'again')
     const partial = createMessage({ role: 'assistant', content: 'half' }, { status: 'partial' })
-    await store.append(sessionId, [user('go'), call, r1, r1again, partial])
+    await store.append(sessionId, [go, call, r1, r1again, partial])
 
     // when
     const report = await audit(store, sessionId)

@@ -292,8 +292,10 @@ describe('audit: live-view incidents (through the public API)', () => {
 
   it('reports a result without a call as orphan_tool_result, matching call_id too', async () => {
     // given: a paired call by call_id, and a result for a call that is not there
+    // (created in log order: a message created before the ones stored ahead of it is a clock_regression)
+    const before = [user('go'), assistantCalling(['c1'], 'call_id'), toolResult('c1', 'ok', 'call_id')]
     const orphan = toolResult('call_gone')
-    const sessionId = await sessionWith(user('go'), assistantCalling(['c1'], 'call_id'), toolResult('c1', 'ok', 'call_id'), orphan, assistant('done'))
+    const sessionId = await sessionWith(...before, orphan, assistant('done'))
 
     // when
     const report = await audit(store, sessionId)

@@ -70,7 +70,7 @@ describe('0008 backfill of turnlog.message_ids', () => {
     const { applied } = await migrateToLatest(store.db)
 
     // then
-    expect(applied).toEqual(['0008_unify_message_ids'])
+    expect(applied[0]).toBe('0008_unify_message_ids')
     const { rows } = await sql<{ message_id: string; tenant_scope: string; session_id: string }>`
       select message_id::text, tenant_scope, session_id::text from turnlog.message_ids order by message_id, tenant_scope`.execute(store.db)
     expect(rows).toEqual(
