@@ -7,6 +7,7 @@ export { ERROR_CODES, type ErrorCode } from './error-codes.js'
 export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
 export {
   EXTERNAL_ID_NAMESPACE,
+  EXTERNAL_SCOPE_NAMESPACE,
   EXTERNAL_SESSION_NAMESPACE,
   messageIdFromExternal,
   newEventId,

@@ -29,10 +29,19 @@ export interface Message {
 
 /** Options for {@link createMessage}. */
 export interface CreateMessageOptions {
-  /** Use an existing id (import, resume). Mutually exclusive with `externalId`. */
+  /** Use an existing id (import, resume). With `externalId`, it must be the id derived from it. */
   readonly id?: string
-  /** Derive the id from the platform's message id so a redelivery gets the same id. */
+  /**
+   * Derive the id from the platform's message id so a redelivery gets the same id. Needs `scope`:
+   * the id is derived from both (see `messageIdFromExternal`).
+   */
   readonly externalId?: string
+  /**
+   * Where `externalId` is unique, e.g. `telegram:<chatId>` (a Telegram message id is unique only per
+   * chat). Required with `externalId`: a string, or `null` to declare `externalId` globally unique
+   * (then the id is the unscoped derivation, as before scopes existed). Ignored without `externalId`.
+   */
+  readonly scope?: string | null
   /** Runtime scaffolding: persistence skips it (`flush`) or refuses it (`append`). */
   readonly ephemeral?: boolean
   /** Creation time; defaults to now. Data only. */
@@ -95,11 +104,16 @@ function build(id: MessageId, payload: ChatMessage, createdAt: string, extra: {
  * otherwise.
  */
 export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message {
+  if (options.externalId !== undefined && options.scope === undefined) {
+    throw new TurnlogError('INVALID_INPUT', 'externalId needs a scope: where the platform id is unique (e.g. scope: `telegram:${chatId}`), or scope: null for a globally unique externalId', {
+      details: { field: 'scope' },
+    })
+  }
   if (options.id !== undefined && options.externalId !== undefined) {
-    const derived = messageIdFromExternal(options.externalId)
+    const derived = messageIdFromExternal(options.externalId, options.scope)
     if (parseMessageId(options.id) !== derived) {
       throw new TurnlogError('INVALID_INPUT', 'options.id and options.externalId disagree', {
-        details: { id: options.id, externalId: options.externalId, derivedId: derived },
+        details: { id: options.id, externalId: options.externalId, scope: options.scope, derivedId: derived },
       })
     }
   }
@@ -107,7 +121,7 @@ export function createMessage(payload: unknown, options: CreateMessageOptions = 
     throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or absent`)
   }
   const id = options.externalId !== undefined
-    ? messageIdFromExternal(options.externalId)
+    ? messageIdFromExternal(options.externalId, options.scope)
     : options.id !== undefined
       ? parseMessageId(options.id)
       : newMessageId()

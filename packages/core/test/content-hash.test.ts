@@ -90,7 +90,7 @@ describe('contentHash', () => {
   it('is the same for a message and for its payload, and ignores the envelope', () => {
     // given
     const a = createMessage({ role: 'user', content: 'hi' })
-    const b = createMessage({ role: 'user', content: 'hi' }, { ephemeral: true, externalId: 'x:1', status: 'partial' })
+    const b = createMessage({ role: 'user', content: 'hi' }, { ephemeral: true, externalId: 'x:1', scope: null, status: 'partial' })
 
     // when / then
     expect(contentHash(a)).toBe(contentHash(a.payload))

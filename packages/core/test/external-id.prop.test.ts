@@ -76,7 +76,7 @@ describe('external ids (properties)', () => {
     })
     expect(other.uuid.filter((u) => u !== null).length).toBeGreaterThan(50)
     expect(other.uuid.some((u) => u === null)).toBe(true)
-    names.forEach((n, i) => expect(createMessage({ role: 'user', content: 'hi' }, { externalId: n }).id).toBe(here[i]))
+    names.forEach((n, i) => expect(createMessage({ role: 'user', content: 'hi' }, { externalId: n, scope: null }).id).toBe(here[i]))
     expect(new Set(here).size).toBe(new Set(names).size)
   })
 })

@@ -10,7 +10,7 @@ describe('toWire', () => {
   it('sends the payloads only: no envelope key, whatever the envelope holds (#104359: "Extra inputs are not permitted")', () => {
     // given
     const list = [
-      createMessage({ role: 'user', content: 'hi' }, { externalId: 'telegram:1:2', createdAt: '2026-01-01T00:00:00Z' }),
+      createMessage({ role: 'user', content: 'hi' }, { externalId: 'telegram:1:2', scope: null, createdAt: '2026-01-01T00:00:00Z' }),
       createMessage({ role: 'assistant', content: 'Hel' }, { status: 'partial' }),
       createMessage({ role: 'user', content: 'please continue' }, { ephemeral: true }),
     ]

@@ -979,7 +979,7 @@ describe('large values', () => {
       () => store.createSession({ tenantId: huge }),
       () => store.rewind(session, { after: m.id }, { reason: huge }),
       () => store.rewind(session, { after: huge as MessageId }),
-      () => store.append(session, [createMessage({ role: 'user', content: 'x' }, { externalId: huge })]),
+      () => store.append(session, [createMessage({ role: 'user', content: 'x' }, { externalId: huge, scope: null })]),
       () => store.sessions({ after: huge }),
     ]
     // then

@@ -236,7 +236,7 @@ export function hermesRowMessage(
   const externalId = hermesExternalId(hermesSessionId, row.rowId)
   let message: Message
   try {
-    message = createMessage(payload, SAFE_TEXT.test(externalId) ? { externalId, createdAt } : { id: messageIdFromExternal(externalId), createdAt })
+    message = createMessage(payload, SAFE_TEXT.test(externalId) ? { externalId, scope: null, createdAt } : { id: messageIdFromExternal(externalId), createdAt })
   } catch (error) {
     warn('unsupported_row', `rows that do not form a valid message were skipped (first: ${error instanceof Error ? error.message : String(error)})`)
     return null

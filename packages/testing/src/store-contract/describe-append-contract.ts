@@ -49,7 +49,7 @@ export function describeAppendContract(ctx: ContractContext): void {
       // given
       const store = ctx.store()
       const sid = await store.createSession()
-      const m = createMessage({ role: 'user', content: 'from telegram' }, { externalId: 'telegram:chat1:msg7', createdAt: '2001-02-03T04:05:06.789Z' })
+      const m = createMessage({ role: 'user', content: 'from telegram' }, { externalId: 'telegram:chat1:msg7', scope: null, createdAt: '2001-02-03T04:05:06.789Z' })
       const p = createMessage({ role: 'assistant', content: 'stream' }, { status: 'partial', createdAt: '1999-12-31T23:59:59.000Z' })
 
       // when
