@@ -71,6 +71,7 @@ export {
   type SessionForkedEvent,
   type StoredEvent,
 } from './events.js'
+export { applyCompact, applyRevision, applyRewind, withApplyTo } from './apply-to-live.js'
 export { GENESIS_HASH, chainHash, eventChainHash, type ChainInput, type ChainedEvent } from './chain-hash.js'
 export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
 export {

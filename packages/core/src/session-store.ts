@@ -95,6 +95,11 @@ export interface RewindResult {
   readonly version: number
   /** The ids that left the live view, in their live order. */
   readonly retracted: readonly MessageId[]
+  /**
+   * The caller's live list after this rewind (`applyRewind(live, this)`): cut at its first retracted
+   * message. Pure; a non-enumerable property (the result stays plain data).
+   */
+  readonly applyTo: (live: readonly Message[]) => Message[]
 }
 
 /** Input of {@link SessionStore.compact}. */
@@ -111,6 +116,11 @@ export interface CompactInput extends WriteOptions {
 export interface CompactResult {
   readonly version: number
   readonly summary: readonly MessageId[]
+  /**
+   * The caller's live list after this compaction (`applyCompact(live, input)`): covered messages out,
+   * the summary in the first one's place, scaffolding kept. Pure; non-enumerable.
+   */
+  readonly applyTo: (live: readonly Message[]) => Message[]
 }
 
 /** Options for {@link SessionStore.revise}. */
@@ -126,6 +136,13 @@ export interface ReviseResult {
   readonly revision: number
   /** True when the same content was already current: nothing written. */
   readonly unchanged: boolean
+  /**
+   * The message as it now stands (same id, createdAt and externalId; the current content and status),
+   * as `load` returns it: put it in the caller's live list in place of the old value.
+   */
+  readonly message: Message
+  /** The caller's live list with `message` in place of every copy of it (`applyRevision`). Pure; non-enumerable. */
+  readonly applyTo: (live: readonly Message[]) => Message[]
 }
 
 /** Options for {@link SessionStore.fork}. */

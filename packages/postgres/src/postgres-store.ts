@@ -1,5 +1,9 @@
 import {
   TurnlogError,
+  applyCompact,
+  applyRevision,
+  applyRewind,
+  withApplyTo,
   contentHash,
   foldSession,
   liveMessages,
@@ -350,26 +354,62 @@ export class PostgresStore implements SessionStore {
     return next
   }
 
-  #validateForAppend(messages: readonly unknown[], what: string): Message[] {
+  /**
+   * Validates a batch (an `append` batch, a live list for `flush`, a compaction's summary) and folds
+   * identical copies of one message (same id, same content hash: a redelivery, a message pushed twice,
+   * a copy next to its original) into one, keeping the first occurrence's position. Two different
+   * contents under one id are returned as `mismatch` (the caller reports `MESSAGE_CONFLICT`). With
+   * `skipEphemeral` (flush) scaffolding is left out; otherwise it is refused.
+   */
+  #checkBatch(messages: readonly unknown[], what: string, skipEphemeral: boolean): CheckedBatch {
     if (!Array.isArray(messages)) throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`)
-    const out: Message[] = []
-    const seen = new Set<string>()
-    for (const value of messages) {
+    const unique: Message[] = []
+    const hashes: string[] = []
+    const index = new Map<string, number>()
+    const repeated = new Set<MessageId>()
+    let mismatch: CheckedBatch['mismatch'] = null
+    for (const value of messages as readonly unknown[]) {
       const m = toMessage(value)
       if (m.ephemeral === true) {
+        if (skipEphemeral) continue
         throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} is ephemeral (scaffolding); use flush(), which skips it`, {
           details: { messageId: m.id },
         })
       }
-      if (seen.has(m.id)) {
-        throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} appears twice in one batch`, { details: { messageId: m.id } })
+      const hash = contentHash(m)
+      const at = index.get(m.id)
+      if (at !== undefined) {
+        if (hashes[at] === hash) repeated.add(m.id)
+        else mismatch ??= { first: unique[at] as Message, firstHash: hashes[at] as string, other: m, otherHash: hash }
+        continue
       }
-      seen.add(m.id)
+      index.set(m.id, unique.length)
+      unique.push(m)
+      hashes.push(hash)
       if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
-      out.push(m)
     }
-    return out
+    return { unique, hashes, repeated, mismatch }
   }
+
+  /** A checked batch without its copies; two contents under one id are `MESSAGE_CONFLICT` (no evidence: compaction). */
+  #validateForAppend(messages: readonly unknown[], what: string): Message[] {
+    const batch = this.#checkBatch(messages, what, false)
+    if (batch.mismatch) throw inBatchConflictError(null, batch.mismatch, null)
+    return batch.unique
+  }
+
+  /**
+   * Two different contents under one id in one call: `MESSAGE_CONFLICT` (reason `content_mismatch`,
+   * `storedHash` the first copy's hash), recorded as conflict evidence like any other, nothing written.
+   */
+  async #inBatchConflict(id: SessionId, mismatch: NonNullable<CheckedBatch['mismatch']>): Promise<TurnlogError> {
+    const conflict = { messageId: mismatch.other.id, reason: 'content_mismatch', storedHash: mismatch.firstHash, incomingHash: mismatch.otherHash, otherSessionId: null }
+    const error = inBatchConflictError(id, mismatch, [conflict])
+    // the evidence goes the way of every conflict's (outside a caller's transaction, best effort)
+    await this.#conflict(id, [mismatch.other], [mismatch.otherHash], Object.assign(new Error(error.message), { detail: JSON.stringify([conflict]) }))
+    return error
+  }
+
 
   #payloadText(message: { readonly id?: string; readonly payload: ChatMessage }): string {
     const text = JSON.stringify(message.payload)
@@ -452,9 +492,10 @@ export class PostgresStore implements SessionStore {
     this.#assertOpen()
     checkOptions(options, 'append options')
     const id = parseSessionId(sessionId)
-    const batch = this.#validateForAppend(messages, 'messages')
+    const batch = this.#checkBatch(messages, 'messages', false)
     const expected = checkExpectedVersion(options)
-    return this.#appendValid(id, batch, expected)
+    if (batch.mismatch) throw await this.#inBatchConflict(id, batch.mismatch)
+    return withCopies(await this.#appendValid(id, batch.unique, expected), batch.unique, batch.repeated)
   }
 
   async #appendValid(id: SessionId, batch: readonly Message[], expected: number | undefined): Promise<AppendResult> {
@@ -620,24 +661,12 @@ export class PostgresStore implements SessionStore {
     this.#assertOpen()
     checkOptions(options, 'flush options')
     const id = parseSessionId(sessionId)
-    if (!Array.isArray(live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages')
+    const batch = this.#checkBatch(live, 'live', true)
     const expected = checkExpectedVersion(options)
+    if (batch.mismatch) throw await this.#inBatchConflict(id, batch.mismatch)
     const durable: Message[] = []
     const pending: Message[] = []
-    const seen = new Set<string>()
-    for (const value of live) {
-      const m = toMessage(value)
-      if (m.ephemeral === true) continue
-      if (seen.has(m.id)) {
-        throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} appears twice in the live list`, { details: { messageId: m.id } })
-      }
-      seen.add(m.id)
-      if (this.#known.has(id, m.id, contentHash(m))) durable.push(m)
-      else {
-        if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
-        pending.push(m)
-      }
-    }
+    batch.unique.forEach((m, i) => (this.#known.has(id, m.id, batch.hashes[i] ?? '') ? durable : pending).push(m))
     const cachedVersion = this.#known.version(id)
     // with expectedVersion, the database is asked (docs/guarantees.md: it forces a check), even when it
     // equals the version this store last saw: another writer may have moved it since
@@ -649,7 +678,8 @@ export class PostgresStore implements SessionStore {
     return {
       version: result.version,
       appended: result.appended,
-      duplicates: [...seen].filter((mid) => !appended.has(mid)) as MessageId[],
+      // every listed message this call did not write, and every message it wrote that was listed more than once
+      duplicates: batch.unique.map((m) => m.id).filter((mid) => !appended.has(mid) || batch.repeated.has(mid)),
     }
   }
 
@@ -772,7 +802,7 @@ export class PostgresStore implements SessionStore {
     if (hasAfter === hasFrom) throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from')
     const targetId = parseMessageId(hasAfter ? (target as { after: string }).after : (target as { from: string }).from)
     if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
-    return this.#observed(id, await this.#tx(async (db) => {
+    return rewound(this.#observed(id, await this.#tx(async (db) => {
       const version = await this.#lock(db, id)
       checkVersion(expected, version)
       const live = await this.#liveRows(db, id)
@@ -790,7 +820,7 @@ export class PostgresStore implements SessionStore {
         { eventId: newEventId(), type: 'messages_retracted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) },
       ])
       return { version: next, retracted }
-    }))
+    })))
   }
 
   async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
@@ -812,7 +842,7 @@ export class PostgresStore implements SessionStore {
     const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJson(input.metadata), 'metadata')
     const summaryHashes = summary.map((m) => contentHash(m))
     const summaryPayloads = summary.map((m) => this.#payloadText(m))
-    return this.#observed(id, await this.#tx(async (db) => {
+    return compacted(covered, summary, this.#observed(id, await this.#tx(async (db) => {
       const version = await this.#lock(db, id)
       // a retry of a compaction that already committed is a no-op
       const existing = await sql<{ session_id: string; content_hash: string; type: string }>`
@@ -872,7 +902,7 @@ export class PostgresStore implements SessionStore {
       events.push({ eventId: newEventId(), type: 'messages_compacted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) })
       const next = await this.#write(db, id, version, events)
       return { version: next, summary: summary.map((m) => m.id) }
-    }))
+    })))
   }
 
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
@@ -888,8 +918,10 @@ export class PostgresStore implements SessionStore {
     const hash = contentHash(parsed)
     const payloadText = this.#payloadText({ id: mid, payload: parsed })
     const partial = options.status === 'partial'
-    return this.#observed(id, await this.#tx(async (db) => {
+    let envelope: LiveRow['data'] = {}
+    return revised(mid, parsed, partial, () => envelope, this.#observed(id, await this.#tx(async (db) => {
       const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
+      envelope = row.data
       if (row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
       checkVersion(expected, version)
       if (row.content_hash === hash) {
@@ -908,7 +940,7 @@ export class PostgresStore implements SessionStore {
         { eventId: newEventId(), type: 'message_revised', messageId: mid, contentHash: hash, payloadText, dataText: this.#messageData(row.data, partial, revisions) },
       ])
       return { version: next, revision: revisions, unchanged: false }
-    }))
+    })))
   }
 
   /**
@@ -947,8 +979,10 @@ export class PostgresStore implements SessionStore {
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
     const expected = checkExpectedVersion(options)
-    return this.#observed(id, await this.#tx(async (db) => {
+    let current: { payload: unknown; data: LiveRow['data'] } = { payload: null, data: {} }
+    const result = this.#observed(id, await this.#tx(async (db) => {
       const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
+      current = { payload: await this.#payloadAt(db, id, row.event_seq), data: row.data }
       const revision = revisions - 1
       if (!row.partial) return { version, revision, unchanged: true }
       checkVersion(expected, version)
@@ -957,6 +991,13 @@ export class PostgresStore implements SessionStore {
       ])
       return { version: next, revision, unchanged: false }
     }))
+    return revised(mid, current.payload, false, () => current.data, result)
+  }
+
+  /** The payload of one event (the current content of a live message), as stored. */
+  async #payloadAt(db: Kysely<unknown>, id: SessionId, seq: number): Promise<unknown> {
+    const { rows } = await sql<{ payload: unknown }>`select payload from turnlog.events where session_id = ${id} and seq = ${seq}`.execute(db)
+    return rows[0]?.payload ?? null
   }
 
   async fork(sessionId: string, options: ForkOptions): Promise<SessionId> {
@@ -1394,3 +1435,72 @@ function pgArray(value: string[] | string | null | undefined): string[] {
   return inner === '' ? [] : inner.split(',')
 }
 
+
+/** A batch after {@link PostgresStore}'s checks: one entry per id, in first-occurrence order. */
+interface CheckedBatch {
+  readonly unique: Message[]
+  /** Content hashes of `unique`, index for index. */
+  readonly hashes: readonly string[]
+  /** Ids listed more than once with identical content (one message, stored once). */
+  readonly repeated: ReadonlySet<MessageId>
+  /** The first id listed with two different contents, or null. */
+  readonly mismatch: { readonly first: Message; readonly firstHash: string; readonly other: Message; readonly otherHash: string } | null
+}
+
+function inBatchConflictError(sessionId: SessionId | null, mismatch: NonNullable<CheckedBatch['mismatch']>, conflicts: unknown): TurnlogError {
+  const messageId = mismatch.other.id
+  return new TurnlogError(
+    'MESSAGE_CONFLICT',
+    `message ${messageId} is listed twice with different content (${mismatch.firstHash.slice(0, 12)}…, ${mismatch.otherHash.slice(0, 12)}…); nothing of the batch was written`,
+    {
+      details: {
+        sessionId,
+        messageId,
+        reason: 'content_mismatch',
+        storedHash: mismatch.firstHash,
+        incomingHash: mismatch.otherHash,
+        otherSessionId: null,
+        inBatch: true,
+        ...(conflicts === null ? {} : { conflicts }),
+      },
+    },
+  )
+}
+
+/**
+ * An append's result for a batch that listed some messages more than once (identical copies): each
+ * such id is reported in `duplicates` too (once, in batch order), whether its first copy was written
+ * or already stored.
+ */
+function withCopies(result: AppendResult, unique: readonly Message[], repeated: ReadonlySet<MessageId>): AppendResult {
+  if (repeated.size === 0) return result
+  const duplicates = new Set<string>([...result.duplicates, ...repeated])
+  return { ...result, duplicates: unique.map((m) => m.id).filter((mid) => duplicates.has(mid)) }
+}
+
+/** A rewind's result with its `applyTo` (the caller's list cut at the first retracted message). */
+function rewound(result: Omit<RewindResult, 'applyTo'>): RewindResult {
+  return withApplyTo(result, (live) => applyRewind(live, result))
+}
+
+/** A compaction's result with its `applyTo` (covered out, summary in the first one's place). */
+function compacted(covered: readonly MessageId[], summary: readonly Message[], result: Omit<CompactResult, 'applyTo'>): CompactResult {
+  return withApplyTo(result, (live) => applyCompact(live, { covered, summary }))
+}
+
+/**
+ * A revise/finalize result with the message as it now stands (what `load` returns for it: the stored
+ * envelope, `payload`, the status) and its `applyTo`.
+ */
+function revised(mid: MessageId, payload: unknown, partial: boolean, envelope: () => LiveRow['data'], result: Omit<ReviseResult, 'applyTo' | 'message'>): ReviseResult {
+  const data = envelope()
+  const message = restoreMessage({
+    id: mid,
+    payload,
+    createdAt: String(data['createdAt']),
+    externalId: typeof data['externalId'] === 'string' ? data['externalId'] : undefined,
+    status: partial ? 'partial' : undefined,
+  })
+  const full = { ...result, message }
+  return withApplyTo(full, (live) => applyRevision(live, full))
+}
