@@ -1,4 +1,5 @@
 import type { Message } from './message.js'
+import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /*
@@ -34,6 +35,10 @@ function checkIds(ids: unknown, field: string): ReadonlySet<string> {
  * none of them comes back unchanged (a copy).
  */
 export function applyRewind(live: readonly Message[], result: { readonly retracted: readonly string[] }): Message[] {
+  return guardInput('applyRewind', () => rewindList(live, result))
+}
+
+function rewindList(live: readonly Message[], result: { readonly retracted: readonly string[] }): Message[] {
   const list = checkList(live)
   if (typeof result !== 'object' || result === null) throw new TurnlogError('INVALID_INPUT', 'applyRewind needs the rewind result', { details: { field: 'result' } })
   const gone = checkIds(result.retracted, 'retracted')
@@ -51,6 +56,10 @@ export function applyCompact(
   live: readonly Message[],
   input: { readonly covered: readonly string[]; readonly summary: Message | readonly Message[] },
 ): Message[] {
+  return guardInput('applyCompact', () => compactList(live, input))
+}
+
+function compactList(live: readonly Message[], input: { readonly covered: readonly string[]; readonly summary: Message | readonly Message[] }): Message[] {
   const list = checkList(live)
   if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'applyCompact needs { covered, summary }', { details: { field: 'input' } })
   const covered = checkIds(input.covered, 'covered')
@@ -75,6 +84,10 @@ export function applyCompact(
  * replaced by `result.message` (its new content and status). A list without it comes back unchanged.
  */
 export function applyRevision(live: readonly Message[], result: { readonly message: Message }): Message[] {
+  return guardInput('applyRevision', () => reviseList(live, result))
+}
+
+function reviseList(live: readonly Message[], result: { readonly message: Message }): Message[] {
   const list = checkList(live)
   const message = typeof result === 'object' && result !== null ? (result as { message?: unknown }).message : undefined
   if (typeof message !== 'object' || message === null || typeof (message as { id?: unknown }).id !== 'string') {
@@ -89,6 +102,9 @@ export function applyRevision(live: readonly Message[], result: { readonly messa
  * comparisons and JSON). Used by stores.
  */
 export function withApplyTo<T extends object>(result: T, applyTo: (live: readonly Message[]) => Message[]): T & { readonly applyTo: (live: readonly Message[]) => Message[] } {
-  Object.defineProperty(result, 'applyTo', { value: applyTo, enumerable: false, writable: false, configurable: false })
+  if (typeof result !== 'object' || result === null || typeof applyTo !== 'function') {
+    throw new TurnlogError('INVALID_INPUT', 'withApplyTo needs a result object and a function', { details: { field: typeof applyTo === 'function' ? 'result' : 'applyTo' } })
+  }
+  guardInput('withApplyTo', () => Object.defineProperty(result, 'applyTo', { value: applyTo, enumerable: false, writable: false, configurable: false }))
   return result as T & { readonly applyTo: (live: readonly Message[]) => Message[] }
 }

@@ -2,6 +2,8 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { ChatMessage } from './chat-message.js'
 import { isDeepFrozen } from './json-value.js'
+import { guardInput } from './parse-input.js'
+import { TurnlogError } from './turnlog-error.js'
 
 /** A content hash: lower-case hex SHA-256 of the RFC 8785 canonical JSON of a payload. */
 export type ContentHash = string & { readonly __contentHash: true }
@@ -18,12 +20,20 @@ const memo = new WeakMap<object, ContentHash>()
  * package (the RFC author's implementation, which refuses lone surrogates) is the oracle in tests.
  */
 export function canonicalJson(value: unknown): string {
+  return guardInput('canonicalJson', () => canonical(value))
+}
+
+function noJsonForm(what: string): never {
+  throw new TurnlogError('INVALID_INPUT', `${what} has no JSON form`, { details: { field: 'value' } })
+}
+
+function canonical(value: unknown): string {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return JSON.stringify(value)
     case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`${String(value)} has no JSON form`)
+      if (!Number.isFinite(value)) noJsonForm(String(value))
       return JSON.stringify(value)
     case 'object': {
       if (value === null) return 'null'
@@ -32,7 +42,7 @@ export function canonicalJson(value: unknown): string {
         for (let i = 0; i < value.length; i++) {
           if (i > 0) out += ','
           const item: unknown = value[i]
-          out += item === undefined ? 'null' : canonicalJson(item)
+          out += item === undefined ? 'null' : canonical(item)
         }
         return out + ']'
       }
@@ -45,12 +55,12 @@ export function canonicalJson(value: unknown): string {
         if (item === undefined) continue
         if (!first) out += ','
         first = false
-        out += JSON.stringify(key) + ':' + canonicalJson(item)
+        out += JSON.stringify(key) + ':' + canonical(item)
       }
       return out + '}'
     }
     default:
-      throw new TypeError(`${typeof value} has no JSON form`)
+      return noJsonForm(typeof value)
   }
 }
 
@@ -62,6 +72,13 @@ export function canonicalJson(value: unknown): string {
  * Deeply frozen payloads (every payload inside a `Message`) are hashed once and memoised.
  */
 export function contentHash(value: ChatMessage | { readonly payload: ChatMessage }): ContentHash {
+  if (typeof value !== 'object' || value === null) {
+    throw new TurnlogError('INVALID_INPUT', `contentHash needs a payload or a message, got ${value === null ? 'null' : typeof value}`, { details: { field: 'value' } })
+  }
+  return guardInput('contentHash', () => hashOf(value))
+}
+
+function hashOf(value: ChatMessage | { readonly payload: ChatMessage }): ContentHash {
   const payload = 'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value)
     ? value.payload
     : (value as ChatMessage)
@@ -78,7 +95,12 @@ export function contentHash(value: ChatMessage | { readonly payload: ChatMessage
  * to it), so it is not recomputed. Ignored for objects that are not deeply frozen.
  */
 export function primeContentHash(payload: object, hash: string): void {
-  if (isDeepFrozen(payload)) memo.set(payload, hash as ContentHash)
+  if (typeof payload !== 'object' || payload === null || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
+    throw new TurnlogError('INVALID_INPUT', 'primeContentHash needs a payload object and a hex SHA-256', { details: { field: typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash) ? 'payload' : 'hash' } })
+  }
+  guardInput('primeContentHash', () => {
+    if (isDeepFrozen(payload)) memo.set(payload, hash as ContentHash)
+  })
 }
 
 /**
@@ -91,5 +113,6 @@ export function rememberContentHash(payload: object, hash: string): void {
 
 /** SHA-256 of a string's UTF-8 bytes, hex. */
 export function sha256Hex(text: string): string {
+  if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', `sha256Hex needs a string, got ${typeof text}`, { details: { field: 'text' } })
   return bytesToHex(sha256(utf8ToBytes(text)))
 }

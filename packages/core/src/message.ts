@@ -2,6 +2,8 @@ import { ChatMessageSchema, type ChatMessage } from './chat-message.js'
 import { rememberContentHash } from './content-hash.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
 import { toFrozenJson } from './json-value.js'
+import { z } from 'zod'
+import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /** `partial`: an assistant reply still streaming; absent means final. */
@@ -58,6 +60,10 @@ const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{
  * `INVALID_MESSAGE` with the zod issues in `details.issues`.
  */
 export function parseChatMessage(payload: unknown): ChatMessage {
+  return guardInput('parseChatMessage', () => parsePayload(payload))
+}
+
+function parsePayload(payload: unknown): ChatMessage {
   const frozen = toFrozenJson(payload)
   const result = ChatMessageSchema.safeParse(frozen)
   if (!result.success) {
@@ -104,9 +110,26 @@ function build(id: MessageId, payload: ChatMessage, createdAt: string, extra: {
  * otherwise.
  */
 export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message {
+  return guardInput('createMessage', () => create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateMessageOptions))
+}
+
+/**
+ * The shape of {@link CreateMessageOptions}; `id` and `createdAt` are checked by their own parsers
+ * (their codes: `INVALID_INPUT` for an id, `INVALID_MESSAGE` for a createdAt).
+ */
+const CreateMessageOptionsSchema = z.object({
+  id: z.unknown().optional(),
+  externalId: z.string().optional(),
+  scope: z.string().min(1).nullable().optional(),
+  ephemeral: z.boolean().optional(),
+  createdAt: z.unknown().optional(),
+  status: z.literal('partial').optional(),
+})
+
+function create(payload: unknown, options: CreateMessageOptions): Message {
   if (options.externalId !== undefined && options.scope === undefined) {
     throw new TurnlogError('INVALID_INPUT', 'externalId needs a scope: where the platform id is unique (e.g. scope: `telegram:${chatId}`), or scope: null for a globally unique externalId', {
-      details: { field: 'scope' },
+      details: { field: 'options.scope' },
     })
   }
   if (options.id !== undefined && options.externalId !== undefined) {
@@ -134,6 +157,10 @@ export function createMessage(payload: unknown, options: CreateMessageOptions = 
  */
 export function toMessage(value: unknown): Message {
   if (typeof value === 'object' && value !== null && minted.has(value)) return value as Message
+  return guardInput('toMessage', () => rebuild(value))
+}
+
+function rebuild(value: unknown): Message {
   if (typeof value !== 'object' || value === null) {
     throw new TurnlogError('INVALID_MESSAGE', `a message must be an object, got ${value === null ? 'null' : typeof value}`)
   }
@@ -165,6 +192,8 @@ export function isMessage(value: unknown): value is Message {
  * status; payload changes are revisions, made with `store.revise`.
  */
 export function withStatus(message: Message, status: MessageStatus | undefined): Message {
+  if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or undefined`, { details: { field: 'status' } })
+  if (!isMessage(message)) message = toMessage(message)
   return build(message.id, message.payload, message.createdAt, {
     ephemeral: message.ephemeral,
     externalId: message.externalId,
@@ -188,6 +217,15 @@ export function restoreMessage(parts: {
   /** The payload's stored content hash (trusted, like every other part). */
   contentHash?: string | undefined
 }): Message {
+  // trusted parts (a store's own rows), but still never a raw TypeError on garbage
+  if (typeof parts !== 'object' || parts === null) throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs { id, payload, createdAt }', { details: { field: 'parts' } })
+  return guardInput('restoreMessage', () => restore(parts))
+}
+
+function restore(parts: Parameters<typeof restoreMessage>[0]): Message {
+  if (typeof parts.id !== 'string' || typeof parts.createdAt !== 'string' || typeof parts.payload !== 'object' || parts.payload === null) {
+    throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs a string id and createdAt and a payload object', { details: { field: 'parts' } })
+  }
   const payload = parts.payload
   if (typeof payload === 'object' && payload !== null) {
     deepFreeze(payload, undefined)
@@ -220,11 +258,15 @@ function deepFreeze(value: unknown, seen: Set<object> | undefined): Set<object> 
  * astral characters): `JSON.stringify` escapes what UTF-8 cannot carry.
  */
 export function serializeMessage(message: Message): string {
-  return JSON.stringify(message)
+  if (typeof message !== 'object' || message === null) {
+    throw new TurnlogError('INVALID_INPUT', `serializeMessage needs a message, got ${message === null ? 'null' : typeof message}`, { details: { field: 'message' } })
+  }
+  return guardInput('serializeMessage', () => JSON.stringify(isMessage(message) ? message : toMessage(message)))
 }
 
 /** Parses the output of {@link serializeMessage} back into an identical, validated message. */
 export function parseMessage(text: string): Message {
+  if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', `parseMessage needs a JSON text, got ${text === null ? 'null' : typeof text}`, { details: { field: 'text' } })
   let value: unknown
   try {
     value = JSON.parse(text)

@@ -1,6 +1,9 @@
 import type { ChatMessage } from './chat-message.js'
 import { cloneJson, type JsonValue } from './json-value.js'
-import type { Message } from './message.js'
+import { isMessage, toMessage, type Message } from './message.js'
+import { z } from 'zod'
+import { guardInput, parseInput } from './parse-input.js'
+import { TurnlogError } from './turnlog-error.js'
 import { toolPairing } from './tool-pairing.js'
 
 /** Options for {@link toWire}. */
@@ -26,6 +29,15 @@ export const INTERRUPTED_TOOL_RESULT = 'Tool call interrupted: no result was rec
  * (ids, timestamps, status, flags). Ephemeral messages are included: they are sent, just never stored.
  */
 export function toWire(messages: readonly Message[], options: ToWireOptions = {}): WireMessage[] {
+  const checked = parseInput(ToWireOptionsSchema, options, 'options') as ToWireOptions
+  if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'toWire needs an array of messages', { details: { field: 'messages' } })
+  // messages made by createMessage pass as they are; anything else is validated (a copy, a literal)
+  return guardInput('toWire', () => wire((messages as readonly unknown[]).map((m) => (isMessage(m) ? m : toMessage(m))), checked))
+}
+
+const ToWireOptionsSchema = z.object({ repairPairing: z.boolean().optional(), interruptedContent: z.string().optional() })
+
+function wire(messages: readonly Message[], options: ToWireOptions): WireMessage[] {
   if (options.repairPairing !== true) return messages.map((m) => cloneJson(m.payload as unknown as JsonValue) as WireMessage)
   const pairing = toolPairing(messages)
   const drop = new Set<string>(pairing.orphans.map((o) => o.messageId))

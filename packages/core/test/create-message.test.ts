@@ -214,7 +214,7 @@ describe('createMessage', () => {
       for (const options of [{ externalId: '9001' }, { externalId: '9001', scope: '' }, { externalId: '9001', scope: 42 as unknown as string }]) {
         const e = caught(() => createMessage({ role: 'user', content: 'hi' }, options))
         expect(e.code).toBe('INVALID_INPUT')
-        expect(e.details['field']).toBe('scope')
+        expect(e.details['field']).toBe('options.scope')
       }
     })
 
