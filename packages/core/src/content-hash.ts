@@ -92,15 +92,18 @@ function hashOf(value: ChatMessage | { readonly payload: ChatMessage }): Content
 
 /**
  * Records a hash that is already known for a deeply frozen payload (e.g. read from the database next
- * to it), so it is not recomputed. Ignored for objects that are not deeply frozen.
+ * to it), so it is not recomputed. Ignored for objects that are not deeply frozen, and for anything
+ * that is not a payload object and a 64-digit hex hash; never throws.
  */
 export function primeContentHash(payload: object, hash: string): void {
-  if (typeof payload !== 'object' || payload === null || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
-    throw new TurnlogError('INVALID_INPUT', 'primeContentHash needs a payload object and a hex SHA-256', { details: { field: typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash) ? 'payload' : 'hash' } })
-  }
-  guardInput('primeContentHash', () => {
+  // a hint, never a failure: anything but a payload object and a hex SHA-256 is ignored (the rebuild
+  // folds events whose hashes and payloads it did not read)
+  if (typeof payload !== 'object' || payload === null || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) return
+  try {
     if (isDeepFrozen(payload)) memo.set(payload, hash as ContentHash)
-  })
+  } catch {
+    // a Proxy or a throwing getter: not memoised
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { ERROR_CODES, type ErrorCode } from './error-codes.js'
-export { guardInput, parseInput } from './parse-input.js'
+export { guardInput, parseInput, z } from './parse-input.js'
 export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
 export {
   EXTERNAL_ID_NAMESPACE,

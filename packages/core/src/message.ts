@@ -223,9 +223,7 @@ export function restoreMessage(parts: {
 }
 
 function restore(parts: Parameters<typeof restoreMessage>[0]): Message {
-  if (typeof parts.id !== 'string' || typeof parts.createdAt !== 'string' || typeof parts.payload !== 'object' || parts.payload === null) {
-    throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs a string id and createdAt and a payload object', { details: { field: 'parts' } })
-  }
+  if (typeof parts.id !== 'string') throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs a string id', { details: { field: 'parts.id' } })
   const payload = parts.payload
   if (typeof payload === 'object' && payload !== null) {
     deepFreeze(payload, undefined)

@@ -1,4 +1,11 @@
-import type { z } from 'zod'
+import { z } from 'zod'
+
+/**
+ * The zod namespace core validates with, re-exported so the packages built on core (`@turnlog/postgres`,
+ * `@turnlog/audit`) write their argument schemas with the same zod (one copy, one version) and hand
+ * them to {@link parseInput}.
+ */
+export { z }
 import { TurnlogError, isTurnlogError } from './turnlog-error.js'
 
 /**
@@ -9,15 +16,16 @@ import { TurnlogError, isTurnlogError } from './turnlog-error.js'
  * `cause`. Never throws anything else.
  */
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
-  if (typeof field !== 'string' || typeof schema !== 'object' || schema === null || typeof (schema as { safeParse?: unknown }).safeParse !== 'function') {
-    throw new TurnlogError('INVALID_INPUT', 'parseInput needs a zod schema, the value and a field name', { details: { field: 'schema' } })
-  }
   try {
+    if (typeof field !== 'string' || typeof schema !== 'object' || schema === null || typeof (schema as { safeParse?: unknown }).safeParse !== 'function') {
+      throw new TurnlogError('INVALID_INPUT', 'parseInput needs a zod schema, the value and a field name', { details: { field: 'schema' } })
+    }
     return parseOrThrow(schema, value, field)
   } catch (cause) {
     // zod read a throwing getter or Proxy (while parsing, or while describing the issue)
     if (isTurnlogError(cause)) throw cause
-    throw new TurnlogError('INVALID_INPUT', `${field} cannot be read (${describeError(cause)})`, { details: { field }, cause })
+    const name = typeof field === 'string' ? field : 'input'
+    throw new TurnlogError('INVALID_INPUT', `${name} cannot be read (${describeError(cause)})`, { details: { field: name }, cause })
   }
 }
 

@@ -49,6 +49,7 @@ export const CORE_EXPORTS = {
   parseEventId: fn(1),
   parseInput: fn(3),
   guardInput: fn(2),
+  z: value,
   parseMessage: fn(1),
   parseMessageId: fn(1),
   parseSessionId: fn(1),
