@@ -56,6 +56,7 @@ import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
 import type { Pool, QueryResultRow } from 'pg'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js'
 import { GroupCommit } from './group-commit.js'
+import { parseStoreInit } from './open-store-config.js'
 import { KnownMessages } from './known-messages.js'
 import { loadLiveRows, loadLiveRowsPrepared } from './load-live-rows.js'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
@@ -230,6 +231,7 @@ export class PostgresStore implements SessionStore {
   #closed = false
 
   constructor(init: PostgresStoreInit) {
+    init = parseStoreInit(init)
     this.#init = init
     this.#known = init.known ?? new KnownMessages(init.knownSessions ?? 10_000)
     this.#maxBytes = init.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES

@@ -1,4 +1,7 @@
-import { TurnlogError, type JsonValue } from '@turnlog/core'
+import { TurnlogError, guardInput, type JsonValue } from '@turnlog/core'
+
+/** The name of the checked field for messages: a string, never a raw error on garbage. */
+const fieldName = (what: unknown): string => (typeof what === 'string' ? what : 'value')
 
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
@@ -9,6 +12,7 @@ const UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\
  * such limit; they are stored exactly.
  */
 export function checkSafeText(value: unknown, what: string): string {
+  what = fieldName(what)
   if (typeof value !== 'string') throw new TurnlogError('INVALID_INPUT', `${what} must be a string`)
   if (value.length > 4096) throw new TurnlogError('INVALID_INPUT', `${what} is longer than 4096 characters`)
   if (UNSAFE.test(value)) {
@@ -21,6 +25,7 @@ export function checkSafeText(value: unknown, what: string): string {
 
 /** Checks every string (keys too) of an engine-visible JSON value with {@link checkSafeText}'s rule. */
 export function checkSafeJson(value: JsonValue, what: string): JsonValue {
+  what = fieldName(what)
   const visit = (v: JsonValue): void => {
     if (typeof v === 'string') {
       if (UNSAFE.test(v)) throw new TurnlogError('INVALID_INPUT', `${what} contains NUL or a lone surrogate`, { details: { what } })
@@ -32,7 +37,8 @@ export function checkSafeJson(value: JsonValue, what: string): JsonValue {
       }
     }
   }
-  visit(value)
+  // a throwing getter or Proxy in the value is the caller's input
+  guardInput(what, () => visit(value))
   return value
 }
 
