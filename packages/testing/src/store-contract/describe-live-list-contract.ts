@@ -181,6 +181,26 @@ export function describeLiveListContract(ctx: ContractContext): void {
       expect(await storedView(store, sid)).toEqual(durableView([s, q, reply]))
     })
 
+    it('concurrent appends and flushes with copies to many sessions (one group commit on Postgres) store each message once', async () => {
+      // given: 12 sessions, each with a list holding copies of its messages
+      const store = ctx.store()
+      const sessions = await Promise.all(Array.from({ length: 12 }, () => store.createSession()))
+      const lists = sessions.map((_, i) => {
+        const [q, a] = [user(`q${i}`), assistant(`a${i}`)]
+        return [q, copyOf(q, 'json'), a, q, copyOf(a, 'spread')]
+      })
+
+      // when: all at once, half by append and half by flush
+      const results = await Promise.all(sessions.map((sid, i) => (i % 2 === 0 ? store.append(sid, lists[i] ?? []) : store.flush(sid, lists[i] ?? []))))
+
+      // then
+      for (const [i, sid] of sessions.entries()) {
+        const [q, , a] = lists[i] ?? []
+        expect(results[i]).toEqual({ version: 2, appended: [q?.id, a?.id], duplicates: [q?.id, a?.id] })
+        expect(await storedView(store, sid)).toEqual(durableView([q as Message, a as Message]))
+      }
+    })
+
     it('one id with two different contents in one call is MESSAGE_CONFLICT: nothing written, evidence recorded', async () => {
       // given
       const store = ctx.store()
