@@ -4,7 +4,7 @@ import { isMessage, toMessage, type Message } from './message.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
-import { toolPairing } from './tool-pairing.js'
+import { toolPairing, withoutIdenticalCopies } from './tool-pairing.js'
 
 /** Options for {@link toWire}. */
 export interface ToWireOptions {
@@ -27,6 +27,7 @@ export const INTERRUPTED_TOOL_RESULT = 'Tool call interrupted: no result was rec
 /**
  * The provider request body's `messages`: deep copies of the payloads, in order, with no turnlog field
  * (ids, timestamps, status, flags). Ephemeral messages are included: they are sent, just never stored.
+ * Identical copies of one message (same id, same content) are sent once, at the first one's place.
  */
 export function toWire(messages: readonly Message[], options: ToWireOptions = {}): WireMessage[] {
   const checked = parseInput(ToWireOptionsSchema, options, 'options') as ToWireOptions
@@ -37,7 +38,9 @@ export function toWire(messages: readonly Message[], options: ToWireOptions = {}
 
 const ToWireOptionsSchema = z.object({ repairPairing: z.boolean().optional(), interruptedContent: z.string().optional() })
 
-function wire(messages: readonly Message[], options: ToWireOptions): WireMessage[] {
+function wire(list: readonly Message[], options: ToWireOptions): WireMessage[] {
+  // identical copies of one message (a redelivery pushed twice) are sent once
+  const messages = withoutIdenticalCopies(list)
   if (options.repairPairing !== true) return messages.map((m) => cloneJson(m.payload as unknown as JsonValue) as WireMessage)
   const pairing = toolPairing(messages)
   const drop = new Set<string>(pairing.orphans.map((o) => o.messageId))

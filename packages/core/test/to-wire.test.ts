@@ -158,4 +158,31 @@ describe('toWire', () => {
       expect(toolPairing(list)).toEqual(pairingBefore)
     })
   })
+
+  describe('identical copies (issue 13.2: a redelivered message pushed twice)', () => {
+    it('are one message: sent once at the first place, one result for the pairing, never dropped by repairPairing', () => {
+      // given: a copy of the question and of the tool result (spread and JSON round trip)
+      const q = user('q')
+      const call = assistantCalling(['call_1'])
+      const result = toolResult('call_1', 'out')
+      const live = [q, call, result, { ...q }, JSON.parse(JSON.stringify(result)) as typeof result, assistant('done')]
+
+      // when
+      const pairing = toolPairing(live)
+      const plain = toWire(live)
+      const repaired = toWire(live, { repairPairing: true })
+
+      // then: before the fix the copies counted as a second result, and repair dropped both of them
+      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
+      const expected = [q, call, result, live[5]].map((m) => m?.payload)
+      expect(plain).toEqual(expected)
+      expect(repaired).toEqual(expected)
+    })
+
+    it('a second content under the same id is not a copy: it is kept (the store refuses it as a conflict)', () => {
+      const m = user('one')
+      const other = createMessage({ role: 'user', content: 'two' }, { id: m.id })
+      expect(toWire([m, other])).toEqual([{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }])
+    })
+  })
 })
