@@ -71,6 +71,7 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
     payload,
     createdAt: data.createdAt,
     externalId: data.externalId,
+    externalScope: data.externalScope,
     status: partial ? 'partial' : undefined,
   })
   primeContentHash(message.payload, hash)

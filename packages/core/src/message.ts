@@ -25,6 +25,8 @@ export interface Message {
   readonly ephemeral?: true
   /** The platform's own id of an inbound message, from which `id` was derived. */
   readonly externalId?: string
+  /** Where `externalId` is unique (`createMessage`'s `scope`), when one was given; absent for `scope: null`. */
+  readonly externalScope?: string
   /** `'partial'` while an assistant reply is streaming; absent when final. */
   readonly status?: MessageStatus
 }
@@ -93,11 +95,13 @@ function normaliseCreatedAt(value: string | Date | undefined): string {
 function build(id: MessageId, payload: ChatMessage, createdAt: string, extra: {
   ephemeral?: boolean | undefined
   externalId?: string | undefined
+  externalScope?: string | undefined
   status?: MessageStatus | undefined
 }): Message {
   const message: { -readonly [K in keyof Message]: Message[K] } = { id, payload, createdAt }
   if (extra.ephemeral === true) message.ephemeral = true
   if (extra.externalId !== undefined) message.externalId = extra.externalId
+  if (extra.externalId !== undefined && extra.externalScope !== undefined) message.externalScope = extra.externalScope
   if (extra.status === 'partial') message.status = 'partial'
   Object.freeze(message)
   minted.add(message)
@@ -148,7 +152,8 @@ function create(payload: unknown, options: CreateMessageOptions): Message {
     : options.id !== undefined
       ? parseMessageId(options.id)
       : newMessageId()
-  return build(id, parseChatMessage(payload), normaliseCreatedAt(options.createdAt), options)
+  const externalScope = options.externalId !== undefined && typeof options.scope === 'string' ? options.scope : undefined
+  return build(id, parseChatMessage(payload), normaliseCreatedAt(options.createdAt), { ...options, externalScope })
 }
 
 /**
@@ -171,6 +176,10 @@ function rebuild(value: unknown): Message {
   if (externalId !== undefined && typeof externalId !== 'string') {
     throw new TurnlogError('INVALID_MESSAGE', 'externalId must be a string')
   }
+  const externalScope = v['externalScope']
+  if (externalScope !== undefined && typeof externalScope !== 'string') {
+    throw new TurnlogError('INVALID_MESSAGE', 'externalScope must be a string')
+  }
   const status = v['status']
   if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_MESSAGE', `status must be 'partial' or absent`)
   const ephemeral = v['ephemeral']
@@ -178,6 +187,7 @@ function rebuild(value: unknown): Message {
   return build(id, parseChatMessage(v['payload']), normaliseCreatedAt(v['createdAt'] as string | undefined), {
     ephemeral: ephemeral === true,
     externalId,
+    externalScope,
     status,
   })
 }
@@ -197,6 +207,7 @@ export function withStatus(message: Message, status: MessageStatus | undefined):
   return build(message.id, message.payload, message.createdAt, {
     ephemeral: message.ephemeral,
     externalId: message.externalId,
+    externalScope: message.externalScope,
     status,
   })
 }
@@ -213,6 +224,7 @@ export function restoreMessage(parts: {
   payload: unknown
   createdAt: string
   externalId?: string | undefined
+  externalScope?: string | undefined
   status?: MessageStatus | undefined
   /** The payload's stored content hash (trusted, like every other part). */
   contentHash?: string | undefined

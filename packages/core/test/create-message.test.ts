@@ -8,6 +8,7 @@ import {
   isTurnlogError,
   messageIdFromExternal,
   serializeMessage,
+  toMessage,
   toWire,
   type TurnlogError,
 } from '@turnlog/core'
@@ -208,6 +209,15 @@ describe('createMessage', () => {
       expect(a).toBe(uuidV5('9001', uuidV5('telegram:42', EXTERNAL_SCOPE_NAMESPACE)))
       expect(a).toBe(messageIdFromExternal('9001', 'telegram:42'))
       expect(a).not.toBe(messageIdFromExternal('9001'))
+    })
+
+    it('keeps the scope in the envelope (externalScope), not for scope null; toMessage keeps it', () => {
+      const scoped = createMessage({ role: 'user', content: 'hi' }, { externalId: '9001', scope: 'telegram:42' })
+      const global = createMessage({ role: 'user', content: 'hi' }, { externalId: 'telegram:42:9001', scope: null })
+      expect(scoped).toMatchObject({ externalId: '9001', externalScope: 'telegram:42' })
+      expect('externalScope' in global).toBe(false)
+      expect(toMessage(JSON.parse(serializeMessage(scoped)))).toEqual(scoped)
+      expect(caught(() => toMessage({ ...scoped, externalScope: 7 })).code).toBe('INVALID_MESSAGE')
     })
 
     it('refuses an externalId without a scope, and an empty or non-string scope, with INVALID_INPUT naming the field', () => {

@@ -1,5 +1,6 @@
 import {
   TurnlogError,
+  guardInput,
   applyCompact,
   applyRevision,
   applyRewind,
@@ -364,7 +365,7 @@ export class PostgresStore implements SessionStore {
    * `skipEphemeral` (flush) scaffolding is left out; otherwise it is refused.
    */
   #checkBatch(messages: readonly unknown[], what: string, skipEphemeral: boolean): CheckedBatch {
-    if (!Array.isArray(messages)) throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`)
+    if (!guardInput(what, () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`, { details: { field: what } })
     const unique: Message[] = []
     const hashes: string[] = []
     const index = new Map<string, number>()
@@ -389,6 +390,7 @@ export class PostgresStore implements SessionStore {
       unique.push(m)
       hashes.push(hash)
       if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
+      if (m.externalScope !== undefined) checkSafeText(m.externalScope, 'externalScope')
     }
     return { unique, hashes, repeated, mismatch }
   }
@@ -411,7 +413,6 @@ export class PostgresStore implements SessionStore {
     await this.#conflict(id, [mismatch.other], [mismatch.otherHash], Object.assign(new Error(error.message), { detail: JSON.stringify([conflict]) }))
     return error
   }
-
 
   #payloadText(message: { readonly id?: string; readonly payload: ChatMessage }): string {
     const text = JSON.stringify(message.payload)
@@ -511,6 +512,7 @@ export class PostgresStore implements SessionStore {
       data: batch.map((m) => {
         const d: Record<string, string> = { createdAt: m.createdAt }
         if (m.externalId !== undefined) d['externalId'] = m.externalId
+        if (m.externalScope !== undefined) d['externalScope'] = m.externalScope
         if (m.status === 'partial') d['status'] = 'partial'
         return JSON.stringify(d)
       }),
@@ -707,6 +709,7 @@ export class PostgresStore implements SessionStore {
           payload: row.payload,
           createdAt: row.data.createdAt,
           externalId: row.data.externalId,
+          externalScope: row.data.externalScope,
           status: row.partial === true ? 'partial' : undefined,
           contentHash: row.content_hash,
         })
@@ -884,6 +887,7 @@ export class PostgresStore implements SessionStore {
       const events: NewEvent[] = summary.map((m, i) => {
         const d: Record<string, unknown> = { createdAt: m.createdAt }
         if (m.externalId !== undefined) d['externalId'] = m.externalId
+        if (m.externalScope !== undefined) d['externalScope'] = m.externalScope
         if (m.status === 'partial') d['status'] = 'partial'
         d['deferred'] = true
         return {
@@ -969,6 +973,7 @@ export class PostgresStore implements SessionStore {
   #messageData(original: Record<string, unknown>, partial: boolean, revision: number): string {
     const d: Record<string, unknown> = { createdAt: original['createdAt'] }
     if (original['externalId'] !== undefined) d['externalId'] = original['externalId']
+    if (original['externalScope'] !== undefined) d['externalScope'] = original['externalScope']
     if (partial) d['status'] = 'partial'
     d['revision'] = revision
     return JSON.stringify(d)
@@ -1043,6 +1048,7 @@ export class PostgresStore implements SessionStore {
       const datas = inherited.map((r) => {
         const d: Record<string, unknown> = { createdAt: r.data['createdAt'] }
         if (r.data['externalId'] !== undefined) d['externalId'] = r.data['externalId']
+        if (r.data['externalScope'] !== undefined) d['externalScope'] = r.data['externalScope']
         if (r.partial) d['status'] = 'partial'
         d['inheritedFrom'] = parent
         // a copy of a redacted message carries the placeholder, never content (the audit must know)
@@ -1501,6 +1507,7 @@ function revised(mid: MessageId, payload: unknown, partial: boolean, envelope: (
     payload,
     createdAt: String(data['createdAt']),
     externalId: typeof data['externalId'] === 'string' ? data['externalId'] : undefined,
+    externalScope: typeof data['externalScope'] === 'string' ? data['externalScope'] : undefined,
     status: partial ? 'partial' : undefined,
   })
   const full = { ...result, message }

@@ -55,6 +55,7 @@ export interface ModelMessage {
   readonly partial: boolean
   readonly createdAt: string
   readonly externalId?: string
+  readonly externalScope?: string
 }
 
 /** The outcome of a model call: a value, or the error codes a correct store may report for it. */
@@ -99,6 +100,7 @@ function toModelMessage(m: Message, partial = m.status === 'partial'): ModelMess
     partial,
     createdAt: m.createdAt,
     ...(m.externalId === undefined ? {} : { externalId: m.externalId }),
+    ...(m.externalScope === undefined ? {} : { externalScope: m.externalScope }),
   }
 }
 
@@ -133,7 +135,7 @@ function compacted(covered: readonly MessageId[], summary: readonly Message[], r
 /** A revise/finalize result with the message as it now stands in the model. */
 function revised(record: ModelRecord, result: Omit<ReviseResult, 'applyTo' | 'message'>): ReviseResult {
   const c = record.current
-  const message = restoreMessage({ id: c.id, payload: c.payload, createdAt: c.createdAt, externalId: c.externalId, status: c.partial ? 'partial' : undefined })
+  const message = restoreMessage({ id: c.id, payload: c.payload, createdAt: c.createdAt, externalId: c.externalId, externalScope: c.externalScope, status: c.partial ? 'partial' : undefined })
   const full = { ...result, message }
   return withApplyTo(full, (live) => applyRevision(live, full))
 }

@@ -272,6 +272,28 @@ export function describeLiveListContract(ctx: ContractContext): void {
       expect(b.appended).toEqual([inbound('B').id])
       expect(redelivered).toEqual({ version: 1, appended: [], duplicates: [inbound('A').id] })
     })
+
+    it('the scope is kept in the envelope (externalScope) through load, revise, fork and a JSON round trip', async () => {
+      // given
+      const store = ctx.store()
+      const sid = await store.createSession()
+      const scope = `telegram:${Math.random().toString(36).slice(2)}`
+      const m = createMessage({ role: 'user', content: 'hi' }, { externalId: '17', scope })
+      await store.flush(sid, [m, assistant('hello')])
+
+      // when
+      const loaded = (await store.load(sid)).messages[0]
+      const revised = await store.revise(sid, m.id, { role: 'user', content: 'hi (edited)' })
+      const reloaded = (await store.load(sid)).messages[0]
+      const child = await store.fork(sid, { at: m.id })
+      const forked = (await store.load(child)).messages[0]
+
+      // then
+      expect(m).toMatchObject({ externalId: '17', externalScope: scope })
+      expect(loaded).toEqual(m)
+      expect(toMessage(JSON.parse(JSON.stringify(loaded)))).toEqual(m)
+      expect([revised.message.externalScope, reloaded?.externalScope, forked?.externalScope]).toEqual([scope, scope, scope])
+    })
   })
 
   describe("keeping the caller's live list in step (applyTo, ReviseResult.message)", () => {
