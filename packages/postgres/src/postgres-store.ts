@@ -209,10 +209,19 @@ function checkExpectedVersion(options: WriteOptions | undefined): number | undef
  * replace `null`, and reading a field of `null` or calling a non-function would escape as a raw
  * TypeError instead of `INVALID_INPUT`.
  */
-function checkOptions(value: unknown, what: string): void {
-  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
-    throw new TurnlogError('INVALID_INPUT', `${what} must be an object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`)
+function checkOptions<T>(value: T, what: string): T {
+  if (value !== undefined && (typeof value !== 'object' || value === null || guardInput(what, () => Array.isArray(value)))) {
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an object, got ${value === null ? 'null' : guardInput(what, () => Array.isArray(value)) ? 'an array' : typeof value}`, { details: { field: what } })
   }
+  return value === undefined ? value : copyOf(value as T & object, what)
+}
+
+/**
+ * A shallow copy of a caller's options object, its fields read once: a throwing getter or Proxy trap is
+ * `INVALID_INPUT` here, instead of a raw error wherever a field is read later.
+ */
+function copyOf<T extends object>(value: T, what: string): T {
+  return guardInput(what, () => ({ ...value }))
 }
 
 /**
@@ -277,7 +286,7 @@ export class PostgresStore implements SessionStore {
     this.#assertOpen()
     // by shape, not instanceof: the caller's kysely may be another copy of the package
     const t = trx as { isTransaction?: unknown; getExecutor?: unknown } | null
-    if (typeof t !== 'object' || t === null || t.isTransaction !== true || typeof t.getExecutor !== 'function') {
+    if (typeof t !== 'object' || t === null || !guardInput('trx', () => t.isTransaction === true && typeof t.getExecutor === 'function')) {
       throw new TurnlogError('INVALID_INPUT', 'withTransaction needs a Kysely transaction (db.transaction().execute(trx => …))')
     }
     return new PostgresStore({
@@ -426,7 +435,7 @@ export class PostgresStore implements SessionStore {
 
   async createSession(options: CreateSessionOptions = {}): Promise<SessionId> {
     this.#assertOpen()
-    checkOptions(options, 'createSession options')
+    options = checkOptions(options, 'createSession options')
     const id = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     const tenant = options.tenantId ?? null
     if (tenant !== null) checkSafeText(tenant, 'tenantId')
@@ -467,7 +476,7 @@ export class PostgresStore implements SessionStore {
 
   async sessions(options: ListSessionsOptions = {}): Promise<SessionPage> {
     this.#assertOpen()
-    checkOptions(options, 'sessions options')
+    options = checkOptions(options, 'sessions options')
     const limit = options.limit ?? 100
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
       throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${preview(limit)}`)
@@ -493,7 +502,7 @@ export class PostgresStore implements SessionStore {
 
   async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
-    checkOptions(options, 'append options')
+    options = checkOptions(options, 'append options')
     const id = parseSessionId(sessionId)
     const batch = this.#checkBatch(messages, 'messages', false)
     const expected = checkExpectedVersion(options)
@@ -663,7 +672,7 @@ export class PostgresStore implements SessionStore {
 
   async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
-    checkOptions(options, 'flush options')
+    options = checkOptions(options, 'flush options')
     const id = parseSessionId(sessionId)
     const batch = this.#checkBatch(live, 'live', true)
     const expected = checkExpectedVersion(options)
@@ -689,7 +698,7 @@ export class PostgresStore implements SessionStore {
 
   async load(sessionId: string, options: LoadOptions = {}): Promise<LoadResult> {
     this.#assertOpen()
-    checkOptions(options, 'load options')
+    options = checkOptions(options, 'load options')
     const id = parseSessionId(sessionId)
     if (options.at !== undefined) {
       const state = await this.state(id, options)
@@ -726,7 +735,7 @@ export class PostgresStore implements SessionStore {
 
   async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<StoredEvent> {
     this.#assertOpen()
-    checkOptions(options, 'events options')
+    options = checkOptions(options, 'events options')
     const id = parseSessionId(sessionId)
     let from = options.fromSeq ?? 1
     const to = options.toSeq ?? Number.MAX_SAFE_INTEGER
@@ -751,7 +760,7 @@ export class PostgresStore implements SessionStore {
 
   async state(sessionId: string, options: LoadOptions = {}): Promise<SessionState> {
     this.#assertOpen()
-    checkOptions(options, 'state options')
+    options = checkOptions(options, 'state options')
     const id = parseSessionId(sessionId)
     const at = options.at
     if (at !== undefined) {
@@ -798,7 +807,7 @@ export class PostgresStore implements SessionStore {
 
   async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
     this.#assertOpen()
-    checkOptions(options, 'rewind options')
+    options = checkOptions(options, 'rewind options')
     const id = parseSessionId(sessionId)
     const expected = checkExpectedVersion(options)
     if (typeof target !== 'object' || target === null) throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }')
@@ -832,6 +841,7 @@ export class PostgresStore implements SessionStore {
     this.#assertOpen()
     const id = parseSessionId(sessionId)
     if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }')
+    input = copyOf(input, 'compact input')
     const expected = checkExpectedVersion(input)
     if (!Array.isArray(input.covered) || input.covered.length === 0) {
       throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids')
@@ -913,7 +923,7 @@ export class PostgresStore implements SessionStore {
 
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
     this.#assertOpen()
-    checkOptions(options, 'revise options')
+    options = checkOptions(options, 'revise options')
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
     const expected = checkExpectedVersion(options)
@@ -981,7 +991,7 @@ export class PostgresStore implements SessionStore {
 
   async finalize(sessionId: string, messageId: string, payload?: unknown, options: WriteOptions = {}): Promise<ReviseResult> {
     this.#assertOpen()
-    checkOptions(options, 'finalize options')
+    options = checkOptions(options, 'finalize options')
     if (payload !== undefined) return this.revise(sessionId, messageId, payload, { ...options, status: 'final' })
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
@@ -1011,6 +1021,7 @@ export class PostgresStore implements SessionStore {
     this.#assertOpen()
     const parent = parseSessionId(sessionId)
     if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'fork needs { at }')
+    options = copyOf(options, 'fork options')
     const at = parseMessageId(options.at)
     const child = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')
@@ -1093,7 +1104,7 @@ export class PostgresStore implements SessionStore {
    */
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     this.#assertOpen()
-    checkOptions(options, 'rebuild options')
+    options = checkOptions(options, 'rebuild options')
     if (options.verify !== undefined && typeof options.verify !== 'boolean') throw new TurnlogError('INVALID_INPUT', 'rebuild: verify must be a boolean')
     if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
       throw new TurnlogError('INVALID_INPUT', 'rebuild: onProgress must be a function')
@@ -1281,6 +1292,7 @@ export class PostgresStore implements SessionStore {
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
     if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'redact options must be an object')
+    options = copyOf(options, 'redact options')
     if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
     const result = await this.#tx(async (db) => {
       await this.#lock(db, id)
@@ -1384,7 +1396,7 @@ export class PostgresStore implements SessionStore {
    */
   async oldestOpenTransaction(options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
     this.#assertOpen()
-    checkOptions(options, 'oldestOpenTransaction options')
+    options = checkOptions(options, 'oldestOpenTransaction options')
     if (options.scope !== undefined && options.scope !== 'cluster' && options.scope !== 'database') {
       throw new TurnlogError('INVALID_INPUT', `scope must be 'cluster' or 'database', got ${preview(options.scope)}`)
     }
