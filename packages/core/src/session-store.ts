@@ -29,7 +29,10 @@ export interface AppendResult {
   readonly version: number
   /** Ids written by this call, in order. */
   readonly appended: readonly MessageId[]
-  /** Ids already stored with identical content: nothing written for them. */
+  /**
+   * Ids already stored with identical content (nothing written for them), and ids the call listed more
+   * than once with identical content (also in `appended` when this call wrote them); each id once.
+   */
   readonly duplicates: readonly MessageId[]
 }
 
@@ -233,11 +236,14 @@ export interface SessionStore {
   /**
    * Appends messages in one all-or-nothing transaction. Known id + same content: a duplicate, no
    * write. Known id + other content, or an id of another session: `MESSAGE_CONFLICT`, nothing written.
+   * Identical copies of one message in the batch are that message (written once, listed in
+   * `duplicates`); one id with two contents in the batch is `MESSAGE_CONFLICT`.
    */
   append(sessionId: string, messages: readonly Message[], options?: AppendOptions): Promise<AppendResult>
   /**
    * The agent loop's call on every exit path: appends, in order, every non-ephemeral message of the
-   * live list the log does not have. Idempotent; cheap when nothing is new.
+   * live list the log does not have. Idempotent; cheap when nothing is new. Identical copies in the
+   * list (a redelivered message pushed again) are one message, as for `append`.
    */
   flush(sessionId: string, live: readonly Message[], options?: AppendOptions): Promise<AppendResult>
   /** The live list (at the head, or at a past version). */
