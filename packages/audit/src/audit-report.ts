@@ -1,3 +1,4 @@
+import { TurnlogError, guardInput } from '@turnlog/core'
 import type { Message } from '@turnlog/core'
 
 /** How bad a finding is, from least to most severe. */
@@ -12,6 +13,9 @@ export type Severity = (typeof SEVERITIES)[number]
 
 /** True when severity `a` is at least as severe as `b`. */
 export function severityAtLeast(a: Severity, b: Severity): boolean {
+  for (const [field, s] of [['a', a], ['b', b]] as const) {
+    if (!SEVERITIES.includes(s)) throw new TurnlogError('INVALID_INPUT', `${field} must be one of ${SEVERITIES.join(', ')}`, { details: { field } })
+  }
   return SEVERITIES.indexOf(a) >= SEVERITIES.indexOf(b)
 }
 
@@ -265,6 +269,11 @@ export interface AuditReport {
 
 /** Counts findings by severity (every severity present) and by kind (registry order). */
 export function countFindings(findings: readonly Finding[]): AuditCounts {
+  if (!guardInput('findings', () => Array.isArray(findings))) throw new TurnlogError('INVALID_INPUT', 'findings must be an array of findings', { details: { field: 'findings' } })
+  return guardInput('findings', () => countOf(findings))
+}
+
+function countOf(findings: readonly Finding[]): AuditCounts {
   const bySeverity: Record<Severity, number> = { info: 0, warning: 0, error: 0, critical: 0 }
   const kinds = new Map<FindingKind, number>()
   for (const f of findings) {
@@ -284,5 +293,7 @@ export function countFindings(findings: readonly Finding[]): AuditCounts {
  * `--fail-on`).
  */
 export function exitCodeFor(report: Pick<AuditReport, 'findings'>, failOn: Severity): 0 | 1 {
-  return report.findings.some((f) => severityAtLeast(f.severity, failOn)) ? 1 : 0
+  const findings = guardInput('report', () => (typeof report === 'object' && report !== null ? report.findings : undefined))
+  if (!Array.isArray(findings)) throw new TurnlogError('INVALID_INPUT', 'report must be an audit report (with findings)', { details: { field: 'report' } })
+  return guardInput('report', () => findings.some((f: Finding) => severityAtLeast(f.severity, failOn))) ? 1 : 0
 }

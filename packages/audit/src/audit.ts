@@ -22,6 +22,7 @@ import { projectionFindings } from './findings/projection-findings.js'
 import { parseTranscript, transcriptFindings, type ExternalMessage } from './findings/transcript-findings.js'
 import { checkOptions } from './import-events.js'
 import { ChainVerifier } from './verify-chain.js'
+import { checkStore } from './check-store.js'
 
 /** Sessions per page when auditing `{ all: true }`. */
 const PAGE_SIZE = 100
@@ -142,6 +143,7 @@ async function auditSession(
  * transcript.
  */
 export async function audit(store: SessionStore, target: AuditTarget, options: AuditOptions = {}): Promise<AuditReport> {
+  checkStore(store, ['getSession', 'events', 'sessions', 'conflicts', 'rebuild'])
   checkOptions(options, 'audit options')
   const checks = selectedChecks(options)
   const all = typeof target === 'object' && target !== null && (target as { all?: unknown }).all === true

@@ -7,7 +7,9 @@ import {
   type SessionInfo,
   type SessionStore,
   type StoredEvent,
+  guardInput,
 } from '@turnlog/core'
+import { checkStore } from './check-store.js'
 
 /** The `format` of a turnlog export file's header line. */
 export const EXPORT_FORMAT = 'turnlog-export'
@@ -84,7 +86,9 @@ export interface ExportSessionsOptions {
  * U+2029 (Python's `splitlines` and some editors break on them). JSON.parse reads the same string.
  */
 export function toJsonLine(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  const text = guardInput('toJsonLine', () => JSON.stringify(value) as string | undefined)
+  if (text === undefined) throw new TurnlogError('INVALID_INPUT', `toJsonLine needs a JSON value, got ${typeof value}`, { details: { field: 'value' } })
+  return text.replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 function sessionRecord(info: SessionInfo): ExportSessionRecord {
@@ -167,11 +171,14 @@ export async function* exportSessions(
   selection: ExportSelection,
   options: ExportSessionsOptions = {},
 ): AsyncGenerator<string> {
+  checkStore(store, ['getSession', 'events', 'sessions'])
   if (typeof selection !== 'object' || selection === null) {
     throw new TurnlogError('INVALID_INPUT', 'selection must be { sessionIds } or { all: true }')
   }
   // a default parameter does not replace null
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TurnlogError('INVALID_INPUT', 'exportSessions options must be an object')
+  // read once: a throwing getter is the caller's input (INVALID_INPUT), not a raw error
+  ;({ options, selection } = guardInput('options', () => ({ options: { ...options }, selection: { ...selection } })))
   const verify = options.verify !== false
   const pageSize = options.pageSize ?? 100
   const header: ExportHeader = { format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString() }

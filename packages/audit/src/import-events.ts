@@ -14,6 +14,7 @@ import {
   type JsonValue,
   type SessionId,
   type StoredEvent,
+  guardInput,
 } from '@turnlog/core'
 import { checkSafeJson, checkSafeText, lostMessageIdRace, mapDatabaseError, sqlState, type PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
@@ -56,7 +57,7 @@ export interface NumberedLine {
 }
 
 function checkSource(source: unknown): void {
-  if (source === null || typeof source !== 'object' || (!(Symbol.asyncIterator in source) && !(Symbol.iterator in source))) {
+  if (source === null || typeof source !== 'object' || !guardInput('lines', () => Symbol.asyncIterator in source || Symbol.iterator in source)) {
     throw new TurnlogError('INVALID_INPUT', 'lines must be an iterable or async iterable of strings')
   }
 }
@@ -81,11 +82,42 @@ function* itemLines(item: unknown, first: number): Generator<NumberedLine> {
 export async function* numberedLines(source: AsyncIterable<string> | Iterable<string>): AsyncGenerator<NumberedLine> {
   checkSource(source)
   let line = 0
-  for await (const item of source as AsyncIterable<unknown>) {
-    for (const numbered of itemLines(item, line + 1)) {
-      line = numbered.line
-      yield numbered
+  const asyncItems = guardInput('lines', () => (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator]?.())
+  const syncItems = asyncItems === undefined ? guardInput('lines', () => (source as Iterable<unknown>)[Symbol.iterator]()) : undefined
+  let finished = false
+  try {
+    for (;;) {
+      let next: IteratorResult<unknown>
+      try {
+        if (asyncItems !== undefined) next = await asyncItems.next()
+        else {
+          next = (syncItems as Iterator<unknown>).next()
+          // as `for await` did: a promise item is awaited (a thenable that is not a promise stays an item)
+          if (next.done !== true && next.value instanceof Promise) next = { done: false, value: await next.value }
+        }
+      } catch (cause) {
+        // the source itself failed (a read error, a throwing iterator or item): the import's input is at fault
+        if (isTurnlogError(cause)) throw cause
+        let reason: string = typeof cause
+        try {
+          if (cause instanceof Error) reason = cause.message
+        } catch {
+          // a revoked Proxy thrown as an error
+        }
+        throw new TurnlogError('IMPORT_FAILED', `line ${line + 1}: the lines could not be read (${reason})`, { details: { line: line + 1 }, cause })
+      }
+      if (next.done === true) {
+        finished = true
+        return
+      }
+      for (const numbered of itemLines(next.value, line + 1)) {
+        line = numbered.line
+        yield numbered
+      }
     }
+  } finally {
+    // stopped early (the consumer failed or broke off): close the source, as `for await` did
+    if (!finished) await Promise.resolve(asyncItems?.return?.() ?? syncItems?.return?.()).catch(() => {})
   }
 }
 
@@ -107,8 +139,8 @@ function* numberedLinesSync(source: Iterable<unknown>): Generator<NumberedLine> 
  * @internal
  */
 export function checkOptions(options: unknown, what: string): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TurnlogError('INVALID_INPUT', `${what} must be an object`)
-  const onProgress = (options as { onProgress?: unknown }).onProgress
+  if (typeof options !== 'object' || options === null || guardInput(what, () => Array.isArray(options))) throw new TurnlogError('INVALID_INPUT', `${what} must be an object`)
+  const onProgress = guardInput(what, () => (options as { onProgress?: unknown }).onProgress)
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new TurnlogError('INVALID_INPUT', 'onProgress must be a function')
 }
 
@@ -689,7 +721,7 @@ export async function importEvents(
   lines: AsyncIterable<string> | Iterable<string>,
   options: ImportEventsOptions = {},
 ): Promise<ImportResult> {
-  if (typeof store !== 'object' || store === null || typeof (store as { db?: unknown }).db !== 'object') {
+  if (typeof store !== 'object' || store === null || !guardInput('store', () => typeof (store as { db?: unknown }).db === 'object')) {
     throw new TurnlogError('INVALID_INPUT', 'importEvents needs a PostgresStore (it writes through store.db)')
   }
   // checked before anything is written: onProgress runs after a session has committed

@@ -82,6 +82,9 @@ function jsonOf(value: SqliteValue): JsonValue {
 
 /** The turnlog session id of a hermes session. */
 export function hermesSessionId(hermesId: string): SessionId {
+  if (typeof hermesId !== 'string' && !(typeof hermesId === 'number' && Number.isFinite(hermesId))) {
+    throw new TurnlogError('INVALID_INPUT', 'a hermes session id must be a string', { details: { field: 'hermesId' } })
+  }
   return sessionIdFromExternal(`hermes:${hermesId}`)
 }
 

@@ -17,6 +17,7 @@ import {
 } from '@turnlog/core'
 import { PostgresStore, mapDatabaseError, splitByBatchBytes } from '@turnlog/postgres'
 import { numberedLines } from './import-events.js'
+import { checkStore } from './check-store.js'
 
 /** Options for {@link importTranscript}. */
 export interface ImportTranscriptOptions {
@@ -81,6 +82,7 @@ export async function importTranscript(
   lines: AsyncIterable<string> | Iterable<string>,
   options: ImportTranscriptOptions = {},
 ): Promise<ImportTranscriptResult> {
+  checkStore(store, ['createSession', 'getSession', 'append'])
   // a default parameter does not replace null; a tenant goes into a template string below
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TurnlogError('INVALID_INPUT', 'importTranscript options must be an object')
   if (options.tenantId !== undefined && typeof options.tenantId !== 'string') throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')

@@ -1,3 +1,4 @@
+import { TurnlogError, guardInput } from '@turnlog/core'
 import { SEVERITIES, type AuditReport, type Finding } from './audit-report.js'
 
 /** Seqs as ranges: `[3,4,5,9]` → `3-5,9`. */
@@ -25,6 +26,11 @@ function safe(text: string): string {
 
 /** One line for a finding: severity, kind, session, seqs, explanation. */
 export function renderFindingLine(f: Finding): string {
+  if (typeof f !== 'object' || f === null) throw new TurnlogError('INVALID_INPUT', 'renderFindingLine needs a finding', { details: { field: 'finding' } })
+  return guardInput('finding', () => findingLine(f))
+}
+
+function findingLine(f: Finding): string {
   const seqs = f.seqs.length === 0 ? '-' : seqRanges(f.seqs)
   return `${f.severity.toUpperCase().padEnd(8)} ${f.kind} session=${f.sessionId} seq=${seqs}: ${safe(f.explanation)}`
 }
@@ -35,6 +41,11 @@ export function renderFindingLine(f: Finding): string {
  * report object itself as JSON (`formatVersion: 1`, see docs/audit.md).
  */
 export function renderReportText(report: AuditReport): string {
+  if (typeof report !== 'object' || report === null) throw new TurnlogError('INVALID_INPUT', 'renderReportText needs an audit report', { details: { field: 'report' } })
+  return guardInput('report', () => reportText(report))
+}
+
+function reportText(report: AuditReport): string {
   const target = typeof report.target === 'string' ? `session ${report.target}` : 'all sessions'
   const bySeverity = [...SEVERITIES].reverse().map((s) => `${report.counts.bySeverity[s]} ${s}`).join(', ')
   const n = report.findings.length

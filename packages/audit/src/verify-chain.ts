@@ -7,7 +7,9 @@ import {
   type ChatMessage,
   type SessionStore,
   type StoredEvent,
+  parseSessionId,
 } from '@turnlog/core'
+import { checkStore } from './check-store.js'
 
 /**
  * What kind of break {@link verifyChain} found.
@@ -275,9 +277,12 @@ export class ChainVerifier {
  * break is located by seq; a changed event breaks only its own link (later links are checked against
  * the stored hashes), so the report points at the rewritten rows.
  *
- * Throws `SESSION_NOT_FOUND` for an unknown session. Memory is constant in the log's length.
+ * Throws `SESSION_NOT_FOUND` for an unknown session, `INVALID_INPUT` for something that is not a store
+ * or not a session id. Memory is constant in the log's length.
  */
 export async function verifyChain(store: SessionStore, sessionId: string): Promise<ChainVerification> {
+  checkStore(store, ['getSession', 'events'])
+  sessionId = parseSessionId(sessionId)
   const before = await store.getSession(sessionId)
   const verifier = new ChainVerifier(before.sessionId)
   for await (const e of store.events(before.sessionId)) verifier.push(e)

@@ -28,7 +28,8 @@ import {
   type SessionId,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { chatPayloadArb, createTestDatabase, jsonValueArb, messageArb, safeTextArb, weirdStringArb, type TestDatabase } from '@turnlog/testing'
+import { chatPayloadArb, createTestDatabase, expectEveryExportRejectsGarbage, jsonValueArb, messageArb, safeTextArb, weirdStringArb, type ExportSpec, type TestDatabase } from '@turnlog/testing'
+import * as auditPackage from '@turnlog/audit'
 import {
   AUDIT_CHECKS,
   FINDING_KINDS,
@@ -880,3 +881,70 @@ describe('audit package: garbage against every call that takes user input', () =
   }, 120_000)
 })
 
+
+const auditFn = (arity: number): ExportSpec => ({ kind: 'function', arity })
+const auditValue: ExportSpec = { kind: 'value' }
+/** Every runtime export of `@turnlog/audit` and how the garbage property calls it. */
+export const AUDIT_EXPORTS = {
+  AUDIT_CHECKS: auditValue,
+  EXPORT_FORMAT: auditValue,
+  EXPORT_VERSION: auditValue,
+  FINDING_KINDS: auditValue,
+  HERMES_COMPACTION_PREFIX: auditValue,
+  HERMES_MESSAGE_COLUMNS: auditValue,
+  HERMES_SESSION_COLUMNS: auditValue,
+  HermesStateDb: { kind: 'class', arity: 3 },
+  HermesWarnings: { kind: 'class', arity: 0 },
+  SEVERITIES: auditValue,
+  audit: auditFn(3),
+  countFindings: auditFn(1),
+  epochToIso: auditFn(1),
+  exitCodeFor: auditFn(2),
+  exportSessions: auditFn(3),
+  exportedChainHash: auditFn(2),
+  hermesExternalId: auditFn(2),
+  hermesRowMessage: auditFn(3),
+  hermesSessionId: auditFn(1),
+  importEvents: auditFn(3),
+  importHermes: auditFn(3),
+  importTranscript: auditFn(3),
+  numberedLines: auditFn(1),
+  planHermesSession: auditFn(2),
+  renderFindingLine: auditFn(1),
+  renderReportText: auditFn(1),
+  severityAtLeast: auditFn(2),
+  toJsonLine: auditFn(1),
+  transcriptMessageId: auditFn(3),
+  verifyChain: auditFn(2),
+  verifyExport: auditFn(1),
+} as const satisfies Record<keyof typeof auditPackage, ExportSpec>
+
+describe('every export of @turnlog/audit, called with garbage (issue 13.11)', () => {
+  it('regression: verifyChain(notAStore, id) and audit(notAStore, …) are INVALID_INPUT, not TypeErrors', async () => {
+    const codeOf = async (call: () => Promise<unknown>): Promise<unknown> => {
+      try {
+        await call()
+        return 'returned'
+      } catch (error) {
+        return isTurnlogError(error) ? error.code : String(error)
+      }
+    }
+    const sid = randomUUID()
+    for (const notAStore of [null, {}, { load: 1 }, Object.create(null)]) {
+      expect(await codeOf(() => verifyChain(notAStore as never, sid))).toBe('INVALID_INPUT')
+      expect(await codeOf(() => audit(notAStore as never, sid))).toBe('INVALID_INPUT')
+    }
+  })
+
+  it('each function returns or throws a TurnlogError with a registry code (never a raw TypeError); the table covers every export', async () => {
+    // async generators (exportSessions, numberedLines) do their work when iterated: drain them
+    const drained = Object.fromEntries(
+      Object.entries(auditPackage).map(([name, value]) =>
+        name === 'exportSessions' || name === 'numberedLines'
+          ? [name, async (...args: unknown[]) => { for await (const _ of (value as (...a: unknown[]) => AsyncIterable<unknown>)(...args)) void _ }]
+          : [name, value],
+      ),
+    )
+    await expectEveryExportRejectsGarbage(drained, AUDIT_EXPORTS, { numRuns: 60 })
+  }, 180_000)
+})

@@ -68,7 +68,7 @@ beforeAll(async () => {
   const weird = await source.createSession({ tenantId: 'acme', metadata: { title: 'weird', nested: { n: 1, list: [true, null] } } })
   weirdMessages = [
     createMessage({ role: 'system', content: 'You are terse.' }),
-    createMessage({ role: 'user', content: NUL, note: LONE }, { externalId: 'telegram:42:9001', createdAt: '2026-03-01T10:00:00.123456Z' }),
+    createMessage({ role: 'user', content: NUL, note: LONE }, { externalId: 'telegram:42:9001', scope: null, createdAt: '2026-03-01T10:00:00.123456Z' }),
     createMessage({ role: 'assistant', content: '', tool_calls: [{ id: 'call_01', type: 'function', function: { name: 'read_file', arguments: '{"path":"\\u0000"}' } }], reasoning_content: ASTRAL }),
     createMessage({ role: 'tool', tool_call_id: 'call_01', content: [{ type: 'text', text: SEPARATORS }, { type: 'text', text: LONE }] }),
     createMessage({ role: 'assistant', content: ASTRAL, '1': 'integer-like key', __proto__: 'kept' } as never),

@@ -56,7 +56,7 @@ beforeAll(async () => {
     }
     sessionId = await store.createSession({ metadata: { title: 'inspect <fixture> & friends' } })
     const system = keep('system', createMessage({ role: 'system', content: 'You are terse.' }))
-    const hostile = keep('hostile', createMessage({ role: 'user', content: HOSTILE }, { externalId: `test:${sessionId}:1` }))
+    const hostile = keep('hostile', createMessage({ role: 'user', content: HOSTILE }, { externalId: `test:${sessionId}:1`, scope: null }))
     const call = keep('call', createMessage({ role: 'assistant', content: null, tool_calls: [
       { id: 'call_a', type: 'function', function: { name: 'grep<b>', arguments: '{"q":"</script>"}' } },
       { id: 'call_b', type: 'function', function: { name: 'never_answered', arguments: '{}' } },

@@ -1,6 +1,18 @@
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js'
+import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
+
+const HEX_64 = /^[0-9a-f]{64}$/
+
+/** The previous link and the event must be there; a raw error while reading them is `INVALID_INPUT`. */
+function guardLink<T>(what: string, prevHex: unknown, input: unknown, body: () => T): T {
+  if (typeof prevHex !== 'string' || !HEX_64.test(prevHex)) {
+    throw new TurnlogError('INVALID_INPUT', `${what} needs the previous hash as 64 hex digits`, { details: { field: 'prevHex' } })
+  }
+  if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', `${what} needs an event object`, { details: { field: 'input' } })
+  return guardInput(what, body)
+}
 
 /** The hash before a session's first event: 32 zero bytes, hex. */
 export const GENESIS_HASH = '0'.repeat(64)
@@ -30,6 +42,10 @@ export interface ChainInput {
  * this implementation lets `verifyChain` check it independently of the database.
  */
 export function chainHash(prevHex: string, input: ChainInput): string {
+  return guardLink('chainHash', prevHex, input, () => link(prevHex, input))
+}
+
+function link(prevHex: string, input: ChainInput): string {
   const head = `${input.sessionId}\n${input.seq}\n${input.eventId}\n${input.type}\n${input.messageId ?? ''}\n${input.contentHash ?? ''}\n`
   return bytesToHex(
     sha256(
@@ -64,7 +80,7 @@ export interface ChainedEvent {
  * `JSON.stringify` output, and stringify is idempotent over its own output).
  */
 export function eventChainHash(prevHex: string, e: ChainedEvent): string {
-  return chainHash(prevHex, {
+  return guardLink('eventChainHash', prevHex, e, () => link(prevHex, {
     sessionId: e.sessionId,
     seq: e.seq,
     eventId: e.eventId,
@@ -74,7 +90,7 @@ export function eventChainHash(prevHex: string, e: ChainedEvent): string {
     dataText: JSON.stringify(e.data),
     payloadText: e.payload === null ? null : JSON.stringify(e.payload),
     payloadDigest: e.payloadDigest ?? null,
-  })
+  }))
 }
 
 /**
@@ -85,7 +101,7 @@ export function eventChainHash(prevHex: string, e: ChainedEvent): string {
  * ids) no longer matches the chained record.
  */
 export function placeholderDigest(placeholder: unknown): string {
-  const text = typeof placeholder === 'object' && placeholder !== null ? JSON.stringify(placeholder) : undefined
+  const text = typeof placeholder === 'object' && placeholder !== null ? guardInput('placeholderDigest', () => JSON.stringify(placeholder)) : undefined
   if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', 'placeholderDigest needs a placeholder object')
   return bytesToHex(sha256(utf8ToBytes(text)))
 }

@@ -3,6 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { ChatMessage } from './chat-message.js'
 import { MAX_JSON_DEPTH } from './json-depth.js'
 import { isDeepFrozen } from './json-value.js'
+import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /** A content hash: lower-case hex SHA-256 of the RFC 8785 canonical JSON of a payload. */
@@ -24,13 +25,15 @@ const memo = new WeakMap<object, ContentHash>()
  * longer than the longest string JavaScript can hold (2^29 − 24 UTF-16 code units in V8).
  */
 export function canonicalJson(value: unknown): string {
-  try {
-    return canonical(value, 0)
-  } catch (error) {
-    // the depth is bounded, so this is the string length limit, not the stack
-    if (error instanceof RangeError) throw tooLong(error)
-    throw error
-  }
+  return guardInput('canonicalJson', () => {
+    try {
+      return canonical(value, 0)
+    } catch (error) {
+      // the depth is bounded, so this is the string length limit, not the stack
+      if (error instanceof RangeError) throw tooLong(error)
+      throw error
+    }
+  })
 }
 
 /** The longest string V8 can hold, in UTF-16 code units. */
@@ -43,6 +46,10 @@ function tooLong(cause: unknown): TurnlogError {
   })
 }
 
+function noJsonForm(what: string): never {
+  throw new TurnlogError('INVALID_INPUT', `${what} has no JSON form`, { details: { field: 'value' } })
+}
+
 /** {@link canonicalJson} of a value `depth` levels down: refuses a level past {@link MAX_JSON_DEPTH} before recursing into it. */
 function canonical(value: unknown, depth: number): string {
   switch (typeof value) {
@@ -50,7 +57,7 @@ function canonical(value: unknown, depth: number): string {
     case 'boolean':
       return JSON.stringify(value)
     case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`${String(value)} has no JSON form`)
+      if (!Number.isFinite(value)) noJsonForm(String(value))
       return JSON.stringify(value)
     case 'object': {
       if (value === null) return 'null'
@@ -82,7 +89,7 @@ function canonical(value: unknown, depth: number): string {
       return out + '}'
     }
     default:
-      throw new TypeError(`${typeof value} has no JSON form`)
+      return noJsonForm(typeof value)
   }
 }
 
@@ -94,6 +101,13 @@ function canonical(value: unknown, depth: number): string {
  * Deeply frozen payloads (every payload inside a `Message`) are hashed once and memoised.
  */
 export function contentHash(value: ChatMessage | { readonly payload: ChatMessage }): ContentHash {
+  if (typeof value !== 'object' || value === null) {
+    throw new TurnlogError('INVALID_INPUT', `contentHash needs a payload or a message, got ${value === null ? 'null' : typeof value}`, { details: { field: 'value' } })
+  }
+  return guardInput('contentHash', () => hashOf(value))
+}
+
+function hashOf(value: ChatMessage | { readonly payload: ChatMessage }): ContentHash {
   const payload = 'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value)
     ? value.payload
     : (value as ChatMessage)
@@ -115,10 +129,18 @@ export function contentHash(value: ChatMessage | { readonly payload: ChatMessage
 
 /**
  * Records a hash that is already known for a deeply frozen payload (e.g. read from the database next
- * to it), so it is not recomputed. Ignored for objects that are not deeply frozen.
+ * to it), so it is not recomputed. Ignored for objects that are not deeply frozen, and for anything
+ * that is not a payload object and a 64-digit hex hash; never throws.
  */
 export function primeContentHash(payload: object, hash: string): void {
-  if (isDeepFrozen(payload)) memo.set(payload, hash as ContentHash)
+  // a hint, never a failure: anything but a payload object and a hex SHA-256 is ignored (the rebuild
+  // folds events whose hashes and payloads it did not read)
+  if (typeof payload !== 'object' || payload === null || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) return
+  try {
+    if (isDeepFrozen(payload)) memo.set(payload, hash as ContentHash)
+  } catch {
+    // a Proxy or a throwing getter: not memoised
+  }
 }
 
 /**
@@ -131,5 +153,6 @@ export function rememberContentHash(payload: object, hash: string): void {
 
 /** SHA-256 of a string's UTF-8 bytes, hex. */
 export function sha256Hex(text: string): string {
+  if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', `sha256Hex needs a string, got ${typeof text}`, { details: { field: 'text' } })
   return bytesToHex(sha256(utf8ToBytes(text)))
 }

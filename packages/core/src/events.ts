@@ -22,6 +22,8 @@ export interface MessageEventData {
   /** The message's own creation time (data, not order). */
   readonly createdAt: string
   readonly externalId?: string
+  /** The scope the id was derived in with `externalId` (see `createMessage`). */
+  readonly externalScope?: string
   /** `'partial'` while streaming. */
   readonly status?: 'partial'
   /** A compaction summary: not live until the `messages_compacted` event that follows places it. */

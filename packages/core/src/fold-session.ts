@@ -4,6 +4,9 @@ import type { MessageEventData, StoredEvent } from './events.js'
 import type { MessageId, SessionId } from './ids.js'
 import { restoreMessage, type Message } from './message.js'
 import { redactedPayload } from './redacted-payload.js'
+import { z } from 'zod'
+import { guardInput, parseInput } from './parse-input.js'
+import { TurnlogError } from './turnlog-error.js'
 
 /** Where a message stands in the session's history. */
 export type MessageState = 'live' | 'retracted' | 'compacted' | 'pending' | 'redacted'
@@ -68,6 +71,7 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
     payload,
     createdAt: data.createdAt,
     externalId: data.externalId,
+    externalScope: data.externalScope,
     status: partial ? 'partial' : undefined,
   })
   primeContentHash(message.payload, hash)
@@ -79,6 +83,17 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
  * The store's inline projection, `rebuild`, and `load({ at })` must all agree with it.
  */
 export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions = {}): SessionState {
+  const checked = parseInput(FoldOptionsSchema, options, 'options') as FoldOptions
+  if (typeof events !== 'object' || events === null || !guardInput('events', () => typeof (events as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function')) {
+    throw new TurnlogError('INVALID_INPUT', 'foldSession needs an iterable of stored events', { details: { field: 'events' } })
+  }
+  // a malformed event (not what a store returns) is the caller's input: INVALID_INPUT, never a TypeError
+  return guardInput('foldSession', () => fold(events, checked))
+}
+
+const FoldOptionsSchema = z.object({ at: z.number().int().nonnegative().optional() })
+
+function fold(events: Iterable<StoredEvent>, options: FoldOptions): SessionState {
   const records = new Map<MessageId, MutableRecord>()
   let live: MessageId[] = []
   let version = 0
@@ -218,6 +233,18 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
 
 /** The live list of a folded state as messages, in order. */
 export function liveMessages(state: SessionState): Message[] {
+  checkState(state, 'liveMessages')
+  return guardInput('liveMessages', () => liveOf(state))
+}
+
+function checkState(state: unknown, what: string): void {
+  const s = state as { live?: unknown; messages?: unknown } | null
+  if (typeof s !== 'object' || s === null || !guardInput(what, () => Array.isArray(s.live) && s.messages instanceof Map)) {
+    throw new TurnlogError('INVALID_INPUT', `${what} needs a folded SessionState`, { details: { field: 'state' } })
+  }
+}
+
+function liveOf(state: SessionState): Message[] {
   const out: Message[] = []
   for (const id of state.live) {
     const r = state.messages.get(id)
@@ -245,6 +272,11 @@ export interface TranscriptEntry {
  * status. Pure; computed from a folded state.
  */
 export function transcriptOf(state: SessionState): TranscriptEntry[] {
+  checkState(state, 'transcriptOf')
+  return guardInput('transcriptOf', () => transcriptEntries(state))
+}
+
+function transcriptEntries(state: SessionState): TranscriptEntry[] {
   const entries: TranscriptEntry[] = []
   for (const r of state.messages.values()) {
     r.revisions.forEach((rev, i) => {

@@ -18,6 +18,12 @@ export type EventId = Brand<string, 'EventId'>
  * redelivered messages new ids.
  */
 export const EXTERNAL_ID_NAMESPACE = uuidv5('external-id.turnlog.dev', uuidv5.DNS)
+/**
+ * The root of scoped external ids: UUIDv5 of the DNS name `external-scope.turnlog.dev`. A scope (a
+ * platform and chat, say `telegram:42`) gets its own namespace, UUIDv5 of the scope's name in this one;
+ * the message id is UUIDv5 of the externalId in the scope's namespace. Stable forever.
+ */
+export const EXTERNAL_SCOPE_NAMESPACE = uuidv5('external-scope.turnlog.dev', uuidv5.DNS)
 /** The namespace for session ids derived from an external session key (importers). */
 export const EXTERNAL_SESSION_NAMESPACE = uuidv5('external-session.turnlog.dev', uuidv5.DNS)
 
@@ -88,14 +94,26 @@ function nameBytes(name: string): Uint8Array {
 }
 
 /**
- * Derives a message id from a platform's own message id (e.g. `telegram:chat42:msg9001`), so a
- * message the platform redelivers gets the same id and is stored once.
+ * Derives a message id from a platform's own message id, so a message the platform redelivers gets
+ * the same id and is stored once.
+ *
+ * `scope` says where `externalId` is unique: a Telegram or Slack message id is unique only within its
+ * chat, so pass the platform and chat (`messageIdFromExternal('9001', 'telegram:42')`); the id is then
+ * UUIDv5 of `externalId` in the scope's own namespace (see {@link EXTERNAL_SCOPE_NAMESPACE}), and the
+ * same platform id in two chats gives two ids. Without a scope (`undefined` or `null`) the id is UUIDv5
+ * of `externalId` in {@link EXTERNAL_ID_NAMESPACE}: global, for ids that already are (such as
+ * `hermes:<session>:<row>`); ids derived before scopes existed stay the same. Throws `INVALID_INPUT`
+ * for an empty or non-string `externalId` or `scope`.
  */
-export function messageIdFromExternal(externalId: string): MessageId {
+export function messageIdFromExternal(externalId: string, scope?: string | null): MessageId {
   if (typeof externalId !== 'string' || externalId.length === 0) {
-    throw new TurnlogError('INVALID_INPUT', 'externalId must be a non-empty string')
+    throw new TurnlogError('INVALID_INPUT', 'externalId must be a non-empty string', { details: { field: 'externalId' } })
   }
-  return uuidv5(nameBytes(externalId), EXTERNAL_ID_NAMESPACE) as MessageId
+  if (scope === undefined || scope === null) return uuidv5(nameBytes(externalId), EXTERNAL_ID_NAMESPACE) as MessageId
+  if (typeof scope !== 'string' || scope.length === 0) {
+    throw new TurnlogError('INVALID_INPUT', 'scope must be a non-empty string (or null for a globally unique externalId)', { details: { field: 'scope' } })
+  }
+  return uuidv5(nameBytes(externalId), uuidv5(nameBytes(scope), EXTERNAL_SCOPE_NAMESPACE)) as MessageId
 }
 
 /** Derives a session id from an external session key (importers: a hermes session id). */

@@ -4,9 +4,11 @@
  * @packageDocumentation
  */
 export { ERROR_CODES, type ErrorCode } from './error-codes.js'
+export { guardInput, parseInput, z } from './parse-input.js'
 export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
 export {
   EXTERNAL_ID_NAMESPACE,
+  EXTERNAL_SCOPE_NAMESPACE,
   EXTERNAL_SESSION_NAMESPACE,
   messageIdFromExternal,
   newEventId,
@@ -71,6 +73,7 @@ export {
   type SessionForkedEvent,
   type StoredEvent,
 } from './events.js'
+export { applyCompact, applyRevision, applyRewind, withApplyTo } from './apply-to-live.js'
 export { GENESIS_HASH, chainHash, eventChainHash, placeholderDigest, type ChainInput, type ChainedEvent } from './chain-hash.js'
 export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
 export {

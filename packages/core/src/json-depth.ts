@@ -1,4 +1,5 @@
-import type { ErrorCode } from './error-codes.js'
+import { ERROR_CODES, type ErrorCode } from './error-codes.js'
+import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /**
@@ -16,7 +17,19 @@ export const MAX_JSON_DEPTH = 64
  * array items are followed, as `JSON.stringify` does.
  */
 export function jsonDepth(value: unknown, stopAbove: number = MAX_JSON_DEPTH): number {
+  checkLimit(stopAbove, 'stopAbove')
   if (typeof value !== 'object' || value === null) return 0
+  // a throwing getter or Proxy trap in the value is the caller's input: INVALID_INPUT, not a raw error
+  return guardInput('jsonDepth', () => measure(value, stopAbove))
+}
+
+function checkLimit(limit: unknown, field: string): void {
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0) {
+    throw new TurnlogError('INVALID_INPUT', `${field} must be a non-negative integer`, { details: { field } })
+  }
+}
+
+function measure(value: object, stopAbove: number): number {
   let deepest = 0
   const stack: { readonly value: object; readonly depth: number }[] = [{ value, depth: 1 }]
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
@@ -41,6 +54,9 @@ export function jsonDepth(value: unknown, stopAbove: number = MAX_JSON_DEPTH): n
  * with `details` `{ what, limit }`. Measured by {@link jsonDepth}: no recursion. Returns `value`.
  */
 export function checkJsonDepth<T>(value: T, what: string, code: ErrorCode = 'INVALID_INPUT', limit: number = MAX_JSON_DEPTH): T {
+  checkLimit(limit, 'limit')
+  if (typeof code !== 'string' || !Object.hasOwn(ERROR_CODES, code)) throw new TurnlogError('INVALID_INPUT', 'code must be an error code', { details: { field: 'code' } })
+  what = typeof what === 'string' ? what : 'value'
   if (jsonDepth(value, limit) > limit) {
     throw new TurnlogError(code, `${what} is nested deeper than ${limit} levels of arrays and objects`, {
       details: { what, limit, issues: [{ code: 'too_deep', path: [], message: `nesting deeper than ${limit}` }] },

@@ -1,4 +1,6 @@
 import { MAX_JSON_DEPTH } from './json-depth.js'
+import { z } from 'zod'
+import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /** A JSON value as stored: what `JSON.parse` can return. */
@@ -56,10 +58,14 @@ function fail(path: readonly (string | number)[], message: string): never {
  * most 1,000 (`INVALID_INPUT` otherwise).
  */
 export function toFrozenJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
-  const maxDepth: unknown = (limits as Partial<JsonLimits> | null)?.maxDepth
-  if (typeof maxDepth !== 'number' || !Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_COPY_DEPTH) {
-    throw new TurnlogError('INVALID_INPUT', `limits.maxDepth must be an integer from 1 to ${MAX_COPY_DEPTH}`)
-  }
+  const checked = limits === DEFAULT_JSON_LIMITS ? limits : parseInput(JsonLimitsSchema, limits, 'limits')
+  // a throwing getter or Proxy trap in the value is the caller's input: INVALID_INPUT, not a raw error
+  return guardInput('toFrozenJson', () => frozenCopy(value, checked))
+}
+
+const JsonLimitsSchema = z.object({ maxDepth: z.number().int().min(1).max(MAX_COPY_DEPTH) })
+
+function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
   const path: (string | number)[] = []
   const seen = new Set<object>()
   const copy = (v: unknown, depth: number): JsonValue => {
@@ -112,7 +118,14 @@ export function toFrozenJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_L
   return result
 }
 
-/** Deep-copies a JSON value into fresh, mutable objects (used for wire copies). */
+/**
+ * Deep-copies a JSON value into fresh, mutable objects (used for wire copies). Throws `INVALID_INPUT`
+ * for a value JSON cannot hold (undefined, a function, a bigint, a cycle).
+ */
 export function cloneJson<T extends JsonValue>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T
+  return guardInput('cloneJson', () => {
+    const text = JSON.stringify(value) as string | undefined
+    if (text === undefined) throw new TurnlogError('INVALID_INPUT', `cloneJson needs a JSON value, got ${typeof value}`, { details: { field: 'value' } })
+    return JSON.parse(text) as T
+  })
 }

@@ -2,6 +2,8 @@ import { ChatMessageSchema, type ChatMessage } from './chat-message.js'
 import { rememberContentHash } from './content-hash.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
 import { toFrozenJson } from './json-value.js'
+import { z } from 'zod'
+import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /** `partial`: an assistant reply still streaming; absent means final. */
@@ -23,16 +25,27 @@ export interface Message {
   readonly ephemeral?: true
   /** The platform's own id of an inbound message, from which `id` was derived. */
   readonly externalId?: string
+  /** Where `externalId` is unique (`createMessage`'s `scope`), when one was given; absent for `scope: null`. */
+  readonly externalScope?: string
   /** `'partial'` while an assistant reply is streaming; absent when final. */
   readonly status?: MessageStatus
 }
 
 /** Options for {@link createMessage}. */
 export interface CreateMessageOptions {
-  /** Use an existing id (import, resume). Mutually exclusive with `externalId`. */
+  /** Use an existing id (import, resume). With `externalId`, it must be the id derived from it. */
   readonly id?: string
-  /** Derive the id from the platform's message id so a redelivery gets the same id. */
+  /**
+   * Derive the id from the platform's message id so a redelivery gets the same id. Needs `scope`:
+   * the id is derived from both (see `messageIdFromExternal`).
+   */
   readonly externalId?: string
+  /**
+   * Where `externalId` is unique, e.g. `telegram:<chatId>` (a Telegram message id is unique only per
+   * chat). Required with `externalId`: a string, or `null` to declare `externalId` globally unique
+   * (then the id is the unscoped derivation, as before scopes existed). Ignored without `externalId`.
+   */
+  readonly scope?: string | null
   /** Runtime scaffolding: persistence skips it (`flush`) or refuses it (`append`). */
   readonly ephemeral?: boolean
   /** Creation time; defaults to now. Data only. */
@@ -49,6 +62,10 @@ const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{
  * `INVALID_MESSAGE` with the zod issues in `details.issues`.
  */
 export function parseChatMessage(payload: unknown): ChatMessage {
+  return guardInput('parseChatMessage', () => parsePayload(payload))
+}
+
+function parsePayload(payload: unknown): ChatMessage {
   const frozen = toFrozenJson(payload)
   const result = ChatMessageSchema.safeParse(frozen)
   if (!result.success) {
@@ -78,11 +95,13 @@ function normaliseCreatedAt(value: string | Date | undefined): string {
 function build(id: MessageId, payload: ChatMessage, createdAt: string, extra: {
   ephemeral?: boolean | undefined
   externalId?: string | undefined
+  externalScope?: string | undefined
   status?: MessageStatus | undefined
 }): Message {
   const message: { -readonly [K in keyof Message]: Message[K] } = { id, payload, createdAt }
   if (extra.ephemeral === true) message.ephemeral = true
   if (extra.externalId !== undefined) message.externalId = extra.externalId
+  if (extra.externalId !== undefined && extra.externalScope !== undefined) message.externalScope = extra.externalScope
   if (extra.status === 'partial') message.status = 'partial'
   Object.freeze(message)
   minted.add(message)
@@ -95,11 +114,33 @@ function build(id: MessageId, payload: ChatMessage, createdAt: string, extra: {
  * otherwise.
  */
 export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message {
+  return guardInput('createMessage', () => create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateMessageOptions))
+}
+
+/**
+ * The shape of {@link CreateMessageOptions}; `id` and `createdAt` are checked by their own parsers
+ * (their codes: `INVALID_INPUT` for an id, `INVALID_MESSAGE` for a createdAt).
+ */
+const CreateMessageOptionsSchema = z.object({
+  id: z.unknown().optional(),
+  externalId: z.string().optional(),
+  scope: z.string().min(1).nullable().optional(),
+  ephemeral: z.boolean().optional(),
+  createdAt: z.unknown().optional(),
+  status: z.literal('partial').optional(),
+})
+
+function create(payload: unknown, options: CreateMessageOptions): Message {
+  if (options.externalId !== undefined && options.scope === undefined) {
+    throw new TurnlogError('INVALID_INPUT', 'externalId needs a scope: where the platform id is unique (e.g. scope: `telegram:${chatId}`), or scope: null for a globally unique externalId', {
+      details: { field: 'options.scope' },
+    })
+  }
   if (options.id !== undefined && options.externalId !== undefined) {
-    const derived = messageIdFromExternal(options.externalId)
+    const derived = messageIdFromExternal(options.externalId, options.scope)
     if (parseMessageId(options.id) !== derived) {
       throw new TurnlogError('INVALID_INPUT', 'options.id and options.externalId disagree', {
-        details: { id: options.id, externalId: options.externalId, derivedId: derived },
+        details: { id: options.id, externalId: options.externalId, scope: options.scope, derivedId: derived },
       })
     }
   }
@@ -107,11 +148,12 @@ export function createMessage(payload: unknown, options: CreateMessageOptions = 
     throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or absent`)
   }
   const id = options.externalId !== undefined
-    ? messageIdFromExternal(options.externalId)
+    ? messageIdFromExternal(options.externalId, options.scope)
     : options.id !== undefined
       ? parseMessageId(options.id)
       : newMessageId()
-  return build(id, parseChatMessage(payload), normaliseCreatedAt(options.createdAt), options)
+  const externalScope = options.externalId !== undefined && typeof options.scope === 'string' ? options.scope : undefined
+  return build(id, parseChatMessage(payload), normaliseCreatedAt(options.createdAt), { ...options, externalScope })
 }
 
 /**
@@ -120,6 +162,10 @@ export function createMessage(payload: unknown, options: CreateMessageOptions = 
  */
 export function toMessage(value: unknown): Message {
   if (typeof value === 'object' && value !== null && minted.has(value)) return value as Message
+  return guardInput('toMessage', () => rebuild(value))
+}
+
+function rebuild(value: unknown): Message {
   if (typeof value !== 'object' || value === null) {
     throw new TurnlogError('INVALID_MESSAGE', `a message must be an object, got ${value === null ? 'null' : typeof value}`)
   }
@@ -130,6 +176,10 @@ export function toMessage(value: unknown): Message {
   if (externalId !== undefined && typeof externalId !== 'string') {
     throw new TurnlogError('INVALID_MESSAGE', 'externalId must be a string')
   }
+  const externalScope = v['externalScope']
+  if (externalScope !== undefined && typeof externalScope !== 'string') {
+    throw new TurnlogError('INVALID_MESSAGE', 'externalScope must be a string')
+  }
   const status = v['status']
   if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_MESSAGE', `status must be 'partial' or absent`)
   const ephemeral = v['ephemeral']
@@ -137,6 +187,7 @@ export function toMessage(value: unknown): Message {
   return build(id, parseChatMessage(v['payload']), normaliseCreatedAt(v['createdAt'] as string | undefined), {
     ephemeral: ephemeral === true,
     externalId,
+    externalScope,
     status,
   })
 }
@@ -151,9 +202,12 @@ export function isMessage(value: unknown): value is Message {
  * status; payload changes are revisions, made with `store.revise`.
  */
 export function withStatus(message: Message, status: MessageStatus | undefined): Message {
+  if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or undefined`, { details: { field: 'status' } })
+  if (!isMessage(message)) message = toMessage(message)
   return build(message.id, message.payload, message.createdAt, {
     ephemeral: message.ephemeral,
     externalId: message.externalId,
+    externalScope: message.externalScope,
     status,
   })
 }
@@ -170,10 +224,18 @@ export function restoreMessage(parts: {
   payload: unknown
   createdAt: string
   externalId?: string | undefined
+  externalScope?: string | undefined
   status?: MessageStatus | undefined
   /** The payload's stored content hash (trusted, like every other part). */
   contentHash?: string | undefined
 }): Message {
+  // trusted parts (a store's own rows), but still never a raw TypeError on garbage
+  if (typeof parts !== 'object' || parts === null) throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs { id, payload, createdAt }', { details: { field: 'parts' } })
+  return guardInput('restoreMessage', () => restore(parts))
+}
+
+function restore(parts: Parameters<typeof restoreMessage>[0]): Message {
+  if (typeof parts.id !== 'string') throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs a string id', { details: { field: 'parts.id' } })
   const payload = parts.payload
   if (typeof payload === 'object' && payload !== null) {
     deepFreeze(payload, undefined)
@@ -206,11 +268,15 @@ function deepFreeze(value: unknown, seen: Set<object> | undefined): Set<object> 
  * astral characters): `JSON.stringify` escapes what UTF-8 cannot carry.
  */
 export function serializeMessage(message: Message): string {
-  return JSON.stringify(message)
+  if (typeof message !== 'object' || message === null) {
+    throw new TurnlogError('INVALID_INPUT', `serializeMessage needs a message, got ${message === null ? 'null' : typeof message}`, { details: { field: 'message' } })
+  }
+  return guardInput('serializeMessage', () => JSON.stringify(isMessage(message) ? message : toMessage(message)))
 }
 
 /** Parses the output of {@link serializeMessage} back into an identical, validated message. */
 export function parseMessage(text: string): Message {
+  if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', `parseMessage needs a JSON text, got ${text === null ? 'null' : typeof text}`, { details: { field: 'text' } })
   let value: unknown
   try {
     value = JSON.parse(text)

@@ -1,4 +1,6 @@
 import type { ChatMessage, ToolCall } from './chat-message.js'
+import { guardInput } from './parse-input.js'
+import { TurnlogError } from './turnlog-error.js'
 
 /** The content a redacted message shows in every view. */
 export const REDACTED_CONTENT = '[redacted]'
@@ -17,12 +19,20 @@ const ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'assi
  * (`turnlog.is_redaction_placeholder`).
  */
 export function redactedPayload(payload: ChatMessage): ChatMessage {
+  if (typeof payload !== 'object' || payload === null) {
+    throw new TurnlogError('INVALID_INPUT', 'redactedPayload needs a provider payload object', { details: { field: 'payload' } })
+  }
+  return guardInput('redactedPayload', () => placeholderOf(payload))
+}
+
+function placeholderOf(payload: ChatMessage): ChatMessage {
   const out: Record<string, unknown> = { role: payload.role, content: REDACTED_CONTENT }
   if (typeof payload.tool_call_id === 'string') out['tool_call_id'] = payload.tool_call_id
   if (typeof payload.call_id === 'string') out['call_id'] = payload.call_id
   if (Array.isArray(payload.tool_calls)) {
     out['tool_calls'] = (payload.tool_calls as readonly ToolCall[]).map((c) => {
       const call: Record<string, unknown> = {}
+      if (typeof c !== 'object' || c === null) return call
       if (typeof c.id === 'string') call['id'] = c.id
       if (typeof c.call_id === 'string') call['call_id'] = c.call_id
       if (typeof c.type === 'string') call['type'] = c.type
@@ -45,6 +55,15 @@ function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>):
 
 /** True when `payload` has the shape {@link redactedPayload} makes (and nothing else). */
 export function isRedactedPayload(payload: unknown): boolean {
+  try {
+    return isPlaceholder(payload)
+  } catch {
+    // a Proxy or a throwing getter is not a placeholder
+    return false
+  }
+}
+
+function isPlaceholder(payload: unknown): boolean {
   if (!isObject(payload) || !onlyKeys(payload, PLACEHOLDER_KEYS)) return false
   if (typeof payload['role'] !== 'string' || !ROLES.has(payload['role']) || payload['content'] !== REDACTED_CONTENT) return false
   for (const k of ['tool_call_id', 'call_id']) {

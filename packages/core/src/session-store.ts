@@ -29,7 +29,10 @@ export interface AppendResult {
   readonly version: number
   /** Ids written by this call, in order. */
   readonly appended: readonly MessageId[]
-  /** Ids already stored with identical content: nothing written for them. */
+  /**
+   * Ids already stored with identical content (nothing written for them), and ids the call listed more
+   * than once with identical content (also in `appended` when this call wrote them); each id once.
+   */
   readonly duplicates: readonly MessageId[]
 }
 
@@ -95,6 +98,11 @@ export interface RewindResult {
   readonly version: number
   /** The ids that left the live view, in their live order. */
   readonly retracted: readonly MessageId[]
+  /**
+   * The caller's live list after this rewind (`applyRewind(live, this)`): cut at its first retracted
+   * message. Pure; a non-enumerable property (the result stays plain data).
+   */
+  readonly applyTo: (live: readonly Message[]) => Message[]
 }
 
 /** Input of {@link SessionStore.compact}. */
@@ -111,6 +119,11 @@ export interface CompactInput extends WriteOptions {
 export interface CompactResult {
   readonly version: number
   readonly summary: readonly MessageId[]
+  /**
+   * The caller's live list after this compaction (`applyCompact(live, input)`): covered messages out,
+   * the summary in the first one's place, scaffolding kept. Pure; non-enumerable.
+   */
+  readonly applyTo: (live: readonly Message[]) => Message[]
 }
 
 /** Options for {@link SessionStore.revise}. */
@@ -126,6 +139,13 @@ export interface ReviseResult {
   readonly revision: number
   /** True when the same content was already current: nothing written. */
   readonly unchanged: boolean
+  /**
+   * The message as it now stands (same id, createdAt and externalId; the current content and status),
+   * as `load` returns it: put it in the caller's live list in place of the old value.
+   */
+  readonly message: Message
+  /** The caller's live list with `message` in place of every copy of it (`applyRevision`). Pure; non-enumerable. */
+  readonly applyTo: (live: readonly Message[]) => Message[]
 }
 
 /** Options for {@link SessionStore.fork}. */
@@ -216,11 +236,14 @@ export interface SessionStore {
   /**
    * Appends messages in one all-or-nothing transaction. Known id + same content: a duplicate, no
    * write. Known id + other content, or an id of another session: `MESSAGE_CONFLICT`, nothing written.
+   * Identical copies of one message in the batch are that message (written once, listed in
+   * `duplicates`); one id with two contents in the batch is `MESSAGE_CONFLICT`.
    */
   append(sessionId: string, messages: readonly Message[], options?: AppendOptions): Promise<AppendResult>
   /**
    * The agent loop's call on every exit path: appends, in order, every non-ephemeral message of the
-   * live list the log does not have. Idempotent; cheap when nothing is new.
+   * live list the log does not have. Idempotent; cheap when nothing is new. Identical copies in the
+   * list (a redelivered message pushed again) are one message, as for `append`.
    */
   flush(sessionId: string, live: readonly Message[], options?: AppendOptions): Promise<AppendResult>
   /** The live list (at the head, or at a past version). */

@@ -1,7 +1,10 @@
 import type { ChatMessage } from './chat-message.js'
 import { cloneJson, type JsonValue } from './json-value.js'
-import type { Message } from './message.js'
-import { toolPairing } from './tool-pairing.js'
+import { isMessage, toMessage, type Message } from './message.js'
+import { z } from 'zod'
+import { guardInput, parseInput } from './parse-input.js'
+import { TurnlogError } from './turnlog-error.js'
+import { toolPairing, withoutIdenticalCopies } from './tool-pairing.js'
 
 /** Options for {@link toWire}. */
 export interface ToWireOptions {
@@ -24,8 +27,20 @@ export const INTERRUPTED_TOOL_RESULT = 'Tool call interrupted: no result was rec
 /**
  * The provider request body's `messages`: deep copies of the payloads, in order, with no turnlog field
  * (ids, timestamps, status, flags). Ephemeral messages are included: they are sent, just never stored.
+ * Identical copies of one message (same id, same content) are sent once, at the first one's place.
  */
 export function toWire(messages: readonly Message[], options: ToWireOptions = {}): WireMessage[] {
+  const checked = parseInput(ToWireOptionsSchema, options, 'options') as ToWireOptions
+  if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'toWire needs an array of messages', { details: { field: 'messages' } })
+  // messages made by createMessage pass as they are; anything else is validated (a copy, a literal)
+  return guardInput('toWire', () => wire((messages as readonly unknown[]).map((m) => (isMessage(m) ? m : toMessage(m))), checked))
+}
+
+const ToWireOptionsSchema = z.object({ repairPairing: z.boolean().optional(), interruptedContent: z.string().optional() })
+
+function wire(list: readonly Message[], options: ToWireOptions): WireMessage[] {
+  // identical copies of one message (a redelivery pushed twice) are sent once
+  const messages = withoutIdenticalCopies(list)
   if (options.repairPairing !== true) return messages.map((m) => cloneJson(m.payload as unknown as JsonValue) as WireMessage)
   const pairing = toolPairing(messages)
   const drop = new Set<string>(pairing.orphans.map((o) => o.messageId))

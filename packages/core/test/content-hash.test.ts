@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals'
 import canonicalize from 'canonicalize'
-import { canonicalJson, contentHash, createMessage, primeContentHash, sha256Hex, type ChatMessage } from '@turnlog/core'
+import { canonicalJson, contentHash, isTurnlogError, createMessage, primeContentHash, sha256Hex, type ChatMessage } from '@turnlog/core'
 import { sha256 } from './support/independent-hashes.js'
 
 describe('canonicalJson', () => {
@@ -57,10 +57,18 @@ describe('canonicalJson', () => {
   })
 
   it('refuses values with no JSON form', () => {
-    expect(() => canonicalJson(NaN)).toThrow(TypeError)
-    expect(() => canonicalJson({ a: Infinity })).toThrow(TypeError)
-    expect(() => canonicalJson(() => 1)).toThrow(TypeError)
-    expect(() => canonicalJson(1n)).toThrow(TypeError)
+    expect(() => canonicalJson(NaN)).toThrow(/has no JSON form/)
+    expect(() => canonicalJson({ a: Infinity })).toThrow(/has no JSON form/)
+    expect(() => canonicalJson(() => 1)).toThrow(/has no JSON form/)
+    expect(() => canonicalJson(1n)).toThrow(/has no JSON form/)
+    // a TurnlogError with a registry code, not a raw TypeError (issue 13.11)
+    let caught: unknown
+    try {
+      canonicalJson(NaN)
+    } catch (error) {
+      caught = error
+    }
+    expect(isTurnlogError(caught, 'INVALID_INPUT')).toBe(true)
   })
 })
 
@@ -90,7 +98,7 @@ describe('contentHash', () => {
   it('is the same for a message and for its payload, and ignores the envelope', () => {
     // given
     const a = createMessage({ role: 'user', content: 'hi' })
-    const b = createMessage({ role: 'user', content: 'hi' }, { ephemeral: true, externalId: 'x:1', status: 'partial' })
+    const b = createMessage({ role: 'user', content: 'hi' }, { ephemeral: true, externalId: 'x:1', scope: null, status: 'partial' })
 
     // when / then
     expect(contentHash(a)).toBe(contentHash(a.payload))

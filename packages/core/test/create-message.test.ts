@@ -1,12 +1,14 @@
 import { describe, expect, it } from '@jest/globals'
 import {
   EXTERNAL_ID_NAMESPACE,
+  EXTERNAL_SCOPE_NAMESPACE,
   contentHash,
   createMessage,
   isMessage,
   isTurnlogError,
   messageIdFromExternal,
   serializeMessage,
+  toMessage,
   toWire,
   type TurnlogError,
 } from '@turnlog/core'
@@ -178,19 +180,52 @@ describe('createMessage', () => {
   })
 
   describe('ids', () => {
-    it('derives the id from externalId: UUIDv5 in EXTERNAL_ID_NAMESPACE', () => {
+    it('derives the id from externalId with scope null: UUIDv5 in EXTERNAL_ID_NAMESPACE (the ids made before scopes)', () => {
       // given
       const externalId = 'telegram:chat42:msg9001'
 
       // when
-      const first = createMessage({ role: 'user', content: 'hi' }, { externalId })
-      const redelivered = createMessage({ role: 'user', content: 'hi' }, { externalId })
+      const first = createMessage({ role: 'user', content: 'hi' }, { externalId, scope: null })
+      const redelivered = createMessage({ role: 'user', content: 'hi' }, { externalId, scope: null })
 
       // then
       expect(first.id).toBe(uuidV5(externalId, EXTERNAL_ID_NAMESPACE))
+      expect(first.id).toBe(messageIdFromExternal(externalId))
       expect(redelivered.id).toBe(first.id)
       expect(first.externalId).toBe(externalId)
-      expect(createMessage({ role: 'user', content: 'hi' }, { externalId: `${externalId}x` }).id).not.toBe(first.id)
+      expect(createMessage({ role: 'user', content: 'hi' }, { externalId: `${externalId}x`, scope: null }).id).not.toBe(first.id)
+    })
+
+    it('regression (issue 13.16): one platform message id in two chats gives two ids; the same chat and id gives the same id', () => {
+      // given: Telegram message ids are unique only per chat
+      const inChat = (chat: string): string => createMessage({ role: 'user', content: 'hi' }, { externalId: '9001', scope: `telegram:${chat}` }).id
+
+      // when
+      const [a, b, aAgain] = [inChat('42'), inChat('43'), inChat('42')]
+
+      // then: UUIDv5 of the externalId in the scope's namespace (UUIDv5 of the scope in EXTERNAL_SCOPE_NAMESPACE)
+      expect(a).not.toBe(b)
+      expect(aAgain).toBe(a)
+      expect(a).toBe(uuidV5('9001', uuidV5('telegram:42', EXTERNAL_SCOPE_NAMESPACE)))
+      expect(a).toBe(messageIdFromExternal('9001', 'telegram:42'))
+      expect(a).not.toBe(messageIdFromExternal('9001'))
+    })
+
+    it('keeps the scope in the envelope (externalScope), not for scope null; toMessage keeps it', () => {
+      const scoped = createMessage({ role: 'user', content: 'hi' }, { externalId: '9001', scope: 'telegram:42' })
+      const global = createMessage({ role: 'user', content: 'hi' }, { externalId: 'telegram:42:9001', scope: null })
+      expect(scoped).toMatchObject({ externalId: '9001', externalScope: 'telegram:42' })
+      expect('externalScope' in global).toBe(false)
+      expect(toMessage(JSON.parse(serializeMessage(scoped)))).toEqual(scoped)
+      expect(caught(() => toMessage({ ...scoped, externalScope: 7 })).code).toBe('INVALID_MESSAGE')
+    })
+
+    it('refuses an externalId without a scope, and an empty or non-string scope, with INVALID_INPUT naming the field', () => {
+      for (const options of [{ externalId: '9001' }, { externalId: '9001', scope: '' }, { externalId: '9001', scope: 42 as unknown as string }]) {
+        const e = caught(() => createMessage({ role: 'user', content: 'hi' }, options))
+        expect(e.code).toBe('INVALID_INPUT')
+        expect(e.details['field']).toBe('options.scope')
+      }
     })
 
     it('uses options.id, lower-cased', () => {
@@ -211,11 +246,11 @@ describe('createMessage', () => {
 
     it('accepts id and externalId together when they agree', () => {
       // given
-      const externalId = 'slack:T1:C2:1700000000.000100'
-      const id = messageIdFromExternal(externalId)
+      const externalId = '1700000000.000100'
+      const id = messageIdFromExternal(externalId, 'slack:T1:C2')
 
       // when
-      const m = createMessage({ role: 'user', content: 'hi' }, { id: id.toUpperCase(), externalId })
+      const m = createMessage({ role: 'user', content: 'hi' }, { id: id.toUpperCase(), externalId, scope: 'slack:T1:C2' })
 
       // then
       expect(m.id).toBe(id)
@@ -228,11 +263,11 @@ describe('createMessage', () => {
       const id = '0190f5a2-3b4c-7d8e-9f01-23456789abcd'
 
       // when
-      const e = caught(() => createMessage({ role: 'user', content: 'hi' }, { id, externalId }))
+      const e = caught(() => createMessage({ role: 'user', content: 'hi' }, { id, externalId, scope: null }))
 
       // then
       expect(e.code).toBe('INVALID_INPUT')
-      expect(e.details).toEqual({ id, externalId, derivedId: messageIdFromExternal(externalId) })
+      expect(e.details).toEqual({ id, externalId, scope: null, derivedId: messageIdFromExternal(externalId) })
     })
   })
 

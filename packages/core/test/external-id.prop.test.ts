@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
-import { EXTERNAL_ID_NAMESPACE, createMessage, messageIdFromExternal } from '@turnlog/core'
+import { EXTERNAL_ID_NAMESPACE, EXTERNAL_SCOPE_NAMESPACE, createMessage, messageIdFromExternal } from '@turnlog/core'
 import { nonEmptyWeirdStringArb } from '@turnlog/testing'
 
 const coreDir = fileURLToPath(new URL('..', import.meta.url))
@@ -76,7 +76,52 @@ describe('external ids (properties)', () => {
     })
     expect(other.uuid.filter((u) => u !== null).length).toBeGreaterThan(50)
     expect(other.uuid.some((u) => u === null)).toBe(true)
-    names.forEach((n, i) => expect(createMessage({ role: 'user', content: 'hi' }, { externalId: n }).id).toBe(here[i]))
+    names.forEach((n, i) => expect(createMessage({ role: 'user', content: 'hi' }, { externalId: n, scope: null }).id).toBe(here[i]))
     expect(new Set(here).size).toBe(new Set(names).size)
+  })
+
+  it('scoped: UUIDv5 of the externalId in the scope\'s namespace, the same in another process; distinct (scope, externalId) pairs never share an id (issue 13.16)', () => {
+    // given: pairs of weird scopes and external ids, with the same external id in several scopes
+    const pairs = fc.sample(fc.tuple(fc.oneof(nonEmptyWeirdStringArb, fc.constantFrom('telegram:1', 'telegram:2', 'slack:T1:C1')), fc.oneof(nonEmptyWeirdStringArb, fc.constantFrom('9001', '1', 'msg'))), 200)
+    const SCOPED_CHILD = `
+import { createHash } from 'node:crypto'
+const wtf8 = (s) => {
+  const out = []
+  for (const ch of s) {
+    const c = ch.codePointAt(0)
+    if (c < 0x80) out.push(c)
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63))
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
+    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
+  }
+  return Buffer.from(out)
+}
+const v5 = (name, ns) => {
+  const b = createHash('sha1').update(Buffer.from(ns.replace(/-/g, ''), 'hex')).update(wtf8(name)).digest().subarray(0, 16)
+  b[6] = (b[6] & 0x0f) | 0x50
+  b[8] = (b[8] & 0x3f) | 0x80
+  const h = b.toString('hex')
+  return [h.slice(0, 8), h.slice(8, 12), h.slice(12, 16), h.slice(16, 20), h.slice(20)].join('-')
+}
+const DNS = '6ba7b810-9dad-11d1-80b4-00c04fd430c8'
+const root = v5('external-scope.turnlog.dev', DNS)
+process.stdin.setEncoding('utf8')
+const pairs = JSON.parse(await new Promise((resolve) => { let s = ''; process.stdin.on('data', (d) => (s += d)); process.stdin.on('end', () => resolve(s)) }))
+process.stdout.write(JSON.stringify({ root, ids: pairs.map(([scope, id]) => v5(id, v5(scope, root))) }))
+`
+
+    // when
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', SCOPED_CHILD], { input: JSON.stringify(pairs), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+    if (child.status !== 0) throw new Error(`child failed: ${child.stderr}`)
+    const other = JSON.parse(child.stdout) as { root: string; ids: string[] }
+    const here = pairs.map(([scope, externalId]) => createMessage({ role: 'user', content: 'hi' }, { externalId, scope }).id)
+
+    // then
+    expect(other.root).toBe(EXTERNAL_SCOPE_NAMESPACE)
+    expect(here).toEqual(other.ids)
+    expect(here).toEqual(pairs.map(([scope, externalId]) => messageIdFromExternal(externalId, scope)))
+    expect(new Set(here).size).toBe(new Set(pairs.map((p) => JSON.stringify(p))).size)
+    // and never the unscoped id of the same external id
+    pairs.forEach(([, externalId], i) => expect(here[i]).not.toBe(messageIdFromExternal(externalId)))
   })
 })

@@ -24,7 +24,7 @@ const statuses = (state: SessionState): [string, number, string][] =>
 describe('foldSession', () => {
   it('folds appends into the live list, in seq order, ids and envelopes intact', () => {
     // given
-    const a = createMessage({ role: 'user', content: 'a' }, { externalId: 'telegram:1:1', createdAt: '2026-01-01T00:00:00.000Z' })
+    const a = createMessage({ role: 'user', content: 'a' }, { externalId: 'telegram:1:1', scope: null, createdAt: '2026-01-01T00:00:00.000Z' })
     const b = assistant('b')
     const c = user('c')
     const log = new EventLog(newSessionId()).append(a).append(b).append(c)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals'
 import {
   EXTERNAL_ID_NAMESPACE,
+  EXTERNAL_SCOPE_NAMESPACE,
   EXTERNAL_SESSION_NAMESPACE,
   createMessage,
   isTurnlogError,
@@ -72,6 +73,8 @@ describe('derived ids', () => {
     expect(EXTERNAL_ID_NAMESPACE).toBe(uuidV5('external-id.turnlog.dev', DNS_NAMESPACE))
     expect(EXTERNAL_SESSION_NAMESPACE).toBe('af8da928-b724-5336-b033-4817aa1367a7')
     expect(EXTERNAL_SESSION_NAMESPACE).toBe(uuidV5('external-session.turnlog.dev', DNS_NAMESPACE))
+    expect(EXTERNAL_SCOPE_NAMESPACE).toBe('84e4f8fe-a399-5e23-a2f4-fa343f93fd6b')
+    expect(EXTERNAL_SCOPE_NAMESPACE).toBe(uuidV5('external-scope.turnlog.dev', DNS_NAMESPACE))
   })
 
   it('derives a message id as UUIDv5 of the external id in EXTERNAL_ID_NAMESPACE', () => {

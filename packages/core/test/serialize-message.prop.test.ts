@@ -28,7 +28,7 @@ describe('serializeMessage / parseMessage (properties)', () => {
       fc.property(weirdStringArb, weirdStringArb, fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '😀', '\ud83d\ude00\ud83d', '\u202e'), (a, b, c) => {
         // given
         const content = a + c + b
-        const m = createMessage({ role: 'tool', tool_call_id: `call_${c}`, content, [c]: c }, { externalId: `${b}${c}${a}` })
+        const m = createMessage({ role: 'tool', tool_call_id: `call_${c}`, content, [c]: c }, { externalId: `${b}${c}${a}`, scope: null })
 
         // when
         const back = parseMessage(serializeMessage(m))

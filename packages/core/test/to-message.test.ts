@@ -33,7 +33,7 @@ describe('toMessage / isMessage', () => {
 
   it('does not trust a look-alike: a spread copy is not a message until validated', () => {
     // given
-    const m = createMessage({ role: 'user', content: 'hi' }, { ephemeral: true, externalId: 'x:1' })
+    const m = createMessage({ role: 'user', content: 'hi' }, { ephemeral: true, externalId: 'x:1', scope: null })
     const copy = { ...m }
 
     // when
@@ -84,7 +84,7 @@ describe('toMessage / isMessage', () => {
 describe('withStatus', () => {
   it('gives a new message with the same id and payload and another status', () => {
     // given
-    const partial = createMessage({ role: 'assistant', content: 'Hello' }, { status: 'partial', externalId: 'x:2' })
+    const partial = createMessage({ role: 'assistant', content: 'Hello' }, { status: 'partial', externalId: 'x:2', scope: null })
 
     // when
     const final = withStatus(partial, undefined)
@@ -136,7 +136,7 @@ describe('serializeMessage / parseMessage', () => {
     // given
     const m = createMessage(
       { role: 'user', content: 'a\u0000b\ud800😀', zeta: 1, alpha: 2 },
-      { externalId: 'discord:1:2', ephemeral: true, status: 'partial', createdAt: '2026-05-06T07:08:09.123Z' },
+      { externalId: 'discord:1:2', scope: null, ephemeral: true, status: 'partial', createdAt: '2026-05-06T07:08:09.123Z' },
     )
 
     // when

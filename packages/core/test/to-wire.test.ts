@@ -10,7 +10,7 @@ describe('toWire', () => {
   it('sends the payloads only: no envelope key, whatever the envelope holds (#104359: "Extra inputs are not permitted")', () => {
     // given
     const list = [
-      createMessage({ role: 'user', content: 'hi' }, { externalId: 'telegram:1:2', createdAt: '2026-01-01T00:00:00Z' }),
+      createMessage({ role: 'user', content: 'hi' }, { externalId: 'telegram:1:2', scope: null, createdAt: '2026-01-01T00:00:00Z' }),
       createMessage({ role: 'assistant', content: 'Hel' }, { status: 'partial' }),
       createMessage({ role: 'user', content: 'please continue' }, { ephemeral: true }),
     ]
@@ -156,6 +156,33 @@ describe('toWire', () => {
       expect(list).toEqual(copy)
       expect(list.map((m) => serializeMessage(m))).toEqual(before)
       expect(toolPairing(list)).toEqual(pairingBefore)
+    })
+  })
+
+  describe('identical copies (issue 13.2: a redelivered message pushed twice)', () => {
+    it('are one message: sent once at the first place, one result for the pairing, never dropped by repairPairing', () => {
+      // given: a copy of the question and of the tool result (spread and JSON round trip)
+      const q = user('q')
+      const call = assistantCalling(['call_1'])
+      const result = toolResult('call_1', 'out')
+      const live = [q, call, result, { ...q }, JSON.parse(JSON.stringify(result)) as typeof result, assistant('done')]
+
+      // when
+      const pairing = toolPairing(live)
+      const plain = toWire(live)
+      const repaired = toWire(live, { repairPairing: true })
+
+      // then: before the fix the copies counted as a second result, and repair dropped both of them
+      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
+      const expected = [q, call, result, live[5]].map((m) => m?.payload)
+      expect(plain).toEqual(expected)
+      expect(repaired).toEqual(expected)
+    })
+
+    it('a second content under the same id is not a copy: it is kept (the store refuses it as a conflict)', () => {
+      const m = user('one')
+      const other = createMessage({ role: 'user', content: 'two' }, { id: m.id })
+      expect(toWire([m, other])).toEqual([{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }])
     })
   })
 })

@@ -1,4 +1,4 @@
-import { TurnlogError, type JsonValue, type Message } from '@turnlog/core'
+import { TurnlogError, guardInput, type JsonValue, type Message } from '@turnlog/core'
 
 /**
  * Default `maxBatchBytes`: 128 MiB of JSON text (UTF-16 code units, the unit of `maxMessageBytes`)
@@ -80,6 +80,7 @@ export function jsonTextWithin(value: JsonValue, limit: number, what: string): s
 export function envelopeText(m: Message): string {
   const d: Record<string, string> = { createdAt: m.createdAt }
   if (m.externalId !== undefined) d['externalId'] = m.externalId
+  if (m.externalScope !== undefined) d['externalScope'] = m.externalScope
   if (m.status === 'partial') d['status'] = 'partial'
   return JSON.stringify(d)
 }
@@ -90,6 +91,12 @@ export function envelopeText(m: Message): string {
  * own, where the store reports it.
  */
 export function splitByBatchBytes(messages: readonly Message[], limit: number): Message[][] {
+  if (!Array.isArray(messages)) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs an array of messages', { details: { field: 'messages' } })
+  if (typeof limit !== 'number' || !(limit > 0)) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs a positive limit', { details: { field: 'limit' } })
+  return guardInput('splitByBatchBytes', () => splitRuns(messages, limit))
+}
+
+function splitRuns(messages: readonly Message[], limit: number): Message[][] {
   const runs: Message[][] = []
   let run: Message[] = []
   let size = 0

@@ -1,3 +1,14 @@
+import { parseInput, z } from '@turnlog/core'
+
+const fnSchema = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: 'must be a function' })
+const GroupCommitOptionsSchema = z.object({
+  maxBatches: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  maxInFlight: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  runGroup: fnSchema,
+  runAlone: fnSchema,
+  rolledBack: fnSchema,
+})
+
 /**
  * Client-side group commit: appends to different sessions that wait at the same time are sent as one
  * statement (one transaction, one commit) instead of one each.
@@ -24,9 +35,7 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
   #idle: (() => void)[] = []
 
   constructor(options: GroupCommitOptions<T, R>) {
-    if (!Number.isSafeInteger(options.maxBatches) || options.maxBatches < 1) throw new RangeError('maxBatches must be a positive integer')
-    if (!Number.isSafeInteger(options.maxInFlight) || options.maxInFlight < 1) throw new RangeError('maxInFlight must be a positive integer')
-    this.#options = options
+    this.#options = parseInput(GroupCommitOptionsSchema, options, 'options') as GroupCommitOptions<T, R>
   }
 
   /** Queues one session's batch; resolves with its result, or rejects with its own error. */

@@ -3,6 +3,7 @@
  * the inline projection, SQLSTATE mapping and retries.
  * @packageDocumentation
  */
+export { parseOpenStoreConfig } from './open-store-config.js'
 export { openStore, type OpenStoreConfig, type OpenStoreCommonConfig, type ConnectionStringConfig, type PoolConfigInput, type KyselyConfig, type EmbeddedConfig } from './open-store.js'
 export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type GroupCommitSettings } from './postgres-store.js'
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js'

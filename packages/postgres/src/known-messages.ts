@@ -1,4 +1,4 @@
-import type { MessageId, SessionId } from '@turnlog/core'
+import { TurnlogError, type MessageId, type SessionId } from '@turnlog/core'
 
 interface SessionEntry {
   version: number | undefined
@@ -16,8 +16,12 @@ export class KnownMessages {
   readonly #sessions = new Map<string, SessionEntry>()
   readonly #capacity: number
 
+  /** `capacity`: sessions remembered, a positive integer (`INVALID_INPUT` otherwise). */
   constructor(capacity: number) {
-    this.#capacity = Math.max(1, capacity)
+    if (typeof capacity !== 'number' || !Number.isSafeInteger(capacity) || capacity < 1) {
+      throw new TurnlogError('INVALID_INPUT', 'knownSessions must be a positive integer', { details: { field: 'knownSessions' } })
+    }
+    this.#capacity = capacity
   }
 
   #entry(sessionId: SessionId, create: boolean): SessionEntry | undefined {

@@ -34,8 +34,13 @@ interface DriverError {
 /** The SQLSTATE of a driver error, if it has one. */
 export function sqlState(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined
-  const code = (error as DriverError).code
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
+  try {
+    const code = (error as DriverError).code
+    return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
+  } catch {
+    // a Proxy or throwing getter has no SQLSTATE
+    return undefined
+  }
 }
 
 /** The constraint a driver error names (a unique or foreign key violation), if any. */
@@ -66,6 +71,15 @@ export function lostMessageIdRace(error: unknown): boolean {
  * The original error is kept as `cause`.
  */
 export function mapDatabaseError(error: unknown): TurnlogError {
+  try {
+    return mapReadable(error)
+  } catch {
+    // an error value that cannot be read (a Proxy, a throwing getter, no prototype): never a raw TypeError
+    return new TurnlogError('DB_ERROR', 'database error (the error value could not be read)', { cause: error })
+  }
+}
+
+function mapReadable(error: unknown): TurnlogError {
   if (isTurnlogError(error)) return error
   const e = (typeof error === 'object' && error !== null ? error : {}) as DriverError
   const message = typeof e.message === 'string' ? e.message : String(error)

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect } from 'kysely'
 import type { Pool, PoolConfig } from 'pg'
 import { mapDatabaseError } from './map-database-error.js'
 import { migrateToLatest } from './migrate-to-latest.js'
+import { parseOpenStoreConfig } from './open-store-config.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import { PostgresStore, type PostgresStoreSettings } from './postgres-store.js'
 import { dedicatedConnectionFromConfig, dedicatedConnectionFromPool, type DedicatedConnectionFactory } from './subscriptions/dedicated-connection.js'
@@ -93,7 +94,7 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
  * database error.
  */
 export async function openStore(config: OpenStoreConfig): Promise<PostgresStore> {
-  if (typeof config !== 'object' || config === null) throw new TurnlogError('INVALID_INPUT', 'openStore needs a config object')
+  config = parseOpenStoreConfig(config)
   const { db, flavor, close, ownPool } = await connect(config)
   try {
     if (config.migrate !== false) await migrateToLatest(db)

@@ -1,4 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite'
+import { TurnlogError, guardInput } from '@turnlog/core'
+import { checkMethods } from './check-arguments.js'
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -31,8 +33,14 @@ export interface PGliteDialectConfig {
 export class PGliteDialect implements Dialect {
   readonly #config: PGliteDialectConfig
 
+  /** Throws `INVALID_INPUT` unless `config.pglite` is a PGlite instance (by shape) and `closeOnDestroy` a boolean. */
   constructor(config: PGliteDialectConfig) {
-    this.#config = config
+    checkMethods(guardInput('config', () => (typeof config === 'object' && config !== null ? config.pglite : undefined)), 'config.pglite', 'a PGlite instance', ['query', 'exec', 'close'])
+    const closeOnDestroy = guardInput('config', () => config.closeOnDestroy)
+    if (closeOnDestroy !== undefined && typeof closeOnDestroy !== 'boolean') {
+      throw new TurnlogError('INVALID_INPUT', 'config.closeOnDestroy must be a boolean', { details: { field: 'config.closeOnDestroy' } })
+    }
+    this.#config = { pglite: config.pglite, ...(closeOnDestroy === undefined ? {} : { closeOnDestroy }) }
   }
 
   createDriver(): Driver {

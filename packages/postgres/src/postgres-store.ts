@@ -1,5 +1,10 @@
 import {
   TurnlogError,
+  guardInput,
+  applyCompact,
+  applyRevision,
+  applyRewind,
+  withApplyTo,
   contentHash,
   isTurnlogError,
   foldSession,
@@ -54,6 +59,7 @@ import type { Pool, QueryResultRow } from 'pg'
 import { BatchBudget, checkMaxBatchBytes, envelopeText, jsonTextWithin } from './batch-limits.js'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from './event-row.js'
 import { GroupCommit } from './group-commit.js'
+import { parseStoreInit } from './open-store-config.js'
 import { KnownMessages } from './known-messages.js'
 import { loadLiveRows, loadLiveRowsPrepared } from './load-live-rows.js'
 import { lostMessageIdRace, mapDatabaseError, sqlState } from './map-database-error.js'
@@ -216,10 +222,19 @@ function checkExpectedVersion(options: WriteOptions | undefined): number | undef
  * replace `null`, and reading a field of `null` or calling a non-function would escape as a raw
  * TypeError instead of `INVALID_INPUT`.
  */
-function checkOptions(value: unknown, what: string): void {
-  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
-    throw new TurnlogError('INVALID_INPUT', `${what} must be an object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`)
+function checkOptions<T>(value: T, what: string): T {
+  if (value !== undefined && (typeof value !== 'object' || value === null || guardInput(what, () => Array.isArray(value)))) {
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an object, got ${value === null ? 'null' : guardInput(what, () => Array.isArray(value)) ? 'an array' : typeof value}`, { details: { field: what } })
   }
+  return value === undefined ? value : copyOf(value as T & object, what)
+}
+
+/**
+ * A shallow copy of a caller's options object, its fields read once: a throwing getter or Proxy trap is
+ * `INVALID_INPUT` here, instead of a raw error wherever a field is read later.
+ */
+function copyOf<T extends object>(value: T, what: string): T {
+  return guardInput(what, () => ({ ...value }))
 }
 
 /**
@@ -240,6 +255,7 @@ export class PostgresStore implements SessionStore {
   #closed = false
 
   constructor(init: PostgresStoreInit) {
+    init = parseStoreInit(init)
     this.#init = init
     this.#known = init.known ?? new KnownMessages(init.knownSessions ?? 10_000)
     this.#maxBytes = init.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
@@ -293,7 +309,7 @@ export class PostgresStore implements SessionStore {
     this.#assertOpen()
     // by shape, not instanceof: the caller's kysely may be another copy of the package
     const t = trx as { isTransaction?: unknown; getExecutor?: unknown } | null
-    if (typeof t !== 'object' || t === null || t.isTransaction !== true || typeof t.getExecutor !== 'function') {
+    if (typeof t !== 'object' || t === null || !guardInput('trx', () => t.isTransaction === true && typeof t.getExecutor === 'function')) {
       throw new TurnlogError('INVALID_INPUT', 'withTransaction needs a Kysely transaction (db.transaction().execute(trx => …))')
     }
     return new PostgresStore({
@@ -373,25 +389,61 @@ export class PostgresStore implements SessionStore {
     return next
   }
 
-  #validateForAppend(messages: readonly unknown[], what: string): Message[] {
-    if (!Array.isArray(messages)) throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`)
-    const out: Message[] = []
-    const seen = new Set<string>()
-    for (const value of messages) {
+  /**
+   * Validates a batch (an `append` batch, a live list for `flush`, a compaction's summary) and folds
+   * identical copies of one message (same id, same content hash: a redelivery, a message pushed twice,
+   * a copy next to its original) into one, keeping the first occurrence's position. Two different
+   * contents under one id are returned as `mismatch` (the caller reports `MESSAGE_CONFLICT`). With
+   * `skipEphemeral` (flush) scaffolding is left out; otherwise it is refused.
+   */
+  #checkBatch(messages: readonly unknown[], what: string, skipEphemeral: boolean): CheckedBatch {
+    if (!guardInput(what, () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`, { details: { field: what } })
+    const unique: Message[] = []
+    const hashes: string[] = []
+    const index = new Map<string, number>()
+    const repeated = new Set<MessageId>()
+    let mismatch: CheckedBatch['mismatch'] = null
+    for (const value of messages as readonly unknown[]) {
       const m = toMessage(value)
       if (m.ephemeral === true) {
+        if (skipEphemeral) continue
         throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} is ephemeral (scaffolding); use flush(), which skips it`, {
           details: { messageId: m.id },
         })
       }
-      if (seen.has(m.id)) {
-        throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} appears twice in one batch`, { details: { messageId: m.id } })
+      const hash = contentHash(m)
+      const at = index.get(m.id)
+      if (at !== undefined) {
+        if (hashes[at] === hash) repeated.add(m.id)
+        else mismatch ??= { first: unique[at] as Message, firstHash: hashes[at] as string, other: m, otherHash: hash }
+        continue
       }
-      seen.add(m.id)
+      index.set(m.id, unique.length)
+      unique.push(m)
+      hashes.push(hash)
       if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
-      out.push(m)
+      if (m.externalScope !== undefined) checkSafeText(m.externalScope, 'externalScope')
     }
-    return out
+    return { unique, hashes, repeated, mismatch }
+  }
+
+  /** A checked batch without its copies; two contents under one id are `MESSAGE_CONFLICT` (no evidence: compaction). */
+  #validateForAppend(messages: readonly unknown[], what: string): Message[] {
+    const batch = this.#checkBatch(messages, what, false)
+    if (batch.mismatch) throw inBatchConflictError(null, batch.mismatch, null)
+    return batch.unique
+  }
+
+  /**
+   * Two different contents under one id in one call: `MESSAGE_CONFLICT` (reason `content_mismatch`,
+   * `storedHash` the first copy's hash), recorded as conflict evidence like any other, nothing written.
+   */
+  async #inBatchConflict(id: SessionId, mismatch: NonNullable<CheckedBatch['mismatch']>): Promise<TurnlogError> {
+    const conflict = { messageId: mismatch.other.id, reason: 'content_mismatch', storedHash: mismatch.firstHash, incomingHash: mismatch.otherHash, otherSessionId: null }
+    const error = inBatchConflictError(id, mismatch, [conflict])
+    // the evidence goes the way of every conflict's (outside a caller's transaction, best effort)
+    await this.#conflict(id, [mismatch.other], [mismatch.otherHash], Object.assign(new Error(error.message), { detail: JSON.stringify([conflict]) }))
+    return error
   }
 
   #payloadText(message: { readonly id?: string; readonly payload: ChatMessage }): string {
@@ -416,7 +468,7 @@ export class PostgresStore implements SessionStore {
 
   async createSession(options: CreateSessionOptions = {}): Promise<SessionId> {
     this.#assertOpen()
-    checkOptions(options, 'createSession options')
+    options = checkOptions(options, 'createSession options')
     const id = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     const tenant = options.tenantId ?? null
     if (tenant !== null) checkSafeText(tenant, 'tenantId')
@@ -457,7 +509,7 @@ export class PostgresStore implements SessionStore {
 
   async sessions(options: ListSessionsOptions = {}): Promise<SessionPage> {
     this.#assertOpen()
-    checkOptions(options, 'sessions options')
+    options = checkOptions(options, 'sessions options')
     const limit = options.limit ?? 100
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
       throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${preview(limit)}`)
@@ -483,11 +535,12 @@ export class PostgresStore implements SessionStore {
 
   async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
-    checkOptions(options, 'append options')
+    options = checkOptions(options, 'append options')
     const id = parseSessionId(sessionId)
-    const batch = this.#validateForAppend(messages, 'messages')
+    const batch = this.#checkBatch(messages, 'messages', false)
     const expected = checkExpectedVersion(options)
-    return this.#appendValid(id, batch, expected)
+    if (batch.mismatch) throw await this.#inBatchConflict(id, batch.mismatch)
+    return withCopies(await this.#appendValid(id, batch.unique, expected), batch.unique, batch.repeated)
   }
 
   async #appendValid(id: SessionId, batch: readonly Message[], expected: number | undefined): Promise<AppendResult> {
@@ -655,26 +708,14 @@ export class PostgresStore implements SessionStore {
 
   async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
-    checkOptions(options, 'flush options')
+    options = checkOptions(options, 'flush options')
     const id = parseSessionId(sessionId)
-    if (!Array.isArray(live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages')
+    const batch = this.#checkBatch(live, 'live', true)
     const expected = checkExpectedVersion(options)
+    if (batch.mismatch) throw await this.#inBatchConflict(id, batch.mismatch)
     const durable: Message[] = []
     const pending: Message[] = []
-    const seen = new Set<string>()
-    for (const value of live) {
-      const m = toMessage(value)
-      if (m.ephemeral === true) continue
-      if (seen.has(m.id)) {
-        throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} appears twice in the live list`, { details: { messageId: m.id } })
-      }
-      seen.add(m.id)
-      if (this.#known.has(id, m.id, contentHash(m))) durable.push(m)
-      else {
-        if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
-        pending.push(m)
-      }
-    }
+    batch.unique.forEach((m, i) => (this.#known.has(id, m.id, batch.hashes[i] ?? '') ? durable : pending).push(m))
     const cachedVersion = this.#known.version(id)
     // with expectedVersion, the database is asked (docs/guarantees.md: it forces a check), even when it
     // equals the version this store last saw: another writer may have moved it since
@@ -686,13 +727,14 @@ export class PostgresStore implements SessionStore {
     return {
       version: result.version,
       appended: result.appended,
-      duplicates: [...seen].filter((mid) => !appended.has(mid)) as MessageId[],
+      // every listed message this call did not write, and every message it wrote that was listed more than once
+      duplicates: batch.unique.map((m) => m.id).filter((mid) => !appended.has(mid) || batch.repeated.has(mid)),
     }
   }
 
   async load(sessionId: string, options: LoadOptions = {}): Promise<LoadResult> {
     this.#assertOpen()
-    checkOptions(options, 'load options')
+    options = checkOptions(options, 'load options')
     const id = parseSessionId(sessionId)
     if (options.at !== undefined) {
       const state = await this.state(id, options)
@@ -712,6 +754,7 @@ export class PostgresStore implements SessionStore {
           payload: row.payload,
           createdAt: row.data.createdAt,
           externalId: row.data.externalId,
+          externalScope: row.data.externalScope,
           status: row.partial === true ? 'partial' : undefined,
           contentHash: row.content_hash,
         })
@@ -728,7 +771,7 @@ export class PostgresStore implements SessionStore {
 
   async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<StoredEvent> {
     this.#assertOpen()
-    checkOptions(options, 'events options')
+    options = checkOptions(options, 'events options')
     const id = parseSessionId(sessionId)
     let from = options.fromSeq ?? 1
     const to = options.toSeq ?? Number.MAX_SAFE_INTEGER
@@ -753,7 +796,7 @@ export class PostgresStore implements SessionStore {
 
   async state(sessionId: string, options: LoadOptions = {}): Promise<SessionState> {
     this.#assertOpen()
-    checkOptions(options, 'state options')
+    options = checkOptions(options, 'state options')
     const id = parseSessionId(sessionId)
     const at = options.at
     if (at !== undefined) {
@@ -800,7 +843,7 @@ export class PostgresStore implements SessionStore {
 
   async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
     this.#assertOpen()
-    checkOptions(options, 'rewind options')
+    options = checkOptions(options, 'rewind options')
     const id = parseSessionId(sessionId)
     const expected = checkExpectedVersion(options)
     if (typeof target !== 'object' || target === null) throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }')
@@ -809,7 +852,7 @@ export class PostgresStore implements SessionStore {
     if (hasAfter === hasFrom) throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from')
     const targetId = parseMessageId(hasAfter ? (target as { after: string }).after : (target as { from: string }).from)
     if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
-    return this.#observed(id, await this.#tx(async (db) => {
+    return rewound(this.#observed(id, await this.#tx(async (db) => {
       const version = await this.#lock(db, id)
       checkVersion(expected, version)
       const live = await this.#liveRows(db, id)
@@ -827,13 +870,14 @@ export class PostgresStore implements SessionStore {
         { eventId: newEventId(), type: 'messages_retracted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) },
       ])
       return { version: next, retracted }
-    }))
+    })))
   }
 
   async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
     this.#assertOpen()
     const id = parseSessionId(sessionId)
     if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }')
+    input = copyOf(input, 'compact input')
     const expected = checkExpectedVersion(input)
     if (!Array.isArray(input.covered) || input.covered.length === 0) {
       throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids')
@@ -855,7 +899,7 @@ export class PostgresStore implements SessionStore {
     // lost the race for one runs again and then finds it stored (a replay of itself, or a conflict)
     for (let attempt = 1; ; attempt++) {
       try {
-        return this.#observed(id, await this.#tx((db) => this.#compactOnce(db, id, expected, covered, summary, summaryHashes, summaryPayloads, input.reason, metadata)))
+        return compacted(covered, summary, this.#observed(id, await this.#tx((db) => this.#compactOnce(db, id, expected, covered, summary, summaryHashes, summaryPayloads, input.reason, metadata))))
       } catch (error) {
         if (attempt < 5 && this.#init.inTransaction !== true && isTurnlogError(error, 'DB_TRANSIENT') && lostMessageIdRace(error.cause)) continue
         throw error
@@ -865,7 +909,7 @@ export class PostgresStore implements SessionStore {
 
   /** One attempt of {@link compact} in transaction `db`; the order of its checks is the contract's (docs/guarantees.md). */
   async #compactOnce(db: Kysely<unknown>, id: SessionId, expected: number | undefined, covered: readonly MessageId[], summary: readonly Message[],
-    summaryHashes: readonly string[], summaryPayloads: readonly string[], reason: string | undefined, metadata: JsonValue | undefined): Promise<CompactResult> {
+    summaryHashes: readonly string[], summaryPayloads: readonly string[], reason: string | undefined, metadata: JsonValue | undefined): Promise<Omit<CompactResult, 'applyTo'>> {
     const version = await this.#lock(db, id)
     // a retry of a compaction that already committed is a no-op, whatever the version now
     const existing = await sql<{ session_id: string; content_hash: string; type: string }>`
@@ -911,6 +955,7 @@ export class PostgresStore implements SessionStore {
     const events: NewEvent[] = summary.map((m, i) => {
       const d: Record<string, unknown> = { createdAt: m.createdAt }
       if (m.externalId !== undefined) d['externalId'] = m.externalId
+      if (m.externalScope !== undefined) d['externalScope'] = m.externalScope
       if (m.status === 'partial') d['status'] = 'partial'
       d['deferred'] = true
       return {
@@ -935,7 +980,7 @@ export class PostgresStore implements SessionStore {
 
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
     this.#assertOpen()
-    checkOptions(options, 'revise options')
+    options = checkOptions(options, 'revise options')
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
     const expected = checkExpectedVersion(options)
@@ -946,8 +991,10 @@ export class PostgresStore implements SessionStore {
     const hash = contentHash(parsed)
     const payloadText = this.#payloadText({ id: mid, payload: parsed })
     const partial = options.status === 'partial'
-    return this.#observed(id, await this.#tx(async (db) => {
+    let envelope: LiveRow['data'] = {}
+    return revised(mid, parsed, partial, () => envelope, this.#observed(id, await this.#tx(async (db) => {
       const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
+      if (row !== undefined) envelope = row.data
       // a replay of what is already in effect is a no-op whatever the version; anything else checks the
       // version before the message's state (a stale writer gets VERSION_CONFLICT, not UNKNOWN_MESSAGE)
       if (row !== undefined && row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
@@ -969,7 +1016,7 @@ export class PostgresStore implements SessionStore {
         { eventId: newEventId(), type: 'message_revised', messageId: mid, contentHash: hash, payloadText, dataText: this.#messageData(row.data, partial, revisions) },
       ])
       return { version: next, revision: revisions, unchanged: false }
-    }))
+    })))
   }
 
   /**
@@ -995,6 +1042,7 @@ export class PostgresStore implements SessionStore {
   #messageData(original: Record<string, unknown>, partial: boolean, revision: number): string {
     const d: Record<string, unknown> = { createdAt: original['createdAt'] }
     if (original['externalId'] !== undefined) d['externalId'] = original['externalId']
+    if (original['externalScope'] !== undefined) d['externalScope'] = original['externalScope']
     if (partial) d['status'] = 'partial'
     d['revision'] = revision
     return JSON.stringify(d)
@@ -1002,13 +1050,15 @@ export class PostgresStore implements SessionStore {
 
   async finalize(sessionId: string, messageId: string, payload?: unknown, options: WriteOptions = {}): Promise<ReviseResult> {
     this.#assertOpen()
-    checkOptions(options, 'finalize options')
+    options = checkOptions(options, 'finalize options')
     if (payload !== undefined) return this.revise(sessionId, messageId, payload, { ...options, status: 'final' })
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
     const expected = checkExpectedVersion(options)
-    return this.#observed(id, await this.#tx(async (db) => {
+    let current: { payload: unknown; data: LiveRow['data'] } = { payload: null, data: {} }
+    const result = this.#observed(id, await this.#tx(async (db) => {
       const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
+      if (row !== undefined) current = { payload: await this.#payloadAt(db, id, row.event_seq), data: row.data }
       const revision = revisions - 1
       // as revise: a replay (the message is final already) is a no-op, then the version, then the state
       if (row !== undefined && !row.partial) return { version, revision, unchanged: true }
@@ -1019,12 +1069,20 @@ export class PostgresStore implements SessionStore {
       ])
       return { version: next, revision, unchanged: false }
     }))
+    return revised(mid, current.payload, false, () => current.data, result)
+  }
+
+  /** The payload of one event (the current content of a live message), as stored. */
+  async #payloadAt(db: Kysely<unknown>, id: SessionId, seq: number): Promise<unknown> {
+    const { rows } = await sql<{ payload: unknown }>`select payload from turnlog.events where session_id = ${id} and seq = ${seq}`.execute(db)
+    return rows[0]?.payload ?? null
   }
 
   async fork(sessionId: string, options: ForkOptions): Promise<SessionId> {
     this.#assertOpen()
     const parent = parseSessionId(sessionId)
     if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'fork needs { at }')
+    options = copyOf(options, 'fork options')
     const at = parseMessageId(options.at)
     const child = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')
@@ -1074,6 +1132,7 @@ export class PostgresStore implements SessionStore {
       const datas = inherited.map((r) => {
         const d: Record<string, unknown> = { createdAt: r.data['createdAt'] }
         if (r.data['externalId'] !== undefined) d['externalId'] = r.data['externalId']
+        if (r.data['externalScope'] !== undefined) d['externalScope'] = r.data['externalScope']
         if (r.partial) d['status'] = 'partial'
         d['inheritedFrom'] = parent
         // a copy of a redacted message carries the placeholder, never content (the audit must know)
@@ -1118,7 +1177,7 @@ export class PostgresStore implements SessionStore {
    */
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     this.#assertOpen()
-    checkOptions(options, 'rebuild options')
+    options = checkOptions(options, 'rebuild options')
     if (options.verify !== undefined && typeof options.verify !== 'boolean') throw new TurnlogError('INVALID_INPUT', 'rebuild: verify must be a boolean')
     if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
       throw new TurnlogError('INVALID_INPUT', 'rebuild: onProgress must be a function')
@@ -1306,6 +1365,7 @@ export class PostgresStore implements SessionStore {
     const id = parseSessionId(sessionId)
     const mid = parseMessageId(messageId)
     if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'redact options must be an object')
+    options = copyOf(options, 'redact options')
     if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
     const result = await this.#redactRetrying(() => this.#tx(async (db) => {
       await this.#lock(db, id)
@@ -1429,7 +1489,7 @@ export class PostgresStore implements SessionStore {
    */
   async oldestOpenTransaction(options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
     this.#assertOpen()
-    checkOptions(options, 'oldestOpenTransaction options')
+    options = checkOptions(options, 'oldestOpenTransaction options')
     if (options.scope !== undefined && options.scope !== 'cluster' && options.scope !== 'database') {
       throw new TurnlogError('INVALID_INPUT', `scope must be 'cluster' or 'database', got ${preview(options.scope)}`)
     }
@@ -1488,3 +1548,73 @@ function pgArray(value: string[] | string | null | undefined): string[] {
   return inner === '' ? [] : inner.split(',')
 }
 
+
+/** A batch after {@link PostgresStore}'s checks: one entry per id, in first-occurrence order. */
+interface CheckedBatch {
+  readonly unique: Message[]
+  /** Content hashes of `unique`, index for index. */
+  readonly hashes: readonly string[]
+  /** Ids listed more than once with identical content (one message, stored once). */
+  readonly repeated: ReadonlySet<MessageId>
+  /** The first id listed with two different contents, or null. */
+  readonly mismatch: { readonly first: Message; readonly firstHash: string; readonly other: Message; readonly otherHash: string } | null
+}
+
+function inBatchConflictError(sessionId: SessionId | null, mismatch: NonNullable<CheckedBatch['mismatch']>, conflicts: unknown): TurnlogError {
+  const messageId = mismatch.other.id
+  return new TurnlogError(
+    'MESSAGE_CONFLICT',
+    `message ${messageId} is listed twice with different content (${mismatch.firstHash.slice(0, 12)}…, ${mismatch.otherHash.slice(0, 12)}…); nothing of the batch was written`,
+    {
+      details: {
+        sessionId,
+        messageId,
+        reason: 'content_mismatch',
+        storedHash: mismatch.firstHash,
+        incomingHash: mismatch.otherHash,
+        otherSessionId: null,
+        inBatch: true,
+        ...(conflicts === null ? {} : { conflicts }),
+      },
+    },
+  )
+}
+
+/**
+ * An append's result for a batch that listed some messages more than once (identical copies): each
+ * such id is reported in `duplicates` too (once, in batch order), whether its first copy was written
+ * or already stored.
+ */
+function withCopies(result: AppendResult, unique: readonly Message[], repeated: ReadonlySet<MessageId>): AppendResult {
+  if (repeated.size === 0) return result
+  const duplicates = new Set<string>([...result.duplicates, ...repeated])
+  return { ...result, duplicates: unique.map((m) => m.id).filter((mid) => duplicates.has(mid)) }
+}
+
+/** A rewind's result with its `applyTo` (the caller's list cut at the first retracted message). */
+function rewound(result: Omit<RewindResult, 'applyTo'>): RewindResult {
+  return withApplyTo(result, (live) => applyRewind(live, result))
+}
+
+/** A compaction's result with its `applyTo` (covered out, summary in the first one's place). */
+function compacted(covered: readonly MessageId[], summary: readonly Message[], result: Omit<CompactResult, 'applyTo'>): CompactResult {
+  return withApplyTo(result, (live) => applyCompact(live, { covered, summary }))
+}
+
+/**
+ * A revise/finalize result with the message as it now stands (what `load` returns for it: the stored
+ * envelope, `payload`, the status) and its `applyTo`.
+ */
+function revised(mid: MessageId, payload: unknown, partial: boolean, envelope: () => LiveRow['data'], result: Omit<ReviseResult, 'applyTo' | 'message'>): ReviseResult {
+  const data = envelope()
+  const message = restoreMessage({
+    id: mid,
+    payload,
+    createdAt: String(data['createdAt']),
+    externalId: typeof data['externalId'] === 'string' ? data['externalId'] : undefined,
+    externalScope: typeof data['externalScope'] === 'string' ? data['externalScope'] : undefined,
+    status: partial ? 'partial' : undefined,
+  })
+  const full = { ...result, message }
+  return withApplyTo(full, (live) => applyRevision(live, full))
+}

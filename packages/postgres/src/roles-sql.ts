@@ -1,4 +1,4 @@
-import { TurnlogError } from '@turnlog/core'
+import { TurnlogError, guardInput } from '@turnlog/core'
 
 /** The cluster-wide group roles turnlog's schema is built on (see docs/security.md). */
 export const TURNLOG_ROLES = ['turnlog_owner', 'turnlog_writer', 'turnlog_reader'] as const
@@ -23,7 +23,8 @@ function quoteIdentifier(name: string): string {
  */
 export function rolesSql(options: RolesSqlOptions = {}): string {
   if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'rolesSql options must be an object')
-  const { migrator } = options
+  // a throwing getter or revoked Proxy is the caller's input: INVALID_INPUT, not a raw error
+  const migrator: unknown = guardInput('rolesSql options', () => options.migrator)
   if (migrator !== undefined && (typeof migrator !== 'string' || migrator === '' || migrator.length > 63 || migrator.includes('\u0000'))) {
     throw new TurnlogError('INVALID_INPUT', 'migrator must be a role name (1-63 characters, no NUL)')
   }

@@ -1,4 +1,7 @@
-import { TurnlogError, type JsonValue } from '@turnlog/core'
+import { TurnlogError, guardInput, type JsonValue } from '@turnlog/core'
+
+/** The name of the checked field for messages: a string, never a raw error on garbage. */
+const fieldName = (what: unknown): string => (typeof what === 'string' ? what : 'value')
 
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
@@ -9,6 +12,7 @@ const UNSAFE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\
  * such limit; they are stored exactly.
  */
 export function checkSafeText(value: unknown, what: string): string {
+  what = fieldName(what)
   if (typeof value !== 'string') throw new TurnlogError('INVALID_INPUT', `${what} must be a string`)
   if (value.length > 4096) throw new TurnlogError('INVALID_INPUT', `${what} is longer than 4096 characters`)
   if (UNSAFE.test(value)) {
@@ -24,20 +28,24 @@ export function checkSafeText(value: unknown, what: string): string {
  * Walks without recursion (a value from a file may nest arbitrarily deep).
  */
 export function checkSafeJson(value: JsonValue, what: string): JsonValue {
-  const stack: JsonValue[] = [value]
-  while (stack.length > 0) {
-    const v = stack.pop() as JsonValue
-    if (typeof v === 'string') {
-      if (UNSAFE.test(v)) throw new TurnlogError('INVALID_INPUT', `${what} contains NUL or a lone surrogate`, { details: { what } })
-    } else if (Array.isArray(v)) {
-      for (const item of v as readonly JsonValue[]) stack.push(item)
-    } else if (v !== null && typeof v === 'object') {
-      for (const [k, item] of Object.entries(v)) {
-        if (UNSAFE.test(k)) throw new TurnlogError('INVALID_INPUT', `${what} has a key with NUL or a lone surrogate`, { details: { what } })
-        stack.push(item as JsonValue)
+  what = fieldName(what)
+  // a throwing getter or Proxy in the value is the caller's input
+  guardInput(what, () => {
+    const stack: JsonValue[] = [value]
+    while (stack.length > 0) {
+      const v = stack.pop() as JsonValue
+      if (typeof v === 'string') {
+        if (UNSAFE.test(v)) throw new TurnlogError('INVALID_INPUT', `${what} contains NUL or a lone surrogate`, { details: { what } })
+      } else if (Array.isArray(v)) {
+        for (const item of v as readonly JsonValue[]) stack.push(item)
+      } else if (v !== null && typeof v === 'object') {
+        for (const [k, item] of Object.entries(v)) {
+          if (UNSAFE.test(k)) throw new TurnlogError('INVALID_INPUT', `${what} has a key with NUL or a lone surrogate`, { details: { what } })
+          stack.push(item as JsonValue)
+        }
       }
     }
-  }
+  })
   return value
 }
 

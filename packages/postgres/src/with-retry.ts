@@ -1,4 +1,12 @@
-import { isTurnlogError } from '@turnlog/core'
+import { isTurnlogError, parseInput, z } from '@turnlog/core'
+import { checkFunction } from './check-arguments.js'
+
+const RetryOptionsSchema = z.object({
+  attempts: z.number().int().positive().max(1000).optional(),
+  baseDelayMs: z.number().finite().nonnegative().optional(),
+  maxDelayMs: z.number().finite().nonnegative().optional(),
+  onRetry: z.custom<(error: unknown, attempt: number) => void>((v) => typeof v === 'function', { message: 'must be a function' }).optional(),
+})
 
 /** Retry policy for {@link withRetry}. */
 export interface RetryOptions {
@@ -16,9 +24,12 @@ export interface RetryOptions {
  * Runs `fn`, retrying with exponential back-off while it fails with `DB_TRANSIENT`. Use it only around
  * calls that are safe to repeat after an ambiguous commit (see docs/guarantees.md): `append`,
  * `flush`, `createSession` with an id, `fork` with an id, `revise`, `compact` (same summary ids),
- * and every read.
+ * and every read. Throws `INVALID_INPUT` for a non-function `fn` or bad options (`details.field`); the
+ * error `fn` throws is passed through unchanged.
  */
 export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  checkFunction(fn, 'fn')
+  options = parseInput(RetryOptionsSchema, options, 'options') as RetryOptions
   const attempts = options.attempts ?? 5
   const base = options.baseDelayMs ?? 50
   const max = options.maxDelayMs ?? 2000

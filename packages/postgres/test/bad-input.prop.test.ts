@@ -31,8 +31,9 @@ import {
   type SessionId,
   type StoredEvent,
 } from '@turnlog/core'
-import { openStore, type Checkpoint, type PostgresStore, type SubscribedEvent, type Subscription } from '@turnlog/postgres'
-import { chatPayloadArb, createTestDatabase, createdAtArb, jsonValueArb, messageArb, safeTextArb, toolCallIdArb, weirdStringArb, type TestDatabase } from '@turnlog/testing'
+import * as postgres from '@turnlog/postgres'
+import { openStore, withRetry, type Checkpoint, type PostgresStore, type SubscribedEvent, type Subscription } from '@turnlog/postgres'
+import { chatPayloadArb, createTestDatabase, createdAtArb, expectEveryExportRejectsGarbage, hostileValueArb, jsonValueArb, messageArb, safeTextArb, toolCallIdArb, weirdStringArb, type ExportSpec, type TestDatabase } from '@turnlog/testing'
 
 /** The codes a call may answer bad input with. Anything else (DB_ERROR above all) is a finding. */
 const INPUT_CODES: readonly ErrorCode[] = [
@@ -980,7 +981,7 @@ describe('large values', () => {
       () => store.createSession({ tenantId: huge }),
       () => store.rewind(session, { after: m.id }, { reason: huge }),
       () => store.rewind(session, { after: huge as MessageId }),
-      () => store.append(session, [createMessage({ role: 'user', content: 'x' }, { externalId: huge })]),
+      () => store.append(session, [createMessage({ role: 'user', content: 'x' }, { externalId: huge, scope: null })]),
       () => store.sessions({ after: huge }),
     ]
     // then
@@ -997,4 +998,145 @@ describe('large values', () => {
     expect(await snapshot(store)).toBe(before)
     await store.close()
   }, 60_000)
+})
+
+/** Every runtime export of `@turnlog/postgres` and how the garbage property calls it. */
+const fnSpec = (arity: number): ExportSpec => ({ kind: 'function', arity })
+const classSpec = (arity: number): ExportSpec => ({ kind: 'class', arity })
+const valueSpec: ExportSpec = { kind: 'value' }
+export const POSTGRES_EXPORTS = {
+  DEFAULT_MAX_BATCH_BYTES: valueSpec,
+  EVENTS_CHANNEL: valueSpec,
+  GroupCommit: classSpec(1),
+  KnownMessages: classSpec(1),
+  LAG_COUNT_CAP: valueSpec,
+  MAX_BATCH_BYTES_CEILING: valueSpec,
+  PGliteDialect: classSpec(1),
+  PostgresStore: classSpec(1),
+  REBASED_TX_ID: valueSpec,
+  START_CHECKPOINT: valueSpec,
+  Subscription: classSpec(3),
+  TURNLOG_ROLES: valueSpec,
+  checkSafeJson: fnSpec(2),
+  checkSafeText: fnSpec(2),
+  compareCheckpoints: fnSpec(2),
+  dedicatedConnectionFromConfig: fnSpec(1),
+  dedicatedConnectionFromPool: fnSpec(1),
+  listSubscriptions: fnSpec(1),
+  lostMessageIdRace: fnSpec(1),
+  mapDatabaseError: fnSpec(1),
+  migrateToLatest: fnSpec(1),
+  oldestOpenTransaction: fnSpec(2),
+  openStore: fnSpec(1),
+  parseOpenStoreConfig: fnSpec(1),
+  readCommittedEvents: fnSpec(2),
+  rebaseAfterRestore: fnSpec(2),
+  rebaseSubscription: fnSpec(3),
+  rolesSql: fnSpec(1),
+  splitByBatchBytes: fnSpec(2),
+  sqlState: fnSpec(1),
+  statementRolledBack: fnSpec(1),
+  withRetry: fnSpec(2),
+} as const satisfies Record<keyof typeof postgres, ExportSpec>
+
+/** The store methods the garbage property above calls (`Method`), as a value to compare with the class. */
+const STORE_METHODS_UNDER_TEST: readonly Method[] = [
+  'createSession', 'getSession', 'append', 'flush', 'load', 'events', 'sessions', 'rewind', 'compact', 'revise', 'finalize', 'fork',
+  'rebuild', 'transcript', 'state', 'conflicts', 'redact', 'oldestOpenTransaction', 'withTransaction',
+]
+
+describe('every export of @turnlog/postgres, called with garbage (issue 13.11)', () => {
+  it('the store property covers every method of PostgresStore (close and subscribe have tests of their own; flavor and db are getters)', () => {
+    const methods = Object.getOwnPropertyNames(postgres.PostgresStore.prototype).filter((name) => {
+      const descriptor = Object.getOwnPropertyDescriptor(postgres.PostgresStore.prototype, name)
+      return name !== 'constructor' && typeof descriptor?.value === 'function'
+    })
+    expect(methods.filter((m) => m !== 'close' && m !== 'subscribe').sort()).toEqual([...STORE_METHODS_UNDER_TEST].sort())
+  })
+
+  it('each function returns or throws a TurnlogError with a registry code (never a raw TypeError); the table covers every export', async () => {
+    await expectEveryExportRejectsGarbage(postgres, POSTGRES_EXPORTS, { numRuns: 80 })
+  }, 120_000)
+
+  it('every store method (PGlite) with hostile values (throwing getters, trapping and revoked Proxies, …) answers with a TurnlogError, never a raw error', async () => {
+    // given: the store's methods as a module, so a method added later is called too
+    const store = await openStore({ embedded: true })
+    try {
+      const names = Object.getOwnPropertyNames(postgres.PostgresStore.prototype).filter(
+        (name) => name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(postgres.PostgresStore.prototype, name)?.value === 'function',
+      )
+      const methods = Object.fromEntries(
+        names.map((name) => [name, (...args: unknown[]) => {
+          const result = (store as unknown as Record<string, (...a: unknown[]) => unknown>)[name]?.(...args)
+          // events() is an async generator: its work happens when it is iterated
+          return name === 'events' ? (async () => { for await (const _ of result as AsyncIterable<unknown>) void _ })() : result
+        }]),
+      )
+      const specs = Object.fromEntries(names.map((name): [string, ExportSpec] => [name, { kind: 'function', arity: 4 }]))
+      // when / then: close would end the store; subscribe has a property of its own
+      await expectEveryExportRejectsGarbage(methods, specs, { numRuns: 100, skip: ['close', 'subscribe'] })
+    } finally {
+      await store.close()
+    }
+  }, 180_000)
+
+  it('regression: withRetry(fn, null) and openStore({ maxMessageBytes: NaN | "abc" | {} }) are INVALID_INPUT naming the field; nothing connects', async () => {
+    const codeOf = async (call: () => Promise<unknown>): Promise<unknown> => {
+      try {
+        await call()
+        return 'returned'
+      } catch (error) {
+        return isTurnlogError(error) ? [error.code, error.details['field']] : String(error)
+      }
+    }
+    expect(await codeOf(() => withRetry(async () => 1, null as never))).toEqual(['INVALID_INPUT', 'options'])
+    for (const bad of [NaN, 'abc', {}, 0, -1, 1.5, Infinity]) {
+      expect(await codeOf(() => openStore({ embedded: true, maxMessageBytes: bad as never }))).toEqual(['INVALID_INPUT', 'config.maxMessageBytes'])
+    }
+    expect(await codeOf(() => openStore({ embedded: true, knownSessions: '10' as never }))).toEqual(['INVALID_INPUT', 'config.knownSessions'])
+    expect(await codeOf(() => openStore({ embedded: true, groupCommit: { maxBatches: 0 } }))).toEqual(['INVALID_INPUT', 'config.groupCommit.maxBatches'])
+    expect(await codeOf(() => openStore({ embedded: true, migrate: 'no' as never }))).toEqual(['INVALID_INPUT', 'config.migrate'])
+    expect(await codeOf(() => openStore({ embedded: true, dataDir: 42 as never }))).toEqual(['INVALID_INPUT', 'config.dataDir'])
+    expect(await codeOf(() => openStore({ embedded: 'yes' as never }))).toEqual(['INVALID_INPUT', 'config.embedded'])
+    expect(await codeOf(() => openStore({ pool: {} as never }))).toEqual(['INVALID_INPUT', 'config.pool'])
+    expect(await codeOf(() => openStore({ connectionString: 'postgres://x', pool: 'max=1' as never }))).toEqual(['INVALID_INPUT', 'config.pool'])
+    expect(await codeOf(() => openStore({ kysely: {} as never }))).toEqual(['INVALID_INPUT', 'config.kysely'])
+  })
+
+  it('class: openStore with one field of a valid embedded config replaced by garbage is refused with INVALID_INPUT naming that field, before it opens anything', async () => {
+    const fields = ['maxMessageBytes', 'knownSessions', 'groupCommit', 'migrate', 'dataDir'] as const
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...fields), hostileValueArb, async (field, recipe) => {
+        const value = recipe.make()
+        const valid: Record<(typeof fields)[number], (v: unknown) => boolean> = {
+          maxMessageBytes: (v) => typeof v === 'number' && Number.isSafeInteger(v) && v > 0,
+          knownSessions: (v) => typeof v === 'number' && Number.isSafeInteger(v) && v > 0,
+          groupCommit: (v) =>
+            typeof v === 'boolean' ||
+            (typeof v === 'object' && v !== null && [Object.prototype, null].includes(Object.getPrototypeOf(v) as object | null) &&
+              Object.entries(v).every(([k, n]) => ['maxBatches', 'maxInFlight'].includes(k) && (n === undefined || (typeof n === 'number' && Number.isSafeInteger(n) && n > 0)))),
+          migrate: (v) => typeof v === 'boolean',
+          dataDir: () => false,
+        }
+        const isValid = (): boolean => {
+          try {
+            return valid[field](value)
+          } catch {
+            return false // a hostile Proxy is never a valid option
+          }
+        }
+        // a dataDir string is a path: it would open (and create) a database there, so strings are not garbage for it
+        fc.pre(value !== undefined && !isValid() && !(field === 'dataDir' && typeof value === 'string'))
+        let caught: unknown
+        try {
+          const store = await openStore({ embedded: true, [field]: value } as never)
+          await store.close()
+        } catch (error) {
+          caught = error
+        }
+        expect(isTurnlogError(caught, 'INVALID_INPUT') ? String(caught.details['field']).split('.').slice(0, 2).join('.') : caught).toBe(`config.${field}`)
+      }),
+      { numRuns: 150 },
+    )
+  })
 })

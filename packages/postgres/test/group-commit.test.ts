@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
+import { isTurnlogError } from '@turnlog/core'
 import { GroupCommit } from '@turnlog/postgres'
 
 interface Item {
@@ -167,9 +168,17 @@ describe('GroupCommit', () => {
     )
   })
 
-  it('refuses limits that are not positive integers', () => {
+  it('refuses limits that are not positive integers with INVALID_INPUT naming the option', () => {
     const base = { runGroup: async () => [], runAlone: async () => '', rolledBack: () => true }
-    expect(() => new GroupCommit({ ...base, maxBatches: 0, maxInFlight: 1 })).toThrow(RangeError)
-    expect(() => new GroupCommit({ ...base, maxBatches: 2, maxInFlight: 0.5 })).toThrow(RangeError)
+    const fieldOf = (make: () => unknown): unknown => {
+      try {
+        make()
+        return 'constructed'
+      } catch (error) {
+        return isTurnlogError(error, 'INVALID_INPUT') ? error.details['field'] : error
+      }
+    }
+    expect(fieldOf(() => new GroupCommit({ ...base, maxBatches: 0, maxInFlight: 1 }))).toBe('options.maxBatches')
+    expect(fieldOf(() => new GroupCommit({ ...base, maxBatches: 2, maxInFlight: 0.5 }))).toBe('options.maxInFlight')
   })
 })

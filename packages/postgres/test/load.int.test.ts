@@ -92,7 +92,7 @@ describe('load', () => {
   it('gives frozen Messages, partial status and externalId kept, and teaches the flush cache: a flush of them writes nothing', async () => {
     // given
     const session = await store.createSession()
-    const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'chat:42' })
+    const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'chat:42', scope: null })
     const streaming = createMessage({ role: 'assistant', content: 'hel' }, { status: 'partial' })
     await store.append(session, [inbound, streaming])
     const other = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 1 } })

@@ -199,7 +199,7 @@ export const createdAtArb: fc.Arbitrary<string> = fc
 /**
  * Messages made by `createMessage` from {@link chatPayloadArb}, with random envelope options:
  * `ephemeral`, `externalId` (a {@link safeTextArb} string, which stores accept, so the id is its
- * UUIDv5), `status: 'partial'` and `createdAt`. Payloads keep every weird character. Ids are minted at
+ * UUIDv5) with a `scope` (a string, or null), `status: 'partial'` and `createdAt`. Payloads keep every weird character. Ids are minted at
  * generation time, so replays of a failing seed get new ids.
  */
 export const messageArb: fc.Arbitrary<Message> = fc
@@ -207,13 +207,17 @@ export const messageArb: fc.Arbitrary<Message> = fc
     payload: chatPayloadArb,
     ephemeral: maybe(fc.boolean()),
     externalId: fc.option(safeTextArb, { nil: undefined, freq: 4 }),
+    scope: fc.option(safeTextArb, { nil: null }),
     partial: fc.boolean(),
     createdAt: maybe(createdAtArb),
   })
-  .map(({ payload, ephemeral, externalId, partial, createdAt }) => {
+  .map(({ payload, ephemeral, externalId, scope, partial, createdAt }) => {
     const options: { -readonly [K in keyof CreateMessageOptions]: CreateMessageOptions[K] } = {}
     if (ephemeral !== undefined) options.ephemeral = ephemeral
-    if (externalId !== undefined) options.externalId = externalId
+    if (externalId !== undefined) {
+      options.externalId = externalId
+      options.scope = scope
+    }
     if (partial) options.status = 'partial'
     if (createdAt !== undefined) options.createdAt = createdAt
     return createMessage(payload, options)

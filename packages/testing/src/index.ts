@@ -27,3 +27,4 @@ export { describeStoreContract, type ContractContext, type OpenContractStore, ty
 export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
 export { Ledger, type LedgerReport } from './ledger.js'
 export { SessionModel, type ModelLoad, type ModelMessage, type ModelOutcome } from './session-model.js'
+export { HostileCallbackError, expectEveryExportRejectsGarbage, hostileValueArb, type ExportSpec, type HostileRecipe } from './hostile-value.js'

@@ -7,8 +7,9 @@
  * The rules it encodes:
  * - Identity is the message id; content equality is the content hash. An id belongs to the one session
  *   that first stored it (and to forks that inherited it).
- * - append/flush: ephemeral messages are refused by append and skipped by flush; an id twice in one call
- *   is invalid. A known id whose content was ever stored under it in this session is a duplicate (no
+ * - append/flush: ephemeral messages are refused by append and skipped by flush. Identical copies of one
+ *   message (same id, same content) in one call are that one message (stored once, its id also listed
+ *   in `duplicates`); one id with two contents in one call is a conflict. A known id whose content was ever stored under it in this session is a duplicate (no
  *   write); other content, or an id of another session, is a conflict, and then nothing is written. New
  *   messages get one version each, in call order. `expectedVersion` is checked only when something
  *   would be written or refused: a stale call that is not all duplicates fails with `VERSION_CONFLICT`
@@ -31,7 +32,12 @@
  * @packageDocumentation
  */
 import {
+  applyCompact,
+  applyRevision,
+  applyRewind,
   contentHash,
+  restoreMessage,
+  withApplyTo,
   type AppendResult,
   type ChatMessage,
   type CompactResult,
@@ -52,6 +58,7 @@ export interface ModelMessage {
   readonly partial: boolean
   readonly createdAt: string
   readonly externalId?: string
+  readonly externalScope?: string
 }
 
 /** The outcome of a model call: a value, or the error codes a correct store may report for it. */
@@ -96,7 +103,44 @@ function toModelMessage(m: Message, partial = m.status === 'partial'): ModelMess
     partial,
     createdAt: m.createdAt,
     ...(m.externalId === undefined ? {} : { externalId: m.externalId }),
+    ...(m.externalScope === undefined ? {} : { externalScope: m.externalScope }),
   }
+}
+
+/** Identical copies in one call are one message; one id with two contents is a conflict (pushed to `codes`). */
+function foldCopies(batch: readonly Message[], codes: ErrorCode[]): { unique: Message[]; repeated: Set<MessageId> } {
+  const unique: Message[] = []
+  const repeated = new Set<MessageId>()
+  for (const m of batch) {
+    const first = unique.find((u) => u.id === m.id)
+    if (first === undefined) unique.push(m)
+    else if (contentHash(first) === contentHash(m)) repeated.add(m.id)
+    else codes.push('MESSAGE_CONFLICT')
+  }
+  return { unique, repeated }
+}
+
+/** An append's result with the ids listed more than once also in `duplicates` (in batch order). */
+function withCopies(result: ModelOutcome<AppendResult>, unique: readonly Message[], repeated: ReadonlySet<MessageId>): ModelOutcome<AppendResult> {
+  if (!result.ok || repeated.size === 0) return result
+  const duplicates = new Set<MessageId>([...result.value.duplicates, ...repeated])
+  return ok({ ...result.value, duplicates: unique.map((m) => m.id).filter((id) => duplicates.has(id)) })
+}
+
+function rewound(result: Omit<RewindResult, 'applyTo'>): RewindResult {
+  return withApplyTo(result, (live) => applyRewind(live, result))
+}
+
+function compacted(covered: readonly MessageId[], summary: readonly Message[], result: Omit<CompactResult, 'applyTo'>): CompactResult {
+  return withApplyTo(result, (live) => applyCompact(live, { covered, summary }))
+}
+
+/** A revise/finalize result with the message as it now stands in the model. */
+function revised(record: ModelRecord, result: Omit<ReviseResult, 'applyTo' | 'message'>): ReviseResult {
+  const c = record.current
+  const message = restoreMessage({ id: c.id, payload: c.payload, createdAt: c.createdAt, externalId: c.externalId, externalScope: c.externalScope, status: c.partial ? 'partial' : undefined })
+  const full = { ...result, message }
+  return withApplyTo(full, (live) => applyRevision(live, full))
 }
 
 /** The model: every session of one test run. */
@@ -145,23 +189,19 @@ export class SessionModel {
   /** Appends a batch (see the rules in the file comment). */
   append(sessionId: SessionId, batch: readonly Message[], expectedVersion?: number): ModelOutcome<AppendResult> {
     const codes: ErrorCode[] = []
-    const ids = new Set<MessageId>()
-    for (const m of batch) {
-      if (m.ephemeral === true || ids.has(m.id)) codes.push('INVALID_MESSAGE')
-      ids.add(m.id)
-    }
-    return this.#appendChecked(sessionId, batch, expectedVersion, codes)
+    for (const m of batch) if (m.ephemeral === true) codes.push('INVALID_MESSAGE')
+    const { unique, repeated } = foldCopies(batch, codes)
+    return withCopies(this.#appendChecked(sessionId, unique, expectedVersion, codes), unique, repeated)
   }
 
   /** Flushes a live list: skips ephemeral messages, appends what is new (see the file comment). */
   flush(sessionId: SessionId, list: readonly Message[], expectedVersion?: number): ModelOutcome<AppendResult> {
-    const durable = list.filter((m) => m.ephemeral !== true)
     const codes: ErrorCode[] = []
-    if (new Set(durable.map((m) => m.id)).size !== durable.length) codes.push('INVALID_MESSAGE')
-    const result = this.#appendChecked(sessionId, durable, expectedVersion, codes)
+    const { unique, repeated } = foldCopies(list.filter((m) => m.ephemeral !== true), codes)
+    const result = this.#appendChecked(sessionId, unique, expectedVersion, codes)
     if (!result.ok) return result
     const appended = new Set<string>(result.value.appended)
-    return ok({ ...result.value, duplicates: durable.map((m) => m.id).filter((id) => !appended.has(id)) })
+    return ok({ ...result.value, duplicates: unique.map((m) => m.id).filter((id) => !appended.has(id) || repeated.has(id)) })
   }
 
   #appendChecked(sessionId: SessionId, batch: readonly Message[], expectedVersion: number | undefined, codes: ErrorCode[]): ModelOutcome<AppendResult> {
@@ -202,11 +242,11 @@ export class SessionModel {
     if (index < 0) codes.push('UNKNOWN_MESSAGE')
     if (codes.length > 0) return fail(codes)
     const retracted = s.live.slice('after' in target ? index + 1 : index)
-    if (retracted.length === 0) return ok({ version, retracted })
+    if (retracted.length === 0) return ok(rewound({ version, retracted }))
     for (const id of retracted) this.#record(s, id).state = 'retracted'
     s.live = s.live.filter((id) => !retracted.includes(id))
     this.#snapshot(s)
-    return ok({ version: version + 1, retracted })
+    return ok(rewound({ version: version + 1, retracted }))
   }
 
   /** Replaces live messages with summary messages placed where the first covered one was. */
@@ -223,7 +263,7 @@ export class SessionModel {
     // a retry of a committed compaction: its first summary message is stored here, same content, placed
     const firstRecord = s.records.get(first.id)
     if (firstRecord && firstRecord.hashes.has(contentHash(first)) && s.placedSummaries.has(first.id)) {
-      return ok({ version, summary: summary.map((m) => m.id) })
+      return ok(compacted(covered, summary, { version, summary: summary.map((m) => m.id) }))
     }
     if (expectedVersion !== undefined && expectedVersion !== version) return fail(['VERSION_CONFLICT'])
     if (summary.some((m) => (this.#owners.get(m.id)?.size ?? 0) > 0)) codes.push('MESSAGE_CONFLICT')
@@ -239,7 +279,7 @@ export class SessionModel {
     s.live = [...before, ...summary.map((m) => m.id), ...after]
     s.placedSummaries.add(first.id)
     this.#snapshot(s)
-    return ok({ version: s.snapshots.length - 1, summary: summary.map((m) => m.id) })
+    return ok(compacted(covered, summary, { version: s.snapshots.length - 1, summary: summary.map((m) => m.id) }))
   }
 
   /** New content (or a status change) for a live message. */
@@ -251,20 +291,20 @@ export class SessionModel {
     const version = s.snapshots.length - 1
     const hash = contentHash(payload)
     const partial = status === 'partial'
-    if (record && record.current.hash === hash && record.current.partial === partial) return ok({ version, revision: record.contents - 1, unchanged: true })
+    if (record && record.current.hash === hash && record.current.partial === partial) return ok(revised(record, { version, revision: record.contents - 1, unchanged: true }))
     if (expectedVersion !== undefined && expectedVersion !== version) return fail(['VERSION_CONFLICT'])
     if (!record) return fail(['UNKNOWN_MESSAGE'])
     if (record.current.hash === hash) {
       if (partial) return fail(['INVALID_INPUT'])
       record.current = { ...record.current, partial: false }
       this.#snapshot(s)
-      return ok({ version: version + 1, revision: record.contents - 1, unchanged: false })
+      return ok(revised(record, { version: version + 1, revision: record.contents - 1, unchanged: false }))
     }
     record.current = { ...record.current, payload, hash, partial }
     record.hashes.add(hash)
     record.contents++
     this.#snapshot(s)
-    return ok({ version: version + 1, revision: record.contents - 1, unchanged: false })
+    return ok(revised(record, { version: version + 1, revision: record.contents - 1, unchanged: false }))
   }
 
   /** Marks a partial message final, optionally with final content. */
@@ -275,12 +315,12 @@ export class SessionModel {
     const found = s.records.get(id)
     const record = found && found.state === 'live' ? found : undefined
     const version = s.snapshots.length - 1
-    if (record && !record.current.partial) return ok({ version, revision: record.contents - 1, unchanged: true })
+    if (record && !record.current.partial) return ok(revised(record, { version, revision: record.contents - 1, unchanged: true }))
     if (expectedVersion !== undefined && expectedVersion !== version) return fail(['VERSION_CONFLICT'])
     if (!record) return fail(['UNKNOWN_MESSAGE'])
     record.current = { ...record.current, partial: false }
     this.#snapshot(s)
-    return ok({ version: version + 1, revision: record.contents - 1, unchanged: false })
+    return ok(revised(record, { version: version + 1, revision: record.contents - 1, unchanged: false }))
   }
 
   /** A new session `childId` continuing from `at` (live in the parent). */

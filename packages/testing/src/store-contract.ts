@@ -8,6 +8,7 @@ import type { SessionStore } from '@turnlog/core'
 import type { ContractContext, OpenContractStore, OpenedStore } from './store-contract/contract-helpers.js'
 import { describeAppendContract } from './store-contract/describe-append-contract.js'
 import { describeFlushContract } from './store-contract/describe-flush-contract.js'
+import { describeLiveListContract } from './store-contract/describe-live-list-contract.js'
 import { describeLifecycleContract } from './store-contract/describe-lifecycle-contract.js'
 import { describeOperationsContract } from './store-contract/describe-operations-contract.js'
 import { describeReadContract } from './store-contract/describe-read-contract.js'
@@ -28,7 +29,8 @@ export interface StoreContractOptions {
  * Defines the full {@link SessionStore} contract as Jest `describe` blocks under `name`: append
  * (versions, idempotency, lost acknowledgements, conflicts and their evidence, atomicity, optimistic
  * concurrency, input errors), flush, reads and paging, the lossless round trip, rewind, compact,
- * revise, streaming, fork, time travel, transcript and pairing, rebuild, close, and one regression test
+ * revise, streaming, fork, time travel, transcript and pairing, rebuild, close, identical copies in one
+ * call, keeping the caller's live list in step, scoped external ids, and one regression test
  * per incident class of the domain brief.
  *
  * `open` is called once in `beforeAll` for the main store, and again whenever a test needs another
@@ -64,6 +66,7 @@ export function describeStoreContract(name: string, open: OpenContractStore, opt
 
     describeAppendContract(ctx)
     describeFlushContract(ctx)
+    describeLiveListContract(ctx)
     describeReadContract(ctx, { roundTripRuns: options.roundTripRuns ?? 40 })
     describeOperationsContract(ctx)
     describeTranscriptContract(ctx)

@@ -8,9 +8,11 @@ import {
   type ChatMessage,
   type JsonValue,
   type Message,
+  TurnlogError,
+  guardInput,
 } from '@turnlog/core'
 import type { HermesMessageRecord, SqliteValue } from './hermes-state-db.js'
-import type { HermesWarnings } from './hermes-warning.js'
+import { HermesWarnings } from './hermes-warning.js'
 
 /** A hermes row's state: `active=1` live; `active=0, compacted=1` compacted; `active=0, compacted=0` rewound. */
 export type HermesRowState = 'active' | 'compacted' | 'rewound'
@@ -36,6 +38,10 @@ export interface HermesRowMessage {
 
 /** The external id (and so the message id) of a hermes row. */
 export function hermesExternalId(hermesSessionId: string, rowId: number): string {
+  if (typeof hermesSessionId !== 'string' && !(typeof hermesSessionId === 'number' && Number.isFinite(hermesSessionId))) {
+    throw new TurnlogError('INVALID_INPUT', 'a hermes session id must be a string', { details: { field: 'hermesSessionId' } })
+  }
+  if (typeof rowId !== 'number' || !Number.isSafeInteger(rowId)) throw new TurnlogError('INVALID_INPUT', 'rowId must be an integer', { details: { field: 'rowId' } })
   return `hermes:${hermesSessionId}:${rowId}`
 }
 
@@ -134,6 +140,21 @@ export function hermesRowMessage(
   row: HermesMessageRecord,
   context: { readonly fallbackEpochSeconds: number; readonly warnings: HermesWarnings },
 ): HermesRowMessage | null {
+  return guardInput('hermesRowMessage', () => rowMessage(hermesSessionId, row, context))
+}
+
+function rowMessage(
+  hermesSessionId: string,
+  row: HermesMessageRecord,
+  context: { readonly fallbackEpochSeconds: number; readonly warnings: HermesWarnings },
+): HermesRowMessage | null {
+  if (typeof context !== 'object' || context === null || !(context.warnings instanceof HermesWarnings)) {
+    throw new TurnlogError('INVALID_INPUT', 'hermesRowMessage needs { fallbackEpochSeconds, warnings: HermesWarnings }', { details: { field: 'context' } })
+  }
+  if (typeof row !== 'object' || row === null || typeof row.columns !== 'object' || row.columns === null) {
+    throw new TurnlogError('INVALID_INPUT', 'hermesRowMessage needs a row { rowId, columns }', { details: { field: 'row' } })
+  }
+  hermesExternalId(hermesSessionId, row.rowId)
   const { warnings } = context
   const col = (name: string): SqliteValue | undefined => row.columns[name]
   const warn = (code: Parameters<HermesWarnings['row']>[0], message: string): void => warnings.row(code, hermesSessionId, row.rowId, message)
@@ -236,7 +257,7 @@ export function hermesRowMessage(
   const externalId = hermesExternalId(hermesSessionId, row.rowId)
   let message: Message
   try {
-    message = createMessage(payload, SAFE_TEXT.test(externalId) ? { externalId, createdAt } : { id: messageIdFromExternal(externalId), createdAt })
+    message = createMessage(payload, SAFE_TEXT.test(externalId) ? { externalId, scope: null, createdAt } : { id: messageIdFromExternal(externalId), createdAt })
   } catch (error) {
     warn('unsupported_row', `rows that do not form a valid message were skipped (first: ${error instanceof Error ? error.message : String(error)})`)
     return null

@@ -1,3 +1,4 @@
+import { TurnlogError, guardInput } from '@turnlog/core'
 import type { ChatMessage, JsonValue, Message, MessageId } from '@turnlog/core'
 import type { HermesRowMessage } from './hermes-row-message.js'
 import type { HermesWarningCode } from './hermes-warning.js'
@@ -99,6 +100,12 @@ type BlockMode = 'kept' | 'reinserted' | 'none'
  * covering every archived row and importing its re-inserted rows as new messages (reported).
  */
 export function planHermesSession(rows: readonly HermesRowMessage[], options: PlanHermesSessionOptions = {}): HermesSessionPlan {
+  if (!guardInput('rows', () => Array.isArray(rows))) throw new TurnlogError('INVALID_INPUT', 'rows must be an array of hermes row messages', { details: { field: 'rows' } })
+  if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'options must be an object', { details: { field: 'options' } })
+  return guardInput('planHermesSession', () => plan(rows, options))
+}
+
+function plan(rows: readonly HermesRowMessage[], options: PlanHermesSessionOptions): HermesSessionPlan {
   const mapCopies = options.mapCopies !== false
   // summary rows that are not copies of an earlier row anchor a compaction
   const seenIdentity = new Set<string>()

@@ -122,7 +122,8 @@ class DemoRuntime {
 }
 
 function user(content: string, options: { externalId?: string } = {}): Message {
-  return createMessage({ role: 'user', content }, options)
+  // the demo's platform ids already name their chat (slack:<team>:<channel>:<ts>): globally unique
+  return createMessage({ role: 'user', content }, options.externalId === undefined ? options : { ...options, scope: null })
 }
 
 function assistant(payload: Omit<ChatMessage, 'role'>, options: { status?: 'partial'; id?: string; createdAt?: string } = {}): Message {

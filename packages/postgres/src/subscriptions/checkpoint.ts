@@ -1,4 +1,4 @@
-import { TurnlogError } from '@turnlog/core'
+import { TurnlogError, guardInput } from '@turnlog/core'
 import { describeValue } from '../safe-text.js'
 
 /**
@@ -16,6 +16,8 @@ export const START_CHECKPOINT: Checkpoint = Object.freeze({ txId: '0', globalPos
 
 /** Orders two checkpoints by `(txId, globalPosition)`: negative, zero or positive. */
 export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
+  a = parseCheckpoint(a, 'a')
+  b = parseCheckpoint(b, 'b')
   const ta = BigInt(a.txId)
   const tb = BigInt(b.txId)
   if (ta !== tb) return ta < tb ? -1 : 1
@@ -24,8 +26,8 @@ export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
 
 /** Checks a caller's checkpoint; throws `INVALID_INPUT`. */
 export function parseCheckpoint(value: unknown, what = 'checkpoint'): Checkpoint {
-  if (typeof value !== 'object' || value === null) throw new TurnlogError('INVALID_INPUT', `${what} must be { txId, globalPosition }`)
-  const { txId, globalPosition } = value as { txId?: unknown; globalPosition?: unknown }
+  if (typeof value !== 'object' || value === null) throw new TurnlogError('INVALID_INPUT', `${what} must be { txId, globalPosition }`, { details: { field: what } })
+  const { txId, globalPosition } = guardInput(what, () => ({ ...(value as { txId?: unknown; globalPosition?: unknown }) }))
   if (typeof txId !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(txId) || BigInt(txId) >= 2n ** 64n) {
     throw new TurnlogError('INVALID_INPUT', `${what}.txId must be an xid8 as a decimal string, got ${describeValue(txId)}`)
   }

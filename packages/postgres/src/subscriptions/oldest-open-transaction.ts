@@ -1,4 +1,6 @@
 import { sql, type Kysely } from 'kysely'
+import { TurnlogError, guardInput } from '@turnlog/core'
+import { checkKysely, checkOptionsObject } from '../check-arguments.js'
 
 /** The oldest transaction holding subscription readers back (it has a transaction id and is still open). */
 export interface OpenTransactionInfo {
@@ -43,6 +45,12 @@ interface Row {
  * `ageMs`; set `idle_in_transaction_session_timeout`.
  */
 export async function oldestOpenTransaction(db: Kysely<unknown>, options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
+  checkKysely(db, 'db')
+  options = checkOptionsObject(options, 'options')
+  const scope = guardInput('options', () => options.scope)
+  if (scope !== undefined && scope !== 'cluster' && scope !== 'database') {
+    throw new TurnlogError('INVALID_INPUT', "options.scope must be 'cluster' or 'database'", { details: { field: 'options.scope' } })
+  }
   const onlyHere = options.scope === 'database'
   const { rows } = await sql<Row>`
     select pid, state, query, xid, database, application_name, age_ms from (

@@ -1,8 +1,9 @@
-import { EVENT_TYPES, TurnlogError, parseSessionId, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
+import { EVENT_TYPES, TurnlogError, guardInput, parseSessionId, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
 import { toStoredEvent, type EventRow } from '../event-row.js'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { describeValue } from '../safe-text.js'
-import { checkpointFromRow, type Checkpoint } from './checkpoint.js'
+import { checkKysely, checkOptionsObject } from '../check-arguments.js'
+import { checkpointFromRow, parseCheckpoint, type Checkpoint } from './checkpoint.js'
 
 /** Which events a subscription hands to its handler; the others are skipped (the checkpoint passes them). */
 export interface SubscriptionFilter {
@@ -101,7 +102,10 @@ export async function readCommittedEvents(
   after: Checkpoint,
   options: ReadCommittedEventsOptions = {},
 ): Promise<ReadCommittedEventsResult> {
-  const limit = options.limit ?? 100
+  checkKysely(db, 'db')
+  after = parseCheckpoint(after, 'after')
+  options = checkOptionsObject(options, 'options')
+  const limit = guardInput('options', () => options.limit) ?? 100
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) {
     throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 10000, got ${describeValue(limit)}`)
   }

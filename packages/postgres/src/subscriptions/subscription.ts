@@ -1,4 +1,5 @@
-import { TurnlogError } from '@turnlog/core'
+import { TurnlogError, guardInput } from '@turnlog/core'
+import { checkFunction, checkKysely } from '../check-arguments.js'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { mapDatabaseError } from '../map-database-error.js'
 import { describeValue } from '../safe-text.js'
@@ -158,7 +159,12 @@ export class Subscription {
 
   /** Use `store.subscribe`; this starts consuming at once. */
   constructor(host: SubscriptionHost, settings: SubscriptionSettings, handler: SubscriptionHandler) {
-    this.name = settings.name
+    // made by subscribe() from checked parts; still refuse garbage with INVALID_INPUT, never a TypeError
+    checkKysely(guardInput('host', () => (typeof host === 'object' && host !== null ? host.db : undefined)), 'host.db')
+    const name = guardInput('settings', () => (typeof settings === 'object' && settings !== null ? settings.name : undefined))
+    if (typeof name !== 'string') throw new TurnlogError('INVALID_INPUT', 'settings.name must be a string (use store.subscribe)', { details: { field: 'settings.name' } })
+    checkFunction(handler, 'handler')
+    this.name = name
     this.#host = host
     this.#settings = settings
     this.#handler = handler

@@ -49,7 +49,7 @@ export function describeAppendContract(ctx: ContractContext): void {
       // given
       const store = ctx.store()
       const sid = await store.createSession()
-      const m = createMessage({ role: 'user', content: 'from telegram' }, { externalId: 'telegram:chat1:msg7', createdAt: '2001-02-03T04:05:06.789Z' })
+      const m = createMessage({ role: 'user', content: 'from telegram' }, { externalId: 'telegram:chat1:msg7', scope: null, createdAt: '2001-02-03T04:05:06.789Z' })
       const p = createMessage({ role: 'assistant', content: 'stream' }, { status: 'partial', createdAt: '1999-12-31T23:59:59.000Z' })
 
       // when
@@ -257,20 +257,26 @@ export function describeAppendContract(ctx: ContractContext): void {
       await expectTurnlogError(eventsOf(store, missing), 'SESSION_NOT_FOUND')
     })
 
-    it('an id repeated within one batch is INVALID_MESSAGE (same object or a copy) and nothing is written', async () => {
+    it('an id repeated within one batch: identical copies are one message (issue 13.2), other content is MESSAGE_CONFLICT and nothing is written', async () => {
       // given
       const store = ctx.store()
       const sid = await store.createSession()
       const m = user('twice')
       const copy: Message = toMessage({ ...m })
+      const changed: Message = toMessage({ ...m, payload: { role: 'user', content: 'thrice' } })
 
       // when
-      await expectTurnlogError(store.append(sid, [m, m]), 'INVALID_MESSAGE')
-      const error = await expectTurnlogError(store.append(sid, [m, assistant('between'), copy]), 'INVALID_MESSAGE')
+      const error = await expectTurnlogError(store.append(sid, [m, assistant('between'), changed]), 'MESSAGE_CONFLICT')
+      const nothing = await eventsOf(store, sid)
+      const same = await store.append(sid, [m, m])
+      const copied = await store.append(sid, [m, assistant('between'), copy])
 
       // then
       expect(error.details['messageId']).toBe(m.id)
-      expect(await eventsOf(store, sid)).toHaveLength(0)
+      expect(nothing).toHaveLength(0)
+      expect(same).toEqual({ version: 1, appended: [m.id], duplicates: [m.id] })
+      expect(copied.duplicates).toEqual([m.id])
+      expect(await eventsOf(store, sid)).toHaveLength(2)
     })
 
     it('documented choice: a message revised with revise() and later re-sent with its old content is a duplicate, not a conflict', async () => {

@@ -160,7 +160,7 @@ export function describeReadContract(ctx: ContractContext, options: ReadContract
           const messages: Message[] = specs.map((s, i) =>
             createMessage(s.payload, {
               createdAt: s.createdAt,
-              ...(s.externalId !== undefined && s.externalId.length <= 4000 && !UNSAFE_TEXT.test(s.externalId) ? { externalId: `${nonce}:${i}:${s.externalId}` } : {}),
+              ...(s.externalId !== undefined && s.externalId.length <= 4000 && !UNSAFE_TEXT.test(s.externalId) ? { externalId: `${nonce}:${i}:${s.externalId}`, scope: null } : {}),
             }),
           )
           const sid = await store.createSession()

@@ -149,7 +149,7 @@ export function describeRegressionContract(ctx: ContractContext): void {
       // given
       const store = ctx.store()
       const sid = await store.createSession()
-      const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'slack:C1:1700000000.000100' })
+      const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: '1700000000.000100', scope: 'slack:C1' })
       const streaming = createMessage({ role: 'assistant', content: 'typing', reasoning_content: 'r' }, { status: 'partial' })
       await store.flush(sid, [system('s'), inbound, streaming, nudge()])
 
@@ -208,7 +208,7 @@ export function describeRegressionContract(ctx: ContractContext): void {
       // given
       const store = ctx.store()
       const sid = await store.createSession()
-      const deliveries = [1, 2, 3].map(() => createMessage({ role: 'user', content: 'hello bot' }, { externalId: 'telegram:chat42:msg9001' }))
+      const deliveries = [1, 2, 3].map(() => createMessage({ role: 'user', content: 'hello bot' }, { externalId: '9001', scope: 'telegram:42' }))
 
       // when
       const results = []

@@ -1,0 +1,110 @@
+import type { Message } from './message.js'
+import { guardInput } from './parse-input.js'
+import { TurnlogError } from './turnlog-error.js'
+
+/*
+ * Keeping the caller's in-memory live list in step with a write the store made (rewind, compact,
+ * revise, finalize). Each function is pure: it returns a new array and never changes `live`. Messages
+ * the store does not know about (ephemeral scaffolding, messages not flushed yet) are kept where they
+ * are, except after a rewind point (see {@link applyRewind}). When `live` held exactly the store's live
+ * list (plus scaffolding), the result holds exactly what `store.load()` returns (plus that scaffolding).
+ */
+
+function checkList(live: unknown): readonly Message[] {
+  if (!Array.isArray(live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages', { details: { field: 'live' } })
+  for (const m of live as readonly unknown[]) {
+    if (typeof m !== 'object' || m === null || typeof (m as { id?: unknown }).id !== 'string') {
+      throw new TurnlogError('INVALID_INPUT', 'live must hold messages (objects with an id)', { details: { field: 'live' } })
+    }
+  }
+  return live as readonly Message[]
+}
+
+function checkIds(ids: unknown, field: string): ReadonlySet<string> {
+  if (!Array.isArray(ids) || !(ids as readonly unknown[]).every((id) => typeof id === 'string')) {
+    throw new TurnlogError('INVALID_INPUT', `${field} must be an array of message ids`, { details: { field } })
+  }
+  return new Set(ids as readonly string[])
+}
+
+/**
+ * The caller's live list after `store.rewind` retracted `retracted` (the result's list). A rewind
+ * drops the tail of the conversation, so the caller's list is cut at its first retracted message:
+ * that message and everything after it go, including scaffolding and messages not flushed yet (they
+ * belonged to the attempt being undone). Retracted ids found earlier are removed too. A list holding
+ * none of them comes back unchanged (a copy).
+ */
+export function applyRewind(live: readonly Message[], result: { readonly retracted: readonly string[] }): Message[] {
+  return guardInput('applyRewind', () => rewindList(live, result))
+}
+
+function rewindList(live: readonly Message[], result: { readonly retracted: readonly string[] }): Message[] {
+  const list = checkList(live)
+  if (typeof result !== 'object' || result === null) throw new TurnlogError('INVALID_INPUT', 'applyRewind needs the rewind result', { details: { field: 'result' } })
+  const gone = checkIds(result.retracted, 'retracted')
+  const cut = list.findIndex((m) => gone.has(m.id))
+  return (cut < 0 ? list : list.slice(0, cut)).filter((m) => !gone.has(m.id))
+}
+
+/**
+ * The caller's live list after `store.compact(session, { covered, summary })`: the covered messages
+ * leave, and the summary message(s) take the place of the first covered one in the caller's list (the
+ * store's placement rule; at the end when the list holds none of them). Scaffolding and messages not
+ * flushed yet keep their places. Summary messages already in the list are not repeated.
+ */
+export function applyCompact(
+  live: readonly Message[],
+  input: { readonly covered: readonly string[]; readonly summary: Message | readonly Message[] },
+): Message[] {
+  return guardInput('applyCompact', () => compactList(live, input))
+}
+
+function compactList(live: readonly Message[], input: { readonly covered: readonly string[]; readonly summary: Message | readonly Message[] }): Message[] {
+  const list = checkList(live)
+  if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'applyCompact needs { covered, summary }', { details: { field: 'input' } })
+  const covered = checkIds(input.covered, 'covered')
+  const summary = checkList(Array.isArray(input.summary) ? input.summary : [input.summary])
+  const summaryIds = new Set(summary.map((m) => m.id))
+  const out: Message[] = []
+  let placed = false
+  for (const m of list) {
+    if (covered.has(m.id)) {
+      if (!placed) out.push(...summary)
+      placed = true
+    } else if (!summaryIds.has(m.id)) {
+      out.push(m)
+    }
+  }
+  if (!placed) out.push(...summary)
+  return out
+}
+
+/**
+ * The caller's live list after `store.revise` / `store.finalize`: every copy of the message is
+ * replaced by `result.message` (its new content and status). A list without it comes back unchanged.
+ */
+export function applyRevision(live: readonly Message[], result: { readonly message: Message }): Message[] {
+  return guardInput('applyRevision', () => reviseList(live, result))
+}
+
+function reviseList(live: readonly Message[], result: { readonly message: Message }): Message[] {
+  const list = checkList(live)
+  const message = typeof result === 'object' && result !== null ? (result as { message?: unknown }).message : undefined
+  if (typeof message !== 'object' || message === null || typeof (message as { id?: unknown }).id !== 'string') {
+    throw new TurnlogError('INVALID_INPUT', 'applyRevision needs a result with the revised message', { details: { field: 'result' } })
+  }
+  const revised = message as Message
+  return list.map((m) => (m.id === revised.id ? revised : m))
+}
+
+/**
+ * Gives a write's result its `applyTo(live)` (a non-enumerable property: results stay plain data for
+ * comparisons and JSON). Used by stores.
+ */
+export function withApplyTo<T extends object>(result: T, applyTo: (live: readonly Message[]) => Message[]): T & { readonly applyTo: (live: readonly Message[]) => Message[] } {
+  if (typeof result !== 'object' || result === null || typeof applyTo !== 'function') {
+    throw new TurnlogError('INVALID_INPUT', 'withApplyTo needs a result object and a function', { details: { field: typeof applyTo === 'function' ? 'result' : 'applyTo' } })
+  }
+  guardInput('withApplyTo', () => Object.defineProperty(result, 'applyTo', { value: applyTo, enumerable: false, writable: false, configurable: false }))
+  return result as T & { readonly applyTo: (live: readonly Message[]) => Message[] }
+}

@@ -1,0 +1,100 @@
+/**
+ * Every export of `@turnlog/core`, called with garbage (issue 13, item 11): each function either
+ * returns or throws a `TurnlogError` with a registry code, never a raw TypeError/RangeError (or an error
+ * thrown by a hostile getter or Proxy it was handed). The table below lists every runtime export; the
+ * test fails when the package exports something the table does not name.
+ */
+import { describe, expect, it } from '@jest/globals'
+import * as core from '@turnlog/core'
+import { expectEveryExportRejectsGarbage, type ExportSpec } from '@turnlog/testing'
+
+const fn = (arity: number): ExportSpec => ({ kind: 'function', arity })
+const value: ExportSpec = { kind: 'value' }
+
+/** Every runtime export of `@turnlog/core` and how to call it. */
+export const CORE_EXPORTS = {
+  ChatMessageSchema: value,
+  ContentPartSchema: value,
+  ContentSchema: value,
+  DEFAULT_JSON_LIMITS: value,
+  ERROR_CODES: value,
+  EVENT_TYPES: value,
+  EXTERNAL_ID_NAMESPACE: value,
+  EXTERNAL_SCOPE_NAMESPACE: value,
+  EXTERNAL_SESSION_NAMESPACE: value,
+  GENESIS_HASH: value,
+  INTERRUPTED_TOOL_RESULT: value,
+  MAX_JSON_DEPTH: value,
+  REDACTED_CONTENT: value,
+  ToolCallSchema: value,
+  TurnlogError: { kind: 'class', arity: 3 },
+  applyCompact: fn(2),
+  applyRevision: fn(2),
+  applyRewind: fn(2),
+  canonicalJson: fn(1),
+  chainHash: fn(2),
+  checkJsonDepth: fn(4),
+  cloneJson: fn(1),
+  contentHash: fn(1),
+  createMessage: fn(2),
+  eventChainHash: fn(2),
+  foldSession: fn(2),
+  guardInput: fn(2),
+  isMessage: fn(1),
+  isRedactedPayload: fn(1),
+  isTurnlogError: fn(2),
+  jsonDepth: fn(2),
+  liveMessages: fn(1),
+  messageIdFromExternal: fn(2),
+  newEventId: fn(0),
+  newMessageId: fn(0),
+  newSessionId: fn(0),
+  parseChatMessage: fn(1),
+  parseEventId: fn(1),
+  parseInput: fn(3),
+  parseMessage: fn(1),
+  parseMessageId: fn(1),
+  parseSessionId: fn(1),
+  placeholderDigest: fn(1),
+  primeContentHash: fn(2),
+  redactedPayload: fn(1),
+  restoreMessage: fn(1),
+  serializeMessage: fn(1),
+  sessionIdFromExternal: fn(1),
+  sha256Hex: fn(1),
+  toFrozenJson: fn(2),
+  toMessage: fn(1),
+  toWire: fn(2),
+  toolCallIds: fn(1),
+  toolPairing: fn(1),
+  toolResultId: fn(1),
+  transcriptOf: fn(1),
+  withApplyTo: fn(2),
+  withStatus: fn(2),
+  z: value,
+} as const satisfies Record<keyof typeof core, ExportSpec>
+
+describe('@turnlog/core: every export refuses garbage with a TurnlogError (properties)', () => {
+  it('regression (issue 13.11): createMessage(p, null), toWire(null), contentHash(null) and canonicalJson(1n) are INVALID_INPUT, not TypeErrors', () => {
+    const calls: [string, () => unknown][] = [
+      ['createMessage', () => core.createMessage({ role: 'user', content: 'hi' }, null as never)],
+      ['toWire', () => core.toWire(null as never)],
+      ['contentHash', () => core.contentHash(null as never)],
+      ['canonicalJson', () => core.canonicalJson(1n)],
+      ['toolPairing', () => core.toolPairing([null] as never)],
+    ]
+    const codes = calls.map(([name, call]) => {
+      try {
+        call()
+        return [name, 'returned']
+      } catch (error) {
+        return [name, core.isTurnlogError(error) ? error.code : String(error)]
+      }
+    })
+    expect(codes).toEqual(calls.map(([name]) => [name, 'INVALID_INPUT']))
+  })
+
+  it('each function returns or throws a TurnlogError with a registry code; the table covers every export', async () => {
+    await expectEveryExportRejectsGarbage(core, CORE_EXPORTS, { numRuns: 150 })
+  }, 120_000)
+})

@@ -1,0 +1,100 @@
+import { TurnlogError, guardInput, parseInput, z } from '@turnlog/core'
+
+const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER)
+
+/** A value with these methods (by shape: the caller's copy of the package may differ from ours). */
+const withMethods = (what: string, ...methods: string[]): z.ZodType<object> =>
+  z.custom<object>(
+    (v) => typeof v === 'object' && v !== null && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+    { message: `must be ${what}` },
+  )
+
+const plainObject = z.custom<Record<string, unknown>>(
+  (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && [Object.prototype, null].includes(Object.getPrototypeOf(v) as object | null),
+  { message: 'must be a plain object' },
+)
+
+/** Fields every way of opening a store accepts (`OpenStoreCommonConfig`). */
+const common = {
+  maxMessageBytes: positiveInt.optional(),
+  knownSessions: positiveInt.optional(),
+  groupCommit: z.union([z.boolean(), plainObject.pipe(z.strictObject({ maxBatches: positiveInt.optional(), maxInFlight: positiveInt.optional() }))]).optional(),
+  migrate: z.boolean().optional(),
+}
+
+// eslint-disable-next-line no-control-regex
+const NUL = /\u0000/
+
+const schemas = {
+  embedded: z.looseObject({
+    ...common,
+    embedded: z.literal(true),
+    dataDir: z.string().min(1).refine((d) => !NUL.test(d), { message: 'must not contain NUL' }).optional(),
+  }),
+  kysely: z.looseObject({ ...common, kysely: withMethods('a Kysely instance', 'executeQuery', 'transaction', 'destroy') }),
+  connectionString: z.looseObject({
+    ...common,
+    connectionString: z.string().min(1).refine((s) => !NUL.test(s), { message: 'must not contain NUL' }),
+    pool: plainObject.optional(),
+    directConnection: z.boolean().optional(),
+  }),
+  pool: z.looseObject({ ...common, pool: withMethods('a pg.Pool', 'connect', 'query', 'on') }),
+} as const
+
+/**
+ * Validates the settings a {@link PostgresStore} is constructed with (`PostgresStoreInit`): `db` and
+ * `root` Kysely instances, `flavor`, and the common settings with their documented types. Throws
+ * `INVALID_INPUT` naming the field. Returns a shallow copy.
+ */
+export function parseStoreInit<T>(init: T): T {
+  if (typeof init !== 'object' || init === null) throw new TurnlogError('INVALID_INPUT', 'a PostgresStore needs its init object (use openStore)', { details: { field: 'init' } })
+  return parseFields(StoreInitSchema.shape, init, 'init') as T
+}
+
+const kyselyLike = withMethods('a Kysely instance', 'executeQuery', 'getExecutor')
+const StoreInitSchema = z.looseObject({
+  ...common,
+  db: kyselyLike,
+  root: kyselyLike,
+  flavor: z.enum(['postgres', 'pglite']),
+  inTransaction: z.boolean().optional(),
+  onClose: z.custom<() => Promise<void>>((v) => typeof v === 'function', { message: 'must be a function' }).optional(),
+  known: withMethods('a KnownMessages cache', 'has', 'addAll', 'setVersion', 'version').optional(),
+  dedicatedConnection: z.custom<unknown>((v) => typeof v === 'function', { message: 'must be a function' }).optional(),
+  ownPool: withMethods('a pg.Pool', 'connect', 'query').optional(),
+})
+
+/**
+ * Validates `openStore`'s config before anything connects: exactly one way to reach the database
+ * (`embedded: true`, `kysely`, `connectionString`, or a `pool` instance, looked for in that order),
+ * and every option it accepts with its documented type: `maxMessageBytes` and `knownSessions` positive
+ * integers, `groupCommit` a boolean or `{ maxBatches?, maxInFlight? }` of positive integers, `migrate`
+ * and `directConnection` booleans, `dataDir` and `connectionString` non-empty strings without NUL,
+ * `pool` settings a plain object (with `connectionString`) or a `pg.Pool` (alone), `kysely` a Kysely
+ * instance. Throws `INVALID_INPUT` with `details.field` naming the field at fault. Returns a shallow
+ * copy (the config's fields are read once; other fields are kept as given).
+ */
+export function parseOpenStoreConfig<T>(config: T): T {
+  if (typeof config !== 'object' || config === null || guardInput('config', () => Array.isArray(config))) {
+    throw new TurnlogError('INVALID_INPUT', 'openStore needs a config object', { details: { field: 'config' } })
+  }
+  const has = (key: string): boolean => guardInput('config', () => key in config)
+  const kind = (['embedded', 'kysely', 'connectionString', 'pool'] as const).find((k) => has(k))
+  if (kind === undefined) {
+    throw new TurnlogError('INVALID_INPUT', 'openStore needs one of { connectionString }, { pool }, { kysely } or { embedded: true }', { details: { field: 'config' } })
+  }
+  return parseFields(schemas[kind].shape, config, 'config') as T
+}
+
+/**
+ * Parses each known field on its own (so the error names the field even when reading it throws) and
+ * returns a shallow copy of `value` with the parsed fields.
+ */
+function parseFields(shape: Readonly<Record<string, z.ZodType<unknown>>>, value: object, field: string): Record<string, unknown> {
+  const copy = guardInput(field, () => ({ ...(value as Record<string, unknown>) }))
+  for (const [key, schema] of Object.entries(shape)) {
+    const parsed = parseInput(schema, copy[key], `${field}.${key}`)
+    if (parsed !== undefined) copy[key] = parsed
+  }
+  return copy
+}
