@@ -17,14 +17,12 @@ const SLOW = 300_000
 
 let root: string
 let good: string
-let sessionId: string
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'turnlog-datadir-'))
   good = join(root, 'good')
-  sessionId = newSessionId()
   const store = await openStore({ embedded: true, dataDir: good })
-  await store.createSession({ id: sessionId })
+  await store.createSession({ id: newSessionId() })
   await store.close()
 }, SLOW)
 
@@ -181,4 +179,3 @@ describe('a damaged or foreign embedded data directory', () => {
   }, SLOW)
 })
 
-void sessionId
