@@ -8,12 +8,17 @@ export const CLI_ERROR_CODES = {
   USAGE: 'The command line is malformed: unknown command or option, missing or invalid argument.',
   FILE_NOT_FOUND: 'An input file named on the command line does not exist.',
   FILE_ERROR: 'A file could not be read or written (permissions, disk full, a directory).',
+  AMBIGUOUS_ID: 'A shortened id matches more than one session: give more digits or the full id.',
+  DATABASE_NOT_FOUND: 'A read-only command found no turnlog database where the options and environment point (it creates none).',
   DEMO_FAILED: 'The demo script did not behave as turnlog promises (a bug: please report it).',
   INTERNAL: 'An unexpected error: a bug in turnlog (please report it with the command line).',
 } as const
 
 /** A stable code of an error raised by the CLI. */
 export type CliErrorCode = keyof typeof CLI_ERROR_CODES
+
+/** CLI codes that exit 2 (usage): the command line named something that is not there or is malformed. */
+const USAGE_CLI_CODES: ReadonlySet<CliErrorCode> = new Set<CliErrorCode>(['USAGE', 'FILE_NOT_FOUND', 'AMBIGUOUS_ID', 'DATABASE_NOT_FOUND'])
 
 /** An error raised by the CLI, with a stable code, an exit code and a hint that says what to do. */
 export class CliError extends Error {
@@ -28,7 +33,7 @@ export class CliError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'CliError'
     this.code = code
-    this.exitCode = options.exitCode ?? (code === 'USAGE' || code === 'FILE_NOT_FOUND' ? EXIT_CODES.usage : EXIT_CODES.runtime)
+    this.exitCode = options.exitCode ?? (USAGE_CLI_CODES.has(code) ? EXIT_CODES.usage : EXIT_CODES.runtime)
     this.hint = options.hint
   }
 }

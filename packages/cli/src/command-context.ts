@@ -1,4 +1,7 @@
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import type { PostgresStore } from '@turnlog/postgres'
+import { CliError } from './cli-error.js'
 import type { CliIo } from './cli-io.js'
 import type { DatabaseContext } from './cli-error.js'
 import type { OpenCliStoreOptions } from './open-cli-store.js'
@@ -19,6 +22,7 @@ export class CommandContext {
   /** The database options given on the command line. */
   readonly options: GlobalOptions
   #database: DatabaseContext | undefined
+  #announced = false
 
   constructor(io: CliIo, options: GlobalOptions) {
     this.io = io
@@ -41,10 +45,20 @@ export class CommandContext {
    * Pending migrations run first on the embedded database (it is the CLI's own) and when `migrate` is
    * true (commands that write: demo, import); read-only commands leave a Postgres schema alone, so a
    * read-only role can run them and schema changes stay a deliberate `turnlog migrate`.
+   *
+   * Says on stderr which database it uses (not under `--json`, whose stderr stays empty). Only a
+   * command that may create a database (`create`: migrate, import) starts a new embedded one; the
+   * others throw `DATABASE_NOT_FOUND` when the embedded directory holds no database yet.
    */
-  async withStore<T>(fn: (store: PostgresStore) => Promise<T>, options: OpenCliStoreOptions & { target?: DatabaseTarget } = {}): Promise<T> {
+  async withStore<T>(fn: (store: PostgresStore) => Promise<T>, options: OpenCliStoreOptions & { target?: DatabaseTarget; create?: boolean } = {}): Promise<T> {
     const target = options.target ?? this.target()
     this.#database = { kind: target.kind, where: target.where }
+    this.announce(target)
+    if (target.kind === 'embedded' && options.create !== true && !holdsDatabase(target.dataDir)) {
+      throw new CliError('DATABASE_NOT_FOUND', `no turnlog database in ${target.dataDir}${target.source === 'default' ? ' (the default embedded database: no --database-url, --data-dir, TURNLOG_DATABASE_URL or DATABASE_URL given)' : ''}; this command creates none`, {
+        hint: 'Point at your database with --database-url (or TURNLOG_DATABASE_URL / DATABASE_URL) or --data-dir; or create an embedded one here with `turnlog migrate`, `turnlog import` or `turnlog demo --data-dir <dir>`.',
+      })
+    }
     // loaded on first use: building the command tree and --help load no database code
     const { openCliStore } = await import('./open-cli-store.js')
     const opened = await openCliStore(target, { migrate: options.migrate ?? target.kind === 'embedded' })
@@ -55,6 +69,14 @@ export class CommandContext {
     }
   }
 
+  /** Says once, on stderr, which database the command uses and why (not under `--json`). */
+  announce(target: DatabaseTarget): void {
+    if (this.json || this.#announced) return
+    this.#announced = true
+    const source = target.source === 'default' ? 'default: none of --database-url, --data-dir, TURNLOG_DATABASE_URL, DATABASE_URL is set' : target.source
+    this.io.err(`turnlog: database: ${target.kind === 'postgres' ? 'Postgres' : 'embedded'} ${target.where} (${source})\n`)
+  }
+
   /** Prints the command's result: `json` under `--json`, else the human text. */
   print(json: unknown, human: () => string): void {
     if (this.json) this.io.out(`${JSON.stringify(json)}\n`)
@@ -62,5 +84,16 @@ export class CommandContext {
       const text = human()
       if (text !== '') this.io.out(text.endsWith('\n') ? text : `${text}\n`)
     }
+  }
+}
+
+/** True when an embedded data directory exists and holds a database (a `PG_VERSION`), or anything other than turnlog's lock files (then the library says what is wrong with it). */
+function holdsDatabase(dataDir: string): boolean {
+  if (!existsSync(dataDir)) return false
+  if (existsSync(join(dataDir, 'PG_VERSION'))) return true
+  try {
+    return readdirSync(dataDir).some((name) => !name.startsWith('turnlog.lock.'))
+  } catch {
+    return true // not a directory, unreadable: the library names the problem (DATA_DIR_INVALID)
   }
 }

@@ -8,7 +8,7 @@ import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
  */
 export async function runMigrate(ctx: CommandContext): Promise<ExitCode> {
   const target = ctx.target()
-  const result = await ctx.withStore((store) => migrateToLatest(store.db), { migrate: false, target })
+  const result = await ctx.withStore((store) => migrateToLatest(store.db), { migrate: false, target, create: true })
   ctx.print(
     { database: { kind: target.kind, where: target.where }, applied: result.applied, known: result.known },
     () =>
