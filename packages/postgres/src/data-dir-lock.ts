@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, readdirSync, unlinkSync, writeSync } from 'node:fs'
 import { hostname as osHostname } from 'node:os'
 import { join } from 'node:path'
-import { TurnlogError } from '@turnlog/core'
+import { TurnlogError, isTurnlogError } from '@turnlog/core'
 
 /**
  * The prefix of the lock files in an embedded data directory: `turnlog.lock.<generation>`. The file
@@ -12,6 +12,9 @@ import { TurnlogError } from '@turnlog/core'
 export const DATA_DIR_LOCK_PREFIX = 'turnlog.lock.'
 
 const TEMP_MARK = 'tmp-'
+
+/** A short tag of this host in temp file names: only this host's temp files are ever cleaned up. */
+const HOST_TAG = createHash('sha256').update(osHostname()).digest('hex').slice(0, 8)
 
 /** Who holds (held) a data-directory lock: read from its lock file. */
 export interface DataDirLockHolder {
@@ -157,7 +160,7 @@ function read(dataDir: string): Reading {
  * EEXIST when the name exists), so no reader ever sees an empty or partial lock file.
  */
 function createGeneration(dataDir: string, generation: number, record: LockRecord): boolean {
-  const temp = join(dataDir, `${DATA_DIR_LOCK_PREFIX}${TEMP_MARK}${process.pid}-${randomBytes(6).toString('hex')}`)
+  const temp = join(dataDir, `${DATA_DIR_LOCK_PREFIX}${TEMP_MARK}${process.pid}-${HOST_TAG}-${randomBytes(6).toString('hex')}`)
   const fd = openSync(temp, 'wx', 0o644)
   try {
     writeSync(fd, `${JSON.stringify(record)}\n`)
@@ -189,8 +192,9 @@ function cleanUp(dataDir: string, below: number): void {
   const { generations, temps } = listLockFiles(dataDir)
   for (const g of generations) if (g < below) removeQuietly(lockPath(dataDir, g))
   for (const name of temps) {
-    const pid = Number(name.slice(DATA_DIR_LOCK_PREFIX.length + TEMP_MARK.length).split('-')[0])
-    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !pidAlive(pid)) removeQuietly(join(dataDir, name))
+    const [pidText, host] = name.slice(DATA_DIR_LOCK_PREFIX.length + TEMP_MARK.length).split('-')
+    const pid = Number(pidText)
+    if (host === HOST_TAG && Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !pidAlive(pid)) removeQuietly(join(dataDir, name))
   }
 }
 
@@ -227,9 +231,25 @@ function lockedError(dataDir: string, reading: Extract<Reading, { kind: 'held' |
  * current one is free or stale: its holder runs no more (same host; pid gone, or reused with another
  * start time). The winner then checks that no higher generation exists (a slow contender may have
  * created a lower one late) and removes older files. A file that is empty or not a complete record is
- * never taken over. Release writes the next generation as free.
+ * never taken over. Release writes the next generation as free. A directory that cannot hold the lock
+ * (unwritable, no hard links) throws `DATA_DIR_INVALID`.
  */
 export function acquireDataDirLock(dataDir: string): DataDirLock {
+  try {
+    return acquire(dataDir)
+  } catch (error) {
+    if (isTurnlogError(error)) throw error
+    // the file system refused: permissions, a read-only mount, no hard links (some network and FAT file systems)
+    const code = (error as { code?: unknown }).code
+    throw new TurnlogError(
+      'DATA_DIR_INVALID',
+      `the embedded data directory ${dataDir} cannot be locked (${error instanceof Error ? error.message : String(error)}): it must be a writable directory on a file system with hard links; check its permissions and mount`,
+      { details: { dataDir, problem: `cannot be locked${typeof code === 'string' ? ` (${code})` : ''}` }, cause: error },
+    )
+  }
+}
+
+function acquire(dataDir: string): DataDirLock {
   const startTime = processStartTime(process.pid)
   for (let attempt = 0; attempt < 1000; attempt++) {
     const reading = read(dataDir)

@@ -82,6 +82,16 @@ describe('a damaged or foreign embedded data directory', () => {
     expectInvalid(error, /is not a directory/)
   })
 
+  it('a directory the lock cannot be written in (Linux /proc/self, unwritable even for root)', async () => {
+    if (!existsSync('/proc/self/stat')) return // not Linux: nothing to check here
+    // when
+    const error = await openError('/proc/self')
+    // then
+    expect(isTurnlogError(error, 'DATA_DIR_INVALID')).toBe(true)
+    expect((error as Error & { details: { problem: string } }).details.problem).toMatch(/^cannot be locked/)
+    expect((error as Error).message).toMatch(/writable directory on a file system with hard links/)
+  })
+
   it('a non-empty directory without a database is refused, not initialised among foreign files', async () => {
     // given
     const dir = join(root, 'foreign')
