@@ -225,8 +225,12 @@ describe('conflicts in inspect and export (items 18c, 18d)', () => {
     // when
     const json = await pgRun(['export', conflicted, '-o', join(dir, 'c.jsonl'), '--json'])
     const human = await pgRun(['export', conflicted, '-o', join(dir, 'c2.jsonl')])
+    const all = await pgRun(['export', '--all', '-o', join(dir, 'all.jsonl'), '--json'])
+    const clean = await pgRun(['export', plain, '-o', join(dir, 'p.jsonl')])
     // then
     expect(json.json()).toMatchObject({ sessions: 1, conflictsNotExported: 3 })
+    expect(all.json()).toMatchObject({ conflictsNotExported: 3 })
+    expect(clean.stdout).not.toMatch(/conflict/)
     expect(human.stdout).toMatch(/; 3 recorded conflict\(s\) \(refused writes: audit evidence, `message_conflict_attempt`\) are not part of the export format and stay in this database only/)
     expect(await readFile(join(dir, 'c.jsonl'), 'utf8')).not.toContain('changed 1')
   }, SLOW)

@@ -92,10 +92,19 @@ export async function runExport(ctx: CommandContext, session: string | undefined
         if (line.startsWith('{"kind":"event"')) events++
         else if (line.startsWith('{"kind":"session"')) {
           sessions++
-          // the export format has no place for recorded conflicts (refused writes): count what stays behind
-          conflicts += (await store.conflicts((JSON.parse(line) as { id: string }).id)).length
+          // the export format has no place for recorded conflicts (refused writes): count what stays
+          // behind (for --all, once below: one query, not one per session)
+          if (!all) conflicts += (await store.conflicts((JSON.parse(line) as { id: string }).id)).length
           bar.update(sessions, Math.max(total, sessions))
         }
+      }
+      if (all) {
+        const row = await store.db
+          .withTables<{ 'turnlog.conflicts': { session_id: string } }>()
+          .selectFrom('turnlog.conflicts')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirst()
+        conflicts = Number(row?.n ?? 0)
       }
     })
     await sink.commit()
