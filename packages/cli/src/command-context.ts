@@ -1,7 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
 import type { PostgresStore } from '@turnlog/postgres'
-import { CliError } from './cli-error.js'
 import type { CliIo } from './cli-io.js'
 import type { DatabaseContext } from './cli-error.js'
 import type { OpenCliStoreOptions } from './open-cli-store.js'
@@ -50,18 +47,13 @@ export class CommandContext {
    * command that may create a database (`create`: migrate, import) starts a new embedded one; the
    * others throw `DATABASE_NOT_FOUND` when the embedded directory holds no database yet.
    */
-  async withStore<T>(fn: (store: PostgresStore) => Promise<T>, options: OpenCliStoreOptions & { target?: DatabaseTarget; create?: boolean } = {}): Promise<T> {
+  async withStore<T>(fn: (store: PostgresStore) => Promise<T>, options: OpenCliStoreOptions & { target?: DatabaseTarget } = {}): Promise<T> {
     const target = options.target ?? this.target()
     this.#database = { kind: target.kind, where: target.where }
     this.announce(target)
-    if (target.kind === 'embedded' && options.create !== true && !holdsDatabase(target.dataDir)) {
-      throw new CliError('DATABASE_NOT_FOUND', `no turnlog database in ${target.dataDir}${target.source === 'default' ? ' (the default embedded database: no --database-url, --data-dir, TURNLOG_DATABASE_URL or DATABASE_URL given)' : ''}; this command creates none`, {
-        hint: 'Point at your database with --database-url (or TURNLOG_DATABASE_URL / DATABASE_URL) or --data-dir; or create an embedded one here with `turnlog migrate`, `turnlog import` or `turnlog demo --data-dir <dir>`.',
-      })
-    }
     // loaded on first use: building the command tree and --help load no database code
     const { openCliStore } = await import('./open-cli-store.js')
-    const opened = await openCliStore(target, { migrate: options.migrate ?? target.kind === 'embedded' })
+    const opened = await openCliStore(target, { migrate: options.migrate ?? target.kind === 'embedded', create: options.create === true })
     try {
       return await fn(opened.store)
     } finally {
@@ -84,16 +76,5 @@ export class CommandContext {
       const text = human()
       if (text !== '') this.io.out(text.endsWith('\n') ? text : `${text}\n`)
     }
-  }
-}
-
-/** True when an embedded data directory exists and holds a database (a `PG_VERSION`), or anything other than turnlog's lock files (then the library says what is wrong with it). */
-function holdsDatabase(dataDir: string): boolean {
-  if (!existsSync(dataDir)) return false
-  if (existsSync(join(dataDir, 'PG_VERSION'))) return true
-  try {
-    return readdirSync(dataDir).some((name) => !name.startsWith('turnlog.lock.'))
-  } catch {
-    return true // not a directory, unreadable: the library names the problem (DATA_DIR_INVALID)
   }
 }
