@@ -204,6 +204,40 @@ describe('which database (item 18b)', () => {
   }, SLOW)
 })
 
+describe('one embedded directory, several CLI processes at once (item 1 through the CLI)', () => {
+  it('4 imports racing on a new directory: each imports or is refused with DATA_DIR_LOCKED; what was acknowledged is all there', async () => {
+    // given: four different transcripts, and no database yet
+    const base = await mkdtemp(join(tmpdir(), 'turnlog-cli-race-'))
+    try {
+      const files = [0, 1, 2, 3].map((i) => {
+        const file = join(base, `chat-${i}.jsonl`)
+        writeFileSync(file, [`{"role":"user","content":"question ${i}"}`, `{"role":"assistant","content":"answer ${i}"}`].join('\n'))
+        return file
+      })
+      // when
+      const runs = await Promise.all(files.map((f) => runTurnlog(['--data-dir', 'db', 'import', f, '--json'], { cwd: base })))
+      const sessions = await runTurnlog(['--data-dir', 'db', 'sessions', '--json'], { cwd: base })
+      const audit = await runTurnlog(['--data-dir', 'db', 'audit', '--all', '--json'], { cwd: base })
+      // then
+      const imported = runs.filter((r) => r.code === 0).map((r) => r.json<{ sessionId: string; appended: number }>())
+      const refused = runs.filter((r) => r.code !== 0)
+      for (const r of refused) {
+        expect(r.code).toBe(3)
+        expect(r.json<{ error: { code: string } }>().error.code).toBe('DATA_DIR_LOCKED')
+      }
+      expect(imported.length).toBeGreaterThanOrEqual(1)
+      expect(imported.every((r) => r.appended === 2)).toBe(true)
+      const listed = sessions.json<{ sessions: { sessionId: string; liveCount: number }[] }>().sessions
+      expect(listed.map((s) => s.sessionId).sort()).toEqual(imported.map((r) => r.sessionId).sort())
+      expect(listed.every((s) => s.liveCount === 2)).toBe(true)
+      expect(audit.code).toBe(0)
+      expect(audit.json()).toMatchObject({ sessionsAudited: imported.length, findings: [] })
+    } finally {
+      await rm(base, { recursive: true, force: true })
+    }
+  }, SLOW)
+})
+
 describe('conflicts in inspect and export (items 18c, 18d)', () => {
   it('incident: inspect lists each of the 3 conflicts once, and its problem count matches the header', async () => {
     // given
