@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, readdirSync, statSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
-import { TurnlogError } from '@turnlog/core'
+import { TurnlogError, isTurnlogError } from '@turnlog/core'
 import { DATA_DIR_LOCK_PREFIX } from './data-dir-lock.js'
 
 /** The size of `global/pg_control` (PG_CONTROL_FILE_SIZE): a shorter file is truncated. */
@@ -19,7 +19,9 @@ function statOrUndefined(path: string): Stats | undefined {
   try {
     return statSync(path)
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return undefined
+    // ENOTDIR: a parent on the path is a file (a directory of the database replaced by a file)
+    const code = (error as { code?: unknown }).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
     throw error
   }
 }
@@ -55,6 +57,15 @@ export function ensureDataDir(dataDir: string): 'created' | 'exists' {
  * `DATA_DIR_INVALID` naming the problem and what to do.
  */
 export function checkDataDir(dataDir: string): 'empty' | 'database' {
+  try {
+    return check(dataDir)
+  } catch (error) {
+    if (isTurnlogError(error)) throw error
+    throw invalid(dataDir, `cannot be checked (${(error as Error).message})`, RESTORE, error)
+  }
+}
+
+function check(dataDir: string): 'empty' | 'database' {
   let entries: string[]
   try {
     entries = readdirSync(dataDir).filter((name) => !name.startsWith(DATA_DIR_LOCK_PREFIX))

@@ -124,6 +124,18 @@ describe('a damaged or foreign embedded data directory', () => {
     expectInvalid(error, /the pg_wal directory is missing/)
   }, SLOW)
 
+  it('the global directory replaced by a file (found by the property below: a raw ENOTDIR before)', async () => {
+    // given
+    const dir = damaged((d) => {
+      rmSync(join(d, 'global'), { recursive: true })
+      writeFileSync(join(d, 'global'), 'x')
+    })
+    // when
+    const error = await openError(dir)
+    // then
+    expectInvalid(error, /global\/pg_control is missing/)
+  }, SLOW)
+
   it('a pg_control of the right size but overwritten: PGlite fails to start, wrapped', async () => {
     // given
     const dir = damaged((d) => writeFileSync(join(d, 'global', 'pg_control'), Buffer.alloc(8192, 0x5a)))
