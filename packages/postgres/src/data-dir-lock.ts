@@ -51,17 +51,21 @@ type Reading =
   | { readonly kind: 'held'; readonly generation: number; readonly holder: DataDirLockHolder; readonly stale: boolean }
   | { readonly kind: 'unreadable'; readonly generation: number; readonly path: string }
 
-/** The start time of a process (clock ticks since boot), or null where `/proc` is not available. */
-export function processStartTime(pid: number): string | null {
+/** The fields of `/proc/<pid>/stat` after the command name (fields[0] is field 3, the state), or null. */
+function procStat(pid: number): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after the last ')'
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const start = fields[19] // field 22 overall; fields[0] is field 3 (state)
-    return start !== undefined && /^\d+$/.test(start) ? start : null
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   } catch {
     return null
   }
+}
+
+/** The start time of a process (clock ticks since boot), or null where `/proc` is not available. */
+export function processStartTime(pid: number): string | null {
+  const start = procStat(pid)?.[19] // field 22 overall
+  return start !== undefined && /^\d+$/.test(start) ? start : null
 }
 
 function pidAlive(pid: number): boolean {
@@ -75,13 +79,16 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
- * True when the holder's process is certainly gone: same host, and its pid does not run, or runs with
- * another start time (the pid was reused). A holder on another host is never stale: its liveness
+ * True when the holder's process is certainly gone: same host, and its pid does not run, is a zombie
+ * (exited, not reaped yet), or runs with another start time (the pid was reused). A holder on another host is never stale: its liveness
  * cannot be checked from here.
  */
 function isStale(holder: DataDirLockHolder): boolean {
   if (holder.hostname !== osHostname()) return false
   if (!pidAlive(holder.pid)) return true
+  const stat = procStat(holder.pid)
+  // a zombie (exited, not yet reaped by its parent) still answers kill(pid, 0) but holds nothing
+  if (stat?.[0] === 'Z' || stat?.[0] === 'X') return true
   if (holder.startTime === null) return false
   const now = processStartTime(holder.pid)
   return now !== null && now !== holder.startTime
