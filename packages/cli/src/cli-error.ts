@@ -8,12 +8,17 @@ export const CLI_ERROR_CODES = {
   USAGE: 'The command line is malformed: unknown command or option, missing or invalid argument.',
   FILE_NOT_FOUND: 'An input file named on the command line does not exist.',
   FILE_ERROR: 'A file could not be read or written (permissions, disk full, a directory).',
-  DATA_DIR_LOCKED: 'Another process has the embedded database directory open.',
+  AMBIGUOUS_ID: 'A shortened id matches more than one session: give more digits or the full id.',
+  DATABASE_NOT_FOUND: 'A read-only command found no turnlog database where the options and environment point (it creates none).',
   DEMO_FAILED: 'The demo script did not behave as turnlog promises (a bug: please report it).',
+  INTERNAL: 'An unexpected error: a bug in turnlog (please report it with the command line).',
 } as const
 
 /** A stable code of an error raised by the CLI. */
 export type CliErrorCode = keyof typeof CLI_ERROR_CODES
+
+/** CLI codes that exit 2 (usage): the command line named something that is not there or is malformed. */
+const USAGE_CLI_CODES: ReadonlySet<CliErrorCode> = new Set<CliErrorCode>(['USAGE', 'FILE_NOT_FOUND', 'AMBIGUOUS_ID', 'DATABASE_NOT_FOUND'])
 
 /** An error raised by the CLI, with a stable code, an exit code and a hint that says what to do. */
 export class CliError extends Error {
@@ -28,7 +33,7 @@ export class CliError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'CliError'
     this.code = code
-    this.exitCode = options.exitCode ?? (code === 'USAGE' || code === 'FILE_NOT_FOUND' ? EXIT_CODES.usage : EXIT_CODES.runtime)
+    this.exitCode = options.exitCode ?? (USAGE_CLI_CODES.has(code) ? EXIT_CODES.usage : EXIT_CODES.runtime)
     this.hint = options.hint
   }
 }
@@ -125,6 +130,10 @@ function hintFor(error: unknown, code: string, db: DatabaseContext | undefined):
       return 'Run `turnlog audit --all` to see what is wrong, and `turnlog rebuild --verify` to check the projections.'
     case 'SUBSCRIPTION_LOCKED':
       return 'Another consumer holds this subscription name: stop it first, or pick another --name (or none, for an ephemeral subscription).'
+    case 'DATA_DIR_LOCKED':
+      return 'PGlite allows one process per data directory: wait for that process to finish (or stop it). A lock of a process that no longer runs is taken over by itself.'
+    case 'DATA_DIR_INVALID':
+      return 'Point --data-dir at the right directory, at a new or empty one to start a new database, or restore this one from a backup.'
     case 'VERSION_CONFLICT':
       return 'Another writer changed the session meanwhile: run the command again.'
     case 'DB_ERROR':

@@ -19,6 +19,7 @@ export class CommandContext {
   /** The database options given on the command line. */
   readonly options: GlobalOptions
   #database: DatabaseContext | undefined
+  #announced = false
 
   constructor(io: CliIo, options: GlobalOptions) {
     this.io = io
@@ -41,18 +42,31 @@ export class CommandContext {
    * Pending migrations run first on the embedded database (it is the CLI's own) and when `migrate` is
    * true (commands that write: demo, import); read-only commands leave a Postgres schema alone, so a
    * read-only role can run them and schema changes stay a deliberate `turnlog migrate`.
+   *
+   * Says on stderr which database it uses (not under `--json`, whose stderr stays empty). Only a
+   * command that may create a database (`create`: migrate, import) starts a new embedded one; the
+   * others throw `DATABASE_NOT_FOUND` when the embedded directory holds no database yet.
    */
   async withStore<T>(fn: (store: PostgresStore) => Promise<T>, options: OpenCliStoreOptions & { target?: DatabaseTarget } = {}): Promise<T> {
     const target = options.target ?? this.target()
     this.#database = { kind: target.kind, where: target.where }
+    this.announce(target)
     // loaded on first use: building the command tree and --help load no database code
     const { openCliStore } = await import('./open-cli-store.js')
-    const opened = await openCliStore(target, { migrate: options.migrate ?? target.kind === 'embedded' })
+    const opened = await openCliStore(target, { migrate: options.migrate ?? target.kind === 'embedded', create: options.create === true })
     try {
       return await fn(opened.store)
     } finally {
       await opened.close()
     }
+  }
+
+  /** Says once, on stderr, which database the command uses and why (not under `--json`). */
+  announce(target: DatabaseTarget): void {
+    if (this.json || this.#announced) return
+    this.#announced = true
+    const source = target.source === 'default' ? 'default: none of --database-url, --data-dir, TURNLOG_DATABASE_URL, DATABASE_URL is set' : target.source
+    this.io.err(`turnlog: database: ${target.kind === 'postgres' ? 'Postgres' : 'embedded'} ${target.where} (${source})\n`)
   }
 
   /** Prints the command's result: `json` under `--json`, else the human text. */

@@ -30,6 +30,9 @@ Database (in this order):
   $TURNLOG_DATABASE_URL      a Postgres URL
   $DATABASE_URL              a Postgres URL
   (none of these)            the embedded PGlite database in ./.turnlog/
+  Each command names its database on stderr. Only migrate, import and demo create
+  an embedded database; the others fail with DATABASE_NOT_FOUND where there is none.
+  Session ids may be shortened: a unique start or end of 6+ hex digits (…9c67eeb6).
 
 Exit codes:
   0  success

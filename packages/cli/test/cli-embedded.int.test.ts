@@ -2,11 +2,12 @@
  * The `turnlog` binary on its default database: embedded PGlite in `./.turnlog/` of the working
  * directory, with no URL anywhere; and `--data-dir`. Also the data-directory lock.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock } from '@turnlog/postgres'
 import { runTurnlog } from './support/run-turnlog.js'
 
 /** Per-test timeout: each test spawns the binary several times, and a loaded CI runner is slow. */
@@ -33,7 +34,10 @@ describe('turnlog on the embedded default database', () => {
     expect(migrated.code).toBe(0)
     expect(migrated.stdout).toMatch(/applied \d+ migration\(s\) on embedded .*\.turnlog/)
     expect(existsSync(join(cwd, '.turnlog', 'PG_VERSION'))).toBe(true)
-    expect(existsSync(join(cwd, '.turnlog', 'turnlog.lock'))).toBe(false)
+    // the lock is released: its last file says free
+    const locks = readdirSync(join(cwd, '.turnlog')).filter((n) => n.startsWith(DATA_DIR_LOCK_PREFIX))
+    expect(locks).toHaveLength(1)
+    expect(readFileSync(join(cwd, '.turnlog', locks[0] ?? ''), 'utf8')).toMatch(/"state":"free"/)
   }, SLOW)
 
   it('demo --data-dir prints the readable timeline and keeps the database to explore', async () => {
@@ -91,18 +95,22 @@ describe('turnlog on the embedded default database', () => {
   }, SLOW)
 
   it('refuses a data directory another live process holds (PGlite is single-process), takes over a dead one', async () => {
-    // given: a lock held by this (live) test process
-    const lock = join(cwd, '.turnlog', 'turnlog.lock')
-    await writeFile(lock, `${process.pid}\n`)
+    // given: the lock held by this (live) test process, through the library's one implementation
+    const lock = acquireDataDirLock(join(cwd, '.turnlog'))
     // when
     const busy = await run(['sessions'])
-    await writeFile(lock, '999999999\n') // a pid that cannot exist: its owner is gone
+    lock.release()
+    // a lock of a process that no longer runs: a pid that cannot exist
+    const files = readdirSync(join(cwd, '.turnlog')).filter((n) => n.startsWith(DATA_DIR_LOCK_PREFIX))
+    const next = Math.max(...files.map((n) => Number(n.slice(DATA_DIR_LOCK_PREFIX.length)))) + 1
+    const dead = { state: 'held', pid: 999_999_999, startTime: null, hostname: hostname(), since: new Date().toISOString(), nonce: 'dead' }
+    await writeFile(join(cwd, '.turnlog', `${DATA_DIR_LOCK_PREFIX}${next}`), `${JSON.stringify(dead)}\n`)
     const stale = await run(['sessions', '--json'])
     // then
     expect(busy.code).toBe(3)
-    expect(busy.stderr).toMatch(new RegExp(`error DATA_DIR_LOCKED: .* in use by process ${process.pid}`))
-    expect(busy.stderr).toMatch(/hint: Wait for that process to finish/)
+    expect(busy.stderr).toMatch(new RegExp(`error DATA_DIR_LOCKED: .* in use by process ${process.pid} since`))
+    expect(busy.stderr).toMatch(/PGlite allows one process per data directory/)
     expect(stale.code).toBe(0)
-    expect(existsSync(lock)).toBe(false)
+    expect(readFileSync(join(cwd, '.turnlog', `${DATA_DIR_LOCK_PREFIX}${next + 2}`), 'utf8')).toMatch(/"state":"free"/)
   }, SLOW)
 })

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from '@jest/globals'
-import { describeError } from '../src/cli-error.js'
+import { CLI_ERROR_CODES, CliError, describeError } from '../src/cli-error.js'
 
 describe('describeError', () => {
   it('maps usage-like library codes to exit 2 and the rest to exit 3, with a hint for a refused connection', () => {
@@ -20,5 +22,28 @@ describe('describeError', () => {
     expect(a.hint).toMatch(/Nothing accepts connections at postgresql:\/\/u:\*\*\*@127\.0\.0\.1:1\/db\. Start the server/)
     expect(b).toMatchObject({ code: 'SESSION_NOT_FOUND', exitCode: 2 })
     expect(c).toMatchObject({ code: 'INTERNAL', exitCode: 3 })
+  })
+})
+
+describe('the CLI code list', () => {
+  it('docs/cli.md lists exactly the codes of CLI_ERROR_CODES, INTERNAL included, with the exit code each gets', () => {
+    // given
+    const doc = readFileSync(fileURLToPath(new URL('../../../docs/cli.md', import.meta.url)), 'utf8')
+    const section = doc.slice(doc.indexOf('The CLI adds its own'), doc.indexOf('## Commands'))
+    const rows = [...section.matchAll(/^\| `([A-Z_]+)` \| .* \| (\d) \|$/gm)].map((m) => [m[1], Number(m[2])] as const)
+    // then
+    expect(rows.map(([code]) => code).sort()).toEqual(Object.keys(CLI_ERROR_CODES).sort())
+    for (const [code, exit] of rows) {
+      if (code === 'INTERNAL') expect(describeError(new Error('x')).exitCode).toBe(exit)
+      else expect(new CliError(code as keyof typeof CLI_ERROR_CODES, 'x').exitCode).toBe(exit)
+    }
+  })
+
+  it('library codes the CLI can print are documented in docs/errors.md with DATA_DIR_LOCKED and DATA_DIR_INVALID exiting 3', () => {
+    const errors = readFileSync(fileURLToPath(new URL('../../../docs/errors.md', import.meta.url)), 'utf8')
+    for (const code of ['DATA_DIR_LOCKED', 'DATA_DIR_INVALID']) {
+      expect(errors).toContain(`| \`${code}\` |`)
+      expect(describeError(Object.assign(new Error('x'), { name: 'TurnlogError', code, details: {} })).exitCode).toBe(3)
+    }
   })
 })

@@ -25,6 +25,8 @@ export const ERROR_CODES = {
   SUBSCRIPTION_CONFLICT: 'A subscription checkpoint moved under its consumer (compare-and-set failed); the consumer stopped.',
   SUBSCRIPTION_NOT_FOUND: 'No subscription with that name.',
   SUBSCRIPTION_REBASE_REQUIRED: 'The log or a checkpoint carries transaction ids from another cluster (a logical restore); rebase first.',
+  DATA_DIR_LOCKED: 'Another live process (or this one) has the embedded data directory open; details.holder names it.',
+  DATA_DIR_INVALID: 'The embedded data directory is not one: a file, a non-empty directory without a database, or a damaged database.',
   SUBSCRIPTION_STOPPED: 'The subscription was stopped before the operation (catchUp) finished.',
 } as const
 

@@ -5,6 +5,8 @@
  */
 export { parseOpenStoreConfig } from './open-store-config.js'
 export { openStore, type OpenStoreConfig, type OpenStoreCommonConfig, type ConnectionStringConfig, type PoolConfigInput, type KyselyConfig, type EmbeddedConfig } from './open-store.js'
+export { acquireDataDirLock, processStartTime, DATA_DIR_LOCK_PREFIX, type DataDirLock, type DataDirLockHolder } from './data-dir-lock.js'
+export { checkDataDir, ensureDataDir } from './check-data-dir.js'
 export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type GroupCommitSettings } from './postgres-store.js'
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js'
 export { statementRolledBack } from './statement-rolled-back.js'

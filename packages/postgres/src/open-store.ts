@@ -1,6 +1,8 @@
 import { TurnlogError } from '@turnlog/core'
 import { Kysely, PostgresDialect } from 'kysely'
 import type { Pool, PoolConfig } from 'pg'
+import { checkDataDir, ensureDataDir, pgliteStartFailed } from './check-data-dir.js'
+import { acquireDataDirLock, type DataDirLockHolder } from './data-dir-lock.js'
 import { mapDatabaseError } from './map-database-error.js'
 import { migrateToLatest } from './migrate-to-latest.js'
 import { parseOpenStoreConfig } from './open-store-config.js'
@@ -43,8 +45,16 @@ export interface KyselyConfig extends OpenStoreCommonConfig {
 /** Embedded PGlite: in memory, or persisted in `dataDir`. */
 export interface EmbeddedConfig extends OpenStoreCommonConfig {
   readonly embedded: true
-  /** A directory for the database files; in memory when absent. */
+  /**
+   * A directory for the database files; in memory when absent. Created when it does not exist. The
+   * store holds the directory's lock (`turnlog.lock.<n>` files in it) until `close()`: a second opener,
+   * in this process or another, gets `DATA_DIR_LOCKED`; a lock whose process no longer runs is taken
+   * over. A path that is not a directory, a non-empty directory without a database, or a damaged
+   * database gives `DATA_DIR_INVALID`.
+   */
   readonly dataDir?: string
+  /** Called when the lock of `dataDir` was taken over from a process that no longer runs (killed, crashed). */
+  readonly onLockTakenOver?: (previous: DataDirLockHolder) => void
 }
 
 /** What {@link openStore} accepts: exactly one way to reach the database. */
@@ -53,10 +63,32 @@ export type OpenStoreConfig = ConnectionStringConfig | PoolConfigInput | KyselyC
 async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; flavor: 'postgres' | 'pglite'; close: () => Promise<void>; ownPool?: Pool }> {
   if ('embedded' in config) {
     const { PGlite } = await import('@electric-sql/pglite')
-    const pglite = config.dataDir === undefined ? new PGlite() : new PGlite(config.dataDir)
-    await pglite.waitReady
-    const db = new Kysely<unknown>({ dialect: new PGliteDialect({ pglite, closeOnDestroy: true }) })
-    return { db, flavor: 'pglite', close: () => db.destroy() }
+    if (config.dataDir === undefined) {
+      const pglite = new PGlite()
+      await pglite.waitReady
+      const db = new Kysely<unknown>({ dialect: new PGliteDialect({ pglite, closeOnDestroy: true }) })
+      return { db, flavor: 'pglite', close: () => db.destroy() }
+    }
+    const dataDir = config.dataDir
+    ensureDataDir(dataDir)
+    // before PGlite touches a file: two processes on one directory lose acknowledged writes
+    const lock = acquireDataDirLock(dataDir)
+    try {
+      if (lock.tookOverFrom !== null) config.onLockTakenOver?.(lock.tookOverFrom)
+      checkDataDir(dataDir)
+      let pglite: InstanceType<typeof PGlite>
+      try {
+        pglite = new PGlite(dataDir)
+        await pglite.waitReady
+      } catch (error) {
+        throw pgliteStartFailed(dataDir, error)
+      }
+      const db = new Kysely<unknown>({ dialect: new PGliteDialect({ pglite, closeOnDestroy: true }) })
+      return { db, flavor: 'pglite', close: () => db.destroy().finally(() => lock.release()) }
+    } catch (error) {
+      lock.release()
+      throw error
+    }
   }
   if ('kysely' in config) return { db: config.kysely, flavor: 'postgres', close: async () => {} }
   if ('connectionString' in config) {
@@ -97,7 +129,7 @@ export async function openStore(config: OpenStoreConfig): Promise<PostgresStore>
   config = parseOpenStoreConfig(config)
   const { db, flavor, close, ownPool } = await connect(config)
   try {
-    if (config.migrate !== false) await migrateToLatest(db)
+    if (config.migrate !== false) await migrateWithRetry(db)
   } catch (error) {
     await close().catch(() => {})
     throw mapDatabaseError(error)
@@ -119,6 +151,40 @@ export async function openStore(config: OpenStoreConfig): Promise<PostgresStore>
   } catch (error) {
     await close().catch(() => {})
     throw error
+  }
+}
+
+/** How often {@link openStore} tries its migration check when the database fails transiently, and the first pause. */
+const MIGRATE_ATTEMPTS = 5
+const MIGRATE_FIRST_DELAY_MS = 100
+
+/**
+ * True for a failure after which the same migration check may succeed: a transient database error
+ * (terminated backend, failover, too many connections), also when the migrator reported it as a failed
+ * migration (the migration's transaction was rolled back with its connection).
+ */
+function transientMigrationFailure(error: unknown): boolean {
+  const mapped = mapDatabaseError(error)
+  if (mapped.code === 'DB_TRANSIENT') return true
+  return mapped.code === 'MIGRATION_FAILED' && mapDatabaseError(mapped.cause).code === 'DB_TRANSIENT'
+}
+
+/**
+ * Runs the migration check, retrying transient failures: a service restarting during a database
+ * failover opens its store first. At most {@link MIGRATE_ATTEMPTS} tries, pausing 100, 200, 400 and
+ * 800 ms (1.5 s in all); the migrator runs in one transaction under its lock, so a try cut short left
+ * nothing and a retry after an ambiguous commit finds the work done. Any other failure, or the last
+ * transient one, is thrown.
+ */
+async function migrateWithRetry(db: Kysely<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateToLatest(db)
+      return
+    } catch (error) {
+      if (attempt >= MIGRATE_ATTEMPTS || !transientMigrationFailure(error)) throw error
+      await new Promise((resolve) => setTimeout(resolve, MIGRATE_FIRST_DELAY_MS * 2 ** (attempt - 1)))
+    }
   }
 }
 

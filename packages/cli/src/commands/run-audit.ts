@@ -6,6 +6,7 @@ import { shortId } from '../format-text.js'
 import { createProgressBar } from '../progress-bar.js'
 import { jsonRecords, readInputFile } from '../read-input-file.js'
 import { countSessions } from '../count-sessions.js'
+import { resolveSessionId } from '../resolve-session-id.js'
 
 /** Options of `turnlog audit`. */
 export interface AuditCommandOptions {
@@ -38,7 +39,7 @@ export async function runAudit(ctx: CommandContext, session: string | undefined,
         // the audit pages through the store without a total: count once, for the bar
         total = await countSessions(store)
       }
-      return audit(store, all ? { all: true } : (session as string), {
+      return audit(store, all ? { all: true } : await resolveSessionId(store, session as string), {
         ...(transcript === undefined ? {} : { transcript }),
         onProgress: (p) => bar.update(p.done, p.total ?? total ?? p.done, shortId(p.sessionId)),
       })

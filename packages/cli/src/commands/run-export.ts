@@ -8,6 +8,7 @@ import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { createProgressBar } from '../progress-bar.js'
 import { resolvePath } from '../read-input-file.js'
 import { countSessions } from '../count-sessions.js'
+import { resolveSessionId } from '../resolve-session-id.js'
 
 /** Options of `turnlog export`. */
 export interface ExportCommandOptions {
@@ -56,7 +57,8 @@ function fileSink(path: string): LineSink {
 
 /**
  * `turnlog export`: writes sessions as turnlog JSONL (a header, each session and its events with their
- * hash-chain links, an end line). The file appears only when complete: it is written under a temporary
+ * hash-chain links, an end line). Recorded conflicts (refused writes) are not exported: the output
+ * says how many stay behind (`conflictsNotExported`). The file appears only when complete: it is written under a temporary
  * name and renamed at the end.
  */
 export async function runExport(ctx: CommandContext, session: string | undefined, options: ExportCommandOptions): Promise<ExitCode> {
@@ -76,20 +78,33 @@ export async function runExport(ctx: CommandContext, session: string | undefined
   let sessions = 0
   let events = 0
   let bytes = 0
+  let conflicts = 0
   try {
     await ctx.withStore(async (store) => {
       let total = 1
       if (all && ctx.io.progressStream !== undefined && !ctx.json) {
         total = await countSessions(store)
       }
-      for await (const line of exportSessions(store, all ? { all: true } : { sessionIds: [session as string] })) {
+      const selection = all ? { all: true as const } : { sessionIds: [await resolveSessionId(store, session as string)] }
+      for await (const line of exportSessions(store, selection)) {
         await sink.write(line)
         bytes += Buffer.byteLength(line) + 1
         if (line.startsWith('{"kind":"event"')) events++
         else if (line.startsWith('{"kind":"session"')) {
           sessions++
+          // the export format has no place for recorded conflicts (refused writes): count what stays
+          // behind (for --all, once below: one query, not one per session)
+          if (!all) conflicts += (await store.conflicts((JSON.parse(line) as { id: string }).id)).length
           bar.update(sessions, Math.max(total, sessions))
         }
+      }
+      if (all) {
+        const row = await store.db
+          .withTables<{ 'turnlog.conflicts': { session_id: string } }>()
+          .selectFrom('turnlog.conflicts')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirst()
+        conflicts = Number(row?.n ?? 0)
       }
     })
     await sink.commit()
@@ -99,10 +114,14 @@ export async function runExport(ctx: CommandContext, session: string | undefined
   } finally {
     bar.stop()
   }
+  const left =
+    conflicts === 0
+      ? ''
+      : `; ${conflicts} recorded conflict(s) (refused writes: audit evidence, \`message_conflict_attempt\`) are not part of the export format and stay in this database only`
   if (toStdout) {
-    if (!ctx.json) ctx.io.err(`exported ${sessions} session(s), ${events} event(s)\n`)
+    if (!ctx.json) ctx.io.err(`exported ${sessions} session(s), ${events} event(s)${left}\n`)
     return EXIT_CODES.ok
   }
-  ctx.print({ file: path, sessions, events, bytes }, () => `exported ${sessions} session(s), ${events} event(s) to ${path} (${(bytes / 1024).toFixed(1)} KB)`)
+  ctx.print({ file: path, sessions, events, bytes, conflictsNotExported: conflicts }, () => `exported ${sessions} session(s), ${events} event(s) to ${path} (${(bytes / 1024).toFixed(1)} KB)${left}`)
   return EXIT_CODES.ok
 }

@@ -96,7 +96,7 @@ export async function runImport(ctx: CommandContext, file: string, options: Impo
   if (format === 'turnlog') {
     const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'KB' })
     const result = await ctx
-      .withStore((store) => importEvents(store, fileLines(path, size, bar)), { migrate: true })
+      .withStore((store) => importEvents(store, fileLines(path, size, bar)), { migrate: true, create: true })
       .finally(() => bar.stop())
     ctx.print({ file: path, format, detected, ...result }, () =>
       [
@@ -109,7 +109,7 @@ export async function runImport(ctx: CommandContext, file: string, options: Impo
   if (format === 'openai-jsonl') {
     const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'KB' })
     const result = await ctx
-      .withStore((store) => importTranscript(store, fileLines(path, size, bar), options.session === undefined ? {} : { sessionId: options.session }), { migrate: true })
+      .withStore((store) => importTranscript(store, fileLines(path, size, bar), options.session === undefined ? {} : { sessionId: options.session }), { migrate: true, create: true })
       .finally(() => bar.stop())
     ctx.print({ file: path, format, detected, ...result }, () =>
       `imported ${path} (OpenAI-format JSONL${detected ? ', detected' : ''}) into session ${result.sessionId}: ${result.appended} appended, ${result.duplicates} already present${result.skipped > 0 ? `, ${result.skipped} ephemeral skipped` : ''} (version ${result.version})`,
@@ -118,7 +118,7 @@ export async function runImport(ctx: CommandContext, file: string, options: Impo
   }
   const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'sessions' })
   const result = await ctx
-    .withStore((store) => importHermes(store, path, { onProgress: (p) => bar.update(p.done, p.total, shortId(p.sessionId)) }), { migrate: true })
+    .withStore((store) => importHermes(store, path, { onProgress: (p) => bar.update(p.done, p.total, shortId(p.sessionId)) }), { migrate: true, create: true })
     .finally(() => bar.stop())
   ctx.print({ file: path, format, detected, ...result }, () => {
     const lines = [`imported ${path} (hermes state.db${detected ? ', detected' : ''}): ${result.sessions.length} session(s), ${result.eventsWritten} event(s) written`]

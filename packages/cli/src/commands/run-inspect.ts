@@ -5,6 +5,7 @@ import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { buildInspectModel } from '../inspect/build-inspect-model.js'
 import { renderInspectHtml } from '../inspect/render-inspect-html.js'
 import { resolvePath } from '../read-input-file.js'
+import { resolveSessionId } from '../resolve-session-id.js'
 
 /** Options of `turnlog inspect`. */
 export interface InspectOptions {
@@ -14,7 +15,7 @@ export interface InspectOptions {
 
 /** `turnlog inspect <session> --html <file>`: writes the session's self-contained HTML timeline. */
 export async function runInspect(ctx: CommandContext, session: string, options: InspectOptions): Promise<ExitCode> {
-  const model = await ctx.withStore((store) => buildInspectModel(store, session))
+  const model = await ctx.withStore(async (store) => buildInspectModel(store, await resolveSessionId(store, session)))
   const html = renderInspectHtml(model)
   const path = resolvePath(ctx.io.cwd, options.html)
   try {

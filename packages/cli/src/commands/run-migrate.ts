@@ -33,7 +33,7 @@ export async function runMigrate(ctx: CommandContext, options: MigrateCommandOpt
     ctx.print({ rolesSql: text, migrator: migrator ?? null }, () => text)
     return EXIT_CODES.ok
   }
-  const result = await ctx.withStore((store) => migrateToLatest(store.db), { migrate: false, target })
+  const result = await ctx.withStore((store) => migrateToLatest(store.db), { migrate: false, target, create: true })
   ctx.print(
     { database: { kind: target.kind, where: target.where }, applied: result.applied, known: result.known },
     () =>

@@ -2,6 +2,7 @@ import type { CommandContext } from '../command-context.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { shortId } from '../format-text.js'
 import { createProgressBar } from '../progress-bar.js'
+import { resolveSessionId } from '../resolve-session-id.js'
 
 /** Options of `turnlog rebuild`. */
 export interface RebuildCommandOptions {
@@ -19,9 +20,9 @@ export async function runRebuild(ctx: CommandContext, options: RebuildCommandOpt
   const verify = options.verify === true
   const bar = createProgressBar(ctx.io, { json: ctx.json, title: verify ? 'verifying' : 'rebuilding', unit: 'sessions' })
   const result = await ctx
-    .withStore((store) =>
+    .withStore(async (store) =>
       store.rebuild({
-        ...(options.session === undefined ? {} : { sessionId: options.session }),
+        ...(options.session === undefined ? {} : { sessionId: await resolveSessionId(store, options.session, '--session') }),
         verify,
         onProgress: (p) => bar.update(p.done, p.total, shortId(p.sessionId)),
       }),

@@ -1,9 +1,10 @@
-import { foldSession, liveMessages, parseSessionId, toWire, toolPairing, transcriptOf, TurnlogError, type Message, type StoredEvent, type ToolPairing } from '@turnlog/core'
+import { foldSession, liveMessages, toWire, toolPairing, transcriptOf, TurnlogError, type Message, type StoredEvent, type ToolPairing } from '@turnlog/core'
 import type { ReplayView } from '../command-choices.js'
 import type { CommandContext } from '../command-context.js'
 import { describeEvent } from '../describe-event.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { columns, previewPayload, shortId } from '../format-text.js'
+import { resolveSessionId } from '../resolve-session-id.js'
 
 
 /** Options of `turnlog replay`. */
@@ -30,13 +31,15 @@ function messageJson(m: Message): Record<string, unknown> {
 
 /** `turnlog replay`: the session's live list, full transcript or provider wire view, now or at a past version. */
 export async function runReplay(ctx: CommandContext, session: string, options: ReplayOptions): Promise<ExitCode> {
-  const sessionId = parseSessionId(session)
   if (options.repairPairing === true && options.view !== 'wire') {
     throw new TurnlogError('INVALID_INPUT', '--repair-pairing applies to --view wire only')
   }
   const at = options.at === undefined ? {} : { at: options.at }
   if (options.view === 'live' || options.view === 'wire') {
-    const loaded = await ctx.withStore((store) => store.load(sessionId, at))
+    const { sessionId, loaded } = await ctx.withStore(async (store) => {
+      const id = await resolveSessionId(store, session)
+      return { sessionId: id, loaded: await store.load(id, at) }
+    })
     if (options.view === 'wire') {
       const wire = toWire(loaded.messages, { repairPairing: options.repairPairing === true })
       ctx.print({ sessionId, version: loaded.version, view: 'wire', messages: wire }, () => JSON.stringify(wire, null, 2))
@@ -51,11 +54,12 @@ export async function runReplay(ctx: CommandContext, session: string, options: R
     )
     return EXIT_CODES.ok
   }
-  const events = await ctx.withStore(async (store) => {
-    if (options.at !== undefined) await store.state(sessionId, at) // validates `at` against the version
+  const { sessionId, events } = await ctx.withStore(async (store) => {
+    const id = await resolveSessionId(store, session)
+    if (options.at !== undefined) await store.state(id, at) // validates `at` against the version
     const out: StoredEvent[] = []
-    for await (const e of store.events(sessionId, options.at === undefined ? {} : { toSeq: options.at })) out.push(e)
-    return out
+    for await (const e of store.events(id, options.at === undefined ? {} : { toSeq: options.at })) out.push(e)
+    return { sessionId: id, events: out }
   })
   const state = foldSession(events)
   const entries = transcriptOf(state)

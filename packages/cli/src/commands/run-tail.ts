@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { EVENT_TYPES, TurnlogError, isTurnlogError, parseSessionId, type EventType } from '@turnlog/core'
+import { EVENT_TYPES, TurnlogError, isTurnlogError, type EventType } from '@turnlog/core'
 import { listSubscriptions, type PostgresStore, type SubscribedEvent, type Subscription, type SubscriptionState } from '@turnlog/postgres'
 import { CliError } from '../cli-error.js'
 import type { InterruptReason } from '../cli-io.js'
@@ -7,6 +7,7 @@ import type { TailStart } from '../command-choices.js'
 import type { CommandContext } from '../command-context.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { formatTailLine } from '../format-tail-line.js'
+import { resolveSessionId } from '../resolve-session-id.js'
 
 /** Options of `turnlog tail`. */
 export interface TailOptions {
@@ -62,13 +63,14 @@ async function dropCheckpoint(store: PostgresStore, name: string): Promise<boole
  */
 export async function runTail(ctx: CommandContext, options: TailOptions): Promise<ExitCode> {
   const types = parseTypes(options.types)
-  const sessionId = options.session === undefined ? undefined : parseSessionId(options.session)
   const ephemeral = options.name === undefined
   const name = options.name ?? `${EPHEMERAL_TAIL_PREFIX}${randomBytes(6).toString('hex')}`
   const note = (text: string): void => {
     if (!ctx.json) ctx.io.err(`turnlog tail: ${text}\n`)
   }
   return ctx.withStore(async (store) => {
+    // a full id may name a session that does not exist yet; a shortened one must match one
+    const sessionId = options.session === undefined ? undefined : await resolveSessionId(store, options.session, '--session')
     // one query before subscribing: an unreachable server or a missing schema fails here with its hint
     // (the subscription itself would keep reconnecting), and a durable name in use fails at once
     const existing = (await listSubscriptions(store)).find((s) => s.name === name)

@@ -37,7 +37,7 @@ async function readStdin(): Promise<string> {
 async function main(): Promise<void> {
   const input = JSON.parse(await readStdin()) as DemoWriterInput
   const live = input.live.map((text) => parseMessage(text))
-  const { store } = await openCliStore(input.target, { migrate: false })
+  const { store } = await openCliStore(input.target, { migrate: false, create: true })
   // the flush before tool execution: the call is durable before the tool runs
   const first = await store.flush(input.sessionId, live.slice(0, input.flushFirst))
   const report: DemoWriterReport = { pid: process.pid, version: first.version, appended: first.appended, duplicates: first.duplicates }

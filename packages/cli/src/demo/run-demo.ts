@@ -244,7 +244,7 @@ export async function runDemo(ctx: CommandContext): Promise<ExitCode> {
 
   let opened: CliStore | undefined
   try {
-    opened = await openCliStore(target)
+    opened = await openCliStore(target, { create: true })
     let store: PostgresStore = opened.store
     const rt = new DemoRuntime()
     const ephemeralIds = new Set<string>()
@@ -329,7 +329,7 @@ export async function runDemo(ctx: CommandContext): Promise<ExitCode> {
     rt.cursor.flush([...rt.naive, a2])
     rt.cursor = rt.cursor.resumeAfterCrash()
     step('SIGKILL', `worker pid ${killed.report.pid} flushed the retry's call ${ids(killed.report.appended)} (v${killed.report.version}), then was killed with ${killed.signal} while run_tests ran`, killed.report.version)
-    opened = await openCliStore(target, { migrate: false })
+    opened = await openCliStore(target, { migrate: false, create: true })
     store = opened.store
     const recovered = await store.load(S)
     const survived = recovered.messages.some((m) => m.id === a2.id)

@@ -224,10 +224,16 @@ export function inspectPage(doc: PageDocument): void {
   if (model.findings.length === 0) {
     for (const [id, note] of pairingNote) problem('error', `pairing:${note.kind}`, note.text, [id], [])
   }
-  for (const a of model.anomalies) problem('error', `fold:${a.kind}`, a.explanation, [], [a.seq])
-  for (const c of model.conflicts) problem('warning', 'conflict', `refused write of other content under ${c.messageId} (${c.reason}) at ${c.detectedAt}`, [c.messageId], [])
+  // the audit reports every fold anomaly and every recorded conflict as a finding of its own: list
+  // them apart only when the audit did not (it failed), so each problem shows once and the count
+  // matches the header's
+  const kinds = new Set(model.findings.map((f) => f.kind))
+  if (!kinds.has('fold_anomaly')) for (const a of model.anomalies) problem('error', `fold:${a.kind}`, a.explanation, [], [a.seq])
+  if (!kinds.has('message_conflict_attempt')) {
+    for (const c of model.conflicts) problem('warning', 'conflict', `refused write of other content under ${c.messageId} (${c.reason}) at ${c.detectedAt}`, [c.messageId], [])
+  }
   if (problemCount > 0) {
-    const h = el('h2', undefined, 'Problems')
+    const h = el('h2', undefined, `Problems (${problemCount})`)
     const wrap = add(el('section', 'problems-wrap'), h, problems)
     app.appendChild(wrap)
   }
