@@ -10,6 +10,7 @@ export const CLI_ERROR_CODES = {
   FILE_ERROR: 'A file could not be read or written (permissions, disk full, a directory).',
   DATA_DIR_LOCKED: 'Another process has the embedded database directory open.',
   DEMO_FAILED: 'The demo script did not behave as turnlog promises (a bug: please report it).',
+  INTERNAL: 'An unexpected error: neither a library nor a CLI error (a bug: please report it with the command line).',
 } as const
 
 /** A stable code of an error raised by the CLI. */
@@ -156,7 +157,9 @@ export function describeError(error: unknown, db?: DatabaseContext): ErrorReport
   const message = error instanceof Error ? error.message : String(error)
   const node = nodeCodeOf(error)
   if (node !== undefined) {
-    return { code: 'FILE_ERROR', message, hint: undefined, exitCode: EXIT_CODES.runtime, details: { nodeCode: node }, cause }
+    const code: CliErrorCode = 'FILE_ERROR'
+    return { code, message, hint: undefined, exitCode: EXIT_CODES.runtime, details: { nodeCode: node }, cause }
   }
-  return { code: 'INTERNAL', message, hint: 'This looks like a bug in turnlog; please report it with the command you ran.', exitCode: EXIT_CODES.runtime, details: {}, cause }
+  const code: CliErrorCode = 'INTERNAL'
+  return { code, message, hint: 'This looks like a bug in turnlog; please report it with the command you ran.', exitCode: EXIT_CODES.runtime, details: {}, cause }
 }

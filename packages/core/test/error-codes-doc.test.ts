@@ -16,4 +16,13 @@ describe('docs/errors.md', () => {
     const documented = [...doc.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1])
     expect(documented.filter((c) => c !== undefined && !(c in ERROR_CODES))).toEqual([])
   })
+
+  it('lists each code in one row only (two rows for one code drift apart)', () => {
+    // given every code row of the doc's tables
+    const documented = [...doc.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1] as string)
+    // when we count the rows per code
+    const repeated = [...new Set(documented.filter((c, i) => documented.indexOf(c) !== i))]
+    // then no code has a second row
+    expect(repeated).toEqual([])
+  })
 })
