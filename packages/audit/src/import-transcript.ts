@@ -15,7 +15,8 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
-import { PostgresStore, mapDatabaseError, splitByBatchBytes } from '@turnlog/postgres'
+import { PostgresStore, splitByBatchBytes } from '@turnlog/postgres'
+import { mapDatabaseError } from '@turnlog/postgres/internal'
 import { numberedLines } from './import-events.js'
 
 /** Options for {@link importTranscript}. */

@@ -29,24 +29,8 @@ import {
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { chatPayloadArb, createTestDatabase, jsonValueArb, messageArb, safeTextArb, weirdStringArb, type TestDatabase } from '@turnlog/testing'
-import {
-  AUDIT_CHECKS,
-  FINDING_KINDS,
-  audit,
-  countFindings,
-  exportSessions,
-  exportedChainHash,
-  importEvents,
-  importHermes,
-  importTranscript,
-  verifyChain,
-  type AuditReport,
-  type ChainVerification,
-  type ExportEventRecord,
-  type ImportResult,
-  type ImportTranscriptResult,
-  type HermesImportResult,
-} from '@turnlog/audit'
+import { AUDIT_CHECKS, FINDING_KINDS, audit, countFindings, exportSessions, importEvents, importHermes, importTranscript, verifyChain, type AuditReport, type ChainVerification, type ExportEventRecord, type ImportResult, type ImportTranscriptResult, type HermesImportResult } from '@turnlog/audit'
+import { exportedChainHash } from '@turnlog/audit/internal'
 import { seedRealisticSession } from './audit-fixtures.js'
 import { HermesFixture } from './hermes-fixture.js'
 
