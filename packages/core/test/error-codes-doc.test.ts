@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { ERROR_CODES } from '@turnlog/core'
+import { ERROR_CODES, MESSAGE_CONFLICT_REASONS } from '@turnlog/core'
 
 const doc = readFileSync(fileURLToPath(new URL('../../../docs/errors.md', import.meta.url)), 'utf8')
 
@@ -24,5 +24,12 @@ describe('docs/errors.md', () => {
     const repeated = [...new Set(documented.filter((c, i) => documented.indexOf(c) !== i))]
     // then no code has a second row
     expect(repeated).toEqual([])
+  })
+
+  it('names every MESSAGE_CONFLICT reason in the MESSAGE_CONFLICT row (regression: the importer used seq_mismatch outside the type)', () => {
+    // given the MESSAGE_CONFLICT row
+    const row = doc.split('\n').find((l) => l.startsWith('| `MESSAGE_CONFLICT` |')) ?? ''
+    // then each reason a MESSAGE_CONFLICT can carry is named there
+    expect(MESSAGE_CONFLICT_REASONS.filter((r) => !row.includes(`'${r}'`))).toEqual([])
   })
 })
