@@ -73,4 +73,12 @@ describe('the one table of custom SQLSTATEs', () => {
     expect(customSqlState({ code: 'constructor' })).toBeUndefined()
     expect(customSqlState({ code: 'toString' })).toBeUndefined()
   })
+
+  it('is the table docs/errors.md shows, row for row', () => {
+    // given the SQLSTATE table of docs/errors.md
+    const doc = readFileSync(join(packagesDir, '..', 'docs', 'errors.md'), 'utf8')
+    const rows = [...doc.matchAll(/^\| `(TL[0-9A-Z]{3})` \| `([A-Z_]+)` \|/gm)].map((m) => [m[1], m[2]])
+    // then it lists each state once, with the code the table maps it to
+    expect(rows).toEqual(Object.entries(CUSTOM_SQLSTATES))
+  })
 })
