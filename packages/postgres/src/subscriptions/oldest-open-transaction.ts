@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely'
+import { mapDatabaseError } from '../map-database-error.js'
 
 /** The oldest transaction holding subscription readers back (it has a transaction id and is still open). */
 export interface OpenTransactionInfo {
@@ -40,7 +41,7 @@ interface Row {
  * The oldest open transaction that has a transaction id (from `pg_stat_activity.backend_xid`, and
  * `pg_prepared_xacts`), or null. Subscriptions deliver only events of transactions older than every
  * open one, so this transaction delays every subscriber for as long as it stays open. Monitor its
- * `ageMs`; set `idle_in_transaction_session_timeout`.
+ * `ageMs`; set `idle_in_transaction_session_timeout`. A database failure is a `TurnlogError`.
  */
 export async function oldestOpenTransaction(db: Kysely<unknown>, options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
   const onlyHere = options.scope === 'database'
@@ -57,7 +58,11 @@ export async function oldestOpenTransaction(db: Kysely<unknown>, options: Oldest
        where ${!onlyHere} or p.database = current_database()
     ) t
     order by xid_age desc
-    limit 1`.execute(db)
+    limit 1`
+    .execute(db)
+    .catch((error: unknown) => {
+      throw mapDatabaseError(error)
+    })
   const row = rows[0]
   if (row === undefined) return null
   return {
