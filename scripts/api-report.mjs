@@ -125,6 +125,12 @@ function hasTsDoc(decl) {
   return (ts.getLeadingCommentRanges(text, node.pos) ?? []).some((r) => text.startsWith('/**', r.pos))
 }
 
+/** True when the declaration's TSDoc has an `@example` tag. */
+function hasExample(decl) {
+  const node = ts.isVariableDeclaration(decl) ? decl.parent.parent : decl
+  return ts.getJSDocTags(node).some((t) => t.tagName.text === 'example')
+}
+
 /** Every public package's exports: name, kind, signature, where it is declared, whether it has TSDoc. */
 export function collectApi() {
   const program = createProgram()
@@ -143,6 +149,7 @@ export function collectApi() {
           ...describe(checker, s.name, target),
           declaredIn: decl === undefined ? '' : relative(ROOT, decl.getSourceFile().fileName),
           documented: (target.declarations ?? []).some(hasTsDoc),
+          example: (target.declarations ?? []).some(hasExample),
         }
       })
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
@@ -187,7 +194,7 @@ function main() {
   const args = process.argv.slice(2)
   const api = collectApi()
   if (args.includes('--json')) {
-    console.log(JSON.stringify(api.map((p) => ({ name: p.name, exports: p.exports.map((e) => ({ name: e.name, kind: e.kind, documented: e.documented })) }))))
+    console.log(JSON.stringify(api.map((p) => ({ name: p.name, exports: p.exports.map((e) => ({ name: e.name, kind: e.kind, documented: e.documented, example: e.example })) }))))
     return
   }
   if (args.includes('--undocumented')) {

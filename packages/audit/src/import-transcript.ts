@@ -76,6 +76,11 @@ export function transcriptMessageId(sessionId: string, index: number, hash: stri
  *
  * Throws `IMPORT_FAILED` naming the line for malformed JSON or an invalid message, `MESSAGE_CONFLICT`
  * when an id is stored with other content (nothing written), `SESSION_EXISTS` for a tenant mismatch.
+ * @example
+ * ```ts
+ * const lines = readFileSync('chat.jsonl', 'utf8').split('\n')
+ * const { sessionId, appended, duplicates } = await importTranscript(store, lines, { tenantId: 'acme' })
+ * ```
  */
 export async function importTranscript(
   store: SessionStore,

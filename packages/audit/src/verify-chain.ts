@@ -276,6 +276,11 @@ export class ChainVerifier {
  * the stored hashes), so the report points at the rewritten rows.
  *
  * Throws `SESSION_NOT_FOUND` for an unknown session. Memory is constant in the log's length.
+ * @example
+ * ```ts
+ * const v = await verifyChain(store, sessionId)
+ * if (!v.ok) console.log(v.breaks[0]?.explanation)
+ * ```
  */
 export async function verifyChain(store: SessionStore, sessionId: string): Promise<ChainVerification> {
   const before = await store.getSession(sessionId)

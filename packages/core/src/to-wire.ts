@@ -24,6 +24,11 @@ export const INTERRUPTED_TOOL_RESULT = 'Tool call interrupted: no result was rec
 /**
  * The provider request body's `messages`: deep copies of the payloads, in order, with no turnlog field
  * (ids, timestamps, status, flags). Ephemeral messages are included: they are sent, just never stored.
+ * @example
+ * ```ts
+ * const { messages } = await store.load(session)
+ * const body = { model: 'gpt-4.1', messages: toWire(messages) } // no turnlog field reaches the provider
+ * ```
  */
 export function toWire(messages: readonly Message[], options: ToWireOptions = {}): WireMessage[] {
   if (options.repairPairing !== true) return messages.map((m) => cloneJson(m.payload as unknown as JsonValue) as WireMessage)

@@ -37,6 +37,15 @@ export class TurnlogError extends Error {
 /**
  * True when `error` is a turnlog error (by shape, so it works across duplicated package copies),
  * optionally with the given code.
+ * @example
+ * ```ts
+ * try {
+ *   await store.append(session, batch, { expectedVersion })
+ * } catch (e) {
+ *   if (isTurnlogError(e, 'VERSION_CONFLICT')) console.log(e.details['actualVersion'])
+ *   else throw e
+ * }
+ * ```
  */
 export function isTurnlogError<C extends ErrorCode>(
   error: unknown,

@@ -17,6 +17,11 @@ export interface RetryOptions {
  * calls that are safe to repeat after an ambiguous commit (see docs/guarantees.md): `append`,
  * `flush`, `createSession` with an id, `fork` with an id, `revise`, `compact` (same summary ids),
  * and every read.
+ * @example
+ * ```ts
+ * // append is idempotent (message ids): retrying after a lost connection stores each message once
+ * const result = await withRetry(() => store.append(session, batch), { attempts: 5 })
+ * ```
  */
 export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const attempts = options.attempts ?? 5

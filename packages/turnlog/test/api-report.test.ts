@@ -32,6 +32,8 @@ async function runScript(...args: string[]): Promise<ScriptRun> {
 interface ApiExport {
   readonly name: string
   readonly kind: string
+  readonly documented: boolean
+  readonly example: boolean
 }
 interface ApiPackage {
   readonly name: string
@@ -71,3 +73,15 @@ describe('the public API', () => {
   }, 120_000)
 })
 
+
+describe('the entry points of the public API', () => {
+  it('carry a TSDoc @example', async () => {
+    // given the functions a user starts from (docs/getting-started.md, integrating.md, audit.md)
+    const entryPoints = ['openStore', 'createMessage', 'toWire', 'isTurnlogError', 'withRetry', 'migrateToLatest', 'audit', 'verifyChain', 'exportSessions', 'importTranscript', 'foldSession']
+    const { stdout } = await runScript('--json')
+    const umbrella = (JSON.parse(stdout) as ApiPackage[]).find((p) => p.name === 'turnlog')
+    // then each is exported by the umbrella with an example in its TSDoc
+    const missing = entryPoints.filter((n) => umbrella?.exports.find((e) => e.name === n)?.example !== true)
+    expect(missing).toEqual([])
+  }, 120_000)
+})
