@@ -141,6 +141,11 @@ async function auditSession(
  *
  * Throws `SESSION_NOT_FOUND` for an unknown session, `INVALID_INPUT` for bad options or a malformed
  * transcript.
+ * @example
+ * ```ts
+ * const report = await audit(store, { all: true })
+ * if (exitCodeFor(report, 'error') !== 0) console.log(renderReportText(report))
+ * ```
  */
 export async function audit(store: SessionStore, target: AuditTarget, options: AuditOptions = {}): Promise<AuditReport> {
   checkStore(store, ['getSession', 'events', 'sessions', 'conflicts', 'rebuild'])

@@ -165,6 +165,11 @@ async function* selectedSessions(store: SessionStore, selection: ExportSelection
  * Each session's events are read up to the version its session line states, so a session written to
  * during the export is still exported consistently. Throws `SESSION_NOT_FOUND` for an unknown id in
  * `sessionIds`, and (unless `verify: false`) `CORRUPT_LOG` when a stored link does not verify.
+ * @example
+ * ```ts
+ * const out = createWriteStream('backup.jsonl')
+ * for await (const line of exportSessions(store, { all: true })) out.write(line)
+ * ```
  */
 export async function* exportSessions(
   store: SessionStore,

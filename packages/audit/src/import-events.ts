@@ -13,10 +13,12 @@ import {
   parseSessionId,
   type JsonValue,
   type SessionId,
+  type MessageConflictReason,
   type StoredEvent,
   guardInput,
 } from '@turnlog/core'
-import { checkSafeJson, checkSafeText, lostMessageIdRace, mapDatabaseError, sqlState, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
+import { checkSafeJson, checkSafeText, customSqlState, lostMessageIdRace, mapDatabaseError, sqlState } from '@turnlog/postgres/internal'
 import { sql, type Kysely } from 'kysely'
 import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, exportedChainHash, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
@@ -359,7 +361,7 @@ function foreignSession(s: ParsedSession, e: ParsedEvent, other: { sessionId: st
     details: {
       sessionId: s.id,
       messageId,
-      reason: 'foreign_session',
+      reason: 'foreign_session' satisfies MessageConflictReason,
       otherSessionId: other.sessionId,
       storedHash: other.contentHash,
       incomingHash: e.record.contentHash,
@@ -408,7 +410,7 @@ async function insertEvents(db: Kysely<unknown>, rows: readonly { readonly sessi
           ${column((e) => e.type)}, ${column((e) => e.messageId)}, ${column((e) => e.contentHash)}, ${column((_, p) => p.payloadText)},
           ${column((_, p) => p.dataText)}, ${column((e) => e.recordedAt)}, ${column((e) => e.payloadDigest ?? null)}, ${column((e) => e.hash)})`.execute(db)
     } catch (error) {
-      if (sqlState(error) !== 'TLC02') throw error
+      if (customSqlState(error) !== 'TLC02') throw error
       let where: { sessionId?: string; seq?: number; computedHash?: string } = {}
       try {
         where = JSON.parse(String((error as { detail?: unknown }).detail)) as typeof where
@@ -487,7 +489,7 @@ async function writeSessions(db: Kysely<unknown>, batch: readonly FileSession[])
       const got = have[i] as string
       if (got !== want.record.hash) {
         throw new TurnlogError('MESSAGE_CONFLICT', `line ${want.line}: session ${s.id} seq ${i + 1} is stored with another event (stored ${got.slice(0, 12)}…, file ${want.record.hash.slice(0, 12)}…); nothing of the session was imported`, {
-          details: { sessionId: s.id, seq: i + 1, line: want.line, storedHash: got, fileHash: want.record.hash, reason: 'seq_mismatch' },
+          details: { sessionId: s.id, seq: i + 1, line: want.line, storedHash: got, fileHash: want.record.hash, reason: 'seq_mismatch' satisfies MessageConflictReason },
         })
       }
     }

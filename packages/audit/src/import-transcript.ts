@@ -15,7 +15,8 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
-import { PostgresStore, mapDatabaseError, splitByBatchBytes } from '@turnlog/postgres'
+import { PostgresStore, splitByBatchBytes } from '@turnlog/postgres'
+import { mapDatabaseError } from '@turnlog/postgres/internal'
 import { numberedLines } from './import-events.js'
 import { checkStore } from './check-store.js'
 
@@ -76,6 +77,11 @@ export function transcriptMessageId(sessionId: string, index: number, hash: stri
  *
  * Throws `IMPORT_FAILED` naming the line for malformed JSON or an invalid message, `MESSAGE_CONFLICT`
  * when an id is stored with other content (nothing written), `SESSION_EXISTS` for a tenant mismatch.
+ * @example
+ * ```ts
+ * const lines = readFileSync('chat.jsonl', 'utf8').split('\n')
+ * const { sessionId, appended, duplicates } = await importTranscript(store, lines, { tenantId: 'acme' })
+ * ```
  */
 export async function importTranscript(
   store: SessionStore,

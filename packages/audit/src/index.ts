@@ -1,4 +1,9 @@
-/** @packageDocumentation */
+/**
+ * `@turnlog/audit`: invariant checks over a store (`audit`), chain verification, export and import of
+ * event files, transcript reconciliation and import, reports. Line helpers of the export format are in
+ * `@turnlog/audit/internal`.
+ * @packageDocumentation
+ */
 export { verifyChain, type ChainBreak, type ChainBreakKind, type ChainVerification } from './verify-chain.js'
 export { verifyExport } from './verify-export.js'
 export { audit } from './audit.js'
@@ -25,8 +30,6 @@ export {
   EXPORT_FORMAT,
   EXPORT_VERSION,
   exportSessions,
-  exportedChainHash,
-  toJsonLine,
   type ExportEndRecord,
   type ExportEventRecord,
   type ExportHeader,
@@ -34,7 +37,7 @@ export {
   type ExportSessionRecord,
   type ExportSessionsOptions,
 } from './export-sessions.js'
-export { importEvents, numberedLines, type ImportEventsOptions, type ImportProgress, type ImportResult, type NumberedLine } from './import-events.js'
+export { importEvents, type ImportEventsOptions, type ImportProgress, type ImportResult } from './import-events.js'
 export { importTranscript, transcriptMessageId, type ImportTranscriptOptions, type ImportTranscriptResult } from './import-transcript.js'
 export {
   hermesSessionId,

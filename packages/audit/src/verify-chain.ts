@@ -279,6 +279,11 @@ export class ChainVerifier {
  *
  * Throws `SESSION_NOT_FOUND` for an unknown session, `INVALID_INPUT` for something that is not a store
  * or not a session id. Memory is constant in the log's length.
+ * @example
+ * ```ts
+ * const v = await verifyChain(store, sessionId)
+ * if (!v.ok) console.log(v.breaks[0]?.explanation)
+ * ```
  */
 export async function verifyChain(store: SessionStore, sessionId: string): Promise<ChainVerification> {
   checkStore(store, ['getSession', 'events'])

@@ -36,7 +36,6 @@ import {
   audit,
   countFindings,
   exportSessions,
-  exportedChainHash,
   importEvents,
   importHermes,
   importTranscript,
@@ -48,6 +47,7 @@ import {
   type ImportTranscriptResult,
   type HermesImportResult,
 } from '@turnlog/audit'
+import { exportedChainHash } from '@turnlog/audit/internal'
 import { seedRealisticSession } from './audit-fixtures.js'
 import { HermesFixture } from './hermes-fixture.js'
 
@@ -901,19 +901,16 @@ export const AUDIT_EXPORTS = {
   epochToIso: auditFn(1),
   exitCodeFor: auditFn(2),
   exportSessions: auditFn(3),
-  exportedChainHash: auditFn(2),
   hermesExternalId: auditFn(2),
   hermesRowMessage: auditFn(3),
   hermesSessionId: auditFn(1),
   importEvents: auditFn(3),
   importHermes: auditFn(3),
   importTranscript: auditFn(3),
-  numberedLines: auditFn(1),
   planHermesSession: auditFn(2),
   renderFindingLine: auditFn(1),
   renderReportText: auditFn(1),
   severityAtLeast: auditFn(2),
-  toJsonLine: auditFn(1),
   transcriptMessageId: auditFn(3),
   verifyChain: auditFn(2),
   verifyExport: auditFn(1),

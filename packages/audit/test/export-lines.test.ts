@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import { numberedLines, toJsonLine } from '@turnlog/audit'
+import { numberedLines, toJsonLine } from '@turnlog/audit/internal'
 
 async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []

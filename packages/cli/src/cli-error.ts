@@ -11,7 +11,7 @@ export const CLI_ERROR_CODES = {
   AMBIGUOUS_ID: 'A shortened id matches more than one session: give more digits or the full id.',
   DATABASE_NOT_FOUND: 'A read-only command found no turnlog database where the options and environment point (it creates none).',
   DEMO_FAILED: 'The demo script did not behave as turnlog promises (a bug: please report it).',
-  INTERNAL: 'An unexpected error: a bug in turnlog (please report it with the command line).',
+  INTERNAL: 'An unexpected error: neither a library nor a CLI error (a bug: please report it with the command line).',
 } as const
 
 /** A stable code of an error raised by the CLI. */
@@ -165,7 +165,9 @@ export function describeError(error: unknown, db?: DatabaseContext): ErrorReport
   const message = error instanceof Error ? error.message : String(error)
   const node = nodeCodeOf(error)
   if (node !== undefined) {
-    return { code: 'FILE_ERROR', message, hint: undefined, exitCode: EXIT_CODES.runtime, details: { nodeCode: node }, cause }
+    const code: CliErrorCode = 'FILE_ERROR'
+    return { code, message, hint: undefined, exitCode: EXIT_CODES.runtime, details: { nodeCode: node }, cause }
   }
-  return { code: 'INTERNAL', message, hint: 'This looks like a bug in turnlog; please report it with the command you ran.', exitCode: EXIT_CODES.runtime, details: {}, cause }
+  const code: CliErrorCode = 'INTERNAL'
+  return { code, message, hint: 'This looks like a bug in turnlog; please report it with the command you ran.', exitCode: EXIT_CODES.runtime, details: {}, cause }
 }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { DATA_DIR_LOCK_PREFIX, openStore, type PostgresStore } from '@turnlog/postgres'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { DATA_DIR_LOCK_PREFIX } from '@turnlog/postgres/internal'
 import { CliError } from './cli-error.js'
 import type { DatabaseTarget } from './resolve-database.js'
 

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock } from '@turnlog/postgres'
+import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock } from '@turnlog/postgres/internal'
 import { runTurnlog } from './support/run-turnlog.js'
 
 /** Per-test timeout: each test spawns the binary several times, and a loaded CI runner is slow. */

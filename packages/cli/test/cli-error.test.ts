@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from '@jest/globals'
+import fc from 'fast-check'
+import { ERROR_CODES } from '@turnlog/core'
 import { CLI_ERROR_CODES, CliError, describeError } from '../src/cli-error.js'
 
 describe('describeError', () => {
@@ -45,5 +47,31 @@ describe('the CLI code list', () => {
       expect(errors).toContain(`| \`${code}\` |`)
       expect(describeError(Object.assign(new Error('x'), { name: 'TurnlogError', code, details: {} })).exitCode).toBe(3)
     }
+  })
+})
+
+describe('the CLI error codes', () => {
+  const cliDoc = readFileSync(fileURLToPath(new URL('../../../docs/cli.md', import.meta.url)), 'utf8')
+
+  it('list every code describeError can print for a value that is no library error (regression: INTERNAL was missing)', () => {
+    // given any thrown value that is not a TurnlogError (plain errors, node errors, strings, objects, …)
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.string().map((m) => new Error(m)), fc.constantFrom('ENOENT', 'EACCES', 'EPIPE').map((c) => Object.assign(new Error(c), { code: c }))), (thrown) => {
+        // when the CLI describes it
+        const report = describeError(thrown)
+        // then its code is one of the CLI's own codes (or a library code when the value is a TurnlogError)
+        expect(report.code in CLI_ERROR_CODES || report.code in ERROR_CODES).toBe(true)
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it('are the codes of the table in docs/cli.md, each once', () => {
+    // given the table under "The CLI adds its own"
+    const table = cliDoc.slice(cliDoc.indexOf('The CLI adds its own'), cliDoc.indexOf('## Commands'))
+    // when we read its code column
+    const documented = [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1])
+    // then it is exactly the code list
+    expect(documented).toEqual(Object.keys(CLI_ERROR_CODES))
   })
 })

@@ -32,3 +32,24 @@ export const ERROR_CODES = {
 
 /** A stable, machine-readable error code. */
 export type ErrorCode = keyof typeof ERROR_CODES
+
+/**
+ * The values of `details.reason` on a `MESSAGE_CONFLICT` error:
+ * - `content_mismatch`: the id is stored with other content (`storedHash`, `incomingHash`);
+ * - `foreign_session`: the id belongs to another session (`otherSessionId`);
+ * - `seq_mismatch`: `importEvents` found another event stored at a seq of the file (`seq`, `line`,
+ *   `storedHash`, `fileHash`).
+ * The first two are also recorded in `turnlog.conflicts` ({@link ConflictReason}). docs/errors.md
+ * names each one (a test checks it).
+ * @example
+ * ```ts
+ * if (isTurnlogError(e, 'MESSAGE_CONFLICT') && e.details['reason'] === 'foreign_session') { … }
+ * ```
+ */
+export const MESSAGE_CONFLICT_REASONS = ['content_mismatch', 'foreign_session', 'seq_mismatch'] as const
+
+/** A `details.reason` of a `MESSAGE_CONFLICT` error (see {@link MESSAGE_CONFLICT_REASONS}). */
+export type MessageConflictReason = (typeof MESSAGE_CONFLICT_REASONS)[number]
+
+/** The reason of a conflict recorded in `turnlog.conflicts` (an append's, not an import's). */
+export type ConflictReason = Exclude<MessageConflictReason, 'seq_mismatch'>

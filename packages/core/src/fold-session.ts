@@ -81,6 +81,12 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
 /**
  * The projection: a pure, deterministic fold of a session's events (in seq order) into its state.
  * The store's inline projection, `rebuild`, and `load({ at })` must all agree with it.
+ * @example
+ * ```ts
+ * const events = []
+ * for await (const e of store.events(session)) events.push(e)
+ * const state = foldSession(events) // equals what store.load(session) projects
+ * ```
  */
 export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions = {}): SessionState {
   const checked = parseInput(FoldOptionsSchema, options, 'options') as FoldOptions

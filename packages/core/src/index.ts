@@ -3,7 +3,7 @@
  * the wire view, errors and the store port. No I/O.
  * @packageDocumentation
  */
-export { ERROR_CODES, type ErrorCode } from './error-codes.js'
+export { ERROR_CODES, MESSAGE_CONFLICT_REASONS, type ConflictReason, type ErrorCode, type MessageConflictReason } from './error-codes.js'
 export { guardInput, parseInput, z } from './parse-input.js'
 export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
 export {

@@ -112,6 +112,12 @@ function build(id: MessageId, payload: ChatMessage, createdAt: string, extra: {
  * Creates a message: validates `payload` (throws `INVALID_MESSAGE`), copies and deep-freezes it, and
  * mints the id (UUIDv7, monotonic in this process) unless `options.id` or `options.externalId` says
  * otherwise.
+ * @example
+ * ```ts
+ * const m = createMessage({ role: 'user', content: 'hi' })
+ * // a redelivered platform message gets the same id every time
+ * const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'slack:C123:1700000000.000100' })
+ * ```
  */
 export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message {
   return guardInput('createMessage', () => create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateMessageOptions))

@@ -1,4 +1,5 @@
 import type { ChatMessage } from './chat-message.js'
+import type { ConflictReason } from './error-codes.js'
 import type { StoredEvent, RewindTarget } from './events.js'
 import type { SessionState, TranscriptEntry } from './fold-session.js'
 import type { MessageId, SessionId } from './ids.js'
@@ -216,7 +217,7 @@ export interface RedactResult {
 export interface ConflictRecord {
   readonly sessionId: SessionId
   readonly messageId: MessageId
-  readonly reason: 'content_mismatch' | 'foreign_session'
+  readonly reason: ConflictReason
   readonly storedHash: string | null
   readonly incomingHash: string
   readonly otherSessionId: SessionId | null

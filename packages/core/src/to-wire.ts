@@ -28,6 +28,11 @@ export const INTERRUPTED_TOOL_RESULT = 'Tool call interrupted: no result was rec
  * The provider request body's `messages`: deep copies of the payloads, in order, with no turnlog field
  * (ids, timestamps, status, flags). Ephemeral messages are included: they are sent, just never stored.
  * Identical copies of one message (same id, same content) are sent once, at the first one's place.
+ * @example
+ * ```ts
+ * const { messages } = await store.load(session)
+ * const body = { model: 'gpt-4.1', messages: toWire(messages) } // no turnlog field reaches the provider
+ * ```
  */
 export function toWire(messages: readonly Message[], options: ToWireOptions = {}): WireMessage[] {
   const checked = parseInput(ToWireOptionsSchema, options, 'options') as ToWireOptions

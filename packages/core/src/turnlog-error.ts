@@ -57,6 +57,15 @@ function readOptions(options: unknown): { cause: unknown; details: ErrorDetails 
 /**
  * True when `error` is a turnlog error (by shape, so it works across duplicated package copies),
  * optionally with the given code.
+ * @example
+ * ```ts
+ * try {
+ *   await store.append(session, batch, { expectedVersion })
+ * } catch (e) {
+ *   if (isTurnlogError(e, 'VERSION_CONFLICT')) console.log(e.details['actualVersion'])
+ *   else throw e
+ * }
+ * ```
  */
 export function isTurnlogError<C extends ErrorCode>(
   error: unknown,

@@ -25,6 +25,7 @@ export const CORE_EXPORTS = {
   GENESIS_HASH: value,
   INTERRUPTED_TOOL_RESULT: value,
   MAX_JSON_DEPTH: value,
+  MESSAGE_CONFLICT_REASONS: value,
   REDACTED_CONTENT: value,
   ToolCallSchema: value,
   TurnlogError: { kind: 'class', arity: 3 },

@@ -1,22 +1,16 @@
 /**
  * `@turnlog/postgres`: the Postgres (and embedded PGlite) store: kysely migrations, the event log,
- * the inline projection, SQLSTATE mapping and retries.
+ * the inline projection, subscriptions and retries. Building blocks shared with the other turnlog
+ * packages (the SQLSTATE map, group commit, the PGlite dialect) are in `@turnlog/postgres/internal`.
  * @packageDocumentation
  */
 export { parseOpenStoreConfig } from './open-store-config.js'
 export { openStore, type OpenStoreConfig, type OpenStoreCommonConfig, type ConnectionStringConfig, type PoolConfigInput, type KyselyConfig, type EmbeddedConfig } from './open-store.js'
-export { acquireDataDirLock, processStartTime, DATA_DIR_LOCK_PREFIX, type DataDirLock, type DataDirLockHolder } from './data-dir-lock.js'
-export { checkDataDir, ensureDataDir } from './check-data-dir.js'
+export type { DataDirLockHolder } from './data-dir-lock.js'
 export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type GroupCommitSettings } from './postgres-store.js'
-export { GroupCommit, type GroupCommitOptions } from './group-commit.js'
-export { statementRolledBack } from './statement-rolled-back.js'
 export { migrateToLatest, type MigrateResult } from './migrate-to-latest.js'
 export { TURNLOG_ROLES, rolesSql, type RolesSqlOptions } from './roles-sql.js'
-export { PGliteDialect, type PGliteDialectConfig } from './pglite-dialect.js'
-export { lostMessageIdRace, mapDatabaseError, sqlState } from './map-database-error.js'
 export { withRetry, type RetryOptions } from './with-retry.js'
-export { KnownMessages } from './known-messages.js'
-export { checkSafeJson, checkSafeText } from './safe-text.js'
 export { DEFAULT_MAX_BATCH_BYTES, MAX_BATCH_BYTES_CEILING, splitByBatchBytes } from './batch-limits.js'
 export type { TurnlogDatabase, EventsTable, SessionsTable, LiveMessagesTable, ConflictsTable } from './database.js'
 export type { SubscriptionConfig, SubscribeOptions, BackoffOptions } from './subscriptions/subscribe.js'

@@ -1,4 +1,5 @@
 import { TurnlogError, isTurnlogError } from '@turnlog/core'
+import { CUSTOM_SQLSTATES, customSqlState } from './custom-sqlstates.js'
 
 /** SQLSTATEs after which the same call may succeed: connection loss, serialization, deadlock, shutdown. */
 const TRANSIENT_SQLSTATES = new Set([
@@ -58,13 +59,13 @@ function constraintOf(error: unknown): string | undefined {
  * the same refusal of the append functions before 0008.
  */
 export function lostMessageIdRace(error: unknown): boolean {
-  const state = sqlState(error)
-  return state === 'TLR01' || (state === '23505' && constraintOf(error) === 'message_ids_pkey')
+  return customSqlState(error) === 'TLR01' || (sqlState(error) === '23505' && constraintOf(error) === 'message_ids_pkey')
 }
 
 /**
  * Maps any error from the driver to a {@link TurnlogError}, in one place: turnlog's own SQLSTATEs
- * (`TLS01` no session, `TLV01` version conflict, `TLC01` broken chain), the unique keys a write can
+ * through the one table {@link CUSTOM_SQLSTATES} (`TLS01` no session, `TLV01` version conflict,
+ * `TLC01` broken chain, …), the unique keys a write can
  * meet (a session id taken: `SESSION_EXISTS`; a message id taken by a concurrent writer:
  * `DB_TRANSIENT`, see {@link lostMessageIdRace}), transient failures
  * (`DB_TRANSIENT`), timeouts (`DB_TIMEOUT`), privileges (`PERMISSION_DENIED`), else `DB_ERROR`.
@@ -85,20 +86,24 @@ function mapReadable(error: unknown): TurnlogError {
   const message = typeof e.message === 'string' ? e.message : String(error)
   const state = sqlState(error)
   const details = state === undefined ? {} : { sqlState: state }
-  switch (state) {
-    case 'TLS01':
-      return new TurnlogError('SESSION_NOT_FOUND', message, { details, cause: error })
-    case 'TLV01': {
-      const actual = Number(e.detail)
-      return new TurnlogError('VERSION_CONFLICT', `version conflict: the session is at version ${actual}`, {
-        details: { ...details, actualVersion: actual },
-        cause: error,
-      })
+  const custom = customSqlState(error)
+  if (custom !== undefined) {
+    const code = CUSTOM_SQLSTATES[custom]
+    switch (code) {
+      case 'VERSION_CONFLICT': {
+        const actual = Number(e.detail)
+        return new TurnlogError(code, `version conflict: the session is at version ${actual}`, {
+          details: { ...details, actualVersion: actual },
+          cause: error,
+        })
+      }
+      case 'DB_TRANSIENT':
+        return new TurnlogError(code, `a concurrent append stored the same messages; retry: ${message}`, { details, cause: error })
+      default:
+        return new TurnlogError(code, message, { details, cause: error })
     }
-    case 'TLR01':
-      return new TurnlogError('DB_TRANSIENT', `a concurrent append stored the same messages; retry: ${message}`, { details, cause: error })
-    case 'TLC01':
-      return new TurnlogError('CORRUPT_LOG', message, { details, cause: error })
+  }
+  switch (state) {
     case '23505': {
       const constraint = constraintOf(error)
       // a session id is global (another tenant's session hides behind row level security): taken is taken

@@ -196,6 +196,11 @@ async function dropEmptySchema(db: Kysely<unknown>): Promise<void> {
  * `sqlState`, `step` (`'roles'` when the cluster roles step failed, with `missingRoles` and `role`;
  * else the migration's name) and `hint`. A connection that
  * never worked throws its mapped database error instead (`DB_TRANSIENT`, `DB_TIMEOUT`, `DB_ERROR`).
+ * @example
+ * ```ts
+ * const { applied } = await migrateToLatest(db) // throws MIGRATION_FAILED (nothing applied) on a failure
+ * console.log(applied.length === 0 ? 'up to date' : `applied ${applied.join(', ')}`)
+ * ```
  */
 export async function migrateToLatest(db: Kysely<unknown>): Promise<MigrateResult> {
   const migrator = new Migrator({

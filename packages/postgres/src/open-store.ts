@@ -124,6 +124,14 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
  * Opens a turnlog store: connects (Postgres, or embedded PGlite), runs pending migrations (unless
  * `migrate: false`) and returns the {@link PostgresStore}. Throws `MIGRATION_FAILED` or a mapped
  * database error.
+ * @example
+ * ```ts
+ * const store = await openStore({ connectionString: process.env.DATABASE_URL ?? '' })
+ * // or, with no server: await openStore({ embedded: true })
+ * const session = await store.createSession()
+ * await store.append(session, [createMessage({ role: 'user', content: 'hi' })])
+ * await store.close()
+ * ```
  */
 export async function openStore(config: OpenStoreConfig): Promise<PostgresStore> {
   config = parseOpenStoreConfig(config)

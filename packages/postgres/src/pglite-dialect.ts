@@ -139,6 +139,6 @@ class PGliteConnection implements DatabaseConnection {
 
   // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error('PGlite does not support streaming queries; page with keyset queries instead')
+    throw new TurnlogError('INVALID_INPUT', 'PGlite does not support streaming queries; page with keyset queries instead', { details: { operation: 'stream' } })
   }
 }

@@ -26,6 +26,11 @@ export interface RetryOptions {
  * `flush`, `createSession` with an id, `fork` with an id, `revise`, `compact` (same summary ids),
  * and every read. Throws `INVALID_INPUT` for a non-function `fn` or bad options (`details.field`); the
  * error `fn` throws is passed through unchanged.
+ * @example
+ * ```ts
+ * // append is idempotent (message ids): retrying after a lost connection stores each message once
+ * const result = await withRetry(() => store.append(session, batch), { attempts: 5 })
+ * ```
  */
 export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   checkFunction(fn, 'fn')

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { isTurnlogError, newSessionId } from '@turnlog/core'
-import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock, openStore } from '@turnlog/postgres'
+import { openStore } from '@turnlog/postgres'
+import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock } from '@turnlog/postgres/internal'
 
 const SLOW = 300_000
 

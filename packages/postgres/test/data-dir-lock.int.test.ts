@@ -12,7 +12,8 @@ import { hostname, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isTurnlogError, newSessionId } from '@turnlog/core'
-import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock, openStore, processStartTime, type DataDirLockHolder } from '@turnlog/postgres'
+import { openStore, type DataDirLockHolder } from '@turnlog/postgres'
+import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock, processStartTime } from '@turnlog/postgres/internal'
 import { builtEntry } from './faults/support/fault-helpers.js'
 
 const SUPPORT = join(dirname(fileURLToPath(import.meta.url)), 'support')

@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { isTurnlogError } from '@turnlog/core'
-import { GroupCommit } from '@turnlog/postgres'
+import { GroupCommit } from '@turnlog/postgres/internal'
 
 interface Item {
   readonly sessionId: string

@@ -32,4 +32,21 @@ describe('the built umbrella package', () => {
       guard: 'function',
     })
   }, 60_000)
+
+  it('keeps internals out of the umbrella; the workspace packages reach them through the ./internal subpath', async () => {
+    // given the built packages, imported by name the way Node resolves them (exports maps)
+    const script = `
+      const umbrella = await import('turnlog')
+      const internal = await import('@turnlog/postgres/internal')
+      console.log(JSON.stringify({
+        leaked: ['GroupCommit', 'KnownMessages', 'mapDatabaseError', 'PGliteDialect', 'sqlState', 'importHermes', 'HERMES_MESSAGE_COLUMNS'].filter((n) => n in umbrella),
+        internal: typeof internal.mapDatabaseError + ' ' + typeof internal.CUSTOM_SQLSTATES,
+      }))
+    `
+    // when it runs inside @turnlog/audit (a package that depends on @turnlog/postgres)
+    const auditDir = join(packageDir, '..', 'audit')
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script.replace("import('turnlog')", `import(${JSON.stringify(join(packageDir, 'dist', 'index.js'))})`)], { cwd: auditDir })
+    // then no internal name is in the umbrella, and the subpath resolves
+    expect(JSON.parse(stdout.trim())).toEqual({ leaked: [], internal: 'function object' })
+  }, 60_000)
 })

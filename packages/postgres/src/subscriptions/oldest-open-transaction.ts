@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { TurnlogError, guardInput } from '@turnlog/core'
 import { checkKysely, checkOptionsObject } from '../check-arguments.js'
+import { mapDatabaseError } from '../map-database-error.js'
 
 /** The oldest transaction holding subscription readers back (it has a transaction id and is still open). */
 export interface OpenTransactionInfo {
@@ -42,7 +43,7 @@ interface Row {
  * The oldest open transaction that has a transaction id (from `pg_stat_activity.backend_xid`, and
  * `pg_prepared_xacts`), or null. Subscriptions deliver only events of transactions older than every
  * open one, so this transaction delays every subscriber for as long as it stays open. Monitor its
- * `ageMs`; set `idle_in_transaction_session_timeout`.
+ * `ageMs`; set `idle_in_transaction_session_timeout`. A database failure is a `TurnlogError`.
  */
 export async function oldestOpenTransaction(db: Kysely<unknown>, options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
   checkKysely(db, 'db')
@@ -65,7 +66,11 @@ export async function oldestOpenTransaction(db: Kysely<unknown>, options: Oldest
        where ${!onlyHere} or p.database = current_database()
     ) t
     order by xid_age desc
-    limit 1`.execute(db)
+    limit 1`
+    .execute(db)
+    .catch((error: unknown) => {
+      throw mapDatabaseError(error)
+    })
   const row = rows[0]
   if (row === undefined) return null
   return {

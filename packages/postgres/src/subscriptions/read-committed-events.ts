@@ -4,6 +4,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { describeValue } from '../safe-text.js'
 import { checkKysely, checkOptionsObject } from '../check-arguments.js'
 import { checkpointFromRow, parseCheckpoint, type Checkpoint } from './checkpoint.js'
+import { mapDatabaseError } from '../map-database-error.js'
 
 /** Which events a subscription hands to its handler; the others are skipped (the checkpoint passes them). */
 export interface SubscriptionFilter {
@@ -95,7 +96,7 @@ function toSubscribedEvent(row: Row): SubscribedEvent {
  * `events_tx_order_idx`.
  *
  * Rows that do not match the filter are scanned but not returned (their payloads are not fetched);
- * `last` still moves past them.
+ * `last` still moves past them. A database failure is a {@link TurnlogError} (`mapDatabaseError`).
  */
 export async function readCommittedEvents(
   db: Kysely<unknown>,
@@ -121,7 +122,11 @@ export async function readCommittedEvents(
      where (e.tx_id, e.global_position) > (${after.txId}::xid8, ${after.globalPosition}::bigint)
        and e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
      order by e.tx_id, e.global_position
-     limit ${limit}`.execute(db)
+     limit ${limit}`
+    .execute(db)
+    .catch((error: unknown) => {
+      throw mapDatabaseError(error)
+    })
   const events: SubscribedEvent[] = []
   for (const row of rows) if (row.matched) events.push(toSubscribedEvent(row))
   const tail = rows[rows.length - 1]

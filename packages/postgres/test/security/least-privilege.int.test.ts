@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type SessionId } from '@turnlog/core'
-import { mapDatabaseError, openStore, type PostgresStore } from '@turnlog/postgres'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { mapDatabaseError } from '@turnlog/postgres/internal'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
 import { createLoginRole, dropLoginRoles, runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'

@@ -7,7 +7,7 @@
 // never) it exits while holding the lock, without releasing it, as a killed holder would: the parent
 // starts a new racer. It prints "held <n> busy <m>" at the end.
 import { appendFileSync } from 'node:fs'
-import { acquireDataDirLock } from '@turnlog/postgres'
+import { acquireDataDirLock } from '@turnlog/postgres/internal'
 
 const { dir, log, untilMs, dieEvery } = JSON.parse(process.argv[2])
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))

@@ -1,0 +1,7 @@
+/**
+ * `@turnlog/audit/internal`: the export file's line helpers, shared with the tests and tools of the
+ * workspace, outside the public API (no stability promise). Applications import `turnlog`.
+ * @packageDocumentation
+ */
+export { exportedChainHash, toJsonLine } from './export-sessions.js'
+export { numberedLines, type NumberedLine } from './import-events.js'

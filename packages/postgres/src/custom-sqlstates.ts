@@ -1,0 +1,45 @@
+import type { ErrorCode } from '@turnlog/core'
+
+/**
+ * turnlog's own SQLSTATEs (class `TL`), raised by its SQL functions with `raise … using errcode`, and
+ * the {@link ErrorCode} each one means. The one table: {@link mapDatabaseError} maps through it, and a
+ * call site that builds a richer error (a `MESSAGE_CONFLICT` with its evidence, an `IMPORT_FAILED`
+ * naming the line) recognises the state with {@link customSqlState}. A test pins it to the SQL: every
+ * `TL` state a migration raises is a key here, and every key is raised.
+ *
+ * - `TLS01`: no such session (or not visible to the caller's tenant).
+ * - `TLV01`: version conflict; the detail is the actual version.
+ * - `TLM01`: message conflict; the detail is a JSON list of the conflicting messages.
+ * - `TLR01`: a concurrent writer stored the same new message id (the statement wrote nothing).
+ * - `TLC01`: the stored log breaks an invariant (a missing predecessor).
+ * - `TLC02`: an imported event's chain link does not verify; the detail names session, seq and link.
+ * - `TLU01`: a message is not in the session (redaction).
+ * @example
+ * ```ts
+ * if (customSqlState(error) === 'TLM01') throw await conflictWithEvidence(error)
+ * ```
+ */
+export const CUSTOM_SQLSTATES = {
+  TLS01: 'SESSION_NOT_FOUND',
+  TLV01: 'VERSION_CONFLICT',
+  TLM01: 'MESSAGE_CONFLICT',
+  TLR01: 'DB_TRANSIENT',
+  TLC01: 'CORRUPT_LOG',
+  TLC02: 'IMPORT_FAILED',
+  TLU01: 'UNKNOWN_MESSAGE',
+} as const satisfies Readonly<Record<string, ErrorCode>>
+
+/** One of turnlog's own SQLSTATEs (a key of {@link CUSTOM_SQLSTATES}). */
+export type CustomSqlState = keyof typeof CUSTOM_SQLSTATES
+
+/** True when `state` is one of turnlog's own SQLSTATEs. */
+export function isCustomSqlState(state: string | undefined): state is CustomSqlState {
+  return state !== undefined && Object.hasOwn(CUSTOM_SQLSTATES, state)
+}
+
+/** The SQLSTATE of a driver error when it is one of turnlog's own ({@link CUSTOM_SQLSTATES}), else undefined. */
+export function customSqlState(error: unknown): CustomSqlState | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && isCustomSqlState(code) ? code : undefined
+}
