@@ -77,8 +77,8 @@ export const MUTANTS = [
   {
     id: 'sql-session-order-check-off',
     invariant: 'ordering: per session, commit order = seq order (an append by an older transaction is refused, 40001)',
-    file: `${PG_SQL}/functions/events_link.sql`,
-    search: 'if prev_tx > new.tx_id then',
+    file: `${PG_SQL}/functions/chain_predecessor.sql`,
+    search: 'if v_tx > p_tx then',
     replace: 'if false then',
     tests: [`${PG_TEST}/subscription-order.int.test.ts`],
     name: 'refuses an append whose transaction id predates',
@@ -274,7 +274,7 @@ export const MUTANTS = [
   {
     id: 'sql-chain-link-skips-content-hash',
     invariant: 'chain link (SQL): the trigger computes the same link as verifyChain',
-    file: `${PG_SQL}/functions/chain_hash.sql`,
+    file: `${PG_SQL}/functions/chain_link.sql`,
     search: "|| coalesce(encode(p_content, 'hex'), '') || E'\\n'",
     replace: "|| E'\\n'",
     tests: ['packages/audit/test/verify-chain.int.test.ts'],
@@ -283,8 +283,8 @@ export const MUTANTS = [
     id: 'sql-chain-link-unlinked',
     invariant: "chain link (SQL): each link covers the previous event's hash",
     file: `${PG_SQL}/functions/events_link.sql`,
-    search: 'new.hash := turnlog.chain_hash(prev, new.session_id',
-    replace: "new.hash := turnlog.chain_hash(decode('', 'hex'), new.session_id",
+    search: 'new.hash := turnlog.chain_link(turnlog.chain_predecessor(new.session_id, new.seq, new.tx_id), new.session_id',
+    replace: "new.hash := turnlog.chain_link(decode('', 'hex'), new.session_id",
     tests: ['packages/audit/test/verify-chain.int.test.ts'],
   },
   // redaction

@@ -21,7 +21,6 @@ revoke all on turnlog.message_ids from public;
 
 -- Internal functions: the owner only (triggers, projection, tenant checks, import helpers).
 revoke all on function turnlog.events_link() from public;
-revoke all on function turnlog.events_link_scrubbed() from public;
 revoke all on function turnlog.events_project() from public;
 revoke all on function turnlog.events_claim_ids() from public;
 revoke all on function turnlog.project_event(turnlog.events) from public;
@@ -31,7 +30,7 @@ revoke all on function turnlog.caller_role() from public;
 revoke all on function turnlog.caller_may_access(text) from public;
 revoke all on function turnlog.accessible_session_tenant(uuid) from public;
 revoke all on function turnlog.tenant_roles_check() from public;
-revoke all on function turnlog.import_predecessor(uuid, bigint) from public;
+revoke all on function turnlog.chain_predecessor(uuid, bigint, xid8) from public;
 revoke all on function turnlog.import_link_mismatch(uuid, bigint, bytea, bytea) from public;
 
 -- The store's entry points: the writer (and the reader for reads).

@@ -18,9 +18,9 @@ export const SCHEMA_FILES: readonly string[] = [
   'tables/tenant_roles.sql',
   'tables/message_ids.sql',
   // the chain
-  'functions/chain_hash.sql',
+  'functions/chain_link.sql',
+  'functions/chain_predecessor.sql',
   'functions/events_link.sql',
-  'functions/events_link_scrubbed.sql',
   // tenant checks
   'functions/caller_role.sql',
   'functions/bound_tenant.sql',
@@ -51,7 +51,6 @@ export const SCHEMA_FILES: readonly string[] = [
   'functions/lock_message_sessions.sql',
   'functions/redact_message.sql',
   // import
-  'functions/import_predecessor.sql',
   'functions/import_link_mismatch.sql',
   'functions/import_events.sql',
   'triggers/events.sql',

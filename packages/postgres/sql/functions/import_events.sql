@@ -4,9 +4,10 @@
 -- numbers and timestamps hold none): splitting one text is cheaper than json_array_elements (which
 -- validates the whole array and then parses it again) or a text[] literal. Per event: session, seq,
 -- event id, type, message id, content hash (hex), payload and data (JSON texts), recorded_at,
--- payload_digest (hex; only for a caller that may insert that column: a scrubbed event, see 0003) and
--- the expected chain link (hex). The link stored is the one computed here from the previous row's
--- expected link (same session, seq - 1) or the stored predecessor; a difference raises TLC02 (detail: a
+-- payload_digest (hex; only for a caller that may insert that column: a scrubbed event) and
+-- the expected chain link (hex). The link stored is the one computed here (chain_link) from the previous
+-- row's expected link (same session, seq - 1) or the stored predecessor (chain_predecessor, with its
+-- checks); a difference raises TLC02 (detail: a
 -- JSON object with sessionId, seq, suppliedHash, computedHash) before the statement ends, so nothing
 -- of the call is written. By induction every stored link is computed from the stored predecessor.
 create function turnlog.import_events(p_sessions text, p_seqs text, p_event_ids text, p_types text, p_message_ids text,
@@ -27,19 +28,12 @@ begin
          case when c.link = c.hash then c.link else turnlog.import_link_mismatch(c.session_id, c.seq, c.hash, c.link) end
     from (
       select l.*,
-             case when l.payload_digest is null
-                  then turnlog.chain_hash(l.prev, l.session_id, l.seq, l.event_id, l.type, l.message_id, l.content_hash, l.data, l.payload)
-                  -- a scrubbed event: the digest stands for the payload (events_link_scrubbed, 0003)
-                  else sha256(l.prev
-                    || convert_to(l.session_id::text || E'\n' || l.seq::text || E'\n' || l.event_id::text || E'\n' || l.type || E'\n'
-                       || coalesce(l.message_id::text, '') || E'\n' || coalesce(encode(l.content_hash, 'hex'), '') || E'\n', 'UTF8')
-                    || sha256(convert_to(l.data::text, 'UTF8'))
-                    || l.payload_digest) end as link
+             turnlog.chain_link(l.prev, l.session_id, l.seq, l.event_id, l.type, l.message_id, l.content_hash, l.data, l.payload,
+                                l.payload_digest) as link
         from (
           select i.*,
-                 case when i.seq = 1 then '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea
-                      when lag(i.session_id) over w = i.session_id and lag(i.seq) over w = i.seq - 1 then lag(i.hash) over w
-                      else turnlog.import_predecessor(i.session_id, i.seq) end as prev
+                 case when lag(i.session_id) over w = i.session_id and lag(i.seq) over w = i.seq - 1 then lag(i.hash) over w
+                      else turnlog.chain_predecessor(i.session_id, i.seq, pg_current_xact_id()) end as prev
             from (
               select t.session_id::uuid as session_id, t.seq::bigint as seq, t.event_id::uuid as event_id, t.type,
                      t.message_id::uuid as message_id, decode(t.content_hash, 'hex') as content_hash,

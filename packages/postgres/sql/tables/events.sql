@@ -1,4 +1,4 @@
--- The event log: one row per event, chained per session (hash, see functions/chain_hash.sql).
+-- The event log: one row per event, chained per session (hash: functions/chain_link.sql).
 -- payload_digest: the SHA-256 of the original payload text of an event a redaction scrubbed (the chain
 -- covers it in place of the placeholder).
 create table turnlog.events (

@@ -1,12 +1,8 @@
--- The chain (BEFORE ROW triggers fire in name order: events_link, then events_link_scrubbed). Both skip
--- a row only when it already carries a link and the inserting role is turnlog_owner: only SECURITY
--- DEFINER functions run as the owner, and writers may not insert hash at all (grants.sql), so the one
--- path that stores a link it did not compute row by row is import_events, which verified it.
+-- The chain. Skips a row only when it already carries a link and the inserting role is turnlog_owner:
+-- only SECURITY DEFINER functions run as the owner, and writers may not insert hash at all (grants.sql),
+-- so the one path that stores a link it did not compute row by row is import_events, which verified it.
 create trigger events_link before insert on turnlog.events
   for each row when (new.hash is null or current_user <> 'turnlog_owner') execute function turnlog.events_link();
-create trigger events_link_scrubbed before insert on turnlog.events
-  for each row when (new.payload_digest is not null and (new.hash is null or current_user <> 'turnlog_owner'))
-  execute function turnlog.events_link_scrubbed();
 
 -- The arbiter of message ids fires before the projection (AFTER triggers also fire in name order), so a
 -- statement that loses does no projection work.
