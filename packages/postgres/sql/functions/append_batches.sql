@@ -30,7 +30,10 @@ declare
   v_count int;
   v_base bigint;
 begin
-  -- classification, exactly as in 0005
+  -- classify every message without any lock (a retry storm writes nothing and waits for nothing). A
+  -- batch is left out when one of its messages conflicts (another content under its id in the session,
+  -- or the id is stored in another session) or is new and also in an earlier batch of this call.
+  -- The incoming rows are materialized for the same reason as in append_messages (row level security).
   with input as materialized (
     select t.ord::int as b, t.sid::uuid as session_id, t.exp::bigint as expected, t.cnt::int as cnt,
            (sum(t.cnt::int) over (order by t.ord) - t.cnt::int) as first_msg

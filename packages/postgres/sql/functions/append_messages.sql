@@ -17,7 +17,7 @@ declare
   v_dup uuid[];
   v_count int;
 begin
-  -- materialized: under row level security (0003) a join qual holding a cast of a column counts as
+  -- materialized: under row level security a join qual holding a cast of a column counts as
   -- leaky and cannot be an index condition; a plain CTE column keeps events_message_id_idx usable
   with incoming as materialized (
     select t.id::uuid as id, decode(t.hash, 'hex') as hash, t.ord
