@@ -287,6 +287,22 @@ export const MUTANTS = [
     replace: "new.hash := turnlog.chain_link(decode('', 'hex'), new.session_id",
     tests: ['packages/audit/test/verify-chain.int.test.ts'],
   },
+  {
+    id: 'sql-chain-link-ignores-digest',
+    invariant: 'chain link (SQL): a scrubbed event is linked over its payload digest, as core chainHash (golden vectors)',
+    file: `${PG_SQL}/functions/chain_link.sql`,
+    search: "|| coalesce(p_payload_digest, sha256(convert_to(coalesce(p_payload::text, ''), 'UTF8'))))",
+    replace: "|| sha256(convert_to(coalesce(p_payload::text, ''), 'UTF8')))",
+    tests: [`${PG_TEST}/chain-link.int.test.ts`],
+  },
+  {
+    id: 'sql-chain-genesis-changed',
+    invariant: 'chain link (SQL): the first event of a session chains from 32 zero bytes (core GENESIS_HASH)',
+    file: `${PG_SQL}/functions/chain_predecessor.sql`,
+    search: "return '\\x0000000000000000000000000000000000000000000000000000000000000000'::bytea;",
+    replace: "return '\\x0000000000000000000000000000000000000000000000000000000000000001'::bytea;",
+    tests: [`${PG_TEST}/chain-link.int.test.ts`],
+  },
   // redaction
   {
     id: 'redaction-keeps-content',
