@@ -1,13 +1,16 @@
 /**
  * The SQL chain link against the golden vectors core's chainHash is pinned to
  * (packages/core/test/chain-vectors.json): `turnlog.chain_link` directly, the genesis of
- * `turnlog.chain_predecessor`, and the `events_link` trigger end to end (a plain and a scrubbed insert).
+ * `turnlog.chain_predecessor`, and the `events_link` trigger end to end (a plain and a scrubbed insert);
+ * then the class: any inputs (hostile JSON texts and type strings, absent fields, digests) give the
+ * same link in SQL and in TypeScript.
  */
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { chainHash, type ChainInput } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, jsonValueArb, weirdStringArb, type TestDatabase } from '@turnlog/testing'
+import fc from 'fast-check'
 import { sql } from 'kysely'
 
 /** The golden vectors file (shared with core's test). */
@@ -72,5 +75,42 @@ describe('turnlog.chain_link golden vectors (SQL)', () => {
     // then the plain one is the golden link, the scrubbed one the verifier's link over the digest
     expect(links).toEqual([first.link, chainHash(VECTORS.genesis, scrubbed)])
     expect(links[1]).not.toBe(chainHash(VECTORS.genesis, { ...scrubbed, payloadDigest: null }))
+  })
+
+  it('agrees with core chainHash on arbitrary inputs (hostile JSON texts, absent fields, payload digests)', async () => {
+    const hex32 = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex'))
+    const inputArb = fc.record({
+      prev: hex32,
+      sessionId: fc.uuid(),
+      seq: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+      eventId: fc.uuid(),
+      // a text column holds no NUL, and the batch passes through a JSON operator, which refuses a lone surrogate
+      type: weirdStringArb.filter((t) => !t.includes('\u0000') && !/\p{Cs}/u.test(t)),
+      messageId: fc.option(fc.uuid(), { nil: null }),
+      contentHash: fc.option(hex32, { nil: null }),
+      data: jsonValueArb,
+      payload: fc.option(jsonValueArb, { nil: null }),
+      payloadDigest: fc.option(hex32, { nil: null }),
+    })
+    await fc.assert(
+      fc.asyncProperty(fc.array(inputArb, { minLength: 1, maxLength: 8 }), async (inputs) => {
+        // given inputs as the store writes them (JSON.stringify texts)
+        const vectors = inputs.map((v) => ({
+          prev: v.prev,
+          input: { sessionId: v.sessionId, seq: v.seq, eventId: v.eventId, type: v.type, messageId: v.messageId, contentHash: v.contentHash,
+            dataText: JSON.stringify(v.data), payloadText: v.payload === null ? null : JSON.stringify(v.payload), payloadDigest: v.payloadDigest } satisfies ChainInput,
+        }))
+        // when the database links each (one statement for the batch)
+        const { rows } = await sql<{ link: string }>`
+          select encode(turnlog.chain_link(decode(x->>'prev', 'hex'), (x->'input'->>'sessionId')::uuid, (x->'input'->>'seq')::bigint,
+                   (x->'input'->>'eventId')::uuid, x->'input'->>'type', (x->'input'->>'messageId')::uuid,
+                   decode(x->'input'->>'contentHash', 'hex'), (x->'input'->>'dataText')::json, (x->'input'->>'payloadText')::json,
+                   decode(x->'input'->>'payloadDigest', 'hex')), 'hex') as link
+            from json_array_elements(${JSON.stringify(vectors)}::json) with ordinality as t(x, ord) order by t.ord`.execute(store.db)
+        // then every link is the verifier's
+        expect(rows.map((r) => r.link)).toEqual(vectors.map((v) => chainHash(v.prev, v.input)))
+      }),
+      { numRuns: 60 },
+    )
   })
 })
