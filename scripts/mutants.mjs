@@ -5,6 +5,7 @@
 
 const CORE = 'packages/core/src'
 const PG = 'packages/postgres/src'
+const PG_SQL = 'packages/postgres/sql'
 const CORE_TEST = 'packages/core/test'
 const PG_TEST = 'packages/postgres/test'
 const CONTRACT_PG = `${PG_TEST}/contract.postgres.int.test.ts`
@@ -42,7 +43,7 @@ export const MUTANTS = [
   {
     id: 'sql-foreign-id-accepted',
     invariant: 'cross-session ids: an id stored in another session is MESSAGE_CONFLICT (foreign_session)',
-    file: `${PG}/migrations/0008_unify_message_ids.ts`,
+    file: `${PG_SQL}/functions/append_messages.sql`,
     search: 'filter (where (c.own_exists and not c.own_match) or (not c.own_exists and c.other_session is not null)),',
     replace: 'filter (where (c.own_exists and not c.own_match)),',
     tests: [CONTRACT_PG],
@@ -76,8 +77,8 @@ export const MUTANTS = [
   {
     id: 'sql-session-order-check-off',
     invariant: 'ordering: per session, commit order = seq order (an append by an older transaction is refused, 40001)',
-    file: `${PG}/migrations/0005_add_group_append.ts`,
-    search: 'if prev_tx > new.tx_id then',
+    file: `${PG_SQL}/functions/chain_predecessor.sql`,
+    search: 'if v_tx > p_tx then',
     replace: 'if false then',
     tests: [`${PG_TEST}/subscription-order.int.test.ts`],
     name: 'refuses an append whose transaction id predates',
@@ -228,7 +229,7 @@ export const MUTANTS = [
   {
     id: 'sql-projection-revision-ignored',
     invariant: 'projection (SQL, message_revised): load shows the latest revision',
-    file: `${PG}/migrations/0001_create_event_log.ts`,
+    file: `${PG_SQL}/functions/project_event.sql`,
     search: 'set event_seq = e.seq, partial =',
     replace: 'set partial =',
     tests: [CONTRACT_PG],
@@ -237,7 +238,7 @@ export const MUTANTS = [
   {
     id: 'sql-projection-retraction-ignored',
     invariant: 'projection (SQL, messages_retracted): load drops rewound messages',
-    file: `${PG}/migrations/0001_create_event_log.ts`,
+    file: `${PG_SQL}/functions/project_event.sql`,
     search: "and message_id in (select value::uuid from json_array_elements_text(e.data->'ids'));",
     replace: 'and false;',
     tests: [CONTRACT_PG],
@@ -246,7 +247,7 @@ export const MUTANTS = [
   {
     id: 'sql-projection-finalize-ignored',
     invariant: 'projection (SQL, message_finalized): load shows a finalized message as final',
-    file: `${PG}/migrations/0001_create_event_log.ts`,
+    file: `${PG_SQL}/functions/project_event.sql`,
     search: 'update turnlog.live_messages set partial = false',
     replace: 'update turnlog.live_messages set partial = true',
     tests: [CONTRACT_PG],
@@ -255,7 +256,7 @@ export const MUTANTS = [
   {
     id: 'sql-projection-summary-placed-last',
     invariant: 'projection (SQL, messages_compacted): the summary takes the place of the first covered message',
-    file: `${PG}/migrations/0001_create_event_log.ts`,
+    file: `${PG_SQL}/functions/project_event.sql`,
     search: 'select e.session_id, s.id::uuid, first_pos + s.ord - 1, a.seq',
     replace: 'select e.session_id, s.id::uuid, 1000000000 + s.ord, a.seq',
     tests: [CONTRACT_PG],
@@ -273,7 +274,7 @@ export const MUTANTS = [
   {
     id: 'sql-chain-link-skips-content-hash',
     invariant: 'chain link (SQL): the trigger computes the same link as verifyChain',
-    file: `${PG}/migrations/0001_create_event_log.ts`,
+    file: `${PG_SQL}/functions/chain_link.sql`,
     search: "|| coalesce(encode(p_content, 'hex'), '') || E'\\n'",
     replace: "|| E'\\n'",
     tests: ['packages/audit/test/verify-chain.int.test.ts'],
@@ -281,10 +282,26 @@ export const MUTANTS = [
   {
     id: 'sql-chain-link-unlinked',
     invariant: "chain link (SQL): each link covers the previous event's hash",
-    file: `${PG}/migrations/0005_add_group_append.ts`,
-    search: 'new.hash := turnlog.chain_hash(prev, new.session_id',
-    replace: "new.hash := turnlog.chain_hash(decode('', 'hex'), new.session_id",
+    file: `${PG_SQL}/functions/events_link.sql`,
+    search: 'new.hash := turnlog.chain_link(turnlog.chain_predecessor(new.session_id, new.seq, new.tx_id), new.session_id',
+    replace: "new.hash := turnlog.chain_link(decode('', 'hex'), new.session_id",
     tests: ['packages/audit/test/verify-chain.int.test.ts'],
+  },
+  {
+    id: 'sql-chain-link-ignores-digest',
+    invariant: 'chain link (SQL): a scrubbed event is linked over its payload digest, as core chainHash (golden vectors)',
+    file: `${PG_SQL}/functions/chain_link.sql`,
+    search: "|| coalesce(p_payload_digest, sha256(convert_to(coalesce(p_payload::text, ''), 'UTF8'))))",
+    replace: "|| sha256(convert_to(coalesce(p_payload::text, ''), 'UTF8')))",
+    tests: [`${PG_TEST}/chain-link.int.test.ts`],
+  },
+  {
+    id: 'sql-chain-genesis-changed',
+    invariant: 'chain link (SQL): the first event of a session chains from 32 zero bytes (core GENESIS_HASH)',
+    file: `${PG_SQL}/functions/chain_predecessor.sql`,
+    search: "return '\\x0000000000000000000000000000000000000000000000000000000000000000'::bytea;",
+    replace: "return '\\x0000000000000000000000000000000000000000000000000000000000000001'::bytea;",
+    tests: [`${PG_TEST}/chain-link.int.test.ts`],
   },
   // redaction
   {

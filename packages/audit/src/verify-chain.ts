@@ -271,7 +271,7 @@ export class ChainVerifier {
 
 /**
  * Verifies a session's hash chain independently of the database: streams `store.events(sessionId)`,
- * recomputes every link with `chainHash` (the same function as the `turnlog.chain_hash` trigger) and
+ * recomputes every link with `chainHash` (the same function as the database's `turnlog.chain_link`) and
  * every message event's content hash, checks that every scrubbed (redacted) payload is a placeholder
  * recorded by a `message_redacted` event, and compares the last seq with the session's version. Each
  * break is located by seq; a changed event breaks only its own link (later links are checked against

@@ -162,7 +162,7 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
              content_hash = sha256(convert_to('{"content":"forged","role":"assistant"}', 'UTF8'))
        where session_id = $1 and seq = 2`, [sessionId])
     await rawSql(db.connectionString, `
-      update turnlog.events e set hash = turnlog.chain_hash(p.hash, e.session_id, e.seq, e.event_id, e.type, e.message_id, e.content_hash, e.data, e.payload)
+      update turnlog.events e set hash = turnlog.chain_link(p.hash, e.session_id, e.seq, e.event_id, e.type, e.message_id, e.content_hash, e.data, e.payload, e.payload_digest)
         from turnlog.events p where p.session_id = e.session_id and p.seq = e.seq - 1 and e.session_id = $1 and e.seq = 2`, [sessionId])
 
     // when

@@ -38,8 +38,9 @@ export interface ChainInput {
  * One link of a session's hash chain (format 1), hex:
  * `sha256(prev ‖ utf8(sessionId \n seq \n eventId \n type \n messageId \n contentHash \n) ‖ sha256(utf8(data)) ‖ sha256(utf8(payload)))`
  * where absent values are empty strings and `prev` is the previous event's hash (32 zero bytes for
- * seq 1). The database computes the same function (`turnlog.chain_hash`) when an event is inserted;
- * this implementation lets `verifyChain` check it independently of the database.
+ * seq 1). The database computes the same function (`turnlog.chain_link`) when an event is inserted;
+ * this implementation lets `verifyChain` check it independently of the database. Both are pinned to
+ * the golden vectors of `packages/core/test/chain-vectors.json`.
  */
 export function chainHash(prevHex: string, input: ChainInput): string {
   return guardLink('chainHash', prevHex, input, () => link(prevHex, input))

@@ -1,27 +1,11 @@
 import { TurnlogError } from '@turnlog/core'
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResult } from 'kysely'
 import { mapDatabaseError, sqlState } from './map-database-error.js'
-import * as m0001 from './migrations/0001_create_event_log.js'
-import * as m0002 from './migrations/0002_create_subscriptions.js'
-import * as m0003 from './migrations/0003_secure_event_log.js'
-import * as m0004 from './migrations/0004_create_batch_rebuild.js'
-import * as m0005 from './migrations/0005_add_group_append.js'
-import * as m0006 from './migrations/0006_speed_up_load.js'
-import * as m0007 from './migrations/0007_speed_up_import.js'
-import * as m0008 from './migrations/0008_unify_message_ids.js'
-import * as m0009 from './migrations/0009_harden_redaction_and_roles.js'
+import * as m0001 from './migrations/0001_create_schema.js'
 
 /** Every migration, in order. Names are `NNNN_verb_object`; released ones are never edited. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
-  '0001_create_event_log': m0001,
-  '0002_create_subscriptions': m0002,
-  '0003_secure_event_log': m0003,
-  '0004_create_batch_rebuild': m0004,
-  '0005_add_group_append': m0005,
-  '0006_speed_up_load': m0006,
-  '0007_speed_up_import': m0007,
-  '0008_unify_message_ids': m0008,
-  '0009_harden_redaction_and_roles': m0009,
+  '0001_create_schema': m0001,
 }
 
 class StaticMigrationProvider implements MigrationProvider {
@@ -57,7 +41,7 @@ interface ServerError {
   readonly detail?: unknown
 }
 
-/** The roles step's JSON detail (0003), when the failure is that step's. */
+/** The roles step's JSON detail (sql/roles.sql), when the failure is that step's. */
 function rolesStep(error: unknown): { readonly missing: readonly string[]; readonly role: string | null } | undefined {
   const detail = (error as ServerError | null)?.detail
   if (typeof detail !== 'string' || !detail.startsWith('{')) return undefined
@@ -90,7 +74,7 @@ function hintFor(state: string | undefined, roles: ReturnType<typeof rolesStep>)
  * that ran before the failing one `Success`; they were rolled back with it, so they are reported as
  * `RolledBack`, never as applied.
  */
-function migrationFailed(error: unknown, results: readonly MigrationResult[] | undefined): TurnlogError {
+export function migrationFailed(error: unknown, results: readonly MigrationResult[] | undefined): TurnlogError {
   const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName ?? null
   const state = sqlState(error)
   const roles = rolesStep(error)
@@ -126,10 +110,10 @@ async function schemaExists(db: Kysely<unknown>): Promise<boolean | null> {
 }
 
 /** The migration whose first step creates the cluster roles. */
-const ROLES_MIGRATION = '0003_secure_event_log'
+const ROLES_MIGRATION = '0001_create_schema'
 
 /**
- * What 0003's roles step would raise for the current role, checked before anything is created: the
+ * What the roles step (sql/roles.sql, the first step of 0001) would raise for the current role, checked before anything is created: the
  * missing `turnlog_*` roles when it may not create roles (not a superuser, no `CREATEROLE`), or the
  * missing membership in `turnlog_owner` when it may not grant it to itself. The same conditions and
  * the same error shape (SQLSTATE 42501, a JSON detail with `step: 'roles'`) as the step itself, which

@@ -1,20 +1,15 @@
 /**
- * `store.load(session)` through `turnlog.load_session` (0006): one statement, rows in join order,
+ * `store.load(session)` through `turnlog.load_session`: one statement, rows in join order,
  * ordered by position in the store. Checks the order after history operations moved rows out of seq
  * order (on Postgres and PGlite), exact payloads, the empty and unknown session, the cache it fills,
- * the function's settings and grants, row level security, and that 0001's `load_live` still agrees.
+ * the function's settings and grants, row level security, and that `load_live` (the two-statement read kept for direct SQL callers) still agrees.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { contentHash, createMessage, isMessage, newSessionId, restoreMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely'
+import { sql } from 'kysely'
 import pg from 'pg'
-import * as m0001 from '../src/migrations/0001_create_event_log.js'
-import * as m0002 from '../src/migrations/0002_create_subscriptions.js'
-import * as m0003 from '../src/migrations/0003_secure_event_log.js'
-import * as m0004 from '../src/migrations/0004_create_batch_rebuild.js'
-import * as m0005 from '../src/migrations/0005_add_group_append.js'
 import { createLoginRole, dropLoginRoles, runSql, type LoginRole } from './security/support/security-fixtures.js'
 
 let db: TestDatabase
@@ -169,61 +164,6 @@ describe('turnlog.load_session', () => {
       await expect(readerStore.load(theirs)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
     } finally {
       await readerStore.close()
-    }
-  })
-})
-
-describe('load on a schema before 0006 (code deployed before its migration ran)', () => {
-  let older: TestDatabase | undefined
-
-  beforeAll(async () => {
-    older = await createTestDatabase({
-      migrate: async (url) => {
-        const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) })
-        try {
-          // the previous release: every migration before 0006, recorded as the store's migrator does
-          const migrations = { '0001_create_event_log': m0001, '0002_create_subscriptions': m0002, '0003_secure_event_log': m0003, '0004_create_batch_rebuild': m0004, '0005_add_group_append': m0005 }
-          const { error } = await new Migrator({
-            db,
-            provider: { getMigrations: async () => migrations },
-            migrationTableSchema: 'turnlog',
-            migrationTableName: 'schema_migrations',
-            migrationLockTableName: 'schema_migrations_lock',
-          }).migrateToLatest()
-          if (error !== undefined) throw error
-        } finally {
-          await db.destroy()
-        }
-      },
-    })
-  })
-
-  afterAll(async () => {
-    await older?.drop()
-  })
-
-  it('reads load_live instead: at once outside a transaction, from the next transaction inside one', async () => {
-    // given a session whose live rows are out of seq order
-    const seed = await openStore({ connectionString: older!.connectionString, migrate: false, pool: { max: 1 } })
-    const session = await seed.createSession()
-    const expected = await historyOutOfSeqOrder(seed, session)
-    await seed.close()
-    const plain = await openStore({ connectionString: older!.connectionString, migrate: false, pool: { max: 1 } })
-    const inTx = await openStore({ connectionString: older!.connectionString, migrate: false, pool: { max: 1 } })
-
-    try {
-      // when
-      const loaded = await plain.load(session)
-      const first = await inTx.db.transaction().execute((trx) => inTx.withTransaction(trx).load(session)).catch((e: unknown) => e)
-      const next = await inTx.db.transaction().execute((trx) => inTx.withTransaction(trx).load(session))
-
-      // then
-      expect(ids(loaded.messages)).toEqual(expected)
-      expect(first).toMatchObject({ code: 'DB_ERROR', details: { sqlState: '42883' } })
-      expect(next.messages).toEqual(loaded.messages)
-    } finally {
-      await plain.close()
-      await inTx.close()
     }
   })
 })

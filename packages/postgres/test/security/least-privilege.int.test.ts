@@ -57,7 +57,7 @@ describe('role model', () => {
 
   it('runs every trigger and internal function as the owner with a fixed search_path', async () => {
     // given the functions that write the projection or read across tenants
-    const names = ['events_link', 'events_link_scrubbed', 'events_project', 'rebuild_session', 'redact_message']
+    const names = ['events_claim_ids', 'events_link', 'events_project', 'rebuild_session', 'redact_message']
     // when reading their attributes
     const rows = await runSql<{ proname: string; prosecdef: boolean; proconfig: string[] | null }>(db.connectionString,
       `select proname, prosecdef, proconfig from pg_proc where pronamespace = 'turnlog'::regnamespace and proname = any($1) order by proname`, [names])

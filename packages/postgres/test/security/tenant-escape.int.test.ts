@@ -145,7 +145,7 @@ describe('every escalation path of a tenant login (class)', () => {
     ['grant itself turnlog_owner', () => `grant turnlog_owner to "${roleA.name}"`],
     ['call the unchecked rebuild of another tenant\'s session', () => `select turnlog.rebuild_session_unchecked('${sessionB}')`],
     ['call the unchecked batch rebuild', () => `select turnlog.rebuild_sessions_unchecked(array['${sessionB}'::uuid])`],
-    ['call the import predecessor lookup', () => `select turnlog.import_predecessor('${sessionB}', 2)`],
+    ['call the chain predecessor lookup', () => `select turnlog.chain_predecessor('${sessionB}', 2, pg_current_xact_id())`],
     ['call the tenant check with another tenant', "select turnlog.caller_may_access('tenant-b')"],
   ] as [string, string | (() => string)][])('%s is refused (42501)', async (_what, statement) => {
     // when the tenant login tries it

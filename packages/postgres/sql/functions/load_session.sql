@@ -1,30 +1,9 @@
-import { sql, type Kysely } from 'kysely'
-
-/**
- * 0006: `turnlog.load_session`, the read behind `store.load(session)`. It reads what
- * `turnlog.load_live` (0001) reads in ONE statement instead of two (the separate version lookup cost
- * about as much as the 60-row join after it) and leaves the ordering to the caller: the rows come in
- * join order with their `position`, so the server no longer sorts the payloads (it sorted them once
- * more before the function's own copy). `load_live` stays, unchanged, for stores of earlier releases
- * and direct SQL callers. See docs/schema.md and docs/performance.md (load). Released migrations are
- * never edited; later changes get new files.
- */
-export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql.raw(SQL).execute(db)
-}
-
-/** Not reversible: the store's load calls this function. */
-export async function down(): Promise<void> {
-  throw new Error('0006_speed_up_load cannot be reverted')
-}
-
-const SQL = String.raw`
 -- The session's version and live messages in one statement (one snapshot), with the plan cached by
 -- PL/pgSQL (planning the join per call costs more than running it). Rows: the session's own row
 -- (version set, message_id null), then one row per live message (version null) with its position,
 -- in no particular order: the caller orders them by position (the join returns them in seq order,
 -- which is position order unless a compaction or a revision moved something). TLS01 when the session
--- does not exist or the caller may not see it. Security invoker: row level security (0003) applies to
+-- does not exist or the caller may not see it. Security invoker: row level security applies to
 -- all three tables. No JIT and no parallel plan, as for load_live: with stale statistics the planner
 -- chose a parallel plan for a 100-row read (7-9 ms instead of 0.5 ms). No pinned search_path (as
 -- load_live): an invoker function runs with the caller's own rights and every table is qualified, and
@@ -47,8 +26,3 @@ begin
   end if;
 end
 $fn$;
-
-alter function turnlog.load_session(uuid) owner to turnlog_owner;
-revoke all on function turnlog.load_session(uuid) from public;
-grant execute on function turnlog.load_session(uuid) to turnlog_writer, turnlog_reader;
-`

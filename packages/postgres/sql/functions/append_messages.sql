@@ -1,0 +1,88 @@
+-- The common append in one round trip. Arrays are JSON texts zipped by position; payloads are only
+-- stored, never inspected (they may hold \u0000 or lone surrogates, which JSON operators refuse).
+-- Duplicates are found without taking the session lock, so a retry storm writes nothing and waits for
+-- nothing. "A message id belongs to one session" is checked by the insert's claim (events_claim_ids).
+-- Runs as the caller (row level security applies), without bitmap scans (see append_batches). Raises TLS01 (no session), TLV01 (version conflict; detail is the actual version; checked
+-- before a conflict is reported), TLM01 (conflict; detail is a JSON list), and 23505 on
+-- message_ids_pkey when another writer stored one of the new ids after the classification (call
+-- again: they are duplicates or conflicts now).
+create function turnlog.append_messages(p_session uuid, p_expected bigint, p_ids json, p_hashes json,
+  p_event_ids json, p_payloads json, p_data json)
+returns table (version bigint, appended uuid[], duplicates uuid[])
+language plpgsql set jit = off set enable_bitmapscan = off as $fn$
+declare
+  v_version bigint;
+  v_conflicts json;
+  v_new uuid[];
+  v_dup uuid[];
+  v_count int;
+begin
+  -- materialized: under row level security a join qual holding a cast of a column counts as
+  -- leaky and cannot be an index condition; a plain CTE column keeps events_message_id_idx usable
+  with incoming as materialized (
+    select t.id::uuid as id, decode(t.hash, 'hex') as hash, t.ord
+      from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes)) with ordinality as t(id, hash, ord)
+  ), classified as (
+    select i.id, i.hash, i.ord, k.own_match, k.own_exists, k.other_session, k.stored_hash
+      from incoming i
+      cross join lateral (
+        select coalesce(bool_or(e.session_id = p_session and e.content_hash = i.hash), false) as own_match,
+               coalesce(bool_or(e.session_id = p_session), false) as own_exists,
+               (array_agg(e.session_id) filter (where e.session_id <> p_session))[1] as other_session,
+               (array_agg(e.content_hash order by (e.session_id = p_session) desc, e.seq desc))[1] as stored_hash
+          from turnlog.events e
+         where e.message_id = i.id and e.content_hash is not null
+      ) k
+  )
+  select json_agg(json_build_object(
+           'messageId', c.id,
+           'reason', case when c.own_exists then 'content_mismatch' else 'foreign_session' end,
+           'storedHash', encode(c.stored_hash, 'hex'),
+           'incomingHash', encode(c.hash, 'hex'),
+           'otherSessionId', case when c.own_exists then null else c.other_session end) order by c.ord)
+           filter (where (c.own_exists and not c.own_match) or (not c.own_exists and c.other_session is not null)),
+         array_agg(c.id order by c.ord) filter (where not c.own_exists and c.other_session is null),
+         array_agg(c.id order by c.ord) filter (where c.own_match)
+    into v_conflicts, v_new, v_dup
+    from classified c;
+
+  v_count := coalesce(array_length(v_new, 1), 0);
+  if v_conflicts is not null or v_count = 0 then
+    select s.version into v_version from turnlog.sessions s where s.session_id = p_session;
+    if not found then
+      raise exception 'session % not found', p_session using errcode = 'TLS01';
+    end if;
+    if v_conflicts is not null then
+      -- nothing is written either way; a stale writer learns that first (as for every other write)
+      if p_expected is not null and p_expected <> v_version then
+        raise exception 'version conflict' using errcode = 'TLV01', detail = v_version::text;
+      end if;
+      raise exception 'message conflict' using errcode = 'TLM01', detail = v_conflicts::text;
+    end if;
+    return query select v_version, '{}'::uuid[], coalesce(v_dup, '{}'::uuid[]);
+    return;
+  end if;
+
+  -- take the session lock and the seq range in one statement
+  update turnlog.sessions s set version = s.version + v_count, updated_at = now()
+   where s.session_id = p_session
+  returning s.version - v_count into v_version;
+  if not found then
+    raise exception 'session % not found', p_session using errcode = 'TLS01';
+  end if;
+  if p_expected is not null and p_expected <> v_version then
+    raise exception 'version conflict' using errcode = 'TLV01', detail = v_version::text;
+  end if;
+
+  insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+  select p_session, v_version + row_number() over (order by t.ord), t.event_id::uuid, 'message_appended',
+         t.id::uuid, decode(t.hash, 'hex'), t.payload, t.data
+    from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes),
+                    json_array_elements_text(p_event_ids), json_array_elements(p_payloads), json_array_elements(p_data))
+         with ordinality as t(id, hash, event_id, payload, data, ord)
+   where t.id::uuid = any (v_new)
+   order by t.ord;
+
+  return query select v_version + v_count, v_new, coalesce(v_dup, '{}'::uuid[]);
+end
+$fn$;

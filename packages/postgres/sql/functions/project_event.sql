@@ -1,0 +1,46 @@
+-- The inline projection: applies one event to turnlog.live_messages. The trigger below calls it for
+-- every inserted event; rebuild calls it while replaying a session's log.
+create function turnlog.project_event(e turnlog.events) returns void language plpgsql
+set search_path = pg_catalog, pg_temp as $fn$
+declare
+  first_pos bigint;
+  n_summary int;
+begin
+  if e.type = 'message_appended' then
+    if (e.data->>'deferred') is null then
+      insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
+      values (e.session_id, e.message_id, e.seq, e.seq, (e.data->>'status') is not distinct from 'partial');
+    end if;
+  elsif e.type = 'message_revised' then
+    update turnlog.live_messages
+       set event_seq = e.seq, partial = (e.data->>'status') is not distinct from 'partial'
+     where session_id = e.session_id and message_id = e.message_id;
+  elsif e.type = 'message_finalized' then
+    update turnlog.live_messages set partial = false
+     where session_id = e.session_id and message_id = e.message_id;
+  elsif e.type = 'messages_retracted' then
+    delete from turnlog.live_messages
+     where session_id = e.session_id
+       and message_id in (select value::uuid from json_array_elements_text(e.data->'ids'));
+  elsif e.type = 'messages_compacted' then
+    select min(l.position) into first_pos from turnlog.live_messages l
+     where l.session_id = e.session_id
+       and l.message_id in (select (c->>'id')::uuid from json_array_elements(e.data->'covered') c);
+    delete from turnlog.live_messages
+     where session_id = e.session_id
+       and message_id in (select (c->>'id')::uuid from json_array_elements(e.data->'covered') c);
+    n_summary := json_array_length(e.data->'summary');
+    if first_pos is null then
+      select coalesce(max(l.position), 0) + 1 into first_pos from turnlog.live_messages l where l.session_id = e.session_id;
+    end if;
+    if n_summary > 1 then
+      update turnlog.live_messages set position = position + (n_summary - 1)
+       where session_id = e.session_id and position > first_pos;
+    end if;
+    insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
+    select e.session_id, s.id::uuid, first_pos + s.ord - 1, a.seq, (a.data->>'status') is not distinct from 'partial'
+      from json_array_elements_text(e.data->'summary') with ordinality as s(id, ord)
+      join turnlog.events a on a.session_id = e.session_id and a.message_id = s.id::uuid and a.type = 'message_appended';
+  end if;
+end
+$fn$;
