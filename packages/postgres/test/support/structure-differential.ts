@@ -11,10 +11,14 @@
 import { expect } from '@jest/globals'
 import fc from 'fast-check'
 import {
+  applyEvent,
+  contentHash,
   createMessage,
   foldSession,
   isTurnlogError,
+  newEventId,
   newSessionId,
+  newStructure,
   projectStructure,
   toMessage,
   type ChatMessage,
@@ -269,4 +273,146 @@ export async function rebuildAllAgainstSpec(store: PostgresStore): Promise<numbe
   expect(result.rewritten).toBe(all.length)
   for (const r of all) await compareSession(store, r.session_id as SessionId, 0, 'full rebuild')
   return all.length
+}
+
+/**
+ * One step of a log written around the store (as an import or a future writer could): histories the
+ * spec applies without an anomaly, including ones today's store calls never write (a rewind of any
+ * subset, summaries placed in any order, several events in one INSERT). A compaction covers at least one
+ * live message, as every store call writes it: see {@link KNOWN_DIVERGENCE} for one that covers none.
+ */
+export type RawStep =
+  | { readonly kind: 'append'; readonly partial: boolean; readonly deferred: boolean }
+  | { readonly kind: 'revise'; readonly pick: number; readonly partial: boolean }
+  | { readonly kind: 'finalize'; readonly pick: number }
+  | { readonly kind: 'retract'; readonly picks: readonly number[] }
+  | { readonly kind: 'compact'; readonly picks: readonly number[]; readonly summaries: readonly number[] }
+  | { readonly kind: 'redact'; readonly pick: number }
+
+const picks = fc.array(pick, { maxLength: 3 })
+/** Raw logs: steps, and how many events each INSERT statement carries (the statement trigger sees them together). */
+export const rawLogArb: fc.Arbitrary<{ steps: RawStep[]; chunks: number[] }> = fc.record({
+  steps: fc.array(
+    fc.oneof(
+      { weight: 5, arbitrary: fc.record({ kind: fc.constant('append' as const), partial: fc.boolean(), deferred: fc.boolean() }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('revise' as const), pick, partial: fc.boolean() }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('finalize' as const), pick }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('retract' as const), picks }) },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('compact' as const), picks, summaries: picks }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('redact' as const), pick }) },
+    ),
+    { minLength: 1, maxLength: 16 },
+  ),
+  chunks: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 16, maxLength: 16 }),
+})
+
+interface RawEvent {
+  readonly type: string
+  readonly messageId: MessageId | null
+  readonly payload: ChatMessage | null
+  readonly data: Record<string, unknown>
+}
+
+/**
+ * The events of `steps`, each one chosen among what the spec applies without an anomaly at that point;
+ * a compaction with no live message to cover is left out unless `emptyCompactions`.
+ */
+export function rawEvents(steps: readonly RawStep[], options: { readonly emptyCompactions?: boolean } = {}): RawEvent[] {
+  return rawEventsOf(steps, options.emptyCompactions === true)
+}
+
+/**
+ * A history where the SQL statement trigger and the spec disagree (found by the raw-log differential):
+ * a compaction that covers no live message (`covered: []`), followed by an append IN THE SAME INSERT.
+ * `events_project` inserts a statement's plain appends first, so `project_event` then finds the later
+ * append already there and places the summary after it (max position + 1); the spec, `rebuild` (which
+ * replays event by event) and the fold place it before. No store call writes it (`compact` refuses an
+ * empty `covered` and never writes an append in the compaction's statement); a crafted `importEvents`
+ * file could.
+ */
+export const KNOWN_DIVERGENCE: { readonly steps: readonly RawStep[]; readonly chunks: readonly number[] } = {
+  steps: [{ kind: 'append', partial: false, deferred: true }, { kind: 'compact', picks: [], summaries: [0] }, { kind: 'append', partial: false, deferred: false }],
+  chunks: [1, 2],
+}
+
+function rawEventsOf(steps: readonly RawStep[], emptyCompactions: boolean): RawEvent[] {
+  const state = newStructure()
+  const out: RawEvent[] = []
+  const emit = (e: RawEvent): void => {
+    const anomalies = applyEvent(state, { seq: out.length + 1, ...e })
+    if (anomalies.length > 0) throw new Error(`generator bug: ${JSON.stringify(anomalies)}`)
+    out.push(e)
+  }
+  const inState = (s: string): MessageId[] => [...state.messages.values()].filter((r) => r.state === s).map((r) => r.id)
+  const choose = <T>(from: readonly T[], ps: readonly number[]): T[] => [...new Set(ps.map((p) => from[p % from.length] as T))]
+  const content = (text: string, partial: boolean): { payload: ChatMessage; data: Record<string, unknown> } => ({
+    payload: { role: 'assistant', content: text },
+    data: { createdAt: '2026-01-01T00:00:00.000Z', ...(partial ? { status: 'partial' } : {}) },
+  })
+  for (const s of steps) {
+    const live = inState('live')
+    switch (s.kind) {
+      case 'append': {
+        const c = content(`m${out.length}`, s.partial)
+        emit({ type: 'message_appended', messageId: createMessage(c.payload).id, payload: c.payload, data: s.deferred ? { ...c.data, deferred: true } : c.data })
+        break
+      }
+      case 'revise': {
+        if (live.length === 0) break
+        const c = content(`r${out.length}`, s.partial)
+        emit({ type: 'message_revised', messageId: choose(live, [s.pick])[0] ?? null, payload: c.payload, data: { ...c.data, revision: 1 } })
+        break
+      }
+      case 'finalize':
+        // a live message (a pending summary is only ever finalized after its compaction places it)
+        if (live.length > 0) emit({ type: 'message_finalized', messageId: choose(live, [s.pick])[0] ?? null, payload: null, data: {} })
+        break
+      case 'retract':
+        if (live.length > 0) {
+          const ids = choose(live, s.picks)
+          emit({ type: 'messages_retracted', messageId: null, payload: null, data: { ids, target: { from: ids[0] } } })
+        }
+        break
+      case 'compact': {
+        const covered = live.length === 0 ? [] : choose(live, s.picks.length === 0 ? [0] : s.picks)
+        if (covered.length === 0 && !emptyCompactions) break
+        const pending = inState('pending')
+        const summary = pending.length === 0 ? [] : choose(pending, s.summaries)
+        emit({ type: 'messages_compacted', messageId: null, payload: null, data: { covered: covered.map((id) => ({ id, contentHash: '' })), summary } })
+        break
+      }
+      case 'redact': {
+        const known = [...state.messages.keys()]
+        if (known.length > 0) emit({ type: 'message_redacted', messageId: choose(known, [s.pick])[0] ?? null, payload: null, data: { reason: 'test' } })
+        break
+      }
+    }
+  }
+  return out
+}
+
+/**
+ * Writes `events` straight into `turnlog.events` of a new session (the triggers run as for any writer),
+ * `chunks[i]` events per INSERT statement, comparing the table with the spec after every statement.
+ * Needs a connection that may write the table (the test database's owner).
+ */
+export async function runRawLog(store: PostgresStore, events: readonly RawEvent[], chunks: readonly number[]): Promise<void> {
+  const sid = await store.createSession()
+  let seq = 0
+  for (let i = 0; seq < events.length; i++) {
+    const size = chunks[i % chunks.length] ?? 1
+    const chunk = events.slice(seq, seq + size)
+    const values = chunk.map((e, j) => sql`(${sid}::uuid, ${seq + j + 1}::bigint, ${newEventId()}::uuid, ${e.type}, ${e.messageId}::uuid,
+      ${e.payload === null ? null : contentHash(e.payload)}::text, ${e.payload === null ? null : JSON.stringify(e.payload)}::json, ${JSON.stringify(e.data)}::json)`)
+    await sql`
+      insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+      select v.s, v.q, v.e, v.t, v.m, decode(v.h, 'hex'), v.p, v.d from (values ${sql.join(values)}) as v(s, q, e, t, m, h, p, d)
+       order by v.q`.execute(store.db)
+    await sql`update turnlog.sessions set version = ${seq + chunk.length} where session_id = ${sid}`.execute(store.db)
+    await compareSession(store, sid, seq, `an INSERT of events ${seq + 1}..${seq + chunk.length}`)
+    seq += chunk.length
+  }
+  const rebuilt = await store.rebuild({ sessionId: sid })
+  expect(rebuilt.drift).toEqual([])
+  await compareSession(store, sid, seq, 'rebuild of the raw log')
 }
