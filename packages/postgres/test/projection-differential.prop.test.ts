@@ -3,7 +3,8 @@ import fc from 'fast-check'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
-import { KNOWN_DIVERGENCE, RULES, historyFor, newDiffStats, rawEvents, rawLogArb, rebuildAllAgainstSpec, runDifferential, runRawLog } from './support/structure-differential.js'
+import { describeDifferential } from './support/describe-differential.js'
+import { historyFor, newDiffStats, runDifferential } from './support/structure-differential.js'
 
 // The SQL projection (turnlog.project_event, the events_project trigger, turnlog.rebuild_sessions)
 // against the written spec, projectStructure in core, one rule (event type) at a time: after every
@@ -13,7 +14,6 @@ const NUM_RUNS = Number(process.env['TURNLOG_PROP_RUNS'] ?? 25)
 
 let db: TestDatabase
 let store: PostgresStore
-const stats = newDiffStats()
 
 beforeAll(async () => {
   db = await createTestDatabase()
@@ -23,41 +23,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await store.close()
   await db.drop()
-  console.log(`projection-differential (Postgres): ${JSON.stringify(stats)}`)
 })
 
-describe('SQL projection = projectStructure, rule by rule (Postgres)', () => {
-  it.each(RULES)('%s: after every store call the table is the spec of the stored events; fold and rebuild agree', async (rule) => {
-    const before = { ...stats.events }
-    await fc.assert(
-      fc.asyncProperty(historyFor(rule), async (commands) => {
-        await runDifferential(store, commands, stats)
-      }),
-      { numRuns: NUM_RUNS },
-    )
-    // the histories did write the rule's event type (and at least three types, for the mix)
-    const written = (type: string): number => (stats.events[type] ?? 0) - (before[type] ?? 0)
-    expect(rule === 'mixed' ? Object.keys(stats.events).filter((t) => written(t) > 0).length : written(rule)).toBeGreaterThan(rule === 'mixed' ? 2 : 0)
-  }, 300_000)
-
-  it('logs written around the store (any history the spec applies without an anomaly, several events per INSERT): the table is the spec after every statement, and after rebuild', async () => {
-    await fc.assert(
-      fc.asyncProperty(rawLogArb, async ({ steps, chunks }) => {
-        await runRawLog(store, rawEvents(steps), chunks)
-      }),
-      { numRuns: NUM_RUNS * 4 },
-    )
-  }, 300_000)
-
-  // Jest passes it.failing while the body fails: once the SQL projection is fixed, this reports and must become it()
-  it.failing('known divergence (no store call writes it): a compaction covering nothing live, then an append in the same INSERT; the statement trigger places the summary after the append', async () => {
-    await runRawLog(store, rawEvents(KNOWN_DIVERGENCE.steps, { emptyCompactions: true }), KNOWN_DIVERGENCE.chunks)
-  })
-
-  it('one full rebuild of every session from damaged rows (batches mixing plain-append and replayed logs) gives the spec', async () => {
-    await rebuildAllAgainstSpec(store)
-  }, 120_000)
-})
+describeDifferential('Postgres', () => store, NUM_RUNS)
 
 describe('the differential can fail, and names the rule', () => {
   it('a planted divergence in a test database (SQL message_revised keeps the old event_seq) fails the message_revised property with "rule message_revised"', async () => {
