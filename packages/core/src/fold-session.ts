@@ -40,10 +40,14 @@ export interface SessionState {
   readonly anomalies: readonly FoldAnomaly[]
 }
 
-/** The content side of a message: its current `Message` and every content version. */
-interface MessageContent {
+/** A message record while folding: the content side is the fold's, `state` and `partial` are copied from the structure at the end. */
+interface MutableRecord {
+  id: MessageId
   message: Message
+  state: MessageState
+  partial: boolean
   revisions: MessageRevision[]
+  events: readonly number[]
 }
 
 /** Options for {@link foldSession}. */
@@ -74,7 +78,7 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
  */
 export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions = {}): SessionState {
   const structure = newStructure()
-  const contents = new Map<MessageId, MessageContent>()
+  const records = new Map<MessageId, MutableRecord>()
   let version = 0
   let sessionId: SessionId | null = null
   let forkedFrom: SessionState['forkedFrom'] = null
@@ -84,16 +88,19 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
     version = e.seq
     sessionId ??= e.sessionId
     // the structure first; an event that did not apply (an anomaly) changes no content either
-    const applied = applyEvent(structure, e).length === 0
+    const applied = applyEvent(structure, e)
     switch (e.type) {
       case 'message_appended': {
         if (!applied) break
-        const message = toMessage(e.messageId, e.payload, e.contentHash, e.data, e.data.status === 'partial')
-        contents.set(e.messageId, { message, revisions: [{ seq: e.seq, contentHash: e.contentHash, message }] })
+        const partial = e.data.status === 'partial'
+        const message = toMessage(e.messageId, e.payload, e.contentHash, e.data, partial)
+        // events: the structure's own list of the seqs naming the message (it keeps appending to it)
+        const events = structure.messages.get(e.messageId)?.events ?? [e.seq]
+        records.set(e.messageId, { id: e.messageId, message, state: 'live', partial, revisions: [{ seq: e.seq, contentHash: e.contentHash, message }], events })
         break
       }
       case 'message_revised': {
-        const c = contents.get(e.messageId)
+        const c = records.get(e.messageId)
         if (!applied || !c) break
         const message = toMessage(e.messageId, e.payload, e.contentHash, e.data, e.data.status === 'partial')
         c.message = message
@@ -101,7 +108,7 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
         break
       }
       case 'message_finalized': {
-        const c = contents.get(e.messageId)
+        const c = records.get(e.messageId)
         if (!applied || !c) break
         const last = c.revisions[c.revisions.length - 1]
         c.message = last ? toMessage(e.messageId, last.message.payload, last.contentHash, last.message, false) : c.message
@@ -111,7 +118,7 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
         forkedFrom = { sessionId: e.data.parentSessionId, version: e.data.parentVersion, at: e.data.at }
         break
       case 'message_redacted': {
-        const c = contents.get(e.messageId)
+        const c = records.get(e.messageId)
         if (!applied || !c) break
         // every content version shows the placeholder (role and pairing ids kept, see redactedPayload),
         // with its original content hash, as the store returns scrubbed rows
@@ -126,12 +133,14 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
         break
     }
   }
-  const messages = new Map<MessageId, MessageRecord>()
-  for (const r of structure.messages.values()) {
-    const c = contents.get(r.id)
-    if (c) messages.set(r.id, { id: r.id, message: c.message, state: r.state, partial: r.partial, revisions: c.revisions, events: r.events })
+  for (const r of records.values()) {
+    const s = structure.messages.get(r.id)
+    if (s) {
+      r.state = s.state
+      r.partial = s.partial
+    }
   }
-  return { sessionId, version, live: structure.live, messages, forkedFrom, anomalies: structure.anomalies }
+  return { sessionId, version, live: structure.live, messages: records, forkedFrom, anomalies: structure.anomalies }
 }
 
 /** The live list of a folded state as messages, in order. */

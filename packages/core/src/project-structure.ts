@@ -94,8 +94,8 @@ interface DataFields {
 }
 
 /**
- * Applies one event (the next in seq order) to `state`, in place, and returns the anomalies it caused:
- * none when it applied as written. This is the projection rule, written once.
+ * Applies one event (the next in seq order) to `state`, in place, and returns whether it applied as
+ * written (false: it caused at least one anomaly, appended to `state.anomalies`). This is the projection rule, written once.
  *
  * An event that breaks a rule's precondition changes nothing and is
  * reported as a {@link FoldAnomaly}; the store never writes one):
@@ -131,18 +131,15 @@ interface DataFields {
  * A malformed `data` (a list that is not iterable, no object at all) throws a `TypeError`; the store
  * never writes one (`rebuild` reports it as `CORRUPT_LOG`).
  */
-export function applyEvent(state: StructureBuilder, e: StructuralEvent): readonly FoldAnomaly[] {
+export function applyEvent(state: StructureBuilder, e: StructuralEvent): boolean {
   const before = state.anomalies.length
-  const anomaly = (kind: FoldAnomaly['kind'], explanation: string): void => {
-    state.anomalies.push({ seq: e.seq, kind, explanation })
-  }
   const records = state.messages
   const data = e.data as DataFields
   const mid = e.messageId as MessageId
   switch (e.type) {
     case 'message_appended': {
       if (records.has(mid)) {
-        anomaly('duplicate_append', `message ${mid} appended again`)
+        report(state, e.seq, 'duplicate_append', `message ${mid} appended again`)
         break
       }
       const deferred = data.deferred === true
@@ -153,11 +150,11 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): readonl
     case 'message_revised': {
       const r = records.get(mid)
       if (!r) {
-        anomaly('unknown_message', `revision of unknown message ${mid}`)
+        report(state, e.seq, 'unknown_message', `revision of unknown message ${mid}`)
         break
       }
       if (r.state !== 'live') {
-        anomaly('not_live', `revision of ${mid}, which is not live`)
+        report(state, e.seq, 'not_live', `revision of ${mid}, which is not live`)
         break
       }
       r.partial = data.status === 'partial'
@@ -168,7 +165,7 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): readonl
     case 'message_finalized': {
       const r = records.get(mid)
       if (!r) {
-        anomaly('unknown_message', `finalize of unknown message ${mid}`)
+        report(state, e.seq, 'unknown_message', `finalize of unknown message ${mid}`)
         break
       }
       r.partial = false
@@ -180,7 +177,7 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): readonl
       for (const id of data.ids as Iterable<MessageId>) {
         const r = records.get(id)
         if (!r || r.state !== 'live') {
-          anomaly(r ? 'not_live' : 'unknown_message', `rewind names ${id}, which is not live`)
+          report(state, e.seq, r ? 'not_live' : 'unknown_message', `rewind names ${id}, which is not live`)
           continue
         }
         r.state = 'retracted'
@@ -195,7 +192,7 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): readonl
       for (const c of data.covered as Iterable<{ readonly id: MessageId }>) {
         const r = records.get(c.id)
         if (!r || r.state !== 'live') {
-          anomaly(r ? 'not_live' : 'unknown_message', `compaction covers ${c.id}, which is not live`)
+          report(state, e.seq, r ? 'not_live' : 'unknown_message', `compaction covers ${c.id}, which is not live`)
           continue
         }
         r.state = 'compacted'
@@ -208,7 +205,7 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): readonl
       for (const id of data.summary as Iterable<MessageId>) {
         const r = records.get(id)
         if (!r || r.state !== 'pending') {
-          anomaly('unknown_message', `compaction summary ${id} was not appended before it`)
+          report(state, e.seq, 'unknown_message', `compaction summary ${id} was not appended before it`)
           continue
         }
         r.state = 'live'
@@ -225,16 +222,20 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): readonl
     case 'message_redacted': {
       const r = records.get(mid)
       if (!r) {
-        anomaly('unknown_message', `redaction of unknown message ${mid}`)
+        report(state, e.seq, 'unknown_message', `redaction of unknown message ${mid}`)
         break
       }
       r.events.push(e.seq)
       break
     }
     default:
-      anomaly('bad_event', `unknown event type ${e.type}`)
+      report(state, e.seq, 'bad_event', `unknown event type ${e.type}`)
   }
-  return state.anomalies.slice(before)
+  return state.anomalies.length === before
+}
+
+function report(state: StructureBuilder, seq: number, kind: FoldAnomaly['kind'], explanation: string): void {
+  state.anomalies.push({ seq, kind, explanation })
 }
 
 /** The live list of a projection as `turnlog.live_messages` rows, in position order. */

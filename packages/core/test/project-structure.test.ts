@@ -153,14 +153,14 @@ describe('projectStructure', () => {
     const full = projectStructure(log.events)
     const stripped = projectStructure(structural(log.events))
     const stepped = newStructure()
-    const perEvent = log.events.map((e) => applyEvent(stepped, e).length)
+    const perEvent = log.events.map((e) => applyEvent(stepped, e))
     const folded = foldSession(log.events)
 
     // then
     expect(full.rows).toEqual([row(s.id, 6), row(b.id, 4, false)])
     expect(stripped.rows).toEqual(full.rows)
     expect(projectionRows(stepped)).toEqual(full.rows)
-    expect(perEvent).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 1])
+    expect(perEvent).toEqual([true, true, true, true, true, true, true, true, true, false])
     expect(folded.live).toEqual(full.live)
     expect(folded.anomalies).toEqual(full.anomalies)
     expect([...folded.messages.values()].map((r) => [r.id, r.state, r.partial, r.revisions.at(-1)?.seq, r.events])).toEqual(

@@ -339,8 +339,7 @@ function rawEventsOf(steps: readonly RawStep[], emptyCompactions: boolean): RawE
   const state = newStructure()
   const out: RawEvent[] = []
   const emit = (e: RawEvent): void => {
-    const anomalies = applyEvent(state, { seq: out.length + 1, ...e })
-    if (anomalies.length > 0) throw new Error(`generator bug: ${JSON.stringify(anomalies)}`)
+    if (!applyEvent(state, { seq: out.length + 1, ...e })) throw new Error(`generator bug: ${JSON.stringify(state.anomalies)}`)
     out.push(e)
   }
   const inState = (s: string): MessageId[] => [...state.messages.values()].filter((r) => r.state === s).map((r) => r.id)
