@@ -148,11 +148,8 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): boolean
       break
     }
     case 'message_revised': {
-      const r = records.get(mid)
-      if (!r) {
-        report(state, e.seq, 'unknown_message', `revision of unknown message ${mid}`)
-        break
-      }
+      const r = known(state, e.seq, mid, 'revision')
+      if (!r) break
       if (r.state !== 'live') {
         report(state, e.seq, 'not_live', `revision of ${mid}, which is not live`)
         break
@@ -163,11 +160,8 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): boolean
       break
     }
     case 'message_finalized': {
-      const r = records.get(mid)
-      if (!r) {
-        report(state, e.seq, 'unknown_message', `finalize of unknown message ${mid}`)
-        break
-      }
+      const r = known(state, e.seq, mid, 'finalize')
+      if (!r) break
       r.partial = false
       r.events.push(e.seq)
       break
@@ -220,11 +214,8 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): boolean
     case 'session_forked':
       break
     case 'message_redacted': {
-      const r = records.get(mid)
-      if (!r) {
-        report(state, e.seq, 'unknown_message', `redaction of unknown message ${mid}`)
-        break
-      }
+      const r = known(state, e.seq, mid, 'redaction')
+      if (!r) break
       r.events.push(e.seq)
       break
     }
@@ -232,6 +223,13 @@ export function applyEvent(state: StructureBuilder, e: StructuralEvent): boolean
       report(state, e.seq, 'bad_event', `unknown event type ${e.type}`)
   }
   return state.anomalies.length === before
+}
+
+/** The record of `id`, or undefined after reporting `unknown_message` for the `what` at `seq`. */
+function known(state: StructureBuilder, seq: number, id: MessageId, what: string): MutableRecord | undefined {
+  const r = state.messages.get(id)
+  if (!r) report(state, seq, 'unknown_message', `${what} of unknown message ${id}`)
+  return r
 }
 
 function report(state: StructureBuilder, seq: number, kind: FoldAnomaly['kind'], explanation: string): void {
