@@ -38,9 +38,10 @@ export function describeDifferential(label: string, store: () => PostgresStore, 
       )
     }, 300_000)
 
-    // Jest passes it.failing while the body fails: once the SQL projection is fixed, this reports and must become it()
-    it.failing('known divergence (no store call writes it): a compaction covering nothing live, then an append in the same INSERT; the statement trigger places the summary after the append', async () => {
-      await runRawLog(store(), rawEvents(KNOWN_DIVERGENCE.steps, { emptyCompactions: true }), KNOWN_DIVERGENCE.chunks)
+    // when the statement trigger is fixed this fails, and must then expect runRawLog to resolve
+    it('known divergence (no store call writes it): a compaction covering nothing live, then an append in the same INSERT; the table places the summary after the append, and the check names the rule', async () => {
+      const run = runRawLog(store(), rawEvents(KNOWN_DIVERGENCE.steps, { emptyCompactions: true }), KNOWN_DIVERGENCE.chunks)
+      await expect(run).rejects.toThrow(/rule messages_compacted \+ message_appended \(seqs 2\.\.3\) after an INSERT of events 2\.\.3/)
     })
 
     it('one full rebuild of every session from damaged rows (batches mixing plain-append and replayed logs) gives the spec', async () => {

@@ -327,8 +327,8 @@ export function rawEvents(steps: readonly RawStep[], options: { readonly emptyCo
  * `events_project` inserts a statement's plain appends first, so `project_event` then finds the later
  * append already there and places the summary after it (max position + 1); the spec, `rebuild` (which
  * replays event by event) and the fold place it before. No store call writes it (`compact` refuses an
- * empty `covered` and never writes an append in the compaction's statement); a crafted `importEvents`
- * file could.
+ * empty `covered` and never writes an append in the compaction's statement); `importEvents` of a
+ * chain-valid file does (packages/audit/test/import-projection.int.test.ts).
  */
 export const KNOWN_DIVERGENCE: { readonly steps: readonly RawStep[]; readonly chunks: readonly number[] } = {
   steps: [{ kind: 'append', partial: false, deferred: true }, { kind: 'compact', picks: [], summaries: [0] }, { kind: 'append', partial: false, deferred: false }],
