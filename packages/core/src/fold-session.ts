@@ -7,9 +7,9 @@ import { redactedPayload } from './redacted-payload.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
+import { applyEvent, newStructure, type FoldAnomaly, type MessageState } from './project-structure.js'
 
-/** Where a message stands in the session's history. */
-export type MessageState = 'live' | 'retracted' | 'compacted' | 'pending' | 'redacted'
+export type { FoldAnomaly, MessageState } from './project-structure.js'
 
 /** One content version of a message. */
 export interface MessageRevision {
@@ -31,13 +31,6 @@ export interface MessageRecord {
   readonly events: readonly number[]
 }
 
-/** Something in the log the fold could not apply as written (reported by the audit). */
-export interface FoldAnomaly {
-  readonly seq: number
-  readonly kind: 'unknown_message' | 'duplicate_append' | 'not_live' | 'bad_event'
-  readonly explanation: string
-}
-
 /** The result of folding a session's events: its live list and the history of every message. */
 export interface SessionState {
   readonly sessionId: SessionId | null
@@ -50,13 +43,14 @@ export interface SessionState {
   readonly anomalies: readonly FoldAnomaly[]
 }
 
+/** A message record while folding: the content side is the fold's, `state` and `partial` are copied from the structure at the end. */
 interface MutableRecord {
   id: MessageId
   message: Message
   state: MessageState
   partial: boolean
   revisions: MessageRevision[]
-  events: number[]
+  events: readonly number[]
 }
 
 /** Options for {@link foldSession}. */
@@ -79,8 +73,12 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
 }
 
 /**
- * The projection: a pure, deterministic fold of a session's events (in seq order) into its state.
- * The store's inline projection, `rebuild`, and `load({ at })` must all agree with it.
+ * The fold: a pure, deterministic fold of a session's events (in seq order) into its state. The live
+ * list, each message's state, partial flag and the seq of its current content, and the anomalies are
+ * the structural projection ({@link applyEvent}, the written spec the store's SQL projection is
+ * tested against); the fold adds what needs payloads on top: each message's content versions as
+ * `Message` values (redacted ones show the placeholder), the version and the fork origin. The store's
+ * inline projection, `rebuild`, and `load({ at })` all agree with it.
  * @example
  * ```ts
  * const events = []
@@ -100,141 +98,70 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
 const FoldOptionsSchema = z.object({ at: z.number().int().nonnegative().optional() })
 
 function fold(events: Iterable<StoredEvent>, options: FoldOptions): SessionState {
+  const structure = newStructure()
   const records = new Map<MessageId, MutableRecord>()
-  let live: MessageId[] = []
   let version = 0
   let sessionId: SessionId | null = null
   let forkedFrom: SessionState['forkedFrom'] = null
-  const anomalies: FoldAnomaly[] = []
-  const anomaly = (seq: number, kind: FoldAnomaly['kind'], explanation: string): void => {
-    anomalies.push({ seq, kind, explanation })
-  }
 
   for (const e of events) {
     if (options.at !== undefined && e.seq > options.at) break
     version = e.seq
     sessionId ??= e.sessionId
+    // the structure first; an event that did not apply (an anomaly) changes no content either
+    const applied = applyEvent(structure, e)
     switch (e.type) {
       case 'message_appended': {
-        if (records.has(e.messageId)) {
-          anomaly(e.seq, 'duplicate_append', `message ${e.messageId} appended again`)
-          break
-        }
+        if (!applied) break
         const partial = e.data.status === 'partial'
         const message = toMessage(e.messageId, e.payload, e.contentHash, e.data, partial)
-        const deferred = e.data.deferred === true
-        records.set(e.messageId, {
-          id: e.messageId,
-          message,
-          state: deferred ? 'pending' : 'live',
-          partial,
-          revisions: [{ seq: e.seq, contentHash: e.contentHash, message }],
-          events: [e.seq],
-        })
-        if (!deferred) live.push(e.messageId)
+        // events: the structure's own list of the seqs naming the message (it keeps appending to it)
+        const events = structure.messages.get(e.messageId)?.events ?? [e.seq]
+        records.set(e.messageId, { id: e.messageId, message, state: 'live', partial, revisions: [{ seq: e.seq, contentHash: e.contentHash, message }], events })
         break
       }
       case 'message_revised': {
-        const r = records.get(e.messageId)
-        if (!r) {
-          anomaly(e.seq, 'unknown_message', `revision of unknown message ${e.messageId}`)
-          break
-        }
-        if (r.state !== 'live') {
-          anomaly(e.seq, 'not_live', `revision of ${e.messageId}, which is not live`)
-          break
-        }
-        const partial = e.data.status === 'partial'
-        const message = toMessage(e.messageId, e.payload, e.contentHash, e.data, partial)
-        r.message = message
-        r.partial = partial
-        r.revisions.push({ seq: e.seq, contentHash: e.contentHash, message })
-        r.events.push(e.seq)
+        const c = records.get(e.messageId)
+        if (!applied || !c) break
+        const message = toMessage(e.messageId, e.payload, e.contentHash, e.data, e.data.status === 'partial')
+        c.message = message
+        c.revisions.push({ seq: e.seq, contentHash: e.contentHash, message })
         break
       }
       case 'message_finalized': {
-        const r = records.get(e.messageId)
-        if (!r) {
-          anomaly(e.seq, 'unknown_message', `finalize of unknown message ${e.messageId}`)
-          break
-        }
-        const last = r.revisions[r.revisions.length - 1]
-        r.partial = false
-        r.message = last ? toMessage(r.id, last.message.payload, last.contentHash, last.message, false) : r.message
-        r.events.push(e.seq)
-        break
-      }
-      case 'messages_retracted': {
-        const gone = new Set<MessageId>()
-        for (const id of e.data.ids) {
-          const r = records.get(id)
-          if (!r || r.state !== 'live') {
-            anomaly(e.seq, r ? 'not_live' : 'unknown_message', `rewind names ${id}, which is not live`)
-            continue
-          }
-          r.state = 'retracted'
-          r.events.push(e.seq)
-          gone.add(id)
-        }
-        live = live.filter((id) => !gone.has(id))
-        break
-      }
-      case 'messages_compacted': {
-        const covered = new Set<MessageId>()
-        for (const c of e.data.covered) {
-          const r = records.get(c.id)
-          if (!r || r.state !== 'live') {
-            anomaly(e.seq, r ? 'not_live' : 'unknown_message', `compaction covers ${c.id}, which is not live`)
-            continue
-          }
-          r.state = 'compacted'
-          r.events.push(e.seq)
-          covered.add(c.id)
-        }
-        let at = live.findIndex((id) => covered.has(id))
-        if (at < 0) at = live.length
-        const summary: MessageId[] = []
-        for (const id of e.data.summary) {
-          const r = records.get(id)
-          if (!r || r.state !== 'pending') {
-            anomaly(e.seq, 'unknown_message', `compaction summary ${id} was not appended before it`)
-            continue
-          }
-          r.state = 'live'
-          r.events.push(e.seq)
-          summary.push(id)
-        }
-        const kept = live.slice(0, at).filter((id) => !covered.has(id))
-        const rest = live.slice(at).filter((id) => !covered.has(id))
-        live = [...kept, ...summary, ...rest]
+        const c = records.get(e.messageId)
+        if (!applied || !c) break
+        const last = c.revisions[c.revisions.length - 1]
+        c.message = last ? toMessage(e.messageId, last.message.payload, last.contentHash, last.message, false) : c.message
         break
       }
       case 'session_forked':
         forkedFrom = { sessionId: e.data.parentSessionId, version: e.data.parentVersion, at: e.data.at }
         break
       case 'message_redacted': {
-        const r = records.get(e.messageId)
-        if (!r) {
-          anomaly(e.seq, 'unknown_message', `redaction of unknown message ${e.messageId}`)
-          break
-        }
-        r.events.push(e.seq)
+        const c = records.get(e.messageId)
+        if (!applied || !c) break
         // every content version shows the placeholder (role and pairing ids kept, see redactedPayload),
         // with its original content hash, as the store returns scrubbed rows
         const redact = (m: Message, hash: ContentHash): Message =>
           toMessage(m.id, redactedPayload(m.payload), hash, m, m.status === 'partial')
-        r.revisions = r.revisions.map((v) => ({ ...v, message: redact(v.message, v.contentHash) }))
-        const current = r.revisions[r.revisions.length - 1]
-        if (current) r.message = redact(r.message, current.contentHash)
+        c.revisions = c.revisions.map((v) => ({ ...v, message: redact(v.message, v.contentHash) }))
+        const current = c.revisions[c.revisions.length - 1]
+        if (current) c.message = redact(c.message, current.contentHash)
         break
       }
-      default: {
-        const unknown = e as { seq: number; type: string }
-        anomaly(unknown.seq, 'bad_event', `unknown event type ${unknown.type}`)
-      }
+      default:
+        break
     }
   }
-  return { sessionId, version, live, messages: records, forkedFrom, anomalies }
+  for (const r of records.values()) {
+    const s = structure.messages.get(r.id)
+    if (s) {
+      r.state = s.state
+      r.partial = s.partial
+    }
+  }
+  return { sessionId, version, live: structure.live, messages: records, forkedFrom, anomalies: structure.anomalies }
 }
 
 /** The live list of a folded state as messages, in order. */

@@ -89,6 +89,17 @@ export {
   type TranscriptEntry,
   type TranscriptStatus,
 } from './fold-session.js'
+export {
+  StructureBuilder,
+  applyEvent,
+  newStructure,
+  projectStructure,
+  projectionRows,
+  type ProjectionRow,
+  type StructuralEvent,
+  type StructuralRecord,
+  type StructureState,
+} from './project-structure.js'
 export type {
   AppendOptions,
   AppendResult,
