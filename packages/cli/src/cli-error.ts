@@ -10,6 +10,7 @@ export const CLI_ERROR_CODES = {
   FILE_ERROR: 'A file could not be read or written (permissions, disk full, a directory).',
   DATA_DIR_LOCKED: 'Another process has the embedded database directory open.',
   DEMO_FAILED: 'The demo script did not behave as turnlog promises (a bug: please report it).',
+  PACKAGE_MISSING: 'An optional package the command needs is not installed (`@turnlog/hermes` for `turnlog import --format hermes`).',
 } as const
 
 /** A stable code of an error raised by the CLI. */

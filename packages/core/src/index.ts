@@ -5,6 +5,7 @@
  */
 export { ERROR_CODES, type ErrorCode } from './error-codes.js'
 export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
+export { checkOptions } from './check-options.js'
 export {
   EXTERNAL_ID_NAMESPACE,
   EXTERNAL_SESSION_NAMESPACE,
