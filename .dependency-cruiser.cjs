@@ -1,4 +1,8 @@
-/** Dependency rules: no cycles, and packages depend inward only: cli → audit → postgres → core. */
+/**
+ * Dependency rules: no cycles, and packages depend inward only: cli → audit → postgres → core, and
+ * cli → hermes → postgres → core. The hermes importer (native better-sqlite3) is opt-in: nothing but the
+ * CLI (which loads it on demand) depends on it, and the umbrella never does.
+ */
 const layer = (from, forbidden) => ({
   name: `${from}-inward-only`,
   severity: 'error',
@@ -9,10 +13,11 @@ const layer = (from, forbidden) => ({
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
-    layer('core', ['postgres', 'audit', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('postgres', ['audit', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('audit', ['cli', 'bench', 'testing', 'turnlog']),
-    layer('turnlog', ['cli', 'bench', 'testing']),
+    layer('core', ['postgres', 'audit', 'hermes', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('postgres', ['audit', 'hermes', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('audit', ['hermes', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('hermes', ['audit', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('turnlog', ['hermes', 'cli', 'bench', 'testing']),
     {
       name: 'no-test-code-in-src', severity: 'error',
       from: { path: '^packages/[^/]+/src' }, to: { path: '^packages/[^/]+/test/' },

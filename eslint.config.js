@@ -21,7 +21,7 @@ export default tseslint.config(
   },
   {
     // only the CLI reads argv/env or writes to stdout.
-    files: ['packages/{core,postgres,audit}/src/**/*.ts'],
+    files: ['packages/{core,postgres,audit,hermes}/src/**/*.ts'],
     rules: {
       'no-restricted-properties': ['error',
         { object: 'process', property: 'argv', message: 'Only the CLI reads argv.' },

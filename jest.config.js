@@ -1,7 +1,7 @@
 // One jest run for the whole workspace. Tests import workspace packages by name; the mapper points
 // those names at the TypeScript sources so tests never depend on a stale dist/.
 /** @type {import('jest').Config} */
-const packages = ['core', 'postgres', 'audit', 'cli', 'testing', 'bench']
+const packages = ['core', 'postgres', 'audit', 'hermes', 'cli', 'testing', 'bench']
 
 export default {
   testEnvironment: 'node',

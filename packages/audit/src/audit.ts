@@ -1,4 +1,4 @@
-import { TurnlogError, foldSession, parseSessionId, type SessionState, type SessionStore, type StoredEvent } from '@turnlog/core'
+import { TurnlogError, checkOptions, foldSession, parseSessionId, type SessionState, type SessionStore, type StoredEvent } from '@turnlog/core'
 import {
   AUDIT_CHECKS,
   FINDING_KINDS,
@@ -20,7 +20,6 @@ import { SharedIdTracker } from './findings/shared-id-tracker.js'
 import type { SessionAudit } from './findings/make-finding.js'
 import { projectionFindings } from './findings/projection-findings.js'
 import { parseTranscript, transcriptFindings, type ExternalMessage } from './findings/transcript-findings.js'
-import { checkOptions } from './import-events.js'
 import { ChainVerifier } from './verify-chain.js'
 import { checkStore } from './check-store.js'
 

@@ -11,6 +11,7 @@ import {
   parseEventId,
   parseMessageId,
   parseSessionId,
+  checkOptions,
   type JsonValue,
   type SessionId,
   type MessageConflictReason,
@@ -132,18 +133,6 @@ function* numberedLinesSync(source: Iterable<unknown>): Generator<NumberedLine> 
       yield numbered
     }
   }
-}
-
-/**
- * Options must be absent or an object (a default parameter does not replace null), and `onProgress`
- * absent or a function: it is called after a session committed, where a TypeError would escape raw
- * with the import half done. Throws `INVALID_INPUT`.
- * @internal
- */
-export function checkOptions(options: unknown, what: string): void {
-  if (typeof options !== 'object' || options === null || guardInput(what, () => Array.isArray(options))) throw new TurnlogError('INVALID_INPUT', `${what} must be an object`)
-  const onProgress = guardInput(what, () => (options as { onProgress?: unknown }).onProgress)
-  if (onProgress !== undefined && typeof onProgress !== 'function') throw new TurnlogError('INVALID_INPUT', 'onProgress must be a function')
 }
 
 function fail(line: number, message: string, details: Record<string, unknown> = {}, cause?: unknown): TurnlogError {

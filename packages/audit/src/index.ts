@@ -39,29 +39,3 @@ export {
 } from './export-sessions.js'
 export { importEvents, type ImportEventsOptions, type ImportProgress, type ImportResult } from './import-events.js'
 export { importTranscript, transcriptMessageId, type ImportTranscriptOptions, type ImportTranscriptResult } from './import-transcript.js'
-export {
-  hermesSessionId,
-  importHermes,
-  type HermesImportProgress,
-  type HermesImportResult,
-  type HermesSessionImport,
-  type ImportHermesOptions,
-} from './import-hermes.js'
-export {
-  HERMES_COMPACTION_PREFIX,
-  epochToIso,
-  hermesExternalId,
-  hermesRowMessage,
-  type HermesRowMessage,
-  type HermesRowState,
-} from './hermes/hermes-row-message.js'
-export { HERMES_MESSAGE_COLUMNS, HERMES_SESSION_COLUMNS, HermesStateDb, type HermesMessageRecord, type HermesSessionRecord, type SqliteValue } from './hermes/hermes-state-db.js'
-export { HermesWarnings, type HermesWarning, type HermesWarningCode } from './hermes/hermes-warning.js'
-export {
-  planHermesSession,
-  type HermesPlanIssue,
-  type HermesPlanStep,
-  type HermesSessionPlan,
-  type PlanHermesSessionOptions,
-  type PlannedLiveMessage,
-} from './hermes/plan-hermes-session.js'

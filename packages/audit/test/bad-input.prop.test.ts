@@ -1,20 +1,16 @@
 /**
  * Garbage in, typed errors out, for the audit package's public functions that take user input:
  * `audit`, `verifyChain`, `exportSessions` (read-only), `importEvents` (mutated export files),
- * `importTranscript` (garbage JSONL) and `importHermes` (paths to files that are not a hermes state.db).
+ * `importTranscript` (garbage JSONL). (`importHermes` has its own: packages/hermes/test/hermes-bad-input.prop.test.ts.)
  * Each call must either succeed (a read returns a well-formed answer; an import reads back exactly
  * what it was given) or reject with a TurnlogError whose code is one an input error may get: never a
  * raw error, never `DB_ERROR`, never a hang, and never a partial write (a read-only call changes
  * nothing; an import that fails leaves the database as it was, apart from the complete sessions that
- * `importEvents` and `importHermes` commit one by one before the failing one, which must then equal
+ * `importEvents` commits one by one before the failing one, which must then equal
  * the file's). Runs on Postgres, and a smaller import run on embedded PGlite.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { randomUUID } from 'node:crypto'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import Database from 'better-sqlite3'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import {
@@ -28,7 +24,25 @@ import {
   type SessionId,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { chatPayloadArb, createTestDatabase, expectEveryExportRejectsGarbage, jsonValueArb, messageArb, safeTextArb, weirdStringArb, type ExportSpec, type TestDatabase } from '@turnlog/testing'
+import {
+  buildKit,
+  chatPayloadArb,
+  createTestDatabase,
+  expectEveryExportRejectsGarbage,
+  describeThrown as describeError,
+  garbageArb,
+  invalidIdArb,
+  jsonValueArb,
+  messageArb,
+  safeTextArb,
+  settle,
+  sqlArb,
+  storeSnapshot as snapshot,
+  weirdStringArb,
+  type Build as KitBuild,
+  type ExportSpec,
+  type TestDatabase,
+} from '@turnlog/testing'
 import * as auditPackage from '@turnlog/audit'
 import {
   AUDIT_CHECKS,
@@ -37,7 +51,6 @@ import {
   countFindings,
   exportSessions,
   importEvents,
-  importHermes,
   importTranscript,
   verifyChain,
   type AuditReport,
@@ -45,11 +58,9 @@ import {
   type ExportEventRecord,
   type ImportResult,
   type ImportTranscriptResult,
-  type HermesImportResult,
 } from '@turnlog/audit'
 import { exportedChainHash } from '@turnlog/audit/internal'
 import { seedRealisticSession } from './audit-fixtures.js'
-import { HermesFixture } from './hermes-fixture.js'
 
 /** The codes bad input may get. Anything else (DB_ERROR above all) is a finding. */
 const INPUT_CODES: readonly ErrorCode[] = [
@@ -80,72 +91,9 @@ interface Ctx {
   readonly progress: unknown[]
 }
 
-type Build<T = unknown> = ((ctx: Ctx) => T) & { [fc.toStringMethod]: () => string }
+type Build<T = unknown> = KitBuild<Ctx, T>
 
-function build<T>(label: string | (() => string), f: (ctx: Ctx) => T): Build<T> {
-  return Object.assign(f, { [fc.toStringMethod]: typeof label === 'string' ? () => label : label })
-}
-
-const lit = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<Build<T>> =>
-  arb.map((v) =>
-    build(() => {
-      try {
-        const text = fc.stringify(v)
-        return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} chars)` : text
-      } catch {
-        return '<too deep to print>'
-      }
-    }, () => v),
-  )
-
-const ONE_MB = 'y'.repeat(1024 * 1024)
-
-const sqlArb = fc.constantFrom("'); drop table turnlog.events; --", '1 or 1=1', '$1::uuid', "'::json", '%s%s%n', 'null', '[object Object]')
-
-/** `[<hole>, 1]`: a sparse array. */
-const sparse: unknown[] = []
-sparse[1] = 1
-
-const exoticArb: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
-  NaN, Infinity, -0, 2 ** 53 + 1, -1, 1.5, true, false, null, undefined, 10n, Symbol('s'), () => 'fn', new Date(NaN),
-  /re/g, new Map([['a', 1]]), new Set([1]), new Uint8Array(3), new Error('boom'), Object.create(null) as unknown, sparse, Object('boxed'),
-)
-
-const invalidIdArb: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom('', ' ', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', '01234567-89ab-4def-8123-456789abcdef\u0000', "01234567-89ab-4def-8123-456789abcdef'; --"),
-  fc.uuid().map((u) => ` ${u}`),
-  weirdStringArb,
-)
-
-const deepArb: fc.Arbitrary<unknown> = fc.integer({ min: 65, max: 5_000 }).map((n) => {
-  let v: unknown = 'core'
-  for (let i = 0; i < n; i++) v = i % 2 === 0 ? [v] : { k: v }
-  return v
-})
-
-const garbageArb: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 4, arbitrary: fc.anything({ maxDepth: 2, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withBoxedValues: true }) },
-  { weight: 2, arbitrary: sqlArb },
-  { weight: 2, arbitrary: invalidIdArb },
-  { weight: 2, arbitrary: exoticArb },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>(JSON.parse('{"__proto__":{"polluted":"yes"}}'), JSON.parse('[{"constructor":{"prototype":{"polluted":"yes"}}}]')) },
-  { weight: 1, arbitrary: deepArb },
-  { weight: 1, arbitrary: fc.constant(ONE_MB) },
-)
-
-const mostly = (valid: fc.Arbitrary<Build>, validWeight = 3): fc.Arbitrary<Build> =>
-  fc.oneof({ weight: validWeight, arbitrary: valid }, { weight: 1, arbitrary: lit(garbageArb) })
-
-const maybeUndefined = (arb: fc.Arbitrary<Build>): fc.Arbitrary<Build> => fc.oneof(lit(fc.constant(undefined)), arb)
-
-const objectOf = (fields: Record<string, fc.Arbitrary<Build>>): fc.Arbitrary<Build> =>
-  fc.record(fields, { requiredKeys: [] }).map((record) => {
-    const entries = Object.entries(record) as [string, Build][]
-    return build(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) => Object.fromEntries(entries.map(([k, v]) => [k, v(c)])))
-  })
-
-const listOf = (item: fc.Arbitrary<Build>, maxLength = 4): fc.Arbitrary<Build> =>
-  fc.array(item, { maxLength }).map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c))))
+const { build, lit, mostly, maybeUndefined, objectOf, listOf } = buildKit<Ctx>()
 
 const RECORDING = Symbol('recording onProgress')
 const recordingProgress = build('<recording onProgress>', (c) => Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }))
@@ -156,24 +104,6 @@ const onProgressArg = fc.oneof({ weight: 4, arbitrary: fc.constant(recordingProg
 
 // ---------------------------------------------------------------------------------------------------
 // the harness: snapshots, outcomes, the tally
-
-/**
- * Everything a call may write, as one string. Conflict evidence is left out for imports: a refused
- * conflicting write records it on purpose (outside the refused transaction).
- */
-async function snapshot(store: PostgresStore, withConflicts = true): Promise<string> {
-  const { rows } = await sql<{ s: string }>`
-    select concat_ws('|',
-      (select count(*) from turnlog.events),
-      (select coalesce(max(global_position), 0) from turnlog.events),
-      (select count(*) from turnlog.sessions),
-      (select coalesce(sum(version), 0) from turnlog.sessions),
-      (select count(*) from turnlog.events where payload_digest is not null),
-      (select case when ${withConflicts} then count(*) else 0 end from turnlog.conflicts),
-      (select md5(coalesce(string_agg(session_id::text || ':' || message_id::text || ':' || position || ':' || event_seq || ':' || partial, ',' order by session_id, message_id), ''))
-         from turnlog.live_messages)) as s`.execute(store.db)
-  return rows[0]?.s ?? ''
-}
 
 /** Per session: version, event count and last link; what changed between two of these was written. */
 async function sessionStates(store: PostgresStore): Promise<Map<string, string>> {
@@ -193,36 +123,12 @@ function changedSessions(before: Map<string, string>, after: Map<string, string>
 const tally = new Map<string, number>()
 const count = (key: string): void => void tally.set(key, (tally.get(key) ?? 0) + 1)
 
-/** Runs a call, never longer than `ms`: a hang is a finding, not a jest timeout. */
-async function settle<T>(ms: number, what: string, work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`HANG: ${what} did not settle within ${ms} ms`)), ms)
-  })
-  try {
-    return { ok: true, value: await Promise.race([work(), timeout]) }
-  } catch (error) {
-    if (error instanceof Error && error.message.startsWith('HANG:')) throw error
-    return { ok: false, error }
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 /** A rejection must be a TurnlogError with an input code; counts it. */
 function checkRejection(method: string, error: unknown, allowed: readonly ErrorCode[] = INPUT_CODES): asserts error is { code: ErrorCode; message: string; details: Record<string, unknown> } {
   if (!isTurnlogError(error)) throw new Error(`${method} threw a raw ${describeError(error)}`, { cause: error })
   count(`${method} ${error.code}`)
   expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
   if (!allowed.includes(error.code)) throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
-}
-
-function describeError(value: unknown): string {
-  try {
-    return value instanceof Error ? `${value.name}: ${value.message}` : String(value)
-  } catch {
-    return typeof value
-  }
 }
 
 function checkNoPollution(): void {
@@ -239,7 +145,6 @@ async function collect(lines: AsyncIterable<string>): Promise<string[]> {
 // ---------------------------------------------------------------------------------------------------
 // the fixtures: a source store (read-only calls, the export the import files come from), a target
 
-let dir: string
 let sourceDb: TestDatabase
 let targetDb: TestDatabase
 let source: PostgresStore
@@ -247,11 +152,8 @@ let target: PostgresStore
 let ctxBase: Omit<Ctx, 'missing' | 'progress'>
 /** The export of every session of `source`, line by line (header and end included). */
 let reference: string[]
-/** Paths importHermes gets: one real state.db and things that are not. */
-let paths: Record<string, string>
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'turnlog-bad-input-'))
   ;[sourceDb, targetDb] = await Promise.all([createTestDatabase(), createTestDatabase()])
   ;[source, target] = await Promise.all([openStore({ connectionString: sourceDb.connectionString }), openStore({ connectionString: targetDb.connectionString })])
 
@@ -268,41 +170,11 @@ beforeAll(async () => {
   ctxBase = { realistic: realistic.sessionId, fork: realistic.forkId, redactedFork, hostile, empty, live: (await source.load(realistic.sessionId)).messages }
   reference = await collect(exportSessions(source, { all: true }))
 
-  // importHermes: a state.db, and paths that are not one
-  const state = new HermesFixture(join(dir, 'state.db'))
-  state.session('h1', { title: 'bad input' })
-  state.add('h1', { role: 'user', content: 'hello \u0000 there' })
-  state.add('h1', { role: 'assistant', content: 'hi', finish_reason: 'stop' })
-  state.session('h2')
-  state.add('h2', { role: 'user', content: 'second session' })
-  state.close()
-  await writeFile(join(dir, 'not-sqlite.db'), 'this is plain text, not SQLite\n'.repeat(50))
-  await writeFile(join(dir, 'empty.db'), '')
-  await writeFile(join(dir, 'truncated.db'), 'SQLite format 3\u0000'.padEnd(100, '\u0001'))
-  await mkdir(join(dir, 'a-directory'))
-  const noMessages = new Database(join(dir, 'no-messages.db'))
-  noMessages.exec('create table sessions (id text primary key, started_at real)')
-  noMessages.close()
-  const fewColumns = new Database(join(dir, 'few-columns.db'))
-  fewColumns.exec('create table messages (id integer primary key, role text)')
-  fewColumns.close()
-  paths = {
-    state: join(dir, 'state.db'),
-    notSqlite: join(dir, 'not-sqlite.db'),
-    empty: join(dir, 'empty.db'),
-    truncated: join(dir, 'truncated.db'),
-    directory: join(dir, 'a-directory'),
-    missing: join(dir, 'missing.db'),
-    missingDir: join(dir, 'no-such-dir', 'state.db'),
-    noMessages: join(dir, 'no-messages.db'),
-    fewColumns: join(dir, 'few-columns.db'),
-  }
 }, 60_000)
 
 afterAll(async () => {
   await Promise.all([source?.close(), target?.close()])
   await Promise.all([sourceDb?.drop(), targetDb?.drop()])
-  await rm(dir, { recursive: true, force: true })
   const summary = [...tally].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`)
   console.log(`audit bad-input outcomes (call result: count)\n  ${summary.join('\n  ')}`)
 })
@@ -628,7 +500,6 @@ type FileSession = 'realistic' | 'fork' | 'redactedFork' | 'hostile' | 'empty'
 type ImportCall =
   | { method: 'importEvents'; sessions: FileSession[]; damage: Damage; container: 'array' | 'async' | 'garbage'; garbage: unknown; options: Build; badStore: Build | null }
   | { method: 'importTranscript'; lines: Build; options: Build }
-  | { method: 'importHermes'; path: Build; options: Build }
 
 const sessionsForFileArb: fc.Arbitrary<FileSession[]> = fc.subarray<FileSession>(['realistic', 'fork', 'redactedFork', 'hostile', 'empty'], { minLength: 1 })
 
@@ -684,31 +555,9 @@ const importTranscriptArb: fc.Arbitrary<ImportCall> = fc
   })
   .map((r) => ({ method: 'importTranscript' as const, ...r }))
 
-const importHermesArb: fc.Arbitrary<ImportCall> = fc
-  .record({
-    path: fc.oneof(
-      { weight: 2, arbitrary: fc.constant(build('<state>', () => paths['state'])) },
-      { weight: 3, arbitrary: fc.constantFrom('notSqlite', 'empty', 'truncated', 'directory', 'missing', 'missingDir', 'noMessages', 'fewColumns').map((k) => build(`<${k}>`, () => paths[k])) },
-      { weight: 1, arbitrary: lit(fc.constantFrom<unknown>('', ':memory:', 'file::memory:', '/', '.', '\u0000', 'state.db\u0000.txt', '/dev/null', '/proc/self/mem')) },
-      { weight: 1, arbitrary: lit(fc.oneof(sqlArb, weirdStringArb, garbageArb)) },
-    ),
-    options: maybeUndefined(
-      mostly(
-        objectOf({
-          tenantId: mostly(lit(fc.oneof(fc.constant('hermes-tenant'), safeTextArb, weirdStringArb)), 4),
-          sessions: mostly(lit(fc.oneof(fc.subarray(['h1', 'h2', 'h3']), fc.array(weirdStringArb, { maxLength: 2 }))), 4),
-          onProgress: onProgressArg,
-        }),
-        6,
-      ),
-    ),
-  })
-  .map((r) => ({ method: 'importHermes' as const, ...r }))
-
 const importCallArb: fc.Arbitrary<ImportCall> = fc.oneof(
   { weight: 5, arbitrary: importEventsArb },
   { weight: 3, arbitrary: importTranscriptArb },
-  { weight: 2, arbitrary: importHermesArb },
 )
 
 /** Runs one import call against `store` and checks the rule. */
@@ -782,20 +631,6 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
     expect(await snapshot(store, false)).toBe(before)
     return
   }
-  const path = call.path(ctx)
-  const options = call.options(ctx) as { onProgress?: unknown } | undefined
-  const outcome = await settle(60_000, 'importHermes', () => importHermes(store, path as never, options as never))
-  checkNoPollution()
-  if (outcome.ok) {
-    count('importHermes ok')
-    const result = outcome.value as HermesImportResult
-    expect(path).toBe(paths['state'])
-    for (const s of result.sessions) expect(s.liveMatches).toBe(true)
-    if (recording(options)) expect(ctx.progress).toHaveLength(result.sessions.length)
-    return
-  }
-  checkRejection('importHermes', outcome.error)
-  expect(await snapshot(store, false)).toBe(before)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -826,12 +661,6 @@ const IMPORT_EXAMPLES: [ImportCall][] = [
   [{ method: 'importTranscript', lines: build('[<a live message of realistic, changed>]', (c) => [JSON.stringify({ ...(c.live[1] as Message), payload: { role: 'user', content: 'changed' } })]), options: value({ sessionId: randomUUID() }) }],
   [{ method: 'importTranscript', lines: value(['{"role":"user","content":"hi"}']), options: value(null) }],
   [{ method: 'importTranscript', lines: value(['{"role":"user","content":"hi"}']), options: value({ tenantId: Symbol('tenant') }, '{ tenantId: <symbol> }') }],
-  [{ method: 'importHermes', path: build('<state>', () => paths['state']), options: value({ sessions: 5 }) }],
-  [{ method: 'importHermes', path: build('<state>', () => paths['state']), options: value({ onProgress: 'yes' }) }],
-  [{ method: 'importHermes', path: build('<state>', () => paths['state']), options: value(null) }],
-  [{ method: 'importHermes', path: build('<directory>', () => paths['directory']), options: value(undefined) }],
-  [{ method: 'importHermes', path: build('<notSqlite>', () => paths['notSqlite']), options: value(undefined) }],
-  [{ method: 'importHermes', path: build('<missing>', () => paths['missing']), options: value(undefined) }],
 ]
 
 // ---------------------------------------------------------------------------------------------------
@@ -861,7 +690,7 @@ describe('audit package: garbage against every call that takes user input', () =
     )
   }, 120_000)
 
-  it('importEvents, importTranscript, importHermes (Postgres): stored exactly, or refused with an input error code and nothing half-written', async () => {
+  it('importEvents, importTranscript (Postgres): stored exactly, or refused with an input error code and nothing half-written', async () => {
     // the files come from an export with a scrubbed payload (payloadDigest) and a fork's copy of one (data.redacted)
     expect(reference.filter((l) => l.includes('"payloadDigest":')).length).toBeGreaterThan(0)
     expect(reference.filter((l) => l.includes('"redacted":true')).length).toBeGreaterThan(0)
@@ -890,24 +719,13 @@ export const AUDIT_EXPORTS = {
   EXPORT_FORMAT: auditValue,
   EXPORT_VERSION: auditValue,
   FINDING_KINDS: auditValue,
-  HERMES_COMPACTION_PREFIX: auditValue,
-  HERMES_MESSAGE_COLUMNS: auditValue,
-  HERMES_SESSION_COLUMNS: auditValue,
-  HermesStateDb: { kind: 'class', arity: 3 },
-  HermesWarnings: { kind: 'class', arity: 0 },
   SEVERITIES: auditValue,
   audit: auditFn(3),
   countFindings: auditFn(1),
-  epochToIso: auditFn(1),
   exitCodeFor: auditFn(2),
   exportSessions: auditFn(3),
-  hermesExternalId: auditFn(2),
-  hermesRowMessage: auditFn(3),
-  hermesSessionId: auditFn(1),
   importEvents: auditFn(3),
-  importHermes: auditFn(3),
   importTranscript: auditFn(3),
-  planHermesSession: auditFn(2),
   renderFindingLine: auditFn(1),
   renderReportText: auditFn(1),
   severityAtLeast: auditFn(2),

@@ -1,21 +1,18 @@
 /**
  * Size and depth limits of the importers. Incidents: deeply nested JSON (5,000 levels and more) in an
  * export file's session metadata reached recursive walkers inside the import's transaction and came
- * out as `DB_ERROR: Maximum call stack size exceeded`; a transcript or hermes session larger than one
- * batch (`maxBatchBytes`) must still import, all or nothing. The property nests generated depths into
+ * out as `DB_ERROR: Maximum call stack size exceeded`; a transcript larger than one batch
+ * (`maxBatchBytes`) must still import, all or nothing (the hermes importer's case is in
+ * packages/hermes/test/hermes-import-limits.int.test.ts). The property nests generated depths into
  * every JSON value of an export line.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { MAX_JSON_DEPTH, createMessage, isTurnlogError, serializeMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { audit, exportSessions, importEvents, importHermes, importTranscript } from '@turnlog/audit'
-import { HermesFixture } from './hermes-fixture.js'
+import { audit, exportSessions, importEvents, importTranscript } from '@turnlog/audit'
 
 let sourceDb: TestDatabase
 let targetDb: TestDatabase
@@ -229,27 +226,6 @@ describe('importers and maxBatchBytes', () => {
       expect(before).not.toBe('')
     } finally {
       await small.close()
-    }
-  })
-
-  it('imports a hermes session larger than one batch', async () => {
-    // given
-    const dir = await mkdtemp(join(tmpdir(), 'turnlog-hermes-limits-'))
-    const small = await openStore({ connectionString: targetDb.connectionString, maxBatchBytes: 2000 })
-    try {
-      const path = join(dir, 'state.db')
-      const fixture = new HermesFixture(path).session('big')
-      for (let i = 0; i < 12; i++) fixture.add('big', { role: i % 2 === 0 ? 'user' : 'assistant', content: `${i}${'h'.repeat(600)}` })
-      fixture.close()
-
-      // when
-      const result = await importHermes(small, path)
-
-      // then
-      expect(result.sessions[0]).toMatchObject({ appended: 12, liveMatches: true })
-    } finally {
-      await small.close()
-      await rm(dir, { recursive: true, force: true })
     }
   })
 })

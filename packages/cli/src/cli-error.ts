@@ -12,6 +12,7 @@ export const CLI_ERROR_CODES = {
   DATABASE_NOT_FOUND: 'A read-only command found no turnlog database where the options and environment point (it creates none).',
   DEMO_FAILED: 'The demo script did not behave as turnlog promises (a bug: please report it).',
   INTERNAL: 'An unexpected error: neither a library nor a CLI error (a bug: please report it with the command line).',
+  PACKAGE_MISSING: 'An optional package the command needs is not installed (`@turnlog/hermes` for `turnlog import --format hermes`).',
 } as const
 
 /** A stable code of an error raised by the CLI. */

@@ -7,7 +7,7 @@ import { redactedPayload } from './redacted-payload.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
-import { applyEvent, newStructure, type FoldAnomaly, type MessageState } from './project-structure.js'
+import { applyEventUnchecked, newStructure, type FoldAnomaly, type MessageState } from './project-structure.js'
 
 export type { FoldAnomaly, MessageState } from './project-structure.js'
 
@@ -109,7 +109,7 @@ function fold(events: Iterable<StoredEvent>, options: FoldOptions): SessionState
     version = e.seq
     sessionId ??= e.sessionId
     // the structure first; an event that did not apply (an anomaly) changes no content either
-    const applied = applyEvent(structure, e)
+    const applied = applyEventUnchecked(structure, e)
     switch (e.type) {
       case 'message_appended': {
         if (!applied) break

@@ -4,8 +4,9 @@
  * @packageDocumentation
  */
 export { ERROR_CODES, MESSAGE_CONFLICT_REASONS, type ConflictReason, type ErrorCode, type MessageConflictReason } from './error-codes.js'
-export { guardInput, parseInput, z } from './parse-input.js'
+export { guardInput, parseInput } from './parse-input.js'
 export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
+export { checkOptions } from './check-options.js'
 export {
   EXTERNAL_ID_NAMESPACE,
   EXTERNAL_SCOPE_NAMESPACE,

@@ -1,3 +1,5 @@
+import { guardInput } from './parse-input.js'
+import { TurnlogError } from './turnlog-error.js'
 import type { MessageId } from './ids.js'
 
 /**
@@ -128,10 +130,18 @@ interface DataFields {
  * `position` whose only meaning is the order of the rows: {@link projectionRows} is that table in
  * position order.
  *
- * A malformed `data` (a list that is not iterable, no object at all) throws a `TypeError`; the store
- * never writes one (`rebuild` reports it as `CORRUPT_LOG`).
+ * A malformed event (a `data` list that is not iterable, no object at all) or a `state` that is not a
+ * {@link StructureBuilder} throws `INVALID_INPUT`; the store never writes one (`rebuild` reports it as
+ * `CORRUPT_LOG`).
  */
 export function applyEvent(state: StructureBuilder, e: StructuralEvent): boolean {
+  if (!guardInput('state', () => state instanceof StructureBuilder)) throw new TurnlogError('INVALID_INPUT', 'applyEvent needs the state newStructure() made', { details: { field: 'state' } })
+  if (typeof e !== 'object' || e === null) throw new TurnlogError('INVALID_INPUT', 'applyEvent needs an event object', { details: { field: 'e' } })
+  return guardInput('applyEvent', () => applyEventUnchecked(state, e))
+}
+
+/** {@link applyEvent} without its argument checks: the fold's loop, which guards the whole fold once. */
+export function applyEventUnchecked(state: StructureBuilder, e: StructuralEvent): boolean {
   const before = state.anomalies.length
   const records = state.messages
   const data = e.data as DataFields
@@ -238,6 +248,11 @@ function report(state: StructureBuilder, seq: number, kind: FoldAnomaly['kind'],
 
 /** The live list of a projection as `turnlog.live_messages` rows, in position order. */
 export function projectionRows(state: StructureState): ProjectionRow[] {
+  if (typeof state !== 'object' || state === null) throw new TurnlogError('INVALID_INPUT', 'projectionRows needs a projection state', { details: { field: 'state' } })
+  return guardInput('projectionRows', () => rowsOf(state))
+}
+
+function rowsOf(state: StructureState): ProjectionRow[] {
   return state.live.map((id) => {
     const r = state.messages.get(id)
     return { messageId: id, eventSeq: r?.eventSeq ?? 0, partial: r?.partial ?? false }
@@ -249,7 +264,15 @@ export function projectionRows(state: StructureState): ProjectionRow[] {
  * and the live list as `turnlog.live_messages` rows (`rows`, in position order). Pure.
  */
 export function projectStructure(events: Iterable<StructuralEvent>): StructureState & { readonly rows: readonly ProjectionRow[] } {
-  const state = newStructure()
-  for (const e of events) applyEvent(state, e)
-  return { live: state.live, messages: state.messages, anomalies: state.anomalies, rows: projectionRows(state) }
+  if (typeof events !== 'object' || events === null || !guardInput('events', () => typeof (events as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function')) {
+    throw new TurnlogError('INVALID_INPUT', 'projectStructure needs an iterable of events', { details: { field: 'events' } })
+  }
+  return guardInput('projectStructure', () => {
+    const state = newStructure()
+    for (const e of events) {
+      if (typeof e !== 'object' || e === null) throw new TurnlogError('INVALID_INPUT', 'projectStructure needs event objects', { details: { field: 'events' } })
+      applyEventUnchecked(state, e)
+    }
+    return { live: state.live, messages: state.messages, anomalies: state.anomalies, rows: rowsOf(state) }
+  })
 }

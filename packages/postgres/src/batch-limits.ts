@@ -91,7 +91,7 @@ export function envelopeText(m: Message): string {
  * own, where the store reports it.
  */
 export function splitByBatchBytes(messages: readonly Message[], limit: number): Message[][] {
-  if (!Array.isArray(messages)) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs an array of messages', { details: { field: 'messages' } })
+  if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs an array of messages', { details: { field: 'messages' } })
   if (typeof limit !== 'number' || !(limit > 0)) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs a positive limit', { details: { field: 'limit' } })
   return guardInput('splitByBatchBytes', () => splitRuns(messages, limit))
 }

@@ -1,4 +1,5 @@
-import { parseInput, z } from '@turnlog/core'
+import { parseInput } from '@turnlog/core'
+import { z } from 'zod'
 
 const fnSchema = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: 'must be a function' })
 const GroupCommitOptionsSchema = z.object({

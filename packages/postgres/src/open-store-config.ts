@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput, parseInput, z } from '@turnlog/core'
+import { TurnlogError, guardInput, parseInput } from '@turnlog/core'
+import { z } from 'zod'
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER)
 

@@ -1,4 +1,5 @@
-import { isTurnlogError, parseInput, z } from '@turnlog/core'
+import { isTurnlogError, parseInput } from '@turnlog/core'
+import { z } from 'zod'
 import { checkFunction } from './check-arguments.js'
 
 const RetryOptionsSchema = z.object({

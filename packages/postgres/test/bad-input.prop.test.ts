@@ -33,7 +33,23 @@ import {
 } from '@turnlog/core'
 import * as postgres from '@turnlog/postgres'
 import { openStore, withRetry, type Checkpoint, type PostgresStore, type SubscribedEvent, type Subscription } from '@turnlog/postgres'
-import { chatPayloadArb, createTestDatabase, createdAtArb, expectEveryExportRejectsGarbage, hostileValueArb, jsonValueArb, messageArb, safeTextArb, toolCallIdArb, weirdStringArb, type ExportSpec, type TestDatabase } from '@turnlog/testing'
+import {
+  buildKit,
+  chatPayloadArb,
+  createTestDatabase,
+  createdAtArb,
+  expectEveryExportRejectsGarbage,
+  hostileValueArb,
+  jsonValueArb,
+  messageArb,
+  safeTextArb,
+  storeSnapshot,
+  toolCallIdArb,
+  weirdStringArb,
+  type Build as KitBuild,
+  type ExportSpec,
+  type TestDatabase,
+} from '@turnlog/testing'
 
 /** The codes a call may answer bad input with. Anything else (DB_ERROR above all) is a finding. */
 const INPUT_CODES: readonly ErrorCode[] = [
@@ -72,24 +88,9 @@ interface Ctx {
 }
 
 /** A value built at call time, printable in fast-check's counterexamples. */
-type Build<T = unknown> = ((ctx: Ctx) => T) & { [fc.toStringMethod]: () => string }
+type Build<T = unknown> = KitBuild<Ctx, T>
 
-function build<T>(label: string | (() => string), f: (ctx: Ctx) => T): Build<T> {
-  return Object.assign(f, { [fc.toStringMethod]: typeof label === 'string' ? () => label : label })
-}
-
-/** A literal value; its label is computed only when fast-check prints a counterexample. */
-const lit = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<Build<T>> =>
-  arb.map((v) =>
-    build(() => {
-      try {
-        const text = fc.stringify(v)
-        return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} chars)` : text
-      } catch {
-        return '<too deep to print>'
-      }
-    }, () => v),
-  )
+const { build, lit } = buildKit<Ctx>()
 
 // ---------------------------------------------------------------------------------------------------
 // garbage
@@ -339,18 +340,7 @@ const callArb = fc.oneof({ weight: 3, arbitrary: garbageCallArb }, { weight: 1, 
 // the harness
 
 /** Everything the database holds that a call may write, as one string (conflict evidence excluded: it is written on purpose). */
-async function snapshot(store: PostgresStore): Promise<string> {
-  const { rows } = await sql<{ s: string }>`
-    select concat_ws('|',
-      (select count(*) from turnlog.events),
-      (select coalesce(max(global_position), 0) from turnlog.events),
-      (select count(*) from turnlog.sessions),
-      (select coalesce(sum(version), 0) from turnlog.sessions),
-      (select count(*) from turnlog.events where payload_digest is not null),
-      (select md5(coalesce(string_agg(session_id::text || ':' || message_id::text || ':' || position || ':' || event_seq || ':' || partial, ',' order by session_id, message_id), ''))
-         from turnlog.live_messages)) as s`.execute(store.db)
-  return rows[0]?.s ?? ''
-}
+const snapshot = (store: PostgresStore): Promise<string> => storeSnapshot(store, false)
 
 const user = (content: string, options: { status?: 'partial' } = {}): Message => createMessage({ role: 'user', content }, options)
 

@@ -6,6 +6,8 @@
  * `@turnlog/postgres` (`openStore`, `PostgresStore`, `withRetry`, migrations, subscriptions) and
  * `@turnlog/audit` (`audit`, `verifyChain`, export/import). Internals stay out; `api-report.api.md` (per package)
  * records every name with its signature, and a test fails when the surface changes unreviewed.
+ * It has no native dependency: the hermes-agent `state.db` importer (`importHermes`, which needs the
+ * native `better-sqlite3`) is the opt-in package `@turnlog/hermes`, installed and imported on its own.
  * @example
  * ```ts
  * import { openStore, createMessage, toWire } from 'turnlog'
@@ -27,12 +29,14 @@ export {
   parseEventId, parseMessage, parseMessageId, parseSessionId, placeholderDigest, primeContentHash,
   REDACTED_CONTENT, redactedPayload, restoreMessage, serializeMessage, sessionIdFromExternal, sha256Hex,
   toFrozenJson, toMessage, toolCallIds, ToolCallSchema, toolPairing, toolResultId, toWire, transcriptOf,
-  TurnlogError, withStatus,
+  TurnlogError, withStatus, EXTERNAL_SCOPE_NAMESPACE, StructureBuilder, applyCompact, applyEvent, applyRevision,
+  applyRewind, checkOptions, guardInput, newStructure, parseInput, projectStructure, projectionRows,
+  withApplyTo,
   type AppendOptions, type AppendResult, type Brand, type ChainedEvent, type ChainInput, type ChatMessage,
   type ChatRole, type CompactInput, type CompactResult, type ConflictReason, type ConflictRecord,
   type ContentHash, type CreateMessageOptions, type CreateSessionOptions, type DuplicateToolResults,
   type ErrorCode, type ErrorDetails, type EventBase, type EventId, type EventsOptions, type EventType,
-  type FoldAnomaly, type FoldOptions, type ForkOptions, type JsonLimits, type JsonValue,
+  type FoldAnomaly, type ProjectionRow, type StructuralEvent, type StructuralRecord, type StructureState, type FoldOptions, type ForkOptions, type JsonLimits, type JsonValue,
   type ListSessionsOptions, type LoadOptions, type LoadResult, type Message, type MessageAppendedEvent,
   type MessageConflictReason, type MessageEventData, type MessageFinalizedEvent, type MessageId,
   type MessageRecord, type MessageRedactedEvent, type MessageRevisedEvent, type MessageRevision,
@@ -49,9 +53,9 @@ export {
 export {
   compareCheckpoints, dedicatedConnectionFromConfig, dedicatedConnectionFromPool, DEFAULT_MAX_BATCH_BYTES,
   EVENTS_CHANNEL, LAG_COUNT_CAP, listSubscriptions, MAX_BATCH_BYTES_CEILING, migrateToLatest,
-  oldestOpenTransaction, openStore, PostgresStore, readCommittedEvents, rebaseAfterRestore, REBASED_TX_ID,
+  oldestOpenTransaction, openStore, parseOpenStoreConfig, PostgresStore, readCommittedEvents, rebaseAfterRestore, REBASED_TX_ID,
   rebaseSubscription, rolesSql, splitByBatchBytes, START_CHECKPOINT, Subscription, TURNLOG_ROLES, withRetry,
-  type BackoffOptions, type Checkpoint, type ConflictsTable, type ConnectionStringConfig,
+  type BackoffOptions, type Checkpoint, type ConflictsTable, type DataDirLockHolder, type ConnectionStringConfig,
   type DedicatedConnection, type DedicatedConnectionFactory, type EmbeddedConfig, type EventsTable,
   type GroupCommitSettings, type HandlerContext, type KyselyConfig, type LiveMessagesTable, type MigrateResult,
   type OldestOpenTransactionOptions, type OpenStoreCommonConfig, type OpenStoreConfig,

@@ -1,11 +1,37 @@
 import { describe, expect, it } from '@jest/globals'
 import { execFile } from 'node:child_process'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** The directory `name` resolves to from the package in `dir`, the way Node looks it up (real path). */
+function resolvePackageDir(dir: string, name: string): string | undefined {
+  for (let d = dir; ; d = dirname(d)) {
+    const candidate = join(d, 'node_modules', name)
+    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate)
+    if (dirname(d) === d) return undefined
+  }
+}
+
+/** Every package installing `dir` pulls in (dependencies and optional dependencies, recursively), by name. */
+function installClosure(dir: string): Map<string, { dir: string; native: boolean }> {
+  const seen = new Map<string, { dir: string; native: boolean }>()
+  const queue = [realpathSync(dir)]
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const pkg = JSON.parse(readFileSync(join(next, 'package.json'), 'utf8')) as { name: string; gypfile?: boolean; dependencies?: object; optionalDependencies?: object }
+    if (seen.has(pkg.name)) continue
+    seen.set(pkg.name, { dir: next, native: pkg.gypfile === true || existsSync(join(next, 'binding.gyp')) })
+    for (const name of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })) {
+      const found = resolvePackageDir(next, name)
+      if (found !== undefined) queue.push(found)
+    }
+  }
+  return seen
+}
 
 describe('the built umbrella package', () => {
   it('exports the public API to a plain Node ESM import by package name', async () => {
@@ -48,5 +74,24 @@ describe('the built umbrella package', () => {
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script.replace("import('turnlog')", `import(${JSON.stringify(join(packageDir, 'dist', 'index.js'))})`)], { cwd: auditDir })
     // then no internal name is in the umbrella, and the subpath resolves
     expect(JSON.parse(stdout.trim())).toEqual({ leaked: [], internal: 'function object' })
+  })
+
+  it('has no native dependency: the hermes importer (better-sqlite3) is the opt-in @turnlog/hermes, not part of the default install', async () => {
+    // given: what installing the umbrella pulls in, and what the hermes package pulls in
+    const umbrella = installClosure(packageDir)
+    const hermes = installClosure(join(packageDir, '..', 'hermes'))
+    // when: the built umbrella is imported by name in a separate Node process
+    const script = `
+      const api = await import('turnlog')
+      console.log(JSON.stringify(['importHermes', 'planHermesSession', 'HermesStateDb', 'hermesSessionId'].filter((name) => name in api)))
+    `
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: packageDir })
+    // then: no native package and no hermes importer in the default install; the opt-in package has them
+    expect([...umbrella].filter(([, p]) => p.native).map(([name]) => name)).toEqual([])
+    expect([...umbrella.keys()]).not.toContain('@turnlog/hermes')
+    expect([...umbrella.keys()]).not.toContain('better-sqlite3')
+    expect(JSON.parse(stdout.trim())).toEqual([])
+    expect(hermes.get('better-sqlite3')?.native).toBe(true)
+    expect([...hermes.keys()]).toEqual(expect.arrayContaining(['@turnlog/hermes', '@turnlog/core', '@turnlog/postgres']))
   }, 60_000)
 })

@@ -1,12 +1,13 @@
 import { createReadStream } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
-import { EXPORT_FORMAT, importEvents, importHermes, importTranscript } from '@turnlog/audit'
+import { EXPORT_FORMAT, importEvents, importTranscript } from '@turnlog/audit'
 import { CliError } from '../cli-error.js'
 import type { ImportFormat } from '../command-choices.js'
 import type { CommandContext } from '../command-context.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { shortId } from '../format-text.js'
+import { loadHermes } from '../load-hermes.js'
 import { createProgressBar, type ProgressBar } from '../progress-bar.js'
 import { resolvePath } from '../read-input-file.js'
 
@@ -81,7 +82,8 @@ async function* fileLines(path: string, size: number, bar: ProgressBar): AsyncGe
 
 /**
  * `turnlog import <file>`: loads a turnlog export (hash chain verified, idempotent), an OpenAI-format
- * JSONL transcript (one all-or-nothing append, deterministic ids) or a hermes-agent `state.db`.
+ * JSONL transcript (one all-or-nothing append, deterministic ids) or a hermes-agent `state.db` (with
+ * the optional `@turnlog/hermes` package; `PACKAGE_MISSING` without it).
  */
 export async function runImport(ctx: CommandContext, file: string, options: ImportCommandOptions): Promise<ExitCode> {
   const path = resolvePath(ctx.io.cwd, file)
@@ -116,6 +118,8 @@ export async function runImport(ctx: CommandContext, file: string, options: Impo
     )
     return EXIT_CODES.ok
   }
+  // the hermes importer is an opt-in package (native better-sqlite3): loaded before anything is opened
+  const { importHermes } = await loadHermes()
   const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'sessions' })
   const result = await ctx
     .withStore((store) => importHermes(store, path, { onProgress: (p) => bar.update(p.done, p.total, shortId(p.sessionId)) }), { migrate: true, create: true })

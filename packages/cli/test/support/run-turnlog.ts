@@ -24,11 +24,14 @@ export interface RunTurnlogOptions {
   /** Extra environment; `TURNLOG_DATABASE_URL` and `DATABASE_URL` are removed unless given here. */
   readonly env?: Readonly<Record<string, string>>
   readonly timeoutMs?: number
+  /** Another built `bin.js` to run (an installed copy); {@link BIN} by default. */
+  readonly bin?: string
 }
 
 /** Runs `node dist/bin.js ...args` and resolves with its exit code and output (never rejects on exit codes). */
 export function runTurnlog(args: readonly string[], options: RunTurnlogOptions = {}): Promise<TurnlogRun> {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npx -y pnpm@12.4.2 build)`)
+  const bin = options.bin ?? BIN
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx -y pnpm@12.4.2 build)`)
   const env: Record<string, string | undefined> = { ...process.env }
   delete env['TURNLOG_DATABASE_URL']
   delete env['DATABASE_URL']
@@ -36,7 +39,7 @@ export function runTurnlog(args: readonly string[], options: RunTurnlogOptions =
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [BIN, ...args],
+      [bin, ...args],
       { cwd: options.cwd ?? process.cwd(), env, timeout: options.timeoutMs ?? 150_000, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : -1

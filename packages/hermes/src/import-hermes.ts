@@ -1,5 +1,6 @@
 import {
   TurnlogError,
+  checkOptions,
   isTurnlogError,
   contentHash,
   sessionIdFromExternal,
@@ -10,11 +11,10 @@ import {
   type SessionStore,
 } from '@turnlog/core'
 import { PostgresStore, splitByBatchBytes } from '@turnlog/postgres'
-import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes/hermes-row-message.js'
-import { HermesStateDb, type HermesSessionRecord, type SqliteValue } from './hermes/hermes-state-db.js'
-import { HermesWarnings, type HermesWarning } from './hermes/hermes-warning.js'
-import { checkOptions } from './import-events.js'
-import { planHermesSession, type HermesPlanStep, type HermesSessionPlan } from './hermes/plan-hermes-session.js'
+import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes-row-message.js'
+import { HermesStateDb, type HermesSessionRecord, type SqliteValue } from './hermes-state-db.js'
+import { HermesWarnings, type HermesWarning } from './hermes-warning.js'
+import { planHermesSession, type HermesPlanStep, type HermesSessionPlan } from './plan-hermes-session.js'
 
 /** Reported after each hermes session. */
 export interface HermesImportProgress {

@@ -8,7 +8,7 @@ import {
   type HermesPlanStep,
   type HermesRowMessage,
   type SqliteValue,
-} from '@turnlog/audit'
+} from '@turnlog/hermes'
 
 type Row = { id: number; role: string; content?: string | null; active?: number; compacted?: number; [k: string]: SqliteValue | undefined }
 

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { canonicalJson, messageIdFromExternal, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { audit, epochToIso, hermesSessionId, importHermes, type HermesImportResult } from '@turnlog/audit'
+import { audit } from '@turnlog/audit'
+import { epochToIso, hermesSessionId, importHermes, type HermesImportResult } from '@turnlog/hermes'
 import { HermesFixture, expectedCore, importedCore } from './hermes-fixture.js'
 
 let dir: string

@@ -1,0 +1,23 @@
+import { guardInput } from './parse-input.js'
+import { TurnlogError } from './turnlog-error.js'
+
+/**
+ * Checks the options argument of a long-running call (an import, an audit): it must be an object (a
+ * default parameter does not replace `null`), and its `onProgress` absent or a function, since
+ * `onProgress` is called after a session committed, where a TypeError would escape raw with the work half
+ * done. Throws `INVALID_INPUT` naming `what`.
+ *
+ * @example
+ * ```ts
+ * export async function importThing(store: SessionStore, options: { onProgress?: () => void } = {}) {
+ *   checkOptions(options, 'importThing options') // INVALID_INPUT for null, [] or { onProgress: 1 }
+ * }
+ * ```
+ */
+export function checkOptions(options: unknown, what: string): void {
+  what = typeof what === 'string' ? what : 'options'
+  if (typeof options !== 'object' || options === null || guardInput(what, () => Array.isArray(options))) throw new TurnlogError('INVALID_INPUT', `${what} must be an object`)
+  // a throwing getter or revoked Proxy is the caller's input: INVALID_INPUT, not a raw error
+  const onProgress = guardInput(what, () => (options as { onProgress?: unknown }).onProgress)
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw new TurnlogError('INVALID_INPUT', 'onProgress must be a function')
+}
