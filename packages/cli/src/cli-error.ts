@@ -11,8 +11,8 @@ export const CLI_ERROR_CODES = {
   AMBIGUOUS_ID: 'A shortened id matches more than one session: give more digits or the full id.',
   DATABASE_NOT_FOUND: 'A read-only command found no turnlog database where the options and environment point (it creates none).',
   DEMO_FAILED: 'The demo script did not behave as turnlog promises (a bug: please report it).',
-  INTERNAL: 'An unexpected error: neither a library nor a CLI error (a bug: please report it with the command line).',
   PACKAGE_MISSING: 'An optional package the command needs is not installed (`@turnlog/hermes` for `turnlog import --format hermes`).',
+  INTERNAL: 'An unexpected error: neither a library nor a CLI error (a bug: please report it with the command line).',
 } as const
 
 /** A stable code of an error raised by the CLI. */
@@ -153,6 +153,15 @@ function causeOf(error: unknown): string | undefined {
   return text === undefined || text === '' || (typeof message === 'string' && message.includes(text)) ? undefined : text
 }
 
+/** `String(value)`, or a placeholder for a value whose conversion throws (`{ toString: 0 }`, a revoked Proxy). */
+function printable(value: unknown): string {
+  try {
+    return String(value)
+  } catch {
+    return '(a thrown value that cannot be printed)'
+  }
+}
+
 /** Turns any thrown value into an {@link ErrorReport}: its code, a message, a hint and an exit code. */
 export function describeError(error: unknown, db?: DatabaseContext): ErrorReport {
   const cause = typeof error === 'object' && error !== null ? causeOf(error) : undefined
@@ -163,7 +172,7 @@ export function describeError(error: unknown, db?: DatabaseContext): ErrorReport
     const exitCode = USAGE_CODES.has(error.code) ? EXIT_CODES.usage : EXIT_CODES.runtime
     return { code: error.code, message: error.message, hint: hintFor(error, error.code, db), exitCode, details: error.details ?? {}, cause }
   }
-  const message = error instanceof Error ? error.message : String(error)
+  const message = error instanceof Error ? error.message : printable(error)
   const node = nodeCodeOf(error)
   if (node !== undefined) {
     const code: CliErrorCode = 'FILE_ERROR'

@@ -8,6 +8,8 @@ const GroupCommitOptionsSchema = z.object({
   runGroup: fnSchema,
   runAlone: fnSchema,
   rolledBack: fnSchema,
+  weight: fnSchema.optional(),
+  maxWeight: z.number().positive().optional(),
 })
 
 /**

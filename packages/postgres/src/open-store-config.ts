@@ -31,6 +31,7 @@ const schemas = {
     ...common,
     embedded: z.literal(true),
     dataDir: z.string().min(1).refine((d) => !NUL.test(d), { message: 'must not contain NUL' }).optional(),
+    onLockTakenOver: z.custom<unknown>((v) => typeof v === 'function', { message: 'must be a function' }).optional(),
   }),
   kysely: z.looseObject({ ...common, kysely: withMethods('a Kysely instance', 'executeQuery', 'transaction', 'destroy') }),
   connectionString: z.looseObject({
