@@ -10,7 +10,6 @@ import type { ErrorCode } from '@turnlog/core'
  * - `TLS01`: no such session (or not visible to the caller's tenant).
  * - `TLV01`: version conflict; the detail is the actual version.
  * - `TLM01`: message conflict; the detail is a JSON list of the conflicting messages.
- * - `TLR01`: a concurrent writer stored the same new message id (the statement wrote nothing).
  * - `TLC01`: the stored log breaks an invariant (a missing predecessor).
  * - `TLC02`: an imported event's chain link does not verify; the detail names session, seq and link.
  * - `TLU01`: a message is not in the session (redaction).
@@ -23,7 +22,6 @@ export const CUSTOM_SQLSTATES = {
   TLS01: 'SESSION_NOT_FOUND',
   TLV01: 'VERSION_CONFLICT',
   TLM01: 'MESSAGE_CONFLICT',
-  TLR01: 'DB_TRANSIENT',
   TLC01: 'CORRUPT_LOG',
   TLC02: 'IMPORT_FAILED',
   TLU01: 'UNKNOWN_MESSAGE',

@@ -52,14 +52,13 @@ function constraintOf(error: unknown): string | undefined {
 }
 
 /**
- * True when a statement lost the race for a message id (migration 0008): another transaction stored the
+ * True when a statement lost the race for a message id: another transaction stored the
  * same new id in another session (or the same one) after this statement classified it as new, and
  * `turnlog.message_ids`'s primary key refused the second claim. Nothing of the statement was written;
- * run it again and the id classifies as a duplicate or a `MESSAGE_CONFLICT`. Also true for `TLR01`,
- * the same refusal of the append functions before 0008.
+ * run it again and the id classifies as a duplicate or a `MESSAGE_CONFLICT`.
  */
 export function lostMessageIdRace(error: unknown): boolean {
-  return customSqlState(error) === 'TLR01' || (sqlState(error) === '23505' && constraintOf(error) === 'message_ids_pkey')
+  return sqlState(error) === '23505' && constraintOf(error) === 'message_ids_pkey'
 }
 
 /**
@@ -97,8 +96,6 @@ function mapReadable(error: unknown): TurnlogError {
           cause: error,
         })
       }
-      case 'DB_TRANSIENT':
-        return new TurnlogError(code, `a concurrent append stored the same messages; retry: ${message}`, { details, cause: error })
       default:
         return new TurnlogError(code, message, { details, cause: error })
     }

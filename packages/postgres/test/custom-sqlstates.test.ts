@@ -17,18 +17,19 @@ function sources(dir: string): string[] {
   })
 }
 
-const srcFiles = readdirSync(packagesDir).flatMap((p) => {
+// every package's src/, and the store's schema (packages/postgres/sql, one file per object)
+const srcFiles = readdirSync(packagesDir).flatMap((p) => ['src', 'sql'].flatMap((dir) => {
   try {
-    return sources(join(packagesDir, p, 'src'))
+    return sources(join(packagesDir, p, dir))
   } catch {
     return []
   }
-})
+}))
 const states = Object.keys(CUSTOM_SQLSTATES) as CustomSqlState[]
 
 describe('the one table of custom SQLSTATEs', () => {
   it('holds exactly the TL states the SQL raises, each mapped to a registered error code', () => {
-    // given every `errcode = 'TL…'` in the store's SQL (migrations and sql files)
+    // given every `errcode = 'TL…'` in the store's SQL (the sql/ files and any SQL in migrations)
     const raised = new Set(srcFiles.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/errcode\s*=\s*'(TL[0-9A-Z]{3})'/gi)].map((m) => m[1] as string)))
     // then the table is that set, and each state maps to a code of the registry
     expect([...raised].sort()).toEqual([...states].sort())
@@ -64,7 +65,7 @@ describe('the one table of custom SQLSTATEs', () => {
       fc.property(fc.oneof(fc.string(), fc.stringMatching(/^TL[0-9A-Z]{3}$/)), (code) => {
         // given any code that is not a key of the table (a lookalike, a prototype property name, …)
         fc.pre(!Object.hasOwn(CUSTOM_SQLSTATES, code))
-        // then it is not a custom state, and a lost id race is only TLR01 or the message_ids key
+        // then it is not a custom state, and a lost id race is only the message_ids key's unique violation
         expect(customSqlState({ code })).toBeUndefined()
         expect(lostMessageIdRace({ code })).toBe(false)
       }),
