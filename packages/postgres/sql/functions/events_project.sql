@@ -1,6 +1,8 @@
--- Statement-level: plain appends go in with one INSERT … SELECT; every other event is applied in seq
--- order through project_event. Equivalent to applying the events one by one (positions are seqs, and a
--- compaction's shift keeps later appends after everything earlier).
+-- Statement-level: a statement's plain appends that come before its session's first other event go in
+-- with one INSERT … SELECT; every later event (appends included) is applied in seq order through
+-- project_event. Equivalent to applying the events one by one: an append after a compaction in the
+-- same statement must not be placed before the compaction looks for the end of the live list (a
+-- compaction covering nothing puts its summary at the end as it stands then).
 create function turnlog.events_project() returns trigger language plpgsql
 security definer set search_path = pg_catalog, pg_temp as $fn$
 declare
@@ -9,8 +11,14 @@ begin
   insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
   select n.session_id, n.message_id, n.seq, n.seq, (n.data->>'status') is not distinct from 'partial'
     from new_events n
-   where n.type = 'message_appended' and (n.data->>'deferred') is null;
-  for e in select * from new_events n where n.type <> 'message_appended' order by n.session_id, n.seq loop
+    left join (select o.session_id, min(o.seq) as seq from new_events o
+                where o.type <> 'message_appended' group by o.session_id) f on f.session_id = n.session_id
+   where n.type = 'message_appended' and (n.data->>'deferred') is null and (f.seq is null or n.seq < f.seq);
+  for e in select n.* from new_events n
+             left join (select o.session_id, min(o.seq) as seq from new_events o
+                         where o.type <> 'message_appended' group by o.session_id) f on f.session_id = n.session_id
+            where n.type <> 'message_appended' or (f.seq is not null and n.seq > f.seq)
+            order by n.session_id, n.seq loop
     perform turnlog.project_event(e);
   end loop;
   return null;

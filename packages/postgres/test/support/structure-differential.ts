@@ -322,10 +322,11 @@ export function rawEvents(steps: readonly RawStep[], options: { readonly emptyCo
 }
 
 /**
- * A history where the SQL statement trigger and the spec disagree (found by the raw-log differential):
+ * A history where the SQL statement trigger and the spec disagreed until `events_project` applied a
+ * statement's appends after its first other event in seq order (found by the raw-log differential):
  * a compaction that covers no live message (`covered: []`), followed by an append IN THE SAME INSERT.
  * `events_project` inserts a statement's plain appends first, so `project_event` then finds the later
- * append already there and places the summary after it (max position + 1); the spec, `rebuild` (which
+ * append already there and placed the summary after it (max position + 1); the spec, `rebuild` (which
  * replays event by event) and the fold place it before. No store call writes it (`compact` refuses an
  * empty `covered` and never writes an append in the compaction's statement); `importEvents` of a
  * chain-valid file does (packages/audit/test/import-projection.int.test.ts).
