@@ -142,8 +142,9 @@ describe('audit of every session: ids shared across sessions', () => {
 describe('audit: tampering and lost events (raw SQL as superuser)', () => {
   it('reports an UPDATE of a payload as chain_break and content_hash_mismatch at that seq', async () => {
     // given
+    const s = system('s') // messages are created in log order throughout (else: clock_regression)
     const target = user('transfer 10 EUR')
-    const sessionId = await sessionWith(system('s'), target, assistant('done'))
+    const sessionId = await sessionWith(s, target, assistant('done'))
     await rawSql(db.connectionString, `update turnlog.events set payload = '{"role":"user","content":"transfer 10000 EUR"}' where session_id = $1 and seq = 2`, [sessionId])
 
     // when
@@ -278,8 +279,9 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
 describe('audit: live-view incidents (through the public API)', () => {
   it('reports a tool call with no result (a crash between call and result) as unanswered_tool_call', async () => {
     // given
+    const ask = user('run it')
     const call = assistantCalling(['call_crash'])
-    const sessionId = await sessionWith(user('run it'), call)
+    const sessionId = await sessionWith(ask, call)
 
     // when
     const report = await audit(store, sessionId)
@@ -306,9 +308,11 @@ describe('audit: live-view incidents (through the public API)', () => {
 
   it('reports two results for one call as duplicate_tool_result', async () => {
     // given: a retried tool wrote its result twice
+    const go = user('go')
+    const call = assistantCalling(['call_07'])
     const first = toolResult('call_07', 'ok')
     const retry = toolResult('call_07', 'ok (retry)')
-    const sessionId = await sessionWith(user('go'), assistantCalling(['call_07']), first, retry, assistant('done'))
+    const sessionId = await sessionWith(go, call, first, retry, assistant('done'))
 
     // when
     const report = await audit(store, sessionId)
@@ -369,8 +373,9 @@ describe('audit: live-view incidents (through the public API)', () => {
 
   it('reports a stream that was never finalized as partial_never_finalized', async () => {
     // given
+    const ask = user('explain')
     const partial = createMessage({ role: 'assistant', content: 'Let me expl' }, { status: 'partial' })
-    const sessionId = await sessionWith(user('explain'), partial)
+    const sessionId = await sessionWith(ask, partial)
 
     // when
     const report = await audit(store, sessionId)
