@@ -203,7 +203,14 @@ function checkVersion(expected: number | undefined, actual: number): void {
  * an object without a prototype or with a throwing `toString`.
  */
 function preview(value: unknown): string {
-  if (typeof value === 'object') return value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object'
+  if (typeof value === 'object') {
+    if (value === null) return 'null'
+    try {
+      return Array.isArray(value) ? 'an array' : 'an object'
+    } catch {
+      return 'an unreadable object' // a revoked Proxy (found by the hostile-value property)
+    }
+  }
   if (typeof value === 'function' || typeof value === 'symbol') return `a ${typeof value}`
   return typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)
 }
