@@ -7,14 +7,8 @@ import { nonEmptyWeirdStringArb } from '@turnlog/testing'
 
 const coreDir = fileURLToPath(new URL('..', import.meta.url))
 
-/**
- * Runs in a fresh `node` process: derives the namespace from its DNS name, then each id twice, with
- * the `uuid` package (well-formed names only: its string path throws on lone surrogates) and with an
- * RFC 4122 §4.3 implementation on node:crypto (WTF-8 bytes for lone surrogates).
- */
-const CHILD = `
-import { createHash } from 'node:crypto'
-import { v5 } from 'uuid'
+/** An RFC 4122 §4.3 (name-based, SHA-1) implementation on node:crypto, with WTF-8 bytes for lone surrogates. */
+const RFC4122_V5 = `
 const wtf8 = (s) => {
   const out = []
   for (const ch of s) {
@@ -33,7 +27,17 @@ const rfc4122v5 = (name, ns) => {
   const h = b.toString('hex')
   return [h.slice(0, 8), h.slice(8, 12), h.slice(12, 16), h.slice(16, 20), h.slice(20)].join('-')
 }
-const namespace = v5('external-id.turnlog.dev', v5.DNS)
+`
+
+/**
+ * Runs in a fresh `node` process: derives the namespace from its DNS name, then each id twice, with
+ * the `uuid` package (well-formed names only: its string path throws on lone surrogates) and with an
+ * RFC 4122 §4.3 implementation on node:crypto (WTF-8 bytes for lone surrogates).
+ */
+const CHILD = `
+import { createHash } from 'node:crypto'
+import { v5 } from 'uuid'
+${RFC4122_V5}const namespace = v5('external-id.turnlog.dev', v5.DNS)
 // setEncoding: decoding chunk by chunk would split multi-byte characters at chunk boundaries
 process.stdin.setEncoding('utf8')
 const names = JSON.parse(await new Promise((resolve) => { let s = ''; process.stdin.on('data', (d) => (s += d)); process.stdin.on('end', () => resolve(s)) }))
@@ -85,24 +89,7 @@ describe('external ids (properties)', () => {
     const pairs = fc.sample(fc.tuple(fc.oneof(nonEmptyWeirdStringArb, fc.constantFrom('telegram:1', 'telegram:2', 'slack:T1:C1')), fc.oneof(nonEmptyWeirdStringArb, fc.constantFrom('9001', '1', 'msg'))), 200)
     const SCOPED_CHILD = `
 import { createHash } from 'node:crypto'
-const wtf8 = (s) => {
-  const out = []
-  for (const ch of s) {
-    const c = ch.codePointAt(0)
-    if (c < 0x80) out.push(c)
-    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63))
-    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
-    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63))
-  }
-  return Buffer.from(out)
-}
-const v5 = (name, ns) => {
-  const b = createHash('sha1').update(Buffer.from(ns.replace(/-/g, ''), 'hex')).update(wtf8(name)).digest().subarray(0, 16)
-  b[6] = (b[6] & 0x0f) | 0x50
-  b[8] = (b[8] & 0x3f) | 0x80
-  const h = b.toString('hex')
-  return [h.slice(0, 8), h.slice(8, 12), h.slice(12, 16), h.slice(16, 20), h.slice(20)].join('-')
-}
+${RFC4122_V5}const v5 = rfc4122v5
 const DNS = '6ba7b810-9dad-11d1-80b4-00c04fd430c8'
 const root = v5('external-scope.turnlog.dev', DNS)
 process.stdin.setEncoding('utf8')
