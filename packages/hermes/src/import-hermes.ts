@@ -10,7 +10,7 @@ import {
   type SessionState,
   type SessionStore,
 } from '@turnlog/core'
-import { PostgresStore, splitByBatchBytes } from '@turnlog/postgres'
+import { splitByBatchBytes } from '@turnlog/postgres'
 import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes-row-message.js'
 import { HermesStateDb, type HermesSessionRecord, type SqliteValue } from './hermes-state-db.js'
 import { HermesWarnings, type HermesWarning } from './hermes-warning.js'
@@ -184,6 +184,15 @@ export async function importHermes(store: SessionStore, path: string, options: I
   }
 }
 
+/**
+ * The store's `maxBatchBytes`, read by shape rather than `instanceof PostgresStore`: an application with
+ * two copies of `@turnlog/postgres` (its own and ours) still gets its batches split.
+ */
+function maxBatchBytesOf(store: SessionStore): number | undefined {
+  const limit = (store as { readonly maxBatchBytes?: unknown }).maxBatchBytes
+  return typeof limit === 'number' && limit > 0 ? limit : undefined
+}
+
 /** Throws `SESSION_EXISTS` when one of `ids` is a session of another tenant (or hidden from this one). */
 async function checkTargetSessions(store: SessionStore, ids: readonly string[], tenant: string | null): Promise<void> {
   for (const id of ids) {
@@ -266,7 +275,8 @@ async function importSession(
     switch (step.kind) {
       case 'append': {
         // a run of rows larger than one batch (maxBatchBytes) goes in several appends (each idempotent)
-        for (const run of store instanceof PostgresStore ? splitByBatchBytes(step.messages, store.maxBatchBytes) : [step.messages]) {
+        const limit = maxBatchBytesOf(store)
+        for (const run of limit === undefined ? [step.messages] : splitByBatchBytes(step.messages, limit)) {
           const result = await store.append(sessionId, run)
           appended += result.appended.length
           duplicates += result.duplicates.length
