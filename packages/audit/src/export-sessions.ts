@@ -3,6 +3,7 @@ import {
   TurnlogError,
   eventChainHash,
   parseSessionId,
+  type ChainedFields,
   type JsonValue,
   type SessionInfo,
   type SessionStore,
@@ -39,14 +40,8 @@ export interface ExportSessionRecord {
 }
 
 /** One event of a session's log, exactly as stored (no global position, no transaction id). */
-export interface ExportEventRecord {
+export interface ExportEventRecord extends ChainedFields {
   readonly kind: 'event'
-  readonly sessionId: string
-  readonly seq: number
-  readonly eventId: string
-  readonly type: string
-  readonly messageId: string | null
-  readonly contentHash: string | null
   readonly payload: JsonValue | null
   readonly data: JsonValue
   readonly recordedAt: string

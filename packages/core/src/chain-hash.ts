@@ -17,14 +17,18 @@ function guardLink<T>(what: string, prevHex: unknown, input: unknown, body: () =
 /** The hash before a session's first event: 32 zero bytes, hex. */
 export const GENESIS_HASH = '0'.repeat(64)
 
-/** The parts of an event the chain covers. Texts are the stored JSON texts (`JSON.stringify` output). */
-export interface ChainInput {
+/** The identifying fields of an event that the chain covers verbatim. */
+export interface ChainedFields {
   readonly sessionId: string
   readonly seq: number
   readonly eventId: string
   readonly type: string
   readonly messageId: string | null
   readonly contentHash: string | null
+}
+
+/** The parts of an event the chain covers. Texts are the stored JSON texts (`JSON.stringify` output). */
+export interface ChainInput extends ChainedFields {
   readonly dataText: string
   readonly payloadText: string | null
   /**
@@ -63,13 +67,7 @@ function link(prevHex: string, input: ChainInput): string {
 }
 
 /** The fields of a stored (or exported) event the chain covers, as parsed values. */
-export interface ChainedEvent {
-  readonly sessionId: string
-  readonly seq: number
-  readonly eventId: string
-  readonly type: string
-  readonly messageId: string | null
-  readonly contentHash: string | null
+export interface ChainedEvent extends ChainedFields {
   readonly data: unknown
   readonly payload: unknown
   readonly payloadDigest?: string | null | undefined
@@ -81,17 +79,15 @@ export interface ChainedEvent {
  * `JSON.stringify` output, and stringify is idempotent over its own output).
  */
 export function eventChainHash(prevHex: string, e: ChainedEvent): string {
-  return guardLink('eventChainHash', prevHex, e, () => link(prevHex, {
-    sessionId: e.sessionId,
-    seq: e.seq,
-    eventId: e.eventId,
-    type: e.type,
-    messageId: e.messageId,
-    contentHash: e.contentHash,
-    dataText: JSON.stringify(e.data),
-    payloadText: e.payload === null ? null : JSON.stringify(e.payload),
-    payloadDigest: e.payloadDigest ?? null,
-  }))
+  return guardLink('eventChainHash', prevHex, e, () => {
+    const { sessionId, seq, eventId, type, messageId, contentHash } = e
+    return link(prevHex, {
+      sessionId, seq, eventId, type, messageId, contentHash,
+      dataText: JSON.stringify(e.data),
+      payloadText: e.payload === null ? null : JSON.stringify(e.payload),
+      payloadDigest: e.payloadDigest ?? null,
+    })
+  })
 }
 
 /**

@@ -75,7 +75,7 @@ export {
   type StoredEvent,
 } from './events.js'
 export { applyCompact, applyRevision, applyRewind, withApplyTo } from './apply-to-live.js'
-export { GENESIS_HASH, chainHash, eventChainHash, placeholderDigest, type ChainInput, type ChainedEvent } from './chain-hash.js'
+export { GENESIS_HASH, chainHash, eventChainHash, placeholderDigest, type ChainInput, type ChainedEvent, type ChainedFields } from './chain-hash.js'
 export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
 export {
   foldSession,

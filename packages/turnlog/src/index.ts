@@ -32,7 +32,7 @@ export {
   TurnlogError, withStatus, EXTERNAL_SCOPE_NAMESPACE, StructureBuilder, applyCompact, applyEvent, applyRevision,
   applyRewind, checkOptions, guardInput, newStructure, parseInput, projectStructure, projectionRows,
   withApplyTo,
-  type AppendOptions, type AppendResult, type Brand, type ChainedEvent, type ChainInput, type ChatMessage,
+  type AppendOptions, type AppendResult, type Brand, type ChainedEvent, type ChainedFields, type ChainInput, type ChatMessage,
   type ChatRole, type CompactInput, type CompactResult, type ConflictReason, type ConflictRecord,
   type ContentHash, type CreateMessageOptions, type CreateSessionOptions, type DuplicateToolResults,
   type ErrorCode, type ErrorDetails, type EventBase, type EventId, type EventsOptions, type EventType,
