@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, type Message } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { type PostgresStore } from '@turnlog/postgres'
+import { useTestStore } from '@turnlog/testing'
 import { audit, renderReportText, type Finding } from '@turnlog/audit'
 import fc from 'fast-check'
 
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString })
-})
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
+useTestStore((t) => ({ store } = t))
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z')
 

@@ -1,21 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, newSessionId, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, type TestDatabase, useTestStore } from '@turnlog/testing'
 import { audit, type AuditProgress, type Finding, type FindingKind } from '@turnlog/audit'
 import { assistant, assistantCalling, rawSql, seedRealisticSession, system, toolResult, user } from './audit-fixtures.js'
 
 let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString })
-})
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
+useTestStore((t) => ({ db, store } = t))
 
 /** A session holding `messages`, appended in one batch. */
 async function sessionWith(...messages: Message[]): Promise<string> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, type TestDatabase, useTestStore } from '@turnlog/testing'
 import { verifyChain } from '@turnlog/audit'
 import { WEIRD, assistant, rawSql, seedRealisticSession, user } from './audit-fixtures.js'
 
@@ -104,14 +104,7 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
   let db: TestDatabase
   let store: PostgresStore
 
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    store = await openStore({ connectionString: db.connectionString })
-  })
-  afterAll(async () => {
-    await store.close()
-    await db.drop()
-  })
+  useTestStore((t) => ({ db, store } = t))
 
   /** A session of `n` alternating user/assistant messages (seqs 1..n). */
   async function sessionOf(n: number): Promise<string> {

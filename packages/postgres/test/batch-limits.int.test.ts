@@ -6,24 +6,17 @@
  * generated sizes and nestings at every write that takes messages or metadata, with small configured
  * limits, and checks the outcome against the limits and the database with SQL counts.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { MAX_JSON_DEPTH, createMessage, isTurnlogError, type Message, type SessionId } from '@turnlog/core'
 import { DEFAULT_MAX_BATCH_BYTES, MAX_BATCH_BYTES_CEILING, openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { type TestDatabase, useTestStore } from '@turnlog/testing'
 
 let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString })
-})
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
+useTestStore((t) => ({ db, store } = t))
 
 /** Everything a call may write, as one string (conflict evidence included). */
 async function snapshot(s: PostgresStore): Promise<string> {

@@ -29,3 +29,4 @@ export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKin
 export { Ledger, type LedgerReport } from './ledger.js'
 export { SessionModel, type ModelLoad, type ModelMessage, type ModelOutcome } from './session-model.js'
 export { HostileCallbackError, expectEveryExportRejectsGarbage, hostileValueArb, type ExportSpec, type HostileRecipe } from './hostile-value.js'
+export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'

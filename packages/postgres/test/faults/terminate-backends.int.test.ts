@@ -4,10 +4,10 @@
  * failover or an OOM kill does). Writers see `DB_TRANSIENT`, retry with `withRetry`, and finish; an
  * independent ledger of what each writer meant to store finds nothing lost and nothing doubled.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, type Message, type TurnlogError } from '@turnlog/core'
 import { openStore, withRetry, type PostgresStore } from '@turnlog/postgres'
-import { Ledger, createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { Ledger, type TestDatabase, useTestStore } from '@turnlog/testing'
 import { BackendKiller, auditProblems, seededRandom, sleep } from './support/fault-helpers.js'
 
 const WRITERS = 8
@@ -17,15 +17,7 @@ const BATCHES = 60
 let db: TestDatabase
 let direct: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  direct = await openStore({ connectionString: db.connectionString })
-})
-
-afterAll(async () => {
-  await direct?.close()
-  await db?.drop()
-})
+useTestStore((t) => ({ db, store: direct } = t))
 
 /** The raw error behind a DB_TRANSIENT, as "SQLSTATE message" or "message". */
 function describeCause(error: TurnlogError): string {

@@ -2,25 +2,17 @@
  * Timeouts are typed and bounded: an exhausted pool and a statement stuck behind a lock both end in
  * `DB_TIMEOUT` (cause kept), within the configured time, never a hang, and write nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import pg from 'pg'
 import { createMessage, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { type TestDatabase, useTestStore } from '@turnlog/testing'
 import { appendCounts, expectCode, rejection, sleep } from './support/fault-helpers.js'
 
 let db: TestDatabase
 let direct: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  direct = await openStore({ connectionString: db.connectionString })
-})
-
-afterAll(async () => {
-  await direct?.close()
-  await db?.drop()
-})
+useTestStore((t) => ({ db, store: direct } = t))
 
 const user = (content: string): Message => createMessage({ role: 'user', content })
 
