@@ -14,7 +14,7 @@ const shared = {
   moduleNameMapper: {
     ...Object.fromEntries(packages.map((p) => [`^@turnlog/${p}$`, `<rootDir>/packages/${p}/src/index.ts`])),
     // the `./internal` subpath: building blocks the workspace packages share, outside the public API
-    '^@turnlog/(postgres|audit)/internal$': '<rootDir>/packages/$1/src/internal.ts',
+    '^@turnlog/(core|postgres|audit)/internal$': '<rootDir>/packages/$1/src/internal.ts',
     '^turnlog$': '<rootDir>/packages/turnlog/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -1,4 +1,4 @@
-import { parseInput } from '@turnlog/core'
+import { parseInput } from '@turnlog/core/internal'
 import { z } from 'zod'
 
 const fnSchema = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: 'must be a function' })
