@@ -10,7 +10,10 @@ export default tseslint.config(
     // their sources by `paths`) rather than projectService: the package tsconfigs leave out test/, and
     // resolving @turnlog/* through them would need a build before lint.
     files: ['packages/**/*.ts'],
-    languageOptions: { parserOptions: { project: ['./tsconfig.test.json'], tsconfigRootDir: import.meta.dirname } },
+    // (The inspect page's browser script is its own project, with the DOM lib.)
+    languageOptions: {
+      parserOptions: { project: ['./tsconfig.test.json', './packages/cli/src/inspect/page/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
@@ -26,6 +29,12 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
     },
+  },
+  {
+    // the inspect page's browser script is a classic script: an `import type` would make it a module, so it
+    // names the model's types with `import()` types
+    files: ['packages/cli/src/inspect/page/**/*.ts'],
+    rules: { '@typescript-eslint/consistent-type-imports': ['error', { disallowTypeAnnotations: false }] },
   },
   {
     // core is pure: no Node built-ins, no I/O.
