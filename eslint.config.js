@@ -6,11 +6,35 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // Type-aware rules. One program over tsconfig.test.json (src and tests, workspace packages mapped to
+    // their sources by `paths`) rather than projectService: the package tsconfigs leave out test/, and
+    // resolving @turnlog/* through them would need a build before lint.
+    files: ['packages/**/*.ts'],
+    // (The inspect page's browser script is its own project, with the DOM lib.)
+    languageOptions: {
+      parserOptions: { project: ['./tsconfig.test.json', './packages/cli/src/inspect/page/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      // only the form that changes behaviour: `return promise` inside try/catch/finally skips the handler
+      '@typescript-eslint/return-await': ['error', 'error-handling-correctness-only'],
+      '@typescript-eslint/prefer-promise-reject-errors': 'error',
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
     },
+  },
+  {
+    // the inspect page's browser script is a classic script: an `import type` would make it a module, so it
+    // names the model's types with `import()` types
+    files: ['packages/cli/src/inspect/page/**/*.ts'],
+    rules: { '@typescript-eslint/consistent-type-imports': ['error', { disallowTypeAnnotations: false }] },
   },
   {
     // core is pure: no Node built-ins, no I/O.

@@ -1,25 +1,49 @@
-// One jest run for the whole workspace. Tests import workspace packages by name; the mapper points
-// those names at the TypeScript sources so tests never depend on a stale dist/.
-/** @type {import('jest').Config} */
+// One jest run for the whole workspace, in three projects, one per test tier (the tier is in the file
+// name): `unit` (*.test.ts: pure, no server), `int` (*.int.test.ts: real Postgres) and `prop`
+// (*.prop.test.ts: fast-check). `pnpm jest` runs all three; `pnpm jest --selectProjects unit` (or
+// `pnpm test:unit`) runs one. Tests import workspace packages by name; the mapper points those names at
+// the TypeScript sources so tests never depend on a stale dist/.
 const packages = ['core', 'postgres', 'audit', 'hermes', 'cli', 'testing', 'bench']
 
-export default {
+/** What every tier shares. */
+const shared = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
+  rootDir: import.meta.dirname,
   roots: ['<rootDir>/packages'],
-  testMatch: ['**/test/**/*.test.ts'],
   moduleNameMapper: {
     ...Object.fromEntries(packages.map((p) => [`^@turnlog/${p}$`, `<rootDir>/packages/${p}/src/index.ts`])),
     // the `./internal` subpath: building blocks the workspace packages share, outside the public API
-    '^@turnlog/(postgres|audit)/internal$': '<rootDir>/packages/$1/src/internal.ts',
+    '^@turnlog/(core|postgres|audit)/internal$': '<rootDir>/packages/$1/src/internal.ts',
     '^turnlog$': '<rootDir>/packages/turnlog/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.test.json', diagnostics: false }],
   },
+}
+
+/**
+ * The tiers that talk to a database server resolve it once per run (Jest runs a global setup only when
+ * a project that names it has tests in the run, and one module path only once).
+ */
+const withServer = {
   globalSetup: '<rootDir>/packages/testing/src/jest-global-setup.ts',
   globalTeardown: '<rootDir>/packages/testing/src/jest-global-teardown.ts',
+}
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    {
+      ...shared,
+      displayName: 'unit',
+      testMatch: ['**/test/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '\\.(int|prop)\\.test\\.ts$'],
+    },
+    { ...shared, ...withServer, displayName: 'int', testMatch: ['**/test/**/*.int.test.ts'] },
+    { ...shared, ...withServer, displayName: 'prop', testMatch: ['**/test/**/*.prop.test.ts'] },
+  ],
   testTimeout: 60_000,
   maxWorkers: 2,
 }

@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import type { Message } from '@turnlog/core'
 
 /** How bad a finding is, from least to most severe. */

@@ -1,4 +1,5 @@
-import { TurnlogError, checkOptions, foldSession, parseSessionId, type SessionState, type SessionStore, type StoredEvent } from '@turnlog/core'
+import { TurnlogError, foldSession, parseSessionId, type SessionState, type SessionStore, type StoredEvent } from '@turnlog/core'
+import { checkOptions } from '@turnlog/core/internal'
 import {
   AUDIT_CHECKS,
   FINDING_KINDS,

@@ -8,8 +8,8 @@ import {
   type SessionInfo,
   type SessionStore,
   type StoredEvent,
-  guardInput,
 } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import { checkStore } from './check-store.js'
 
 /** The `format` of a turnlog export file's header line. */

@@ -11,13 +11,12 @@ import {
   parseEventId,
   parseMessageId,
   parseSessionId,
-  checkOptions,
   type JsonValue,
   type SessionId,
   type MessageConflictReason,
   type StoredEvent,
-  guardInput,
 } from '@turnlog/core'
+import { checkOptions, guardInput } from '@turnlog/core/internal'
 import type { PostgresStore } from '@turnlog/postgres'
 import { checkSafeJson, checkSafeText, customSqlState, lostMessageIdRace, mapDatabaseError, sqlState } from '@turnlog/postgres/internal'
 import { sql, type Kysely } from 'kysely'

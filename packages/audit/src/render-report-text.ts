@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import { SEVERITIES, type AuditReport, type Finding } from './audit-report.js'
 
 /** Seqs as ranges: `[3,4,5,9]` → `3-5,9`. */

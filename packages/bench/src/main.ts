@@ -10,112 +10,24 @@
  * @packageDocumentation
  */
 import { exportSessions, importEvents } from '@turnlog/audit'
-import { contentHash, createMessage, type Message } from '@turnlog/core'
+import { createMessage } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { execFile } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
-import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
-import { from as copyFrom } from 'pg-copy-streams'
 import type { EmmettResult, RebuildMemoryResult } from './child.js'
-import { byteaHex, copyRow } from './copy-text.js'
+import { databaseUrl } from './database-url.js'
+import { interleaved } from './interleaved.js'
+import { parseArgs, type WORKLOADS } from './parse-args.js'
+import { rawCopyImport } from './raw-copy-import.js'
+import { RAW_SCHEMA, rawTurnStatement } from './raw-turn-statement.js'
+import { record, rows } from './record.js'
+import { runChild } from './run-child.js'
+import { sessionUuid } from './session-uuid.js'
 import { percentile, pool, summarize, type Summary } from './stats.js'
+import { withClient } from './with-client.js'
 import { generateSession, type GeneratedSession } from './workload.js'
-
-const WORKLOADS = ['append', 'emmett', 'single', 'retry', 'load', 'flush', 'rebuild', 'rss', 'import', 'storage', 'pglite'] as const
-
-interface Args {
-  quick: boolean
-  sessions: number
-  messages: number
-  runs: number
-  adminUrl: string
-  out: string
-  only: Set<string> | null
-  groupCommit: boolean | { maxBatches: number; maxInFlight: number } | undefined
-}
-
-function parseArgs(argv: readonly string[]): Args {
-  const get = (name: string): string | undefined => {
-    const i = argv.indexOf(`--${name}`)
-    return i >= 0 ? argv[i + 1] : undefined
-  }
-  const quick = argv.includes('--quick')
-  const only = get('only') === undefined ? null : new Set((get('only') ?? '').split(','))
-  for (const name of only ?? []) {
-    if (!(WORKLOADS as readonly string[]).includes(name)) throw new Error(`unknown workload ${name}; known: ${WORKLOADS.join(', ')}`)
-  }
-  const runs = Number(get('runs') ?? 3)
-  if (!Number.isSafeInteger(runs) || runs < 3) throw new Error('--runs must be at least 3 (every figure is a median of ≥ 3 runs)')
-  const gc = get('group-commit')
-  const [maxBatches, maxInFlight] = (gc ?? '').split(',').map(Number)
-  const groupCommit = gc === undefined ? undefined : gc === 'off' ? false : { maxBatches: maxBatches ?? 32, maxInFlight: maxInFlight ?? 2 }
-  return {
-    groupCommit,
-    quick,
-    sessions: Number(get('sessions') ?? (quick ? 120 : 1000)),
-    messages: Number(get('messages') ?? (quick ? 60 : 100)),
-    runs,
-    adminUrl: get('database-url') ?? process.env['TURNLOG_BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    out: get('out') ?? 'bench-results',
-    only,
-  }
-}
-
-/** One row of the results table. */
-interface Row {
-  workload: string
-  unit: string
-  turnlog: Summary
-  baseline: Summary | null
-  baselineName: string
-  ratio: number | null
-  goal: string
-  met: boolean | null
-  notes: string
-}
-
-const rows: Row[] = []
-/** Records a row; the ratio is turnlog's median over the baseline's (both in the row's unit). */
-function record(row: Omit<Row, 'ratio' | 'met'> & { higherIsBetter: boolean; goalRatio: number | null }): void {
-  const ratio = row.baseline === null ? null : row.turnlog.median / row.baseline.median
-  const met = ratio === null || row.goalRatio === null ? null : row.higherIsBetter ? ratio >= row.goalRatio : ratio <= row.goalRatio
-  const { higherIsBetter: _h, goalRatio: _g, ...rest } = row
-  rows.push({ ...rest, ratio, met })
-  const fmt = (s: Summary | null): string => (s === null ? '—' : `${s.median.toFixed(1)} (${s.min.toFixed(1)}–${s.max.toFixed(1)})`)
-  console.error(`${row.workload}: turnlog ${fmt(row.turnlog)} ${row.unit}; ${row.baselineName} ${fmt(row.baseline)}; ratio ${ratio?.toFixed(2) ?? '—'} (goal ${row.goal})`)
-}
-
-async function withClient<T>(p: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await p.connect()
-  try {
-    return await fn(c)
-  } finally {
-    c.release()
-  }
-}
-
-const RAW_SCHEMA = `
-  create schema if not exists bench_raw;
-  create table if not exists bench_raw.events (
-    session_id uuid not null, seq bigint not null, message_id uuid not null, content_hash bytea not null,
-    payload json not null, primary key (session_id, seq));
-`
-
-/** The raw baseline's statement for one turn: one multi-row INSERT … ON CONFLICT DO NOTHING. */
-function rawTurnStatement(sessionId: string, firstSeq: number, turn: readonly Message[]): { text: string; values: unknown[] } {
-  const values: unknown[] = []
-  const tuples = turn.map((m, i) => {
-    values.push(sessionId, firstSeq + i, m.id, Buffer.from(contentHash(m), 'hex'), JSON.stringify(m.payload))
-    const b = i * 5
-    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::json)`
-  })
-  return { text: `insert into bench_raw.events (session_id, seq, message_id, content_hash, payload) values ${tuples.join(',')} on conflict do nothing`, values }
-}
 
 /** Rebuild memory at one database size, from child processes (MiB, seconds). */
 interface RebuildMemory {
@@ -124,78 +36,6 @@ interface RebuildMemory {
   readonly rssBefore: Summary
   readonly liveHeapPeak: Summary
   readonly seconds: Summary
-}
-
-function sessionUuid(run: number, index: number): string {
-  const hex = (run * 1_000_000 + index).toString(16).padStart(12, '0')
-  return `00000000-0000-7000-8000-${hex}`
-}
-
-/** Runs a child mode of `child.js` (with `nodeFlags`) and returns the JSON it prints. */
-async function child<T>(args: readonly string[], nodeFlags: readonly string[] = []): Promise<T> {
-  const script = fileURLToPath(new URL('./child.js', import.meta.url))
-  const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, [...nodeFlags, script, ...args], { maxBuffer: 1 << 20 }, (error, out, err) => {
-      if (error) reject(new Error(`child ${args[0] ?? ''} failed: ${err || error.message}`))
-      else resolve(out)
-    })
-  })
-  const last = stdout.trim().split('\n').pop() ?? ''
-  return JSON.parse(last) as T
-}
-
-/** Runs `tasks` in an order that rotates with `run`, so no contender always goes first. */
-async function interleaved(run: number, tasks: readonly (() => Promise<void>)[]): Promise<void> {
-  for (let i = 0; i < tasks.length; i++) await (tasks[(run + i) % tasks.length] as () => Promise<void>)()
-}
-
-/** An admin connection's helpers for the per-run databases the bench creates. */
-function databaseUrl(adminUrl: string, name: string): string {
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-
-/** COPY of an export file's rows into fresh raw tables: the import workload's baseline. Returns the event count. */
-async function rawCopyImport(p: pg.Pool, lines: readonly string[], table: string): Promise<number> {
-  return withClient(p, async (c) => {
-    await c.query(`
-      create table ${table}_sessions (session_id uuid primary key, tenant_id text, version bigint not null,
-        created_at timestamptz not null, updated_at timestamptz not null, metadata json);
-      create table ${table}_events (session_id uuid not null, seq bigint not null, event_id uuid not null, type text not null,
-        message_id uuid, content_hash bytea, payload json, data json not null, recorded_at timestamptz not null, hash bytea not null,
-        primary key (session_id, seq))`)
-    const t0 = performance.now()
-    let events = 0
-    const sessions: string[] = []
-    // every line parsed, every field re-encoded: the same input work the importer starts from
-    const rowsOf = function* (): Generator<string> {
-      let chunk = ''
-      for (const line of lines) {
-        const r = JSON.parse(line) as Record<string, unknown>
-        if (r['kind'] === 'session') {
-          sessions.push(copyRow([r['id'] as string, (r['tenantId'] as string | null) ?? null, String(r['version']), r['createdAt'] as string, r['updatedAt'] as string, r['metadata'] === null ? null : JSON.stringify(r['metadata'])]))
-        } else if (r['kind'] === 'event') {
-          events++
-          chunk += copyRow([
-            r['sessionId'] as string, String(r['seq']), r['eventId'] as string, r['type'] as string, (r['messageId'] as string | null) ?? null,
-            byteaHex((r['contentHash'] as string | null) ?? null), r['payload'] === null ? null : JSON.stringify(r['payload']),
-            JSON.stringify(r['data']), r['recordedAt'] as string, byteaHex(r['hash'] as string),
-          ])
-          if (chunk.length > 1 << 16) {
-            yield chunk
-            chunk = ''
-          }
-        }
-      }
-      if (chunk) yield chunk
-    }
-    await pipeline(Readable.from(rowsOf()), c.query(copyFrom(`copy ${table}_events (session_id, seq, event_id, type, message_id, content_hash, payload, data, recorded_at, hash) from stdin`)))
-    await pipeline(Readable.from([sessions.join('')]), c.query(copyFrom(`copy ${table}_sessions (session_id, tenant_id, version, created_at, updated_at, metadata) from stdin`)))
-    const seconds = (performance.now() - t0) / 1000
-    await c.query(`drop table ${table}_events; drop table ${table}_sessions`)
-    return events / seconds
-  })
 }
 
 async function main(): Promise<void> {
@@ -224,8 +64,8 @@ async function main(): Promise<void> {
     const plain: RebuildMemoryResult[] = []
     const collected: RebuildMemoryResult[] = []
     for (let i = 0; i < 3; i++) {
-      plain.push(await child<RebuildMemoryResult>(['rebuild-memory', connectionString]))
-      collected.push(await child<RebuildMemoryResult>(['rebuild-memory', connectionString], ['--expose-gc']))
+      plain.push(await runChild<RebuildMemoryResult>(['rebuild-memory', connectionString]))
+      collected.push(await runChild<RebuildMemoryResult>(['rebuild-memory', connectionString], ['--expose-gc']))
     }
     return {
       sessions: plain[0]?.sessions ?? 0,
@@ -296,7 +136,7 @@ async function main(): Promise<void> {
           singleRates.push(count / ((performance.now() - t0) / 1000))
         }
         const doEmmett = async (): Promise<void> => {
-          const r = await child<EmmettResult>(['emmett', connectionString, String(run), String(args.sessions), String(args.messages), String(writers)])
+          const r = await runChild<EmmettResult>(['emmett', connectionString, String(run), String(args.sessions), String(args.messages), String(writers)])
           emmettRates.push(r.messages / r.seconds)
         }
         await interleaved(run, [doTurnlog, ...(wants('append') ? [doRaw] : []), ...(wants('emmett') ? [doEmmett] : []), ...(wants('single') ? [doSingle] : [])])

@@ -14,8 +14,7 @@ import { createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { buildInspectModel } from '../src/inspect/build-inspect-model.js'
-import { inspectPage, type PageDocument, type PageElement } from '../src/inspect/inspect-page.js'
-import { renderInspectHtml } from '../src/inspect/render-inspect-html.js'
+import { inspectPageScript, renderInspectHtml } from '../src/inspect/render-inspect-html.js'
 import { resolveSessionId } from '../src/resolve-session-id.js'
 import { runTurnlog } from './support/run-turnlog.js'
 
@@ -52,6 +51,27 @@ afterAll(async () => {
   await db?.drop()
   await rm(dir, { recursive: true, force: true })
 })
+
+/** The few DOM features the inspect page's script uses. */
+interface PageElement {
+  appendChild(child: PageElement | object): unknown
+  setAttribute(name: string, value: string): void
+  addEventListener(type: string, listener: () => void): void
+  scrollIntoView(options?: { block?: string; behavior?: string }): void
+  textContent: string | null
+  className: string
+  title: string
+  readonly classList: { add(...names: string[]): void; remove(...names: string[]): void; toggle(name: string, force?: boolean): boolean }
+  readonly style: { setProperty(name: string, value: string): void }
+}
+
+/** The document, as far as the page's script uses it. */
+interface PageDocument {
+  getElementById(id: string): PageElement | null
+  createElement(tag: string): PageElement
+  createTextNode(text: string): object
+  readonly body: PageElement
+}
 
 /** A minimal DOM for the inspect page's script: elements with attributes, classes and children. */
 class FakeElement implements PageElement {
@@ -90,7 +110,8 @@ function renderPage(model: unknown): FakeElement {
     createTextNode: (text) => ({ text }),
     body,
   }
-  inspectPage(doc)
+  // the compiled script the HTML inlines, run with this document as its `document`
+  new Function('document', inspectPageScript())(doc)
   return app
 }
 

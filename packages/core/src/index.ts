@@ -4,9 +4,7 @@
  * @packageDocumentation
  */
 export { ERROR_CODES, MESSAGE_CONFLICT_REASONS, type ConflictReason, type ErrorCode, type MessageConflictReason } from './error-codes.js'
-export { guardInput, parseInput } from './parse-input.js'
 export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
-export { checkOptions } from './check-options.js'
 export {
   EXTERNAL_ID_NAMESPACE,
   EXTERNAL_SCOPE_NAMESPACE,
@@ -74,7 +72,7 @@ export {
   type SessionForkedEvent,
   type StoredEvent,
 } from './events.js'
-export { applyCompact, applyRevision, applyRewind, withApplyTo } from './apply-to-live.js'
+export { applyCompact, applyRevision, applyRewind } from './apply-to-live.js'
 export { GENESIS_HASH, chainHash, eventChainHash, placeholderDigest, type ChainInput, type ChainedEvent, type ChainedFields } from './chain-hash.js'
 export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
 export {
@@ -91,11 +89,7 @@ export {
   type TranscriptStatus,
 } from './fold-session.js'
 export {
-  StructureBuilder,
-  applyEvent,
-  newStructure,
   projectStructure,
-  projectionRows,
   type ProjectionRow,
   type StructuralEvent,
   type StructuralRecord,

@@ -1,11 +1,13 @@
 /**
  * Every export of `@turnlog/core`, called with garbage (issue 13, item 11): each function either
  * returns or throws a `TurnlogError` with a registry code, never a raw TypeError/RangeError (or an error
- * thrown by a hostile getter or Proxy it was handed). The table below lists every runtime export; the
- * test fails when the package exports something the table does not name.
+ * thrown by a hostile getter or Proxy it was handed). The tables below list every runtime export of the
+ * package and of its `./internal` subpath; the test fails when either exports something its table does
+ * not name.
  */
 import { describe, expect, it } from '@jest/globals'
 import * as core from '@turnlog/core'
+import * as coreInternal from '@turnlog/core/internal'
 import { expectEveryExportRejectsGarbage, type ExportSpec } from '@turnlog/testing'
 
 const fn = (arity: number): ExportSpec => ({ kind: 'function', arity })
@@ -27,23 +29,19 @@ export const CORE_EXPORTS = {
   MAX_JSON_DEPTH: value,
   MESSAGE_CONFLICT_REASONS: value,
   REDACTED_CONTENT: value,
-  StructureBuilder: { kind: 'class', arity: 0 },
   ToolCallSchema: value,
   TurnlogError: { kind: 'class', arity: 3 },
   applyCompact: fn(2),
-  applyEvent: fn(2),
   applyRevision: fn(2),
   applyRewind: fn(2),
   canonicalJson: fn(1),
   chainHash: fn(2),
   checkJsonDepth: fn(4),
-  checkOptions: fn(2),
   cloneJson: fn(1),
   contentHash: fn(1),
   createMessage: fn(2),
   eventChainHash: fn(2),
   foldSession: fn(2),
-  guardInput: fn(2),
   isMessage: fn(1),
   isRedactedPayload: fn(1),
   isTurnlogError: fn(2),
@@ -53,17 +51,14 @@ export const CORE_EXPORTS = {
   newEventId: fn(0),
   newMessageId: fn(0),
   newSessionId: fn(0),
-  newStructure: fn(0),
   parseChatMessage: fn(1),
   parseEventId: fn(1),
-  parseInput: fn(3),
   parseMessage: fn(1),
   parseMessageId: fn(1),
   parseSessionId: fn(1),
   placeholderDigest: fn(1),
   primeContentHash: fn(2),
   projectStructure: fn(1),
-  projectionRows: fn(1),
   redactedPayload: fn(1),
   restoreMessage: fn(1),
   serializeMessage: fn(1),
@@ -76,9 +71,20 @@ export const CORE_EXPORTS = {
   toolPairing: fn(1),
   toolResultId: fn(1),
   transcriptOf: fn(1),
-  withApplyTo: fn(2),
   withStatus: fn(2),
 } as const satisfies Record<keyof typeof core, ExportSpec>
+
+/** Every runtime export of `@turnlog/core/internal` (the building blocks the other packages share). */
+export const CORE_INTERNAL_EXPORTS = {
+  StructureBuilder: { kind: 'class', arity: 0 },
+  applyEvent: fn(2),
+  checkOptions: fn(2),
+  guardInput: fn(2),
+  newStructure: fn(0),
+  parseInput: fn(3),
+  projectionRows: fn(1),
+  withApplyTo: fn(2),
+} as const satisfies Record<keyof typeof coreInternal, ExportSpec>
 
 describe('@turnlog/core: every export refuses garbage with a TurnlogError (properties)', () => {
   it('regression (issue 13.11): createMessage(p, null), toWire(null), contentHash(null) and canonicalJson(1n) are INVALID_INPUT, not TypeErrors', () => {
@@ -102,5 +108,9 @@ describe('@turnlog/core: every export refuses garbage with a TurnlogError (prope
 
   it('each function returns or throws a TurnlogError with a registry code; the table covers every export', async () => {
     await expectEveryExportRejectsGarbage(core, CORE_EXPORTS, { numRuns: 150 })
+  }, 120_000)
+
+  it('so does each function of @turnlog/core/internal; its table covers every export', async () => {
+    await expectEveryExportRejectsGarbage(coreInternal, CORE_INTERNAL_EXPORTS, { numRuns: 150 })
   }, 120_000)
 })

@@ -1,17 +1,15 @@
 import { describe, expect, it } from '@jest/globals'
 import {
-  applyEvent,
   createMessage,
   foldSession,
   newSessionId,
-  newStructure,
   projectStructure,
-  projectionRows,
   toMessage,
   type MessageId,
   type ProjectionRow,
   type StoredEvent,
 } from '@turnlog/core'
+import { applyEvent, newStructure, projectionRows } from '@turnlog/core/internal'
 import { EventLog, coverage } from './support/event-log.js'
 import { assistant, user } from './support/messages.js'
 

@@ -9,8 +9,8 @@ import {
   type JsonValue,
   type Message,
   TurnlogError,
-  guardInput,
 } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import type { HermesMessageRecord, SqliteValue } from './hermes-state-db.js'
 import { HermesWarnings } from './hermes-warning.js'
 

@@ -1,6 +1,5 @@
 import {
   TurnlogError,
-  checkOptions,
   isTurnlogError,
   contentHash,
   sessionIdFromExternal,
@@ -10,6 +9,7 @@ import {
   type SessionState,
   type SessionStore,
 } from '@turnlog/core'
+import { checkOptions } from '@turnlog/core/internal'
 import { splitByBatchBytes } from '@turnlog/postgres'
 import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes-row-message.js'
 import { HermesStateDb, type HermesSessionRecord, type SqliteValue } from './hermes-state-db.js'

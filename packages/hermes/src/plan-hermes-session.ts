@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import type { ChatMessage, JsonValue, Message, MessageId } from '@turnlog/core'
 import type { HermesRowMessage } from './hermes-row-message.js'
 import type { HermesWarningCode } from './hermes-warning.js'

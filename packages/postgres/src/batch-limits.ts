@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput, type JsonValue, type Message } from '@turnlog/core'
+import { TurnlogError, type JsonValue, type Message } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 
 /**
  * Default `maxBatchBytes`: 128 MiB of JSON text (UTF-16 code units, the unit of `maxMessageBytes`)

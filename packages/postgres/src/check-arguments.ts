@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 
 /**
  * True when `value` has every method in `methods` (by shape: the caller's copy of a library may not be

@@ -1,4 +1,4 @@
-import { parseInput } from '@turnlog/core'
+import { parseInput } from '@turnlog/core/internal'
 import { z } from 'zod'
 
 const fnSchema = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: 'must be a function' })
@@ -70,6 +70,8 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
       if (group.length === 0) break
       this.#inFlight++
       for (const p of group) this.#busySessions.add(p.item.sessionId)
+      // not awaited: groups run concurrently up to maxInFlight; #send settles every item of its group
+      // (failures go to the items' promises), and the finally frees the slot for the next group
       void this.#send(group).finally(() => {
         this.#inFlight--
         for (const p of group) this.#busySessions.delete(p.item.sessionId)

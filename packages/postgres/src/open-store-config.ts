@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput, parseInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput, parseInput } from '@turnlog/core/internal'
 import { z } from 'zod'
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER)

@@ -1,5 +1,6 @@
 import type { PGlite } from '@electric-sql/pglite'
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import { checkMethods } from './check-arguments.js'
 import {
   CompiledQuery,

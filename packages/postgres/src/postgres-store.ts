@@ -1,10 +1,8 @@
 import {
   TurnlogError,
-  guardInput,
   applyCompact,
   applyRevision,
   applyRewind,
-  withApplyTo,
   contentHash,
   isTurnlogError,
   foldSession,
@@ -54,6 +52,7 @@ import {
   type Transcript,
   type WriteOptions,
 } from '@turnlog/core'
+import { guardInput, withApplyTo } from '@turnlog/core/internal'
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
 import type { Pool, QueryResultRow } from 'pg'
 import { BatchBudget, checkMaxBatchBytes, envelopeText, jsonTextWithin } from './batch-limits.js'

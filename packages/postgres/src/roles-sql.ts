@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 
 /** The cluster-wide group roles turnlog's schema is built on (see docs/security.md). */
 export const TURNLOG_ROLES = ['turnlog_owner', 'turnlog_writer', 'turnlog_reader'] as const

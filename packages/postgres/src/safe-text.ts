@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput, type JsonValue } from '@turnlog/core'
+import { TurnlogError, type JsonValue } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 
 /** The name of the checked field for messages: a string, never a raw error on garbage. */
 const fieldName = (what: unknown): string => (typeof what === 'string' ? what : 'value')

@@ -1,4 +1,5 @@
-import { isTurnlogError, parseInput } from '@turnlog/core'
+import { isTurnlogError } from '@turnlog/core'
+import { parseInput } from '@turnlog/core/internal'
 import { z } from 'zod'
 import { checkFunction } from './check-arguments.js'
 

@@ -37,7 +37,6 @@ import {
   applyRewind,
   contentHash,
   restoreMessage,
-  withApplyTo,
   type AppendResult,
   type ChatMessage,
   type CompactResult,
@@ -49,6 +48,7 @@ import {
   type RewindTarget,
   type SessionId,
 } from '@turnlog/core'
+import { withApplyTo } from '@turnlog/core/internal'
 
 /** A message as the model's live list holds it: current content and streaming status. */
 export interface ModelMessage {

@@ -1,5 +1,36 @@
+import { readFileSync } from 'node:fs'
 import type { InspectModel } from './build-inspect-model.js'
-import { inspectPage } from './inspect-page.js'
+
+/**
+ * The compiled browser script of the page (`src/inspect/page/`, its own TypeScript project), written by
+ * the build to `dist/page/inspect-page.js` and shipped in the package. The URL is the same from
+ * `dist/inspect/` (the installed CLI) and `src/inspect/` (the sources, under Jest): both sit two levels
+ * below the package root.
+ */
+const PAGE_SCRIPT_URL = new URL('../../dist/page/inspect-page.js', import.meta.url)
+
+let pageScript: string | undefined
+
+/**
+ * The inspect page's script as inlined into the HTML: the compiled file, ASCII only (the non-ASCII
+ * characters of the script, all in string literals, become `\u` escapes, so the file reads the same
+ * whatever encoding a viewer assumes). Read once, on first use.
+ */
+export function inspectPageScript(): string {
+  if (pageScript === undefined) {
+    let source: string
+    try {
+      source = readFileSync(PAGE_SCRIPT_URL, 'utf8')
+    } catch (error) {
+      throw new Error(`the inspect page script ${PAGE_SCRIPT_URL.pathname} is missing: build the CLI (pnpm build)`, { cause: error })
+    }
+    const script = source.replace(/[^\t\n\r -~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    // the compiled page script is ours, but a `</script` or `<!--` in it would end the element early
+    if (/<\/script|<!--/i.test(script)) throw new Error('the inspect page script contains an HTML-sensitive sequence')
+    pageScript = script
+  }
+  return pageScript
+}
 
 /**
  * JSON text safe inside a `<script>` element and pure ASCII: `<`, `>`, `&`, every non-ASCII character
@@ -114,11 +145,7 @@ noscript p{background:#fef3c7;padding:12px;border-radius:8px}
  * {@link InspectModel} embedded in it as a timeline.
  */
 export function renderInspectHtml(model: InspectModel): string {
-  // ASCII only, like the data: non-ASCII characters of the script (they are all in string literals)
-  // become \u escapes, so the file reads the same whatever encoding a viewer assumes
-  const script = String(inspectPage).replace(/[^\t\n\r -~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-  // the compiled page script is ours, but a `</script` or `<!--` in it would end the element early
-  if (/<\/script|<!--/i.test(script)) throw new Error('the inspect page script contains an HTML-sensitive sequence')
+  const script = inspectPageScript()
   const title = `turnlog · session ${model.session.id}`
   return `<!doctype html>
 <html lang="en">
@@ -132,7 +159,7 @@ export function renderInspectHtml(model: InspectModel): string {
 <body>
 <div id="app"><noscript><p>This page renders the session with JavaScript; the data is in the turnlog-data script element.</p></noscript></div>
 <script type="application/json" id="turnlog-data">${scriptSafeJson(model)}</script>
-<script>(${script})(document)</script>
+<script>${script}</script>
 </body>
 </html>
 `

@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import { describeValue } from '../safe-text.js'
 
 /**

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import { checkKysely, checkOptionsObject } from '../check-arguments.js'
 import { mapDatabaseError } from '../map-database-error.js'
 

@@ -1,4 +1,5 @@
-import { EVENT_TYPES, TurnlogError, guardInput, parseSessionId, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
+import { EVENT_TYPES, TurnlogError, parseSessionId, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import { toStoredEvent, type EventRow } from '../event-row.js'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { describeValue } from '../safe-text.js'

@@ -1,4 +1,5 @@
-import { TurnlogError, guardInput } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
 import { checkFunction, checkKysely } from '../check-arguments.js'
 import { sql, type Kysely, type Transaction } from 'kysely'
 import { mapDatabaseError } from '../map-database-error.js'

@@ -11,14 +11,12 @@
 import { expect } from '@jest/globals'
 import fc from 'fast-check'
 import {
-  applyEvent,
   contentHash,
   createMessage,
   foldSession,
   isTurnlogError,
   newEventId,
   newSessionId,
-  newStructure,
   projectStructure,
   toMessage,
   type ChatMessage,
@@ -28,6 +26,7 @@ import {
   type SessionId,
   type StoredEvent,
 } from '@turnlog/core'
+import { applyEvent, newStructure } from '@turnlog/core/internal'
 import type { PostgresStore } from '@turnlog/postgres'
 import { sql } from 'kysely'
 

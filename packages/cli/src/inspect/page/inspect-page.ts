@@ -1,58 +1,38 @@
 /**
- * The script of the inspect page. {@link inspectPage} runs in the browser: `renderInspectHtml` embeds
- * its compiled source (`String(inspectPage)`) in the page, so it must stay self-contained: no imports
- * used at run time, no references to anything outside its body. Every text reaches the DOM through
- * `createTextNode`, never as markup.
- * @packageDocumentation
+ * The script of the inspect page: it runs in the browser. This directory is its own TypeScript project
+ * (`tsconfig.json` here: the DOM lib, compiled as a classic script, not a module); the build writes it to
+ * `dist/page/inspect-page.js`, which `renderInspectHtml` reads and inlines into the HTML it writes. It
+ * must stay self-contained: no imports at run time (the model's types come from the CLI project through
+ * `import()` types, erased at compile time), no references to anything outside this file. Every text
+ * reaches the DOM through `createTextNode`, never as markup.
  */
-import type { InspectEventItem, InspectMessageItem, InspectModel, InspectSpan } from './build-inspect-model.js'
-
-/** The few DOM features the page uses (the CLI compiles without the DOM lib). */
-export interface PageElement {
-  appendChild(child: PageElement | PageText): unknown
-  setAttribute(name: string, value: string): void
-  addEventListener(type: string, listener: () => void): void
-  scrollIntoView(options?: { block?: string; behavior?: string }): void
-  textContent: string | null
-  className: string
-  title: string
-  readonly classList: { add(...names: string[]): void; remove(...names: string[]): void; toggle(name: string, force?: boolean): boolean }
-  readonly style: { setProperty(name: string, value: string): void }
-}
-
-/** A DOM text node. */
-export type PageText = object
-
-/** The document, as far as the page uses it. */
-export interface PageDocument {
-  getElementById(id: string): PageElement | null
-  createElement(tag: string): PageElement
-  createTextNode(text: string): PageText
-  readonly body: PageElement
-}
+type InspectModel = import('../build-inspect-model.js').InspectModel
+type InspectMessageItem = import('../build-inspect-model.js').InspectMessageItem
+type InspectEventItem = import('../build-inspect-model.js').InspectEventItem
+type InspectSpan = import('../build-inspect-model.js').InspectSpan
 
 /** Renders the timeline from the JSON model embedded in `#turnlog-data` into `#app`. */
-export function inspectPage(doc: PageDocument): void {
+function inspectPage(doc: Document): void {
   const dataEl = doc.getElementById('turnlog-data')
   const app = doc.getElementById('app')
   if (dataEl === null || app === null) return
   const model = JSON.parse(dataEl.textContent ?? '{}') as InspectModel
   const PALETTE = ['#7c3aed', '#db2777', '#0891b2', '#ca8a04', '#16a34a', '#ea580c', '#4f46e5']
 
-  const el = (tag: string, cls?: string, text?: string): PageElement => {
+  const el = (tag: string, cls?: string, text?: string): HTMLElement => {
     const e = doc.createElement(tag)
     if (cls !== undefined) e.className = cls
     if (text !== undefined) e.appendChild(doc.createTextNode(text))
     return e
   }
-  const add = (parent: PageElement, ...children: PageElement[]): PageElement => {
+  const add = (parent: HTMLElement, ...children: HTMLElement[]): HTMLElement => {
     for (const c of children) parent.appendChild(c)
     return parent
   }
   const short = (id: string): string => (id.length > 8 ? `…${id.slice(-8)}` : id)
 
   /** Appends `text`, showing control characters and lone surrogates as marked symbols. */
-  const appendVisible = (parent: PageElement, text: string): void => {
+  const appendVisible = (parent: HTMLElement, text: string): void => {
     let run = ''
     const flush = (): void => {
       if (run !== '') parent.appendChild(doc.createTextNode(run))
@@ -85,7 +65,7 @@ export function inspectPage(doc: PageDocument): void {
     }
     flush()
   }
-  const textBlock = (cls: string, text: string, limit: number): PageElement => {
+  const textBlock = (cls: string, text: string, limit: number): HTMLElement => {
     const box = el('div', cls)
     if (text.length <= limit) {
       appendVisible(box, text)
@@ -121,7 +101,7 @@ export function inspectPage(doc: PageDocument): void {
     for (const id of f.messageIds) findingsById.set(id, [...(findingsById.get(id) ?? []), f])
     for (const s of f.seqs) findingsBySeq.set(s, [...(findingsBySeq.get(s) ?? []), f])
   }
-  const rowFor = new Map<string, PageElement>()
+  const rowFor = new Map<string, HTMLElement>()
   const jump = (key: string): void => {
     const target = rowFor.get(key)
     if (target === undefined) return
@@ -129,7 +109,7 @@ export function inspectPage(doc: PageDocument): void {
     target.classList.add('flash')
     setTimeout(() => target.classList.remove('flash'), 1200)
   }
-  const idChip = (id: string): PageElement => {
+  const idChip = (id: string): HTMLElement => {
     const b = el('button', 'idchip', short(id))
     b.setAttribute('type', 'button')
     b.title = id
@@ -241,7 +221,7 @@ export function inspectPage(doc: PageDocument): void {
   // controls and legend
   const controls = el('div', 'controls')
   const filters: [string, string][] = [['all', 'full history'], ['live', 'live list only'], ['changes', 'hide superseded versions']]
-  const buttons: PageElement[] = []
+  const buttons: HTMLElement[] = []
   const timeline = el('section', 'timeline')
   for (const [key, label] of filters) {
     const b = el('button', key === 'all' ? 'filter on' : 'filter', label)
@@ -310,7 +290,7 @@ export function inspectPage(doc: PageDocument): void {
     }
     const seqCell = el('div', 'seq', `#${item.seq}`)
     row.appendChild(seqCell)
-    let card: PageElement
+    let card: HTMLElement
     if (item.kind === 'message') {
       row.classList.add('msgrow')
       row.setAttribute('data-live', liveSet.has(item.id) ? 'yes' : 'no')
@@ -448,3 +428,5 @@ export function inspectPage(doc: PageDocument): void {
   doc.body.setAttribute('data-rendered', 'ok')
   doc.body.setAttribute('data-items', String(items.length))
 }
+
+inspectPage(document)

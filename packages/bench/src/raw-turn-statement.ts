@@ -1,0 +1,20 @@
+import { contentHash, type Message } from '@turnlog/core'
+
+/** The raw baseline's table: what a hand-written persister would store per message. */
+export const RAW_SCHEMA = `
+  create schema if not exists bench_raw;
+  create table if not exists bench_raw.events (
+    session_id uuid not null, seq bigint not null, message_id uuid not null, content_hash bytea not null,
+    payload json not null, primary key (session_id, seq));
+`
+
+/** The raw baseline's statement for one turn: one multi-row INSERT … ON CONFLICT DO NOTHING. */
+export function rawTurnStatement(sessionId: string, firstSeq: number, turn: readonly Message[]): { text: string; values: unknown[] } {
+  const values: unknown[] = []
+  const tuples = turn.map((m, i) => {
+    values.push(sessionId, firstSeq + i, m.id, Buffer.from(contentHash(m), 'hex'), JSON.stringify(m.payload))
+    const b = i * 5
+    return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::json)`
+  })
+  return { text: `insert into bench_raw.events (session_id, seq, message_id, content_hash, payload) values ${tuples.join(',')} on conflict do nothing`, values }
+}

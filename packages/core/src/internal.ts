@@ -1,0 +1,13 @@
+/**
+ * `@turnlog/core/internal`: building blocks the other turnlog packages (postgres, audit, hermes,
+ * testing) share with core, outside the public API: input guards (`guardInput`, `parseInput`,
+ * `checkOptions`), the incremental projection (`StructureBuilder`, `newStructure`, `applyEvent`,
+ * `projectionRows`; the one-shot spec `projectStructure` is public) and `withApplyTo`, which stores use to
+ * give a write's result its `applyTo`. No stability promise: they change with the packages that use them.
+ * Applications import `turnlog` (or `@turnlog/core`).
+ * @packageDocumentation
+ */
+export { guardInput, parseInput } from './parse-input.js'
+export { checkOptions } from './check-options.js'
+export { StructureBuilder, applyEvent, newStructure, projectionRows } from './project-structure.js'
+export { withApplyTo } from './apply-to-live.js'
