@@ -43,9 +43,10 @@ const packages = readdirSync(join(root, 'packages'))
 for (const p of packages) {
   try { statSync(join(root, 'packages', p.dir, 'dist', 'index.js')) } catch { fail(`packages/${p.dir}/dist is missing: run the build first (npx -y pnpm@12.4.2 build)`) }
 }
-const pnpm = process.env.npm_execpath?.includes('pnpm')
-  ? [process.execPath, [process.env.npm_execpath]]
-  : ['npx', ['-y', 'pnpm@12.4.2']]
+const execPath = process.env.npm_execpath ?? ''
+const pnpm = !/pnpm/.test(execPath) ? ['npx', ['-y', 'pnpm@12.4.2']]
+  : /\.[cm]?js$/.test(execPath) ? [process.execPath, [execPath]]
+  : [execPath, []] // pnpm's own executable (a single-file build, not a script)
 
 // 2. Pack.
 const packDir = mkdtempSync(join(tmpdir(), 'turnlog-pack-'))
