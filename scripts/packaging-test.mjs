@@ -24,8 +24,13 @@ function step(name, fn) {
   timings.push([name, Date.now() - t0])
   return result
 }
+const scratch = [] // removed on exit unless TURNLOG_KEEP_PACKAGING_APP=1
+function cleanUp() {
+  if (process.env.TURNLOG_KEEP_PACKAGING_APP !== '1') for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
+}
 function fail(message) {
   console.error(`packaging test: FAIL: ${message}`)
+  cleanUp()
   process.exit(1)
 }
 function run(cmd, args, options = {}) {
@@ -50,6 +55,7 @@ const pnpm = !/pnpm/.test(execPath) ? ['npx', ['-y', 'pnpm@12.4.2']]
 
 // 2. Pack.
 const packDir = mkdtempSync(join(tmpdir(), 'turnlog-pack-'))
+scratch.push(packDir)
 step('pack', () => run(pnpm[0], [...pnpm[1], '-r', ...packages.flatMap((p) => ['--filter', p.json.name]), 'pack', '--pack-destination', packDir], { cwd: root }))
 const tarballs = new Map()
 for (const p of packages) {
@@ -93,6 +99,7 @@ for (const p of packages) {
 
 // 4. The scratch app: the default install with plain npm, outside the repository.
 const app = mkdtempSync(join(tmpdir(), 'turnlog-app-'))
+scratch.push(app)
 if (!relative(root, app).startsWith('..')) fail(`the scratch app ${app} is inside the repository`)
 const defaultSet = ['turnlog', '@turnlog/core', '@turnlog/postgres', '@turnlog/audit', '@turnlog/cli']
 const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
@@ -184,7 +191,4 @@ console.log(`packaging test: npm install of the default set into ${app}: ${(inst
 for (const r of ran) console.log(`packaging test: ran on ${r}`)
 console.log(`packaging test: steps: ${timings.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`).join('; ')}`)
 console.log(`packaging test: PASS in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-if (process.env.TURNLOG_KEEP_PACKAGING_APP !== '1') {
-  rmSync(app, { recursive: true, force: true })
-  rmSync(packDir, { recursive: true, force: true })
-}
+cleanUp()
