@@ -1,7 +1,8 @@
 /**
  * Dependency rules: no cycles, and packages depend inward only: cli → audit → postgres → core, and
  * cli → hermes → postgres → core. The hermes importer (native better-sqlite3) is opt-in: nothing but the
- * CLI (which loads it on demand) depends on it, and the umbrella never does.
+ * CLI (which loads it on demand) depends on it, and the umbrella never does. The umbrella's library entry
+ * does not load the CLI either: only its `turnlog` executable (packages/turnlog/src/bin.ts) does.
  */
 const layer = (from, forbidden) => ({
   name: `${from}-inward-only`,
@@ -17,7 +18,13 @@ module.exports = {
     layer('postgres', ['audit', 'hermes', 'cli', 'bench', 'testing', 'turnlog']),
     layer('audit', ['hermes', 'cli', 'bench', 'testing', 'turnlog']),
     layer('hermes', ['audit', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('turnlog', ['hermes', 'cli', 'bench', 'testing']),
+    layer('turnlog', ['hermes', 'bench', 'testing']),
+    {
+      name: 'turnlog-cli-only-in-bin', severity: 'error',
+      comment: 'only the umbrella executable (packages/turnlog/src/bin.ts) may load @turnlog/cli',
+      from: { path: '^packages/turnlog/src', pathNot: '^packages/turnlog/src/bin[.]ts$' },
+      to: { path: '^packages/cli/' },
+    },
     {
       name: 'no-test-code-in-src', severity: 'error',
       from: { path: '^packages/[^/]+/src' }, to: { path: '^packages/[^/]+/test/' },

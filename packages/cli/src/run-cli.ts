@@ -50,7 +50,7 @@ Examples:
   $ turnlog tail --session 0190c5e2-…              # follow a session live
 
 Every command takes --json (one JSON document on stdout, nothing else there; tail: one per event).
-Docs: docs/cli.md`
+Docs: docs/cli.md (in the repository, and shipped in the @turnlog/cli package)`
 
 /**
  * Builds the `turnlog` command tree. `setExit` receives each command's exit code. Commander is told

@@ -34,7 +34,7 @@ let forkId = ''
 
 async function chromium(args: string[]): Promise<string> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium; .ci/run does this in CI)`)
+    throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium; the test command's pretest does this as root)`)
   }
   const { stdout } = await promisify(execFile)(
     CHROMIUM,

@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// The packaging test (part of the test command, after the build): packs every public package with pnpm,
+// checks each tarball (concrete versions, no build info, no tests, every source map and entry point
+// resolves inside it), installs the default set (the umbrella `turnlog` and what it depends on; not the
+// opt-in @turnlog/hermes) with plain npm into a scratch app outside the repository (no workspace, no
+// links), and there: checks that nothing native was installed, imports `turnlog` from ESM, compiles a typed
+// sample with `tsc --strict` without `skipLibCheck`, runs it, and runs `npx turnlog --version` and
+// `npx turnlog demo`. The app's runtime steps run under the current Node and under each major of
+// TURNLOG_TEST_NODE_VERSIONS ("22 24" by default, "none" to skip; see scripts/node-runtime.mjs).
+// npm's cache makes re-runs fast. TURNLOG_KEEP_PACKAGING_APP=1 keeps the scratch directories.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, posix, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ensureNode, envWithNode, matrixMajors } from './node-runtime.mjs'
+
+const root = realpathSync(fileURLToPath(new URL('..', import.meta.url)))
+const started = Date.now()
+const timings = []
+function step(name, fn) {
+  const t0 = Date.now()
+  const result = fn()
+  timings.push([name, Date.now() - t0])
+  return result
+}
+const scratch = [] // removed on exit unless TURNLOG_KEEP_PACKAGING_APP=1
+function cleanUp() {
+  if (process.env.TURNLOG_KEEP_PACKAGING_APP !== '1') for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
+}
+function fail(message) {
+  console.error(`packaging test: FAIL: ${message}`)
+  cleanUp()
+  process.exit(1)
+}
+function run(cmd, args, options = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options })
+  if (r.status !== 0) {
+    fail(`${cmd} ${args.join(' ')} (in ${options.cwd ?? root}) exited ${r.status ?? r.signal}\n${r.stdout ?? ''}${r.stderr ?? ''}`)
+  }
+  return r.stdout
+}
+
+// 1. The public packages, and pnpm (the one running this script, else the pinned one through npx).
+const packages = readdirSync(join(root, 'packages'))
+  .map((dir) => ({ dir, json: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) }))
+  .filter((p) => p.json.private !== true)
+for (const p of packages) {
+  try { statSync(join(root, 'packages', p.dir, 'dist', 'index.js')) } catch { fail(`packages/${p.dir}/dist is missing: run the build first (npx -y pnpm@12.4.2 build)`) }
+}
+const execPath = process.env.npm_execpath ?? ''
+const pnpm = !/pnpm/.test(execPath) ? ['npx', ['-y', 'pnpm@12.4.2']]
+  : /\.[cm]?js$/.test(execPath) ? [process.execPath, [execPath]]
+  : [execPath, []] // pnpm's own executable (a single-file build, not a script)
+
+// 2. Pack.
+const packDir = mkdtempSync(join(tmpdir(), 'turnlog-pack-'))
+scratch.push(packDir)
+step('pack', () => run(pnpm[0], [...pnpm[1], '-r', ...packages.flatMap((p) => ['--filter', p.json.name]), 'pack', '--pack-destination', packDir], { cwd: root }))
+const tarballs = new Map()
+for (const p of packages) {
+  const file = join(packDir, `${p.json.name.replace('@', '').replace('/', '-')}-${p.json.version}.tgz`)
+  try { statSync(file) } catch { fail(`pnpm pack made no ${file}`) }
+  tarballs.set(p.json.name, file)
+}
+
+// 3. Check each tarball's contents and manifest.
+const forbidden = [/\.tsbuildinfo$/, /(^|\/)(test|tests|__tests__)\//, /\.(test|spec)\.[cm]?[jt]sx?$/, /(^|\/)\.turnlog\//, /\.log$/]
+const sizes = []
+for (const p of packages) {
+  const file = tarballs.get(p.json.name)
+  const entries = run('tar', ['tzf', file]).split('\n').filter(Boolean).map((e) => e.replace(/^package\//, ''))
+  const set = new Set(entries)
+  const bad = entries.filter((e) => forbidden.some((re) => re.test(e)))
+  if (bad.length > 0) fail(`${p.json.name}: the tarball holds build info or test files: ${bad.join(', ')}`)
+  const x = join(packDir, 'x', p.dir)
+  mkdirSync(x, { recursive: true })
+  run('tar', ['xzf', file, '-C', x, '--strip-components=1'])
+  const manifestText = readFileSync(join(x, 'package.json'), 'utf8')
+  if (manifestText.includes('workspace:')) fail(`${p.json.name}: the packed package.json still has a workspace: range`)
+  const manifest = JSON.parse(manifestText)
+  for (const field of ['name', 'version', 'description', 'license', 'engines', 'files', 'types', 'exports']) {
+    if (manifest[field] === undefined) fail(`${p.json.name}: the packed package.json has no "${field}"`)
+  }
+  if (!set.has('README.md')) fail(`${p.json.name}: no README.md in the tarball`)
+  // every entry point and every source a map names is in the tarball
+  const targets = [manifest.main, manifest.types, ...Object.values(manifest.bin ?? {}),
+    ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))]
+  for (const t of targets) if (!set.has(posix.normalize(t))) fail(`${p.json.name}: ${t} (named by package.json) is not in the tarball`)
+  for (const mapFile of entries.filter((e) => e.endsWith('.map'))) {
+    for (const s of JSON.parse(readFileSync(join(x, mapFile), 'utf8')).sources) {
+      const resolved = posix.normalize(posix.join(posix.dirname(mapFile), s))
+      if (!set.has(resolved)) fail(`${p.json.name}: ${mapFile} names ${s}, which is not in the tarball`)
+    }
+  }
+  const unpacked = Number(run('sh', ['-c', `tar xzOf '${file}' | wc -c`]).trim())
+  sizes.push({ name: p.json.name, packed: statSync(file).size, unpacked, files: entries.length })
+}
+
+// 4. The scratch app: the default install with plain npm, outside the repository.
+const app = mkdtempSync(join(tmpdir(), 'turnlog-app-'))
+scratch.push(app)
+if (!relative(root, app).startsWith('..')) fail(`the scratch app ${app} is inside the repository`)
+const defaultSet = ['turnlog', '@turnlog/core', '@turnlog/postgres', '@turnlog/audit', '@turnlog/cli']
+const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
+writeFileSync(join(app, 'package.json'), JSON.stringify({
+  name: 'turnlog-packaging-app', private: true, type: 'module',
+  // what an application does: depend on `turnlog` alone; the overrides serve its @turnlog/* dependencies
+  // from the fresh tarballs instead of the registry
+  dependencies: { turnlog: `file:${tarballs.get('turnlog')}` },
+  overrides: Object.fromEntries(defaultSet.filter((n) => n !== 'turnlog').map((n) => [n, `file:${tarballs.get(n)}`])),
+  devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
+}, null, 2))
+const installMs = step('npm install', () => {
+  const t0 = Date.now()
+  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: app })
+  return Date.now() - t0
+})
+
+// 5. Nothing native, the opt-in importer absent.
+const natives = []
+;(function walk(dir) {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name)
+    if (e.isDirectory()) walk(path)
+    else if (e.name.endsWith('.node') || e.name === 'binding.gyp') natives.push(relative(app, path))
+  }
+})(join(app, 'node_modules'))
+if (natives.length > 0) fail(`the default install has native code: ${natives.join(', ')}`)
+for (const n of ['better-sqlite3', '@turnlog/hermes']) {
+  try { statSync(join(app, 'node_modules', n)); fail(`the default install has ${n}`) } catch (e) { if (e.code !== 'ENOENT') throw e }
+}
+
+// 6. A typed sample, compiled with tsc --strict and no skipLibCheck.
+writeFileSync(join(app, 'sample.ts'), `import { audit, createMessage, openStore, toWire, type Message } from 'turnlog'
+
+const store = await openStore({ embedded: true })
+try {
+  const session = await store.createSession()
+  const live: Message[] = [createMessage({ role: 'user', content: "What's in README.md?" })]
+  await store.flush(session, live)
+  live.push(createMessage({ role: 'assistant', content: 'A title and two commands.' }))
+  await store.flush(session, live)
+  await store.flush(session, live) // nothing new: writes nothing
+  const { messages } = await store.load(session)
+  const wire = toWire(messages)
+  const report = await audit(store, session)
+  const ok = messages.length === 2 && messages[0]?.id === live[0]?.id && wire.length === 2 && !('id' in (wire[0] ?? {}))
+  if (!ok) throw new Error(\`unexpected: \${JSON.stringify({ messages, wire })}\`)
+  console.log(JSON.stringify({ node: process.version, messages: messages.length, findings: report.findings.length }))
+} finally {
+  await store.close()
+}
+`)
+writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+  compilerOptions: { strict: true, skipLibCheck: false, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', types: ['node'], outDir: 'out' },
+  files: ['sample.ts'],
+}, null, 2))
+step('tsc --strict', () => run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app }))
+
+// 7. The runtime steps, under the current Node and each major of the matrix.
+const runtimes = [{ label: `current ${process.version}`, env: process.env }]
+for (const major of matrixMajors()) {
+  const { binDir, version: v } = step(`provision Node ${major}`, () => ensureNode(major))
+  runtimes.push({ label: v, env: envWithNode(binDir) })
+}
+const expectedVersion = packages.find((p) => p.json.name === '@turnlog/cli').json.version
+const ran = []
+for (const rt of runtimes) {
+  const env = { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' }
+  const opts = { cwd: app, env }
+  step(`${rt.label}: import`, () => {
+    const out = run('node', ['--input-type=module', '-e', `import * as t from 'turnlog'; for (const n of ['openStore','createMessage','toWire','audit']) if (typeof t[n] !== 'function') throw new Error(n); console.log(process.version)`], opts).trim()
+    if (rt.label.startsWith('v') && out !== rt.label) fail(`the app ran ${out}, not ${rt.label}`)
+  })
+  const sample = step(`${rt.label}: sample`, () => run('node', ['out/sample.js'], opts).trim())
+  const v = step(`${rt.label}: npx turnlog --version`, () => run('npx', ['turnlog', '--version'], opts).trim())
+  if (v !== expectedVersion) fail(`npx turnlog --version printed ${JSON.stringify(v)}, expected ${expectedVersion}`)
+  // npm links one `turnlog` executable (the umbrella's or @turnlog/cli's, the same CLI): run the umbrella's too
+  const direct = step(`${rt.label}: turnlog/dist/bin.js --version`, () => run('node', ['node_modules/turnlog/dist/bin.js', '--version'], opts).trim())
+  if (direct !== expectedVersion) fail(`the umbrella's executable printed ${JSON.stringify(direct)}, expected ${expectedVersion}`)
+  step(`${rt.label}: npx turnlog demo`, () => run('npx', ['turnlog', 'demo'], opts))
+  ran.push(`${rt.label} ${sample}`)
+}
+
+// 8. Report.
+const kb = (n) => `${(n / 1024).toFixed(1)} kB`
+console.log('packaging test: tarballs (packed / unpacked / files):')
+for (const s of sizes) console.log(`  ${s.name.padEnd(18)} ${kb(s.packed).padStart(9)} ${kb(s.unpacked).padStart(10)} ${String(s.files).padStart(4)}`)
+console.log(`packaging test: npm install of the default set into ${app}: ${(installMs / 1000).toFixed(1)} s`)
+for (const r of ran) console.log(`packaging test: ran on ${r}`)
+console.log(`packaging test: steps: ${timings.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`).join('; ')}`)
+console.log(`packaging test: PASS in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+cleanUp()
