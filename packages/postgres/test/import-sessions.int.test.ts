@@ -16,6 +16,7 @@ import {
   type ChatMessage,
   type ImportedEvent,
   type ImportedSession,
+  type JsonValue,
   type StoredEvent,
 } from '@turnlog/core'
 import { dropSubscription, listSubscriptions, openStore, type PostgresStore } from '@turnlog/postgres'
@@ -48,9 +49,10 @@ function session(n: number, line = 1): ImportedSession {
   const events: ImportedEvent[] = []
   let prev = GENESIS_HASH
   for (let seq = 1; seq <= n; seq++) {
-    const payload: ChatMessage = { role: seq % 2 === 1 ? 'user' : 'assistant', content: `message ${seq}` }
+    const chat: ChatMessage = { role: seq % 2 === 1 ? 'user' : 'assistant', content: `message ${seq}` }
+    const payload = chat as unknown as JsonValue
     const recordedAt = new Date(Date.UTC(2025, 0, 1, 0, 0, seq)).toISOString()
-    const event = { seq, eventId: randomUUID(), type: 'message_appended', messageId: randomUUID(), contentHash: contentHash(payload), payload, data: { createdAt: recordedAt }, recordedAt }
+    const event = { seq, eventId: randomUUID(), type: 'message_appended', messageId: randomUUID(), contentHash: contentHash(chat), payload, data: { createdAt: recordedAt }, recordedAt }
     const hash = eventChainHash(prev, { ...event, sessionId: id })
     events.push({ ...event, hash, line: line + seq })
     prev = hash
