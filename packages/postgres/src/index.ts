@@ -17,15 +17,9 @@ export { DEFAULT_MAX_BATCH_BYTES, MAX_BATCH_BYTES_CEILING } from './batch-limits
 export { splitByBatchBytes } from '@turnlog/core'
 export type { TurnlogDatabase, EventsTable, SessionsTable, LiveMessagesTable, ConflictsTable } from './database.js'
 export type { SubscriptionConfig, SubscribeOptions, BackoffOptions } from './subscriptions/subscribe.js'
-export {
-  Subscription,
-  EVENTS_CHANNEL,
-  LAG_COUNT_CAP,
-  type SubscriptionHandler,
-  type HandlerContext,
-  type SubscriptionState,
-  type SubscriptionLag,
-} from './subscriptions/subscription.js'
+export { Subscription, type SubscriptionHandler, type HandlerContext, type SubscriptionState } from './subscriptions/subscription.js'
+export { EVENTS_CHANNEL } from './subscriptions/open-consumer-session.js'
+export { LAG_COUNT_CAP, type SubscriptionLag } from './subscriptions/subscription-lag.js'
 export { START_CHECKPOINT, compareCheckpoints, type Checkpoint } from './subscriptions/checkpoint.js'
 export {
   readCommittedEvents,
