@@ -17,7 +17,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
-import { numberedLines } from './import-events.js'
+import { numberedLines } from './numbered-lines.js'
 import { checkStore } from './check-store.js'
 
 /** Options for {@link importTranscript}. */
