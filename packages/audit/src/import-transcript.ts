@@ -1,23 +1,6 @@
-import {
-  TurnlogError,
-  contentHash,
-  createMessage,
-  isTurnlogError,
-  messageIdFromExternal,
-  parseChatMessage,
-  parseSessionId,
-  sessionIdFromExternal,
-  sha256Hex,
-  toMessage,
-  type ChatMessage,
-  type JsonValue,
-  type Message,
-  type SessionId,
-  type SessionStore,
-} from '@turnlog/core'
-import { PostgresStore, splitByBatchBytes } from '@turnlog/postgres'
-import { mapDatabaseError } from '@turnlog/postgres/internal'
-import { numberedLines } from './import-events.js'
+import { TurnlogError, contentHash, createMessage, isTurnlogError, messageIdFromExternal, parseChatMessage, parseSessionId, sessionIdFromExternal, sha256Hex, splitByBatchBytes, toMessage, type ChatMessage, type JsonValue, type Message, type SessionId, type SessionStore } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
+import { numberedLines } from './numbered-lines.js'
 import { checkStore } from './check-store.js'
 
 /** Options for {@link importTranscript}. */
@@ -58,6 +41,12 @@ function fail(line: number, message: string, cause?: unknown): TurnlogError {
   return new TurnlogError('IMPORT_FAILED', `line ${line}: ${message}`, { details: { line }, ...(cause === undefined ? {} : { cause }) })
 }
 
+/** The store's `maxBatchBytes` (an optional member of the port), or undefined when it has none. */
+function maxBatchBytesOf(store: SessionStore): number | undefined {
+  const limit = guardInput('store', () => (store as { readonly maxBatchBytes?: unknown }).maxBatchBytes)
+  return typeof limit === 'number' && limit > 0 ? limit : undefined
+}
+
 /**
  * The id {@link importTranscript} gives the message at `index` (0-based, counting messages, not blank
  * lines) of a transcript without ids: UUIDv5 of `transcript:<sessionId>:<index>:<contentHash>`.
@@ -70,8 +59,9 @@ export function transcriptMessageId(sessionId: string, index: number, hash: stri
 /**
  * Imports a plain JSONL transcript (one OpenAI-format message per line, e.g.
  * `{"role":"user","content":"hi"}`; or a turnlog envelope `{"id","payload","createdAt"?}` as written by
- * `serializeMessage`) as one all-or-nothing write to a new or given session (on Postgres and PGlite one
- * transaction, in several appends when the messages are more than the store's `maxBatchBytes`). Lines without an id get
+ * `serializeMessage`) as one all-or-nothing write to a new or given session (one transaction on a store
+ * with `atomically`, such as Postgres and PGlite; in several appends when the messages are more than the
+ * store's `maxBatchBytes`). Lines without an id get
  * a deterministic one ({@link transcriptMessageId}), so importing the same file again is a no-op
  * (`duplicates` counts them). Blank lines are ignored; `ephemeral` envelopes are skipped.
  *
@@ -145,6 +135,8 @@ export async function importTranscript(
     messages.push(message)
   })
 
+  // the store's batch limit, read by shape (any SessionStore, any copy of the store package)
+  const limit = maxBatchBytesOf(store)
   const write = async (s: SessionStore): Promise<ImportTranscriptResult> => {
     await s.createSession({
       id: sessionId,
@@ -159,7 +151,7 @@ export async function importTranscript(
     let appended = 0
     let duplicates = 0
     let version = 0
-    for (const run of s instanceof PostgresStore ? splitByBatchBytes(messages, s.maxBatchBytes) : [messages]) {
+    for (const run of limit === undefined ? [messages] : splitByBatchBytes(messages, limit)) {
       const result = await s.append(sessionId, run)
       appended += result.appended.length
       duplicates += result.duplicates.length
@@ -168,15 +160,10 @@ export async function importTranscript(
     return { sessionId, appended, duplicates, skipped, version }
   }
   try {
-    // all or nothing: a refused append must not leave the session it created behind (one transaction on
-    // Postgres and PGlite; another SessionStore gets the two calls)
-    if (store instanceof PostgresStore) {
-      try {
-        return await store.db.transaction().execute((trx) => write(store.withTransaction(trx)))
-      } catch (error) {
-        throw mapDatabaseError(error)
-      }
-    }
+    // all or nothing: a refused append must not leave the session it created behind (one transaction
+    // where the store can run one: `atomically`; another SessionStore gets the calls one by one)
+    const atomically = guardInput('store', () => store.atomically)
+    if (typeof atomically === 'function') return await atomically.bind(store)(write)
     return await write(store)
   } catch (error) {
     if (isTurnlogError(error, 'MESSAGE_CONFLICT')) {

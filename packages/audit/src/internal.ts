@@ -4,4 +4,4 @@
  * @packageDocumentation
  */
 export { exportedChainHash, toJsonLine } from './export-sessions.js'
-export { numberedLines, type NumberedLine } from './import-events.js'
+export { numberedLines, type NumberedLine } from './numbered-lines.js'

@@ -1,6 +1,6 @@
 import { TurnlogError, type StoredEvent } from '@turnlog/core'
 import { EXPORT_FORMAT, EXPORT_VERSION } from './export-sessions.js'
-import { numberedLines } from './import-events.js'
+import { numberedLines } from './numbered-lines.js'
 import { ChainVerifier, type ChainVerification } from './verify-chain.js'
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -38,16 +38,7 @@ export async function resolveSessionId(store: PostgresStore, text: string, optio
       { details: { value: text.slice(0, 80) } },
     )
   }
-  // the fragment holds only hex digits and hyphens, so it has no LIKE wildcard; bound all the same
-  const rows = await store.db
-    .withTables<{ 'turnlog.sessions': { session_id: string } }>()
-    .selectFrom('turnlog.sessions')
-    .select((eb) => eb.cast<string>('session_id', 'text').as('id'))
-    .where((eb) => eb.or([eb(eb.cast('session_id', 'text'), 'like', `${fragment}%`), eb(eb.cast('session_id', 'text'), 'like', `%${fragment}`)]))
-    .orderBy('session_id')
-    .limit(SHOWN_MATCHES + 1)
-    .execute()
-  const ids = rows.map((r) => r.id)
+  const ids = await store.findSessionIds(fragment, { limit: SHOWN_MATCHES + 1 })
   if (ids.length === 0) {
     throw new TurnlogError('SESSION_NOT_FOUND', `no session id starts or ends with ${fragment}`, { details: { fragment } })
   }
@@ -57,5 +48,5 @@ export async function resolveSessionId(store: PostgresStore, text: string, optio
       hint: 'Give more digits, or the full id.',
     })
   }
-  return parseSessionId(ids[0] as string)
+  return ids[0] as SessionId
 }

@@ -95,6 +95,8 @@ export {
   type StructuralRecord,
   type StructureState,
 } from './project-structure.js'
+export { splitByBatchBytes } from './split-by-batch-bytes.js'
+export type { ImportSessionsOptions, ImportSessionsResult, ImportedEvent, ImportedSession, ImportedSessionOutcome } from './imported-session.js'
 export type {
   AppendOptions,
   AppendResult,

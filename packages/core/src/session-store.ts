@@ -3,6 +3,7 @@ import type { ConflictReason } from './error-codes.js'
 import type { StoredEvent, RewindTarget } from './events.js'
 import type { SessionState, TranscriptEntry } from './fold-session.js'
 import type { MessageId, SessionId } from './ids.js'
+import type { ImportSessionsOptions, ImportSessionsResult, ImportedSession } from './imported-session.js'
 import type { JsonValue } from './json-value.js'
 import type { Message } from './message.js'
 import type { ToolPairing } from './tool-pairing.js'
@@ -281,4 +282,34 @@ export interface SessionStore {
   conflicts(sessionId: string): Promise<readonly ConflictRecord[]>
   /** Releases connections the store owns. Later calls throw `STORE_CLOSED`. */
   close(): Promise<void>
+
+  // --- optional capabilities: a store that lacks one leaves it undefined; callers check before use ---
+
+  /**
+   * Optional. The largest batch `append` accepts (payload and envelope JSON text, UTF-16 code units):
+   * a caller writing more in several appends splits by it (`splitByBatchBytes`).
+   */
+  readonly maxBatchBytes?: number
+  /**
+   * Optional. Runs `work` against a store bound to one transaction: what it writes commits when it
+   * resolves and is rolled back when it throws (the error is rethrown). Use it to make several calls
+   * all or nothing. The bound store is for `work` only; it does not take subscriptions.
+   */
+  atomically?<T>(work: (store: SessionStore) => Promise<T>): Promise<T>
+  /**
+   * Optional. Restores complete sessions exactly as another store recorded them (session ids, seqs,
+   * event ids, types, message ids, content hashes, texts, `recordedAt`), in source order. The store
+   * recomputes the chain link of every event it writes and refuses (`IMPORT_FAILED`, naming the
+   * record's `line` and seq) one that differs from the source's; the links of events it already has
+   * are checked too. Each session is all or nothing: sessions are written in batches, and a failing
+   * batch is written again one session per transaction, so every session before the failing one is
+   * committed and nothing after it is. Idempotent: events already stored (same seq, same link) are
+   * skipped, and a longer log of a session extends it. Throws `MESSAGE_CONFLICT` (stored events
+   * differ, or an original message belongs to another session), `SESSION_EXISTS` (other attributes),
+   * `INVALID_INPUT` for malformed records. An error the source throws stops the import: the complete
+   * sessions it yielded before are committed, then the earliest error in source order is thrown.
+   * Content hashes are taken as given: verify them first when the source is not trusted (`importEvents`
+   * of `@turnlog/audit` does).
+   */
+  importSessions?(sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>, options?: ImportSessionsOptions): Promise<ImportSessionsResult>
 }

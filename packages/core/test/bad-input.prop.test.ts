@@ -64,6 +64,7 @@ export const CORE_EXPORTS = {
   serializeMessage: fn(1),
   sessionIdFromExternal: fn(1),
   sha256Hex: fn(1),
+  splitByBatchBytes: fn(2),
   toFrozenJson: fn(2),
   toMessage: fn(1),
   toWire: fn(2),

@@ -1,5 +1,4 @@
 import { TurnlogError, type JsonValue, type Message } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
 
 /**
  * Default `maxBatchBytes`: 128 MiB of JSON text (UTF-16 code units, the unit of `maxMessageBytes`)
@@ -84,39 +83,4 @@ export function envelopeText(m: Message): string {
   if (m.externalScope !== undefined) d['externalScope'] = m.externalScope
   if (m.status === 'partial') d['status'] = 'partial'
   return JSON.stringify(d)
-}
-
-/**
- * Splits `messages` (in order) into runs whose payload JSON texts stay within `limit` together, for
- * callers that may write in several calls (imports). A message alone over the limit gets a run of its
- * own, where the store reports it.
- */
-export function splitByBatchBytes(messages: readonly Message[], limit: number): Message[][] {
-  if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs an array of messages', { details: { field: 'messages' } })
-  if (typeof limit !== 'number' || !(limit > 0)) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs a positive limit', { details: { field: 'limit' } })
-  return guardInput('splitByBatchBytes', () => splitRuns(messages, limit))
-}
-
-function splitRuns(messages: readonly Message[], limit: number): Message[][] {
-  const runs: Message[][] = []
-  let run: Message[] = []
-  let size = 0
-  for (const m of messages) {
-    // what the store's BatchBudget counts for it
-    let n: number
-    try {
-      n = JSON.stringify(m.payload).length + envelopeText(m).length + 1
-    } catch {
-      n = Number.POSITIVE_INFINITY // longer than any string: alone, the store refuses it
-    }
-    if (run.length > 0 && size + n > limit) {
-      runs.push(run)
-      run = []
-      size = 0
-    }
-    run.push(m)
-    size += n
-  }
-  if (run.length > 0) runs.push(run)
-  return runs
 }

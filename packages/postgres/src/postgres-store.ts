@@ -48,6 +48,9 @@ import {
   type SessionPage,
   type SessionState,
   type SessionStore,
+  type ImportSessionsOptions,
+  type ImportSessionsResult,
+  type ImportedSession,
   type StoredEvent,
   type Transcript,
   type WriteOptions,
@@ -68,6 +71,10 @@ import type { DedicatedConnectionFactory } from './subscriptions/dedicated-conne
 import { oldestOpenTransaction, type OldestOpenTransactionOptions, type OpenTransactionInfo } from './subscriptions/oldest-open-transaction.js'
 import { subscribe, type SubscribeOptions, type SubscriptionConfig } from './subscriptions/subscribe.js'
 import type { Subscription, SubscriptionHandler } from './subscriptions/subscription.js'
+import { importSessions } from './import/import-sessions.js'
+import { runAtomically } from './run-atomically.js'
+import { findSessionIds, type FindSessionIdsOptions } from './lookups/find-session-ids.js'
+import { countConflicts } from './lookups/count-conflicts.js'
 
 /** Settings shared by every way of opening a store. */
 export interface PostgresStoreSettings {
@@ -1500,6 +1507,43 @@ export class PostgresStore implements SessionStore {
       throw new TurnlogError('INVALID_INPUT', `scope must be 'cluster' or 'database', got ${preview(options.scope)}`)
     }
     return this.#run((db) => oldestOpenTransaction(db, options))
+  }
+
+  // --- import, transactions, lookups (src/import, src/run-atomically.ts, src/lookups) ---------------
+
+  /**
+   * Restores complete sessions exactly as another store recorded them (an export file, read by
+   * `importEvents` of `@turnlog/audit`): see {@link SessionStore.importSessions}. On a store bound to a
+   * transaction, one session per batch, in that transaction.
+   */
+  async importSessions(sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>, options: ImportSessionsOptions = {}): Promise<ImportSessionsResult> {
+    this.#assertOpen()
+    return importSessions(this.#init.db, sessions, options)
+  }
+
+  /**
+   * Runs `work` with a store bound to one transaction (`withTransaction`): what it writes commits when it
+   * resolves and rolls back when it throws (the error is rethrown). On a store already bound to a
+   * transaction, `work` runs in that one. See {@link SessionStore.atomically}.
+   */
+  async atomically<T>(work: (store: PostgresStore) => Promise<T>): Promise<T> {
+    this.#assertOpen()
+    return runAtomically(this.#init.db, this, (trx) => this.withTransaction(trx), work)
+  }
+
+  /**
+   * The ids of the sessions whose id starts or ends with `fragment` (hex digits and hyphens), in id
+   * order, at most `limit` (default 100): resolves a shortened id such as `…9c67eeb6`.
+   */
+  async findSessionIds(fragment: string, options: FindSessionIdsOptions = {}): Promise<SessionId[]> {
+    this.#assertOpen()
+    return findSessionIds(this.#init.db, fragment, options)
+  }
+
+  /** How many `MESSAGE_CONFLICT` attempts the store has recorded across all sessions (see {@link conflicts}). */
+  async countConflicts(): Promise<number> {
+    this.#assertOpen()
+    return countConflicts(this.#init.db)
   }
 }
 

@@ -7,9 +7,10 @@
  * crash or a hang, never `DB_ERROR` (garbage that reached the database), and never a partial write
  * (the database is unchanged after a rejection). Runs on Postgres, and a smaller run on embedded PGlite.
  *
- * Covered: the 16 calls of the SessionStore port, plus `redact`, `oldestOpenTransaction` and
- * `withTransaction(trx)` (with a real transaction, the store's own Kysely, look-alikes and garbage) in
- * the same property; `subscribe(config, handler, options)` in a property of its own (refused
+ * Covered: the 16 calls of the SessionStore port, plus `redact`, `oldestOpenTransaction`,
+ * `withTransaction(trx)` (with a real transaction, the store's own Kysely, look-alikes and garbage), the
+ * optional capabilities `importSessions` (one session per source: each session is all or nothing) and
+ * `atomically`, and the lookups `findSessionIds` and `countConflicts` in the same property; `subscribe(config, handler, options)` in a property of its own (refused
  * synchronously with `INVALID_INPUT` and no checkpoint row, or a consumer that catches up with a stored
  * checkpoint equal to its own, fails with a registry code, or stops when asked).
  */
@@ -20,12 +21,17 @@ import { sql } from 'kysely'
 import {
   ERROR_CODES,
   EVENT_TYPES,
+  GENESIS_HASH,
+  TurnlogError,
+  contentHash,
   createMessage,
+  eventChainHash,
   isRedactedPayload,
   isTurnlogError,
   toFrozenJson,
   toMessage,
   type ErrorCode,
+  type ImportedSession,
   type Message,
   type MessageId,
   type SessionId,
@@ -62,6 +68,8 @@ const INPUT_CODES: readonly ErrorCode[] = [
   'SESSION_NOT_FOUND',
   'SESSION_EXISTS',
   'UNKNOWN_MESSAGE',
+  // importSessions: a malformed record of the source, named by its line
+  'IMPORT_FAILED',
 ]
 
 /**
@@ -71,7 +79,7 @@ const INPUT_CODES: readonly ErrorCode[] = [
 type Method =
   | 'createSession' | 'getSession' | 'append' | 'flush' | 'load' | 'events' | 'sessions' | 'rewind' | 'compact'
   | 'revise' | 'finalize' | 'fork' | 'rebuild' | 'transcript' | 'state' | 'conflicts' | 'redact'
-  | 'oldestOpenTransaction' | 'withTransaction'
+  | 'oldestOpenTransaction' | 'withTransaction' | 'importSessions' | 'atomically' | 'findSessionIds' | 'countConflicts'
 
 /** What a generated call can refer to: resolved against the database right before the call. */
 interface Ctx {
@@ -289,6 +297,62 @@ const trxArg: fc.Arbitrary<Build> = fc.oneof(
   { weight: 2, arbitrary: lit(garbageArb) },
 )
 
+/** fast-check's printout of a value, cut short; a value too deep to print (it recurses) is named so. */
+function preview(value: unknown): string {
+  try {
+    const text = fc.stringify(value)
+    return text.length > 200 ? `${text.slice(0, 200)}…` : text
+  } catch {
+    return '<too deep to print>'
+  }
+}
+
+/** A one-event session to import, its chain link right; `damage` replaces one field of it (or of its event) with garbage. */
+const importedSessionArb: fc.Arbitrary<Build> = fc
+  .tuple(chatPayloadArb, createdAtArb, fc.option(fc.tuple(fc.constantFrom('id', 'tenantId', 'metadata', 'createdAt', 'parent', 'events', 'line', 'event.seq', 'event.eventId', 'event.type', 'event.messageId', 'event.contentHash', 'event.payload', 'event.data', 'event.recordedAt', 'event.hash', 'event.payloadDigest', 'event.line'), garbageArb), { nil: undefined, freq: 2 }), fc.option(safeTextArb, { nil: null }))
+  .map(([payload, createdAt, damage, tenantId]) =>
+    build(`<one-event session${damage === undefined ? '' : `, ${damage[0]} = ${preview(damage[1])}`}>`, () => {
+      const id = randomUUID()
+      const messageId = randomUUID()
+      const event: Record<string, unknown> = {
+        seq: 1, eventId: randomUUID(), type: 'message_appended', messageId, contentHash: contentHash(payload),
+        payload, data: { createdAt }, recordedAt: createdAt, line: 2,
+      }
+      event['hash'] = eventChainHash(GENESIS_HASH, { ...(event as { seq: number; eventId: string; type: string; messageId: string; contentHash: string; payload: unknown; data: unknown }), sessionId: id })
+      const session: Record<string, unknown> = { id, tenantId, metadata: null, createdAt, updatedAt: createdAt, parent: null, events: [event], line: 1 }
+      if (damage !== undefined) {
+        const [field, value] = damage
+        if (field.startsWith('event.')) event[field.slice(6)] = value
+        else session[field] = value
+      }
+      return session
+    }),
+  )
+
+const importSourceArg: fc.Arbitrary<Build> = fc.oneof(
+  { weight: 3, arbitrary: importedSessionArb.map((b) => build(`[${b[fc.toStringMethod]()}]`, (c) => [b(c)])) },
+  { weight: 1, arbitrary: importedSessionArb.map((b) => build(`<async [${b[fc.toStringMethod]()}]>`, (c) => (async function* () { yield b(c) })())) },
+  { weight: 1, arbitrary: lit(fc.array(garbageArb, { maxLength: 1 })) },
+  { weight: 1, arbitrary: lit(garbageArb) },
+)
+
+/** `atomically`'s work: appends to the session, then (sometimes) throws; or garbage. */
+const workArg: fc.Arbitrary<Build> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.tuple(fc.array(messageArb, { minLength: 1, maxLength: 3 }), fc.boolean()).map(([messages, fails]) =>
+      build(`<store => store.append(session, ${messages.length} message(s))${fails ? ', then throw' : ''}>`, (c) =>
+        Object.assign(async (s: PostgresStore) => {
+          const result = await s.append(c.session, messages)
+          if (fails) throw new TurnlogError('INVALID_INPUT', 'the work gave up after its append')
+          return result
+        }, { session: c.session, messages }),
+      ),
+    ),
+  },
+  { weight: 1, arbitrary: lit(garbageArb) },
+)
+
 const versionArg = mostly(lit(fc.nat(40)))
 const writeOptionsArg = maybeUndefined(mostly(objectOf({ expectedVersion: versionArg })))
 
@@ -312,6 +376,10 @@ const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
   { weight: 3, arbitrary: fc.tuple(sessionArg, messageIdArg, maybeUndefined(mostly(objectOf({ reason: mostly(lit(weirdStringArb)) })))).map((args) => ({ method: 'redact' as const, args })) },
   { weight: 1, arbitrary: fc.tuple(maybeUndefined(mostly(objectOf({ scope: mostly(lit(fc.constantFrom('cluster', 'database'))) })))).map((args) => ({ method: 'oldestOpenTransaction' as const, args })) },
   { weight: 3, arbitrary: fc.tuple(trxArg, sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'withTransaction' as const, args })) },
+  { weight: 3, arbitrary: fc.tuple(importSourceArg, maybeUndefined(mostly(objectOf({ onSession: mostly(lit(fc.constant(() => {}))) })))).map((args) => ({ method: 'importSessions' as const, args })) },
+  { weight: 2, arbitrary: fc.tuple(workArg).map((args) => ({ method: 'atomically' as const, args })) },
+  { weight: 1, arbitrary: fc.tuple(mostly(fc.oneof(lit(fc.stringMatching(/^[0-9a-fA-F-]{1,12}$/)), fc.constant(build('<session suffix>', (c) => c.session.slice(-8))))), maybeUndefined(mostly(objectOf({ limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))) })))).map((args) => ({ method: 'findSessionIds' as const, args })) },
+  { weight: 1, arbitrary: fc.constant(null).map(() => ({ method: 'countConflicts' as const, args: [] as Build[] })) },
 )
 
 /**
@@ -368,6 +436,29 @@ async function checkLossless(store: PostgresStore, method: Method, args: unknown
   if (method === 'withTransaction') {
     // the transaction committed: what its append wrote reads back like a plain append's
     await checkLossless(store, 'append', args.slice(1), result, created)
+  } else if (method === 'atomically') {
+    // the work resolved: its append committed and reads back like a plain append's
+    const work = args[0] as { session: string; messages: Message[] }
+    await checkLossless(store, 'append', [work.session, work.messages], result, created)
+  } else if (method === 'importSessions') {
+    // every session of the source is stored with its events exactly (ids, texts, links)
+    const source = args[0] as ImportedSession[] | AsyncIterable<ImportedSession>
+    const given = Array.isArray(source) ? source : []
+    const { sessionIds, eventsWritten } = result as { sessionIds: string[]; eventsWritten: number }
+    if (given.length > 0) expect(sessionIds).toEqual(given.map((s) => s.id))
+    for (const s of given) {
+      const events: StoredEvent[] = []
+      for await (const e of store.events(s.id)) events.push(e)
+      expect(events.map((e) => [e.seq, e.eventId, e.messageId, e.contentHash, JSON.stringify(e.payload), e.hash])).toEqual(
+        s.events.map((e) => [e.seq, e.eventId, e.messageId, e.contentHash, JSON.stringify(e.payload), e.hash]),
+      )
+    }
+    if (given.length > 0) expect(eventsWritten).toBe(given.reduce((n, s) => n + s.events.length, 0))
+  } else if (method === 'findSessionIds') {
+    const fragment = String(args[0]).toLowerCase()
+    for (const id of result as string[]) expect(id.startsWith(fragment) || id.endsWith(fragment)).toBe(true)
+  } else if (method === 'countConflicts') {
+    expect(Number.isSafeInteger(result) && (result as number) >= 0).toBe(true)
   } else if (method === 'redact') {
     const session = String(args[0]).toLowerCase()
     const messageId = String(args[1]).toLowerCase()
@@ -1005,6 +1096,7 @@ export const POSTGRES_EXPORTS = {
   Subscription: classSpec(3),
   TURNLOG_ROLES: valueSpec,
   compareCheckpoints: fnSpec(2),
+  dropSubscription: fnSpec(2),
   dedicatedConnectionFromConfig: fnSpec(1),
   dedicatedConnectionFromPool: fnSpec(1),
   listSubscriptions: fnSpec(1),
@@ -1024,6 +1116,7 @@ export const POSTGRES_EXPORTS = {
 const STORE_METHODS_UNDER_TEST: readonly Method[] = [
   'createSession', 'getSession', 'append', 'flush', 'load', 'events', 'sessions', 'rewind', 'compact', 'revise', 'finalize', 'fork',
   'rebuild', 'transcript', 'state', 'conflicts', 'redact', 'oldestOpenTransaction', 'withTransaction',
+  'importSessions', 'atomically', 'findSessionIds', 'countConflicts',
 ]
 
 describe('every export of @turnlog/postgres, called with garbage (issue 13.11)', () => {

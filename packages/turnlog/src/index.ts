@@ -44,17 +44,18 @@ export {
   type RewindTarget, type SessionForkedEvent, type SessionId, type SessionInfo, type SessionPage,
   type SessionState, type SessionStore, type StoredEvent, type ToolCall, type ToolPairing, type ToWireOptions,
   type Transcript, type TranscriptEntry, type TranscriptStatus, type TurnlogErrorOptions,
-  type UnansweredToolCall, type WireMessage, type WriteOptions,
+  type UnansweredToolCall, type WireMessage, type WriteOptions, type ImportedEvent, type ImportedSession,
+  type ImportedSessionOutcome, type ImportSessionsOptions, type ImportSessionsResult,
 } from '@turnlog/core'
 
 // @turnlog/postgres: `openStore`, `PostgresStore`, migrations and roles, retries, batch limits, subscriptions
 export {
-  compareCheckpoints, dedicatedConnectionFromConfig, dedicatedConnectionFromPool, DEFAULT_MAX_BATCH_BYTES,
+  compareCheckpoints, dropSubscription, dedicatedConnectionFromConfig, dedicatedConnectionFromPool, DEFAULT_MAX_BATCH_BYTES,
   EVENTS_CHANNEL, LAG_COUNT_CAP, listSubscriptions, MAX_BATCH_BYTES_CEILING, migrateToLatest,
   oldestOpenTransaction, openStore, parseOpenStoreConfig, PostgresStore, readCommittedEvents, rebaseAfterRestore, REBASED_TX_ID,
   rebaseSubscription, rolesSql, splitByBatchBytes, START_CHECKPOINT, Subscription, TURNLOG_ROLES, withRetry,
   type BackoffOptions, type Checkpoint, type ConflictsTable, type DataDirLockHolder, type ConnectionStringConfig,
-  type DedicatedConnection, type DedicatedConnectionFactory, type EmbeddedConfig, type EventsTable,
+  type DedicatedConnection, type DedicatedConnectionFactory, type EmbeddedConfig, type EventsTable, type FindSessionIdsOptions,
   type GroupCommitSettings, type HandlerContext, type KyselyConfig, type LiveMessagesTable, type MigrateResult,
   type OldestOpenTransactionOptions, type OpenStoreCommonConfig, type OpenStoreConfig,
   type OpenTransactionInfo, type PoolConfigInput, type PostgresStoreInit, type PostgresStoreSettings,

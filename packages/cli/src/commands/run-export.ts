@@ -99,12 +99,7 @@ export async function runExport(ctx: CommandContext, session: string | undefined
         }
       }
       if (all) {
-        const row = await store.db
-          .withTables<{ 'turnlog.conflicts': { session_id: string } }>()
-          .selectFrom('turnlog.conflicts')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .executeTakeFirst()
-        conflicts = Number(row?.n ?? 0)
+        conflicts = await store.countConflicts()
       }
     })
     await sink.commit()

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { EVENT_TYPES, TurnlogError, isTurnlogError, type EventType } from '@turnlog/core'
-import { listSubscriptions, type PostgresStore, type SubscribedEvent, type Subscription, type SubscriptionState } from '@turnlog/postgres'
+import { dropSubscription, listSubscriptions, type PostgresStore, type SubscribedEvent, type Subscription, type SubscriptionState } from '@turnlog/postgres'
 import { CliError } from '../cli-error.js'
 import type { InterruptReason } from '../cli-io.js'
 import type { TailStart } from '../command-choices.js'
@@ -42,12 +42,7 @@ function parseTypes(types: readonly string[] | undefined): readonly EventType[] 
 /** Removes an ephemeral subscription's checkpoint row (once its consumer has stopped and released it). */
 async function dropCheckpoint(store: PostgresStore, name: string): Promise<boolean> {
   try {
-    const result = await store.db
-      .withTables<{ 'turnlog.subscriptions': { name: string } }>()
-      .deleteFrom('turnlog.subscriptions')
-      .where('name', '=', name)
-      .executeTakeFirst()
-    return Number(result.numDeletedRows) > 0
+    return await dropSubscription(store, name)
   } catch {
     return false // harmless: a stopped subscription's row holds nobody back (see docs/cli.md)
   }

@@ -3,13 +3,8 @@ import { checkSafeText, describeValue } from '../safe-text.js'
 import { parseCheckpoint, type Checkpoint } from './checkpoint.js'
 import { dedicatedConnectionFromConfig } from './dedicated-connection.js'
 import { normalizeFilter, type SubscriptionFilter } from './read-committed-events.js'
-import {
-  Subscription,
-  type SubscriptionHandler,
-  type SubscriptionHost,
-  type SubscriptionSettings,
-  type SubscriptionState,
-} from './subscription.js'
+import type { SubscriptionHost } from './open-consumer-session.js'
+import { Subscription, type SubscriptionHandler, type SubscriptionSettings, type SubscriptionState } from './subscription.js'
 
 /** What to consume: the durable name, where a new subscription starts, which events it wants. */
 export interface SubscriptionConfig {

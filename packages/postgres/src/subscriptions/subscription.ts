@@ -1,19 +1,16 @@
 import { TurnlogError } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 import { checkFunction, checkKysely } from '../check-arguments.js'
-import { sql, type Kysely, type Transaction } from 'kysely'
+import type { Kysely, Transaction } from 'kysely'
 import { mapDatabaseError } from '../map-database-error.js'
 import { describeValue } from '../safe-text.js'
-import { START_CHECKPOINT, checkpointFromRow, compareCheckpoints, type Checkpoint } from './checkpoint.js'
-import { kyselyOnClient, type DedicatedConnectionFactory } from './dedicated-connection.js'
+import { CatchUpWaiters } from './catch-up-waiters.js'
+import { checkpointFromRow, type Checkpoint } from './checkpoint.js'
+import { CheckpointRow } from './checkpoint-row.js'
+import { openConsumerSession, type ConsumerSession, type SubscriptionHost } from './open-consumer-session.js'
 import { probeUndelivered, readCommittedEvents, type NormalizedFilter, type SubscribedEvent } from './read-committed-events.js'
-import { claimInProcess, releaseInProcess, tryLockSubscription } from './subscription-lock.js'
-
-/** The longest delay `setTimeout` honours (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647
-
-/** The channel the `events_notify` trigger notifies on every commit that inserted events. */
-export const EVENTS_CHANNEL = 'turnlog_events'
+import { Sleepers } from './sleepers.js'
+import { measureLag, type SubscriptionLag } from './subscription-lag.js'
 
 /**
  * Where a subscription is:
@@ -43,32 +40,6 @@ export interface HandlerContext {
 /** The consumer's code: called once per event, in order; throw to have the event retried. */
 export type SubscriptionHandler = (event: SubscribedEvent, context: HandlerContext) => void | Promise<void>
 
-/** How far a subscription is behind. Counts stop at {@link LAG_COUNT_CAP}. */
-export interface SubscriptionLag {
-  /** The checkpoint the counts are from (the stored one when this consumer has not loaded it yet). */
-  readonly checkpoint: Checkpoint
-  /** Committed events after the checkpoint that readers can see: work waiting for the consumer. */
-  readonly visible: number
-  /** Committed events after the checkpoint that an older open transaction still holds back. */
-  readonly heldBack: number
-  /** True when a count reached the cap. */
-  readonly capped: boolean
-  /** Age of the next undelivered event (from its `recorded_at`), ms; null when there is none. */
-  readonly nextEventAgeMs: number | null
-}
-
-/** Where {@link SubscriptionLag} counts stop. Counting is an index scan over the undelivered range. */
-export const LAG_COUNT_CAP = 100_000
-
-/** Everything a running subscription needs from its store. */
-export interface SubscriptionHost {
-  /** The store's Kysely: PGlite consumers run on it; `lag()` and `catchUp()` read through it. */
-  readonly db: Kysely<unknown>
-  readonly flavor: 'postgres' | 'pglite'
-  /** Opens the consumer's own Postgres session (lock, LISTEN); required on Postgres. */
-  readonly dedicatedConnection: DedicatedConnectionFactory | undefined
-}
-
 /** A subscription's validated settings, as made by `subscribe`. */
 export interface SubscriptionSettings {
   readonly name: string
@@ -87,27 +58,6 @@ export interface SubscriptionSettings {
   readonly reconnectDelay: (attempt: number) => number
   readonly onError: ((error: TurnlogError) => void) | undefined
   readonly onStateChange: ((state: SubscriptionState, subscription: Subscription) => void) | undefined
-}
-
-/** A consumer's place to run statements, with its lock. */
-interface ConsumerSession {
-  readonly db: Kysely<unknown>
-  tryLock(): Promise<boolean>
-  listen(onNotify: () => void): Promise<void>
-  close(): Promise<void>
-}
-
-interface Sleeper {
-  readonly wakeOnNotify: boolean
-  readonly done: () => void
-}
-
-interface CatchUpWaiter {
-  /** Polls started before the call; a later poll that finds nothing proves the catch-up. */
-  readonly afterPoll: number
-  target: Checkpoint | null
-  readonly resolve: (checkpoint: Checkpoint) => void
-  readonly reject: (error: unknown) => void
 }
 
 interface ChunkResult {
@@ -150,13 +100,13 @@ export class Subscription {
   #delivered = 0
   #error: TurnlogError | null = null
   #stopping = false
-  #wakePending = false
   /** When the listening lease was last renewed (ms since epoch); 0 when not listening. */
   #leaseRenewedAt = 0
   #polls = 0
   #heldBack = false
-  readonly #sleepers = new Set<Sleeper>()
-  readonly #catchUps = new Set<CatchUpWaiter>()
+  readonly #row: CheckpointRow
+  readonly #sleepers = new Sleepers()
+  readonly #catchUps = new CatchUpWaiters()
 
   /** Use `store.subscribe`; this starts consuming at once. */
   constructor(host: SubscriptionHost, settings: SubscriptionSettings, handler: SubscriptionHandler) {
@@ -166,6 +116,7 @@ export class Subscription {
     if (typeof name !== 'string') throw new TurnlogError('INVALID_INPUT', 'settings.name must be a string (use store.subscribe)', { details: { field: 'settings.name' } })
     checkFunction(handler, 'handler')
     this.name = name
+    this.#row = new CheckpointRow(name)
     this.#host = host
     this.#settings = settings
     this.#handler = handler
@@ -207,7 +158,7 @@ export class Subscription {
    */
   async stop(): Promise<void> {
     this.#stopping = true
-    this.#wake(true)
+    this.#sleepers.wake(true)
     await this.done.catch(() => {})
   }
 
@@ -220,52 +171,13 @@ export class Subscription {
   catchUp(): Promise<Checkpoint> {
     if (this.#error !== null) return Promise.reject(this.#error)
     if (this.#state === 'stopped') return Promise.reject(this.#stoppedError('catchUp'))
-    return new Promise<Checkpoint>((resolve, reject) => {
-      const waiter: CatchUpWaiter = { afterPoll: this.#polls, target: null, resolve, reject }
-      this.#catchUps.add(waiter)
-      // the last committed event now: reaching it proves the catch-up even under constant writes
-      void sql<{ tx_id: string; global_position: string | number }>`
-        select e.tx_id::text as tx_id, e.global_position from turnlog.events e
-         order by e.tx_id desc, e.global_position desc limit 1`
-        .execute(this.#host.db)
-        .then(({ rows }) => {
-          const row = rows[0]
-          waiter.target = row === undefined ? START_CHECKPOINT : checkpointFromRow(row.tx_id, row.global_position)
-          this.#settleCatchUps(false)
-        })
-        .catch(() => {}) // the poll-based proof still works
-    })
+    return this.#catchUps.add(this.#host.db, this.#polls, () => this.#settleCatchUps(false))
   }
 
   /** Measures how far behind the subscription is (see {@link SubscriptionLag}). */
   async lag(): Promise<SubscriptionLag> {
     try {
-      let checkpoint = this.#checkpoint
-      if (checkpoint === null) {
-        const { rows } = await sql<{ tx_id: string; global_position: string | number }>`
-          select tx_id::text as tx_id, global_position from turnlog.subscriptions where name = ${this.name}`.execute(this.#host.db)
-        const row = rows[0]
-        checkpoint = row === undefined ? START_CHECKPOINT : checkpointFromRow(row.tx_id, row.global_position)
-      }
-      const after = sql`(e.tx_id, e.global_position) > (${checkpoint.txId}::xid8, ${checkpoint.globalPosition}::bigint)`
-      const { rows } = await sql<{ visible: string | number; held_back: string | number; next_age_ms: string | number | null }>`
-        select
-          (select count(*) from (select 1 from turnlog.events e
-             where ${after} and e.tx_id < pg_snapshot_xmin(pg_current_snapshot()) limit ${LAG_COUNT_CAP}) v) as visible,
-          (select count(*) from (select 1 from turnlog.events e
-             where ${after} and e.tx_id >= pg_snapshot_xmin(pg_current_snapshot()) limit ${LAG_COUNT_CAP}) h) as held_back,
-          (select extract(epoch from (clock_timestamp() - e.recorded_at)) * 1000 from turnlog.events e
-             where ${after} order by e.tx_id, e.global_position limit 1) as next_age_ms`.execute(this.#host.db)
-      const row = rows[0]
-      const visible = Number(row?.visible ?? 0)
-      const heldBack = Number(row?.held_back ?? 0)
-      return {
-        checkpoint,
-        visible,
-        heldBack,
-        capped: visible >= LAG_COUNT_CAP || heldBack >= LAG_COUNT_CAP,
-        nextEventAgeMs: row?.next_age_ms === null || row?.next_age_ms === undefined ? null : Math.max(0, Math.round(Number(row.next_age_ms))),
-      }
+      return await measureLag(this.#host.db, this.#checkpoint ?? (await this.#row.read(this.#host.db)))
     } catch (error) {
       throw mapDatabaseError(error)
     }
@@ -280,10 +192,10 @@ export class Subscription {
         let session: ConsumerSession | null = null
         try {
           this.#setState(reconnects === 0 ? 'starting' : 'reconnecting')
-          session = await this.#open()
+          session = await openConsumerSession(this.#host, { name: this.name, listen: this.#settings.listen, onBroken: () => this.#sleepers.wake(false) })
           if (!(await this.#acquire(session))) break
-          await session.listen(() => this.#wake(false))
-          await this.#load(session)
+          await session.listen(() => this.#sleepers.wake(false))
+          this.#checkpoint = await this.#row.load(session.db, this.#settings.from)
           this.#setState('running')
           reconnects = 0
           await this.#consume(session)
@@ -295,7 +207,7 @@ export class Subscription {
           this.#setState('reconnecting')
           await session?.close()
           session = null
-          await this.#sleep(this.#settings.reconnectDelay(reconnects), false)
+          await this.#sleepers.sleep(this.#settings.reconnectDelay(reconnects), false)
         } finally {
           await session?.close()
         }
@@ -308,67 +220,6 @@ export class Subscription {
     }
   }
 
-  async #open(): Promise<ConsumerSession> {
-    const { name } = this.#settings
-    if (this.#host.flavor === 'pglite') {
-      // one connection, one process: the store's own Kysely, an in-process claim, polling only
-      const owner = this.#host.db
-      let claimed = false
-      return {
-        db: owner,
-        tryLock: async () => (claimed ||= claimInProcess(owner, name)),
-        listen: async () => {},
-        close: async () => {
-          if (claimed) releaseInProcess(owner, name)
-          claimed = false
-        },
-      }
-    }
-    const factory = this.#host.dedicatedConnection
-    if (factory === undefined) {
-      throw new TurnlogError(
-        'INVALID_INPUT',
-        'this store has no connection settings for a subscription (opened with { kysely }): pass { connectionString } in the subscribe options',
-      )
-    }
-    let connection
-    try {
-      connection = await factory()
-    } catch (error) {
-      throw mapDatabaseError(error)
-    }
-    const { client } = connection
-    const db = kyselyOnClient(client)
-    let onNotification: ((message: { channel: string }) => void) | null = null
-    const onError = (): void => this.#wake(false) // the next statement reports the broken connection
-    client.on('error', onError)
-    try {
-      // visible in pg_stat_activity
-      await sql`select set_config('application_name', ${`turnlog subscription ${name}`.slice(0, 63)}, false)`.execute(db)
-    } catch (error) {
-      client.removeListener('error', onError)
-      await connection.close()
-      throw error
-    }
-    return {
-      db,
-      tryLock: () => tryLockSubscription(db, name),
-      listen: async (onNotify) => {
-        if (!this.#settings.listen) return
-        onNotification = (message) => {
-          if (message.channel === EVENTS_CHANNEL) onNotify()
-        }
-        client.on('notification', onNotification)
-        await sql.raw(`listen ${EVENTS_CHANNEL}`).execute(db)
-      },
-      close: async () => {
-        if (onNotification !== null) client.removeListener('notification', onNotification)
-        client.removeListener('error', onError)
-        await connection.close()
-      },
-    }
-  }
-
   /** Takes the name; false when stopped while waiting. */
   async #acquire(session: ConsumerSession): Promise<boolean> {
     for (;;) {
@@ -378,49 +229,14 @@ export class Subscription {
         throw new TurnlogError('SUBSCRIPTION_LOCKED', `subscription "${this.name}" is consumed elsewhere`, { details: { name: this.name } })
       }
       this.#setState('waiting')
-      await this.#sleep(this.#settings.lockRetryMs, false)
+      await this.#sleepers.sleep(this.#settings.lockRetryMs, false)
     }
-  }
-
-  /** Creates the checkpoint row if new, reads it, and refuses transaction ids from another cluster. */
-  async #load(session: ConsumerSession): Promise<void> {
-    const { name, from } = this.#settings
-    const start =
-      from === 'now'
-        ? sql`pg_snapshot_xmin(pg_current_snapshot()), 0`
-        : from === 'start'
-          ? sql`'0'::xid8, 0`
-          : sql`${from.txId}::xid8, ${from.globalPosition}::bigint`
-    // a new name never stores a `from` this cluster has not reached: it would need a rebase before any use
-    const reached = typeof from === 'object' ? sql`${from.txId}::xid8 <= pg_snapshot_xmax(pg_current_snapshot())` : sql`true`
-    await sql`insert into turnlog.subscriptions (name, tx_id, global_position)
-              select ${name}, ${start} where ${reached} on conflict (name) do nothing`.execute(session.db)
-    const { rows } = await sql<{ tx_id: string; global_position: string | number; next_tx: string; max_tx: string | null }>`
-      select s.tx_id::text as tx_id, s.global_position, pg_snapshot_xmax(pg_current_snapshot())::text as next_tx,
-             (select max(e.tx_id) from turnlog.events e)::text as max_tx
-        from turnlog.subscriptions s where s.name = ${name}`.execute(session.db)
-    const row = rows[0]
-    if (row === undefined && typeof from === 'object') {
-      throw new TurnlogError('INVALID_INPUT', `from.txId ${from.txId} is a transaction id this cluster has not reached (a checkpoint of another cluster?); nothing was stored`, {
-        details: { name, from },
-      })
-    }
-    if (row === undefined) throw new TurnlogError('SUBSCRIPTION_NOT_FOUND', `subscription "${name}" vanished while starting`, { details: { name } })
-    const next = BigInt(row.next_tx)
-    if ((row.max_tx !== null && BigInt(row.max_tx) >= next) || BigInt(row.tx_id) > next) {
-      throw new TurnlogError(
-        'SUBSCRIPTION_REBASE_REQUIRED',
-        `the log or the checkpoint of "${name}" holds transaction ids this cluster has not reached (restored from another cluster?): run rebaseAfterRestore first`,
-        { details: { name, maxTxId: row.max_tx, checkpointTxId: row.tx_id, nextTxId: row.next_tx } },
-      )
-    }
-    this.#checkpoint = checkpointFromRow(row.tx_id, row.global_position)
   }
 
   async #consume(session: ConsumerSession): Promise<void> {
     const { batchSize, filter, heldBackPollIntervalMs, pollIntervalMs } = this.#settings
     while (!this.#stopping) {
-      this.#wakePending = false
+      this.#sleepers.clearNotification()
       this.#polls++
       const poll = this.#polls
       const page = await readCommittedEvents(session.db, this.#current(), { limit: batchSize, filter })
@@ -441,7 +257,7 @@ export class Subscription {
       if (probe.visible) continue
       // nothing committed is left past the checkpoint: every catch-up called before this poll is done
       if (!probe.heldBack) this.#settleCatchUps(true, poll)
-      await this.#sleep(probe.heldBack ? heldBackPollIntervalMs : pollIntervalMs, true)
+      await this.#sleepers.sleep(probe.heldBack ? heldBackPollIntervalMs : pollIntervalMs, true)
     }
   }
 
@@ -454,8 +270,7 @@ export class Subscription {
     if (!this.#settings.listen || this.#host.flavor === 'pglite') return
     const leaseMs = Math.max(10_000, 3 * this.#settings.pollIntervalMs)
     if (Date.now() - this.#leaseRenewedAt < leaseMs / 3) return
-    await sql`update turnlog.subscriptions set listening_until = now() + make_interval(secs => ${leaseMs / 1000})
-               where name = ${this.#settings.name}`.execute(session.db)
+    await this.#row.renewLease(session.db, leaseMs)
     this.#leaseRenewedAt = Date.now()
   }
 
@@ -481,7 +296,7 @@ export class Subscription {
     while (pos < events.length) {
       if (this.#stopping) return
       if (failedAt === pos) {
-        await this.#sleep(this.#settings.backoff(attempts), false)
+        await this.#sleepers.sleep(this.#settings.backoff(attempts), false)
         if (this.#stopping) return
       }
       // after a failure at a later index (transactional: rolled back), first commit the events before it
@@ -555,7 +370,7 @@ export class Subscription {
           }
         }
         const to = i === end && last !== null ? last : keyOf(events[i - 1] as SubscribedEvent)
-        await this.#compareAndSet(trx, to, i - pos)
+        await this.#row.move(trx, this.#current(), to, i - pos)
         return { done: i - pos, to }
       })
     } catch (error) {
@@ -568,26 +383,9 @@ export class Subscription {
   }
 
   async #commitDirect(db: Kysely<unknown>, to: Checkpoint, delivered: number): Promise<void> {
-    await this.#compareAndSet(db, to, delivered)
+    await this.#row.move(db, this.#current(), to, delivered)
     this.#checkpoint = to
     this.#delivered += delivered
-  }
-
-  /** Moves the stored checkpoint from the one this consumer holds to `to`, or throws `SUBSCRIPTION_CONFLICT`. */
-  async #compareAndSet(db: Kysely<unknown>, to: Checkpoint, delivered: number): Promise<void> {
-    const from = this.#current()
-    const result = await sql`
-      update turnlog.subscriptions
-         set tx_id = ${to.txId}::xid8, global_position = ${to.globalPosition}::bigint, delivered = delivered + ${delivered},
-             updated_at = now(), last_error = null
-       where name = ${this.name} and tx_id = ${from.txId}::xid8 and global_position = ${from.globalPosition}::bigint`.execute(db)
-    if (result.numAffectedRows !== 1n) {
-      throw new TurnlogError(
-        'SUBSCRIPTION_CONFLICT',
-        `the checkpoint of subscription "${this.name}" was moved by someone else; this consumer stopped without writing`,
-        { details: { name: this.name, expected: from, attempted: to } },
-      )
-    }
   }
 
   /** Records the failure on the checkpoint row (best effort) and throws `SUBSCRIPTION_FAILED`. */
@@ -609,10 +407,7 @@ export class Subscription {
         `(tx ${event.txId}, position ${event.globalPosition}): ${reason}; stopped with the checkpoint before it`,
       { details: { name: this.name, attempts, failedEvent, checkpoint: this.#checkpoint }, cause },
     )
-    await sql`update turnlog.subscriptions set last_error = ${JSON.stringify({ ...error.toJSON(), at: new Date().toISOString() })}::json,
-                     updated_at = now() where name = ${this.name}`
-      .execute(session.db)
-      .catch(() => {})
+    await this.#row.recordError(session.db, error)
     throw error
   }
 
@@ -632,8 +427,7 @@ export class Subscription {
     this.#error = error
     this.#setState(error === null ? 'stopped' : 'failed')
     const reason = error ?? this.#stoppedError('catchUp')
-    for (const waiter of this.#catchUps) waiter.reject(reason)
-    this.#catchUps.clear()
+    this.#catchUps.rejectAll(reason)
     if (error !== null) {
       try {
         this.#settings.onError?.(error)
@@ -653,34 +447,6 @@ export class Subscription {
   #settleCatchUps(emptyPoll: boolean, poll = 0): void {
     const checkpoint = this.#checkpoint
     if (checkpoint === null || this.#state !== 'running') return
-    for (const waiter of this.#catchUps) {
-      const reached = waiter.target !== null && compareCheckpoints(checkpoint, waiter.target) >= 0
-      if (reached || (emptyPoll && poll > waiter.afterPoll)) {
-        this.#catchUps.delete(waiter)
-        waiter.resolve(checkpoint)
-      }
-    }
-  }
-
-  #sleep(ms: number, wakeOnNotify: boolean): Promise<void> {
-    if (this.#stopping || (wakeOnNotify && this.#wakePending)) return Promise.resolve()
-    return new Promise<void>((resolve) => {
-      const sleeper: Sleeper = {
-        wakeOnNotify,
-        done: () => {
-          clearTimeout(timer)
-          this.#sleepers.delete(sleeper)
-          resolve()
-        },
-      }
-      // Node fires a longer timer at once (TimeoutOverflowWarning): a huge interval would make the consumer spin
-      const timer = setTimeout(sleeper.done, Math.min(ms, MAX_TIMER_MS))
-      this.#sleepers.add(sleeper)
-    })
-  }
-
-  #wake(stop: boolean): void {
-    if (!stop) this.#wakePending = true
-    for (const sleeper of [...this.#sleepers]) if (stop || sleeper.wakeOnNotify) sleeper.done()
+    this.#catchUps.settle(checkpoint, emptyPoll, poll)
   }
 }

@@ -1,0 +1,101 @@
+import { TurnlogError } from '@turnlog/core'
+import { sql, type Kysely } from 'kysely'
+import { mapDatabaseError } from '../map-database-error.js'
+import { kyselyOnClient, type DedicatedConnectionFactory } from './dedicated-connection.js'
+import { claimInProcess, releaseInProcess, tryLockSubscription } from './subscription-lock.js'
+
+/** The channel the `events_notify` trigger notifies on every commit that inserted events. */
+export const EVENTS_CHANNEL = 'turnlog_events'
+
+/** Everything a running subscription needs from its store. */
+export interface SubscriptionHost {
+  /** The store's Kysely: PGlite consumers run on it; `lag()` and `catchUp()` read through it. */
+  readonly db: Kysely<unknown>
+  readonly flavor: 'postgres' | 'pglite'
+  /** Opens the consumer's own Postgres session (lock, LISTEN); required on Postgres. */
+  readonly dedicatedConnection: DedicatedConnectionFactory | undefined
+}
+
+/** A consumer's place to run statements, with its lock. */
+export interface ConsumerSession {
+  readonly db: Kysely<unknown>
+  tryLock(): Promise<boolean>
+  listen(onNotify: () => void): Promise<void>
+  close(): Promise<void>
+}
+
+/** How a consumer session behaves. */
+export interface ConsumerSessionOptions {
+  /** The subscription's name: the lock's key, and the connection's `application_name`. */
+  readonly name: string
+  /** LISTEN for commits (else `listen` does nothing). */
+  readonly listen: boolean
+  /** Called when the connection reports an error: the next statement then reports it broken. */
+  readonly onBroken: () => void
+}
+
+/**
+ * Opens the session a consumer runs on. PGlite: the store's own Kysely (one connection, one process),
+ * an in-process claim, polling only. Postgres: a dedicated connection (`host.dedicatedConnection`),
+ * visible in `pg_stat_activity` as `turnlog subscription <name>`, with the name's advisory lock and
+ * LISTEN on {@link EVENTS_CHANNEL}.
+ */
+export async function openConsumerSession(host: SubscriptionHost, options: ConsumerSessionOptions): Promise<ConsumerSession> {
+  const { name } = options
+  if (host.flavor === 'pglite') {
+    const owner = host.db
+    let claimed = false
+    return {
+      db: owner,
+      tryLock: async () => (claimed ||= claimInProcess(owner, name)),
+      listen: async () => {},
+      close: async () => {
+        if (claimed) releaseInProcess(owner, name)
+        claimed = false
+      },
+    }
+  }
+  const factory = host.dedicatedConnection
+  if (factory === undefined) {
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      'this store has no connection settings for a subscription (opened with { kysely }): pass { connectionString } in the subscribe options',
+    )
+  }
+  let connection
+  try {
+    connection = await factory()
+  } catch (error) {
+    throw mapDatabaseError(error)
+  }
+  const { client } = connection
+  const db = kyselyOnClient(client)
+  let onNotification: ((message: { channel: string }) => void) | null = null
+  const onError = (): void => options.onBroken() // the next statement reports the broken connection
+  client.on('error', onError)
+  try {
+    // visible in pg_stat_activity
+    await sql`select set_config('application_name', ${`turnlog subscription ${name}`.slice(0, 63)}, false)`.execute(db)
+  } catch (error) {
+    client.removeListener('error', onError)
+    await connection.close()
+    throw error
+  }
+  return {
+    db,
+    tryLock: () => tryLockSubscription(db, name),
+    listen: async (onNotify) => {
+      if (!options.listen) return
+      onNotification = (message) => {
+        if (message.channel === EVENTS_CHANNEL) onNotify()
+      }
+      client.on('notification', onNotification)
+      await sql.raw(`listen ${EVENTS_CHANNEL}`).execute(db)
+    },
+    close: async () => {
+      if (onNotification !== null) client.removeListener('notification', onNotification)
+      client.removeListener('error', onError)
+      await connection.close()
+    },
+  }
+}

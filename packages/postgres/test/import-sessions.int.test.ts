@@ -1,0 +1,194 @@
+/**
+ * The store's import and admin operations, called directly (the file importer of `@turnlog/audit` has
+ * its own tests, which run through them): `importSessions` restores sessions exactly, is idempotent,
+ * extends a longer log, refuses a forged link naming the record's line, commits the sessions a failing
+ * source yielded before its error; `atomically` commits or rolls back a group of calls;
+ * `findSessionIds`, `countConflicts` and `dropSubscription` do what the CLI needs without SQL of its own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { randomUUID } from 'node:crypto'
+import {
+  GENESIS_HASH,
+  contentHash,
+  createMessage,
+  eventChainHash,
+  isTurnlogError,
+  type ChatMessage,
+  type ImportedEvent,
+  type ImportedSession,
+  type JsonValue,
+  type StoredEvent,
+} from '@turnlog/core'
+import { dropSubscription, listSubscriptions, openStore, type PostgresStore } from '@turnlog/postgres'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+
+let db: TestDatabase
+let store: PostgresStore
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  store = await openStore({ connectionString: db.connectionString })
+})
+afterAll(async () => {
+  await store.close()
+  await db.drop()
+})
+
+async function caught(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p
+    return undefined
+  } catch (e) {
+    return e
+  }
+}
+
+/** A session of `n` appended messages with its chain links, its records on lines `line`, `line + 1`, …. */
+function session(n: number, line = 1): ImportedSession {
+  const id = randomUUID()
+  const events: ImportedEvent[] = []
+  let prev = GENESIS_HASH
+  for (let seq = 1; seq <= n; seq++) {
+    const chat: ChatMessage = { role: seq % 2 === 1 ? 'user' : 'assistant', content: `message ${seq}` }
+    const payload = chat as unknown as JsonValue
+    const recordedAt = new Date(Date.UTC(2025, 0, 1, 0, 0, seq)).toISOString()
+    const event = { seq, eventId: randomUUID(), type: 'message_appended', messageId: randomUUID(), contentHash: contentHash(chat), payload, data: { createdAt: recordedAt }, recordedAt }
+    const hash = eventChainHash(prev, { ...event, sessionId: id })
+    events.push({ ...event, hash, line: line + seq })
+    prev = hash
+  }
+  const at = new Date(Date.UTC(2025, 0, 1)).toISOString()
+  return { id, tenantId: null, metadata: { source: 'test' }, createdAt: at, updatedAt: at, parent: null, events, line }
+}
+
+async function eventsOf(id: string): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = []
+  for await (const e of store.events(id)) out.push(e)
+  return out
+}
+
+describe('importSessions', () => {
+  it('stores sessions exactly, skips what it has, and extends a longer log', async () => {
+    // given
+    const a = session(3)
+    const b = session(2, 10)
+    const progress: unknown[] = []
+
+    // when
+    const first = await store.importSessions([{ ...a, events: a.events.slice(0, 2) }, b], { onSession: (o) => progress.push(o) })
+    const again = await store.importSessions((async function* () { yield a; yield b })())
+
+    // then
+    expect(first).toEqual({ sessions: 2, eventsWritten: 4, eventsSkipped: 0, sessionIds: [a.id, b.id] })
+    expect(progress).toEqual([{ sessionId: a.id, written: 2, skipped: 0 }, { sessionId: b.id, written: 2, skipped: 0 }])
+    expect(again).toEqual({ sessions: 2, eventsWritten: 1, eventsSkipped: 4, sessionIds: [a.id, b.id] })
+    const stored = await eventsOf(a.id)
+    expect(stored.map((e) => [e.seq, e.eventId, e.messageId, e.hash, e.recordedAt])).toEqual(a.events.map((e) => [e.seq, e.eventId, e.messageId, e.hash, e.recordedAt]))
+    expect((await store.getSession(a.id)).version).toBe(3)
+    expect((await store.load(a.id)).messages).toHaveLength(3)
+  })
+
+  it('refuses a forged link naming its line; the sessions before it stay committed, nothing after it is written', async () => {
+    // given: the second session's second event carries another link
+    const [a, b, c] = [session(2, 1), session(2, 4), session(2, 7)]
+    const forged = { ...b, events: [b.events[0] as ImportedEvent, { ...(b.events[1] as ImportedEvent), hash: 'f'.repeat(64) }] }
+
+    // when
+    const error = await caught(store.importSessions([a, forged, c]))
+
+    // then
+    expect(error).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 6, seq: 2, sessionId: b.id } })
+    expect((await store.getSession(a.id)).version).toBe(2)
+    expect(isTurnlogError(await caught(store.getSession(b.id)), 'SESSION_NOT_FOUND')).toBe(true)
+    expect(isTurnlogError(await caught(store.getSession(c.id)), 'SESSION_NOT_FOUND')).toBe(true)
+  })
+
+  it("commits the sessions a source yielded before its own error, then throws that error", async () => {
+    // given
+    const a = session(1)
+    const boom = new Error('disk gone')
+    async function* failing(): AsyncGenerator<ImportedSession> {
+      yield a
+      throw boom
+    }
+
+    // when
+    const error = await caught(store.importSessions(failing()))
+
+    // then: a turnlog error carrying the source's as its cause
+    expect(error).toMatchObject({ code: 'IMPORT_FAILED', cause: boom })
+    expect((await store.getSession(a.id)).version).toBe(1)
+  })
+
+  it('refuses a malformed record with IMPORT_FAILED naming its line, and garbage with INVALID_INPUT, writing nothing', async () => {
+    const a = session(1, 20)
+    expect(await caught(store.importSessions([{ ...a, tenantId: 'nul \u0000' }]))).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 20 } })
+    expect(await caught(store.importSessions([{ ...a, events: [{ ...(a.events[0] as ImportedEvent), seq: 2 }] }]))).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 21 } })
+    expect(await caught(store.importSessions([a, a]))).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 20 } })
+    expect(await caught(store.importSessions(42 as never))).toMatchObject({ code: 'INVALID_INPUT' })
+    expect(await caught(store.importSessions([null as never]))).toMatchObject({ code: 'INVALID_INPUT' })
+    // the duplicate's first copy was committed (each session is its own unit); the others wrote nothing
+    expect((await store.getSession(a.id)).version).toBe(1)
+  })
+})
+
+describe('atomically', () => {
+  it('commits what the work wrote when it resolves, and nothing when it throws', async () => {
+    // given
+    const kept = await store.createSession()
+    const message = createMessage({ role: 'user', content: 'kept' })
+
+    // when
+    const result = await store.atomically(async (s) => s.append(kept, [message]))
+    const refused = await caught(
+      store.atomically(async (s) => {
+        const id = await s.createSession()
+        await s.append(id, [createMessage({ role: 'user', content: 'rolled back' })])
+        throw new Error(`giving up on ${id}`)
+      }),
+    )
+
+    // then: the work's own error comes back as it was thrown
+    expect(result.appended).toEqual([message.id])
+    expect((refused as Error).message).toMatch(/^giving up on /)
+    const id = (refused as Error).message.slice('giving up on '.length)
+    expect(isTurnlogError(await caught(store.getSession(id)), 'SESSION_NOT_FOUND')).toBe(true)
+    expect(isTurnlogError(await caught(store.atomically(42 as never)), 'INVALID_INPUT')).toBe(true)
+  })
+})
+
+describe('lookups for the CLI', () => {
+  it('findSessionIds matches the start or the end of an id; countConflicts counts every recorded conflict', async () => {
+    // given
+    const id = await store.createSession()
+    const m = createMessage({ role: 'user', content: 'one' })
+    await store.append(id, [m])
+    const before = await store.countConflicts()
+    await caught(store.append(id, [{ ...m, payload: { role: 'user', content: 'other' } }]))
+
+    // then
+    expect(await store.findSessionIds(id.slice(0, 8))).toContain(id)
+    expect(await store.findSessionIds(id.slice(-8).toUpperCase())).toContain(id)
+    expect(await store.findSessionIds('0123456789abcdef0123456789abcdef0123456789')).toEqual([])
+    expect(await caught(store.findSessionIds('%'))).toMatchObject({ code: 'INVALID_INPUT' })
+    expect(await store.countConflicts()).toBe(before + 1)
+  })
+
+  it('dropSubscription removes an idle subscription row, and refuses while a consumer holds the name', async () => {
+    // given
+    const name = `drop-${randomUUID()}`
+    const running = store.subscribe({ name, from: 'now' }, () => {})
+    await running.catchUp()
+
+    // when
+    const whileHeld = await caught(dropSubscription(store, name))
+    await running.stop()
+    const dropped = await dropSubscription(store, name)
+
+    // then
+    expect(whileHeld).toMatchObject({ code: 'SUBSCRIPTION_LOCKED' })
+    expect(dropped).toBe(true)
+    expect(await dropSubscription(store, name)).toBe(false)
+    expect((await listSubscriptions(store)).map((s) => s.name)).not.toContain(name)
+  })
+})
