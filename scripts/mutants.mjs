@@ -35,7 +35,7 @@ export const MUTANTS = [
   {
     id: 'conflict-evidence-first-only',
     invariant: 'conflicts: every conflicting message of a refused batch is recorded, not only the first',
-    file: `${PG}/postgres-store.ts`,
+    file: `${PG}/store/record-conflict.ts`,
     search: 'const rows = conflicts.flatMap((c) => {',
     replace: 'const rows = conflicts.slice(0, 1).flatMap((c) => {',
     tests: [`${PG_TEST}/conflict-evidence.int.test.ts`],
@@ -86,7 +86,7 @@ export const MUTANTS = [
   {
     id: 'expected-version-unchecked',
     invariant: 'expected version: a write with a stale expectedVersion is VERSION_CONFLICT',
-    file: `${PG}/postgres-store.ts`,
+    file: `${PG}/store/check-version.ts`,
     search: 'if (expected !== undefined && expected !== actual) {',
     replace: 'if (false) {',
     tests: [CONTRACT_PGLITE],
@@ -95,7 +95,7 @@ export const MUTANTS = [
   {
     id: 'flush-expected-version-ignored',
     invariant: 'expected version: a flush with expectedVersion asks the database even when nothing is new',
-    file: `${PG}/postgres-store.ts`,
+    file: `${PG}/store/append-operations.ts`,
     search: 'if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {',
     replace: 'if (pending.length === 0 && cachedVersion !== undefined) {',
     tests: [`${PG_TEST}/flush-no-statement.int.test.ts`],
@@ -103,7 +103,7 @@ export const MUTANTS = [
   {
     id: 'flush-always-asks-database',
     invariant: 'durability: a flush of messages all known durable sends no statement and returns the exact version',
-    file: `${PG}/postgres-store.ts`,
+    file: `${PG}/store/append-operations.ts`,
     search: 'if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {',
     replace: 'if (false && pending.length === 0 && cachedVersion !== undefined && expected === undefined) {',
     tests: [`${PG_TEST}/flush-no-statement.int.test.ts`],
@@ -112,7 +112,7 @@ export const MUTANTS = [
   {
     id: 'flush-persists-ephemeral',
     invariant: 'ephemeral skipping: flush never persists scaffolding',
-    file: `${PG}/postgres-store.ts`,
+    file: `${PG}/store/check-batch.ts`,
     search: 'if (skipEphemeral) continue',
     replace: 'if (skipEphemeral && false) continue',
     tests: [CONTRACT_PGLITE],
@@ -121,7 +121,7 @@ export const MUTANTS = [
   {
     id: 'append-accepts-ephemeral',
     invariant: 'ephemeral skipping: append refuses an ephemeral message',
-    file: `${PG}/postgres-store.ts`,
+    file: `${PG}/store/check-batch.ts`,
     search: 'if (m.ephemeral === true) {',
     replace: 'if (m.ephemeral === true && false) {',
     tests: [CONTRACT_PGLITE],

@@ -1,4 +1,5 @@
 import { TurnlogError, type JsonValue, type Message } from '@turnlog/core'
+import { eventData } from './store/event-data.js'
 
 /**
  * Default `maxBatchBytes`: 128 MiB of JSON text (UTF-16 code units, the unit of `maxMessageBytes`)
@@ -74,13 +75,9 @@ export function jsonTextWithin(value: JsonValue, limit: number, what: string): s
 }
 
 /**
- * The envelope text the store writes next to a message's payload (its event's `data`): `createdAt`,
- * then `externalId` and `status` when set, in that order.
+ * The envelope text the store writes next to a message's payload (its event's `data`, see
+ * {@link eventData}): `createdAt`, then `externalId`, `externalScope` and `status` when set, in that order.
  */
 export function envelopeText(m: Message): string {
-  const d: Record<string, string> = { createdAt: m.createdAt }
-  if (m.externalId !== undefined) d['externalId'] = m.externalId
-  if (m.externalScope !== undefined) d['externalScope'] = m.externalScope
-  if (m.status === 'partial') d['status'] = 'partial'
-  return JSON.stringify(d)
+  return JSON.stringify(eventData(m, m.status === 'partial'))
 }

@@ -1,4 +1,4 @@
-import { TurnlogError } from '@turnlog/core'
+import { TurnlogError, type WriteOptions } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 
 /**
@@ -38,4 +38,51 @@ export function checkOptionsObject<T extends object>(value: T | undefined, field
     throw new TurnlogError('INVALID_INPUT', `${field} must be an object`, { details: { field } })
   }
   return value
+}
+
+/**
+ * A short description of an untrusted value for an error message. Never throws: `String()` does, on
+ * an object without a prototype or with a throwing `toString`.
+ */
+export function preview(value: unknown): string {
+  if (typeof value === 'object') {
+    if (value === null) return 'null'
+    try {
+      return Array.isArray(value) ? 'an array' : 'an object'
+    } catch {
+      return 'an unreadable object' // a revoked Proxy (found by the hostile-value property)
+    }
+  }
+  if (typeof value === 'function' || typeof value === 'symbol') return `a ${typeof value}`
+  return typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)
+}
+
+/** The `expectedVersion` of write options: absent, or a non-negative integer (`INVALID_INPUT` otherwise). */
+export function checkExpectedVersion(options: WriteOptions | undefined): number | undefined {
+  const v = options?.expectedVersion
+  if (v === undefined) return undefined
+  if (!Number.isSafeInteger(v) || v < 0) {
+    throw new TurnlogError('INVALID_INPUT', `expectedVersion must be a non-negative integer, got ${preview(v)}`)
+  }
+  return v
+}
+
+/**
+ * An options argument must be absent or an object: a default parameter (`options = {}`) does not
+ * replace `null`, and reading a field of `null` or calling a non-function would escape as a raw
+ * TypeError instead of `INVALID_INPUT`.
+ */
+export function checkCallOptions<T>(value: T, what: string): T {
+  if (value !== undefined && (typeof value !== 'object' || value === null || guardInput(what, () => Array.isArray(value)))) {
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an object, got ${value === null ? 'null' : guardInput(what, () => Array.isArray(value)) ? 'an array' : typeof value}`, { details: { field: what } })
+  }
+  return value === undefined ? value : copyOf(value as T & object, what)
+}
+
+/**
+ * A shallow copy of a caller's options object, its fields read once: a throwing getter or Proxy trap is
+ * `INVALID_INPUT` here, instead of a raw error wherever a field is read later.
+ */
+export function copyOf<T extends object>(value: T, what: string): T {
+  return guardInput(what, () => ({ ...value }))
 }

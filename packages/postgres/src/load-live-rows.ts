@@ -1,7 +1,6 @@
 import { TurnlogError, type SessionId } from '@turnlog/core'
 import { sql, type Kysely } from 'kysely'
 import type { Pool } from 'pg'
-import { sqlState } from './map-database-error.js'
 
 /** One live message as stored: its projection row and the event holding its current content. */
 export interface LiveMessageRow {
@@ -19,7 +18,7 @@ export interface LiveRows {
   readonly rows: readonly LiveMessageRow[]
 }
 
-/** A row of `load_session` (0006), or of `load_live` (0001) with a null position. */
+/** A row of `load_session`: the session's own row (its version), then one per live message. */
 interface LoadRow {
   version: string | number | null
   message_id: string | null
@@ -30,35 +29,17 @@ interface LoadRow {
   payload: unknown
 }
 
-/** Databases (by their root Kysely) whose schema predates 0006: their loads read `load_live`. */
-const withoutLoadSession = new WeakSet<Kysely<unknown>>()
-
 /**
- * Reads a session's version and live messages in one statement: `turnlog.load_session` (0006), whose
- * rows come in join order and are sorted here by position (a stable sort, skipped when they already
- * are in order, as they are unless a compaction or a revision moved something). On a schema older than
- * 0006 (code deployed before its migration ran) it reads `turnlog.load_live` (0001) instead, already in
- * order: at once outside a caller's transaction, from the next call inside one (the failed statement
- * has aborted it). Throws `SESSION_NOT_FOUND` (a `TLS01` from the function, or no session row);
- * database errors are thrown as they are.
+ * Reads a session's version and live messages in one statement, `turnlog.load_session`, whose rows
+ * come in join order and are sorted here by position (a stable sort, skipped when they already are in
+ * order, as they are unless a compaction or a revision moved something). Throws `SESSION_NOT_FOUND`
+ * (a `TLS01` from the function, or no session row); database errors are thrown as they are.
  */
-export async function loadLiveRows(db: Kysely<unknown>, root: Kysely<unknown>, sessionId: SessionId, inTransaction: boolean): Promise<LiveRows> {
-  let result: LoadRow[]
-  if (withoutLoadSession.has(root)) {
-    result = await selectLoadLive(db, sessionId)
-  } else {
-    try {
-      result = (await sql<LoadRow>`
-        select version, message_id::text, position, partial, content_hash, data, payload
-          from turnlog.load_session(${sessionId}::uuid)`.execute(db)).rows
-    } catch (error) {
-      if (sqlState(error) !== '42883') throw error
-      withoutLoadSession.add(root)
-      if (inTransaction) throw error
-      result = await selectLoadLive(db, sessionId)
-    }
-  }
-  return toLiveRows(result, sessionId)
+export async function loadLiveRows(db: Kysely<unknown>, sessionId: SessionId): Promise<LiveRows> {
+  const { rows } = await sql<LoadRow>`
+    select version, message_id::text, position, partial, content_hash, data, payload
+      from turnlog.load_session(${sessionId}::uuid)`.execute(db)
+  return toLiveRows(rows, sessionId)
 }
 
 /**
@@ -87,7 +68,7 @@ const LOAD_STATEMENT = `
     join turnlog.events e on e.session_id = l.session_id and e.seq = l.event_seq
    where l.session_id = $1::uuid and e.session_id = $1::uuid`
 
-/** The version and the message rows in position order, from either read. */
+/** The version and the message rows in position order. */
 function toLiveRows(result: readonly LoadRow[], sessionId: SessionId): LiveRows {
   let version: number | undefined
   let sorted = true
@@ -106,14 +87,7 @@ function toLiveRows(result: readonly LoadRow[], sessionId: SessionId): LiveRows 
   return { version, rows }
 }
 
-/** A message row, not the session's own row (nor load_live's all-null row of an empty session). */
+/** A message row, not the session's own row. */
 function isMessageRow(row: LoadRow): row is LoadRow & LiveMessageRow {
   return row.message_id !== null && row.content_hash !== null && row.data !== null
-}
-
-/** The 0001 read: version on every row, messages in position order, one all-null row when there are none. */
-async function selectLoadLive(db: Kysely<unknown>, sessionId: SessionId): Promise<LoadRow[]> {
-  return (await sql<LoadRow>`
-    select version, message_id::text, null::bigint as position, partial, content_hash, data, payload
-      from turnlog.load_live(${sessionId}::uuid)`.execute(db)).rows
 }

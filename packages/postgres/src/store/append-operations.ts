@@ -1,0 +1,226 @@
+import {
+  TurnlogError,
+  contentHash,
+  newEventId,
+  parseSessionId,
+  type AppendOptions,
+  type AppendResult,
+  type Message,
+  type MessageId,
+  type SessionId,
+} from '@turnlog/core'
+import { BatchBudget, envelopeText } from '../batch-limits.js'
+import { checkCallOptions, checkExpectedVersion, preview } from '../check-arguments.js'
+import { customSqlState } from '../custom-sqlstates.js'
+import { GroupCommit } from '../group-commit.js'
+import { lostMessageIdRace, mapDatabaseError } from '../map-database-error.js'
+import { statementRolledBack } from '../statement-rolled-back.js'
+import { checkBatch } from './check-batch.js'
+import { payloadText } from './payload-text.js'
+import { recordConflict, recordInBatchConflict } from './record-conflict.js'
+import type { StoreContext } from './store-context.js'
+
+/**
+ * The append statements. Their names carry a version: a connection keeps a prepared statement by its
+ * name, so a changed text needs a new one.
+ */
+const APPEND_MESSAGES = {
+  name: 'turnlog_append_messages_1',
+  text: `select version, appended::text[] as appended, duplicates::text[] as duplicates
+           from turnlog.append_messages($1::uuid, $2::bigint, $3::json, $4::json, $5::json, $6::json, $7::json)`,
+} as const
+const APPEND_BATCHES = {
+  name: 'turnlog_append_batches_1',
+  text: `select batch, version, appended::text[] as appended, duplicates::text[] as duplicates
+           from turnlog.append_batches($1::json, $2::json, $3::json, $4::json, $5::json, $6::json, $7::json, $8::json)`,
+} as const
+
+/** One session's append, validated and encoded, as the group commit queues it. */
+interface PreparedAppend {
+  readonly sessionId: SessionId
+  readonly expected: number | null
+  readonly batch: readonly Message[]
+  readonly hashes: readonly string[]
+  /** JSON texts, one per message. */
+  readonly payloads: readonly string[]
+  /** JSON texts of the events' data, one per message. */
+  readonly data: readonly string[]
+  readonly eventIds: readonly string[]
+}
+
+/** A row of `append_messages` / `append_batches`. */
+interface AppendRow {
+  version: string | number
+  appended: string[] | string
+  duplicates: string[] | string
+}
+
+/**
+ * `append` and `flush`: the one-statement append (`turnlog.append_messages`), the group commit of
+ * concurrent appends to different sessions (`turnlog.append_batches`), the flush cache, and the
+ * classification of refused batches (conflict evidence).
+ */
+export class AppendOperations {
+  readonly #ctx: StoreContext
+  readonly #group: GroupCommit<PreparedAppend, AppendResult> | null
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx
+    this.#group = this.#groupCommit()
+    const group = this.#group
+    // appends already accepted go out before the pool ends
+    if (group !== null) ctx.onClose(() => group.drain())
+  }
+
+  #groupCommit(): GroupCommit<PreparedAppend, AppendResult> | null {
+    const limits = this.#ctx.groupCommit
+    if (limits === false) return null
+    const limit = (value: number | undefined, fallback: number, name: string): number => {
+      if (value === undefined) return fallback
+      if (!Number.isSafeInteger(value) || value < 1) throw new TurnlogError('INVALID_INPUT', `groupCommit.${name} must be a positive integer, got ${preview(value)}`)
+      return value
+    }
+    return new GroupCommit<PreparedAppend, AppendResult>({
+      maxBatches: limit(limits.maxBatches, 32, 'maxBatches'),
+      maxInFlight: limit(limits.maxInFlight, 2, 'maxInFlight'),
+      // the group's texts travel joined: together within one batch's limit (each batch alone is)
+      maxWeight: this.#ctx.maxBatchBytes,
+      weight: (p) => p.payloads.reduce((n, t) => n + t.length + 1, 0) + p.data.reduce((n, t) => n + t.length, 0),
+      runGroup: (items) => this.#appendGroup(items),
+      runAlone: (item) => this.#appendAlone(item),
+      rolledBack: statementRolledBack,
+    })
+  }
+
+  /** See `SessionStore.append`. */
+  async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+    this.#ctx.assertOpen()
+    options = checkCallOptions(options, 'append options')
+    const id = parseSessionId(sessionId)
+    const batch = checkBatch(messages, 'messages', false)
+    const expected = checkExpectedVersion(options)
+    if (batch.mismatch) throw await recordInBatchConflict(this.#ctx, id, batch.mismatch)
+    return withCopies(await this.#appendValid(id, batch.unique, expected), batch.unique, batch.repeated)
+  }
+
+  /** See `SessionStore.flush`. */
+  async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+    this.#ctx.assertOpen()
+    options = checkCallOptions(options, 'flush options')
+    const id = parseSessionId(sessionId)
+    const batch = checkBatch(live, 'live', true)
+    const expected = checkExpectedVersion(options)
+    if (batch.mismatch) throw await recordInBatchConflict(this.#ctx, id, batch.mismatch)
+    const durable: Message[] = []
+    const pending: Message[] = []
+    batch.unique.forEach((m, i) => (this.#ctx.isDurable(id, m.id, batch.hashes[i] ?? '') ? durable : pending).push(m))
+    const cachedVersion = this.#ctx.durableVersion(id)
+    // with expectedVersion, the database is asked (docs/guarantees.md: it forces a check), even when it
+    // equals the version this store last saw: another writer may have moved it since
+    if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {
+      return { version: cachedVersion, appended: [], duplicates: durable.map((m) => m.id) }
+    }
+    const result = await this.#appendValid(id, pending, expected)
+    const appended = new Set<string>(result.appended)
+    return {
+      version: result.version,
+      appended: result.appended,
+      // every listed message this call did not write, and every message it wrote that was listed more than once
+      duplicates: batch.unique.map((m) => m.id).filter((mid) => !appended.has(mid) || batch.repeated.has(mid)),
+    }
+  }
+
+  async #appendValid(id: SessionId, batch: readonly Message[], expected: number | undefined): Promise<AppendResult> {
+    // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised or hashed
+    const data = batch.map((m) => envelopeText(m))
+    const budget = new BatchBudget(this.#ctx.maxBatchBytes, batch.length)
+    const payloads = batch.map((m, i) => budget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, (data[i] as string).length))
+    const hashes = batch.map((m) => contentHash(m))
+    const prepared: PreparedAppend = {
+      sessionId: id,
+      expected: expected ?? null,
+      batch,
+      hashes,
+      payloads,
+      data,
+      eventIds: batch.map(() => newEventId()),
+    }
+    const result = this.#group === null ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
+    const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
+    this.#ctx.learn(id, [...result.appended, ...result.duplicates].map((mid) => [mid, byId.get(mid) ?? ''] as const))
+    this.#ctx.observe(id, result.version)
+    return result
+  }
+
+  /** One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. */
+  async #appendAlone(p: PreparedAppend): Promise<AppendResult> {
+    const { sessionId: id, batch, hashes } = p
+    const values = [id, p.expected, JSON.stringify(batch.map((m) => m.id)), JSON.stringify(hashes), JSON.stringify(p.eventIds), `[${p.payloads.join(',')}]`, `[${p.data.join(',')}]`]
+    let rows: AppendRow[]
+    try {
+      // another writer stored some of these ids after the function classified them (the insert's
+      // claim on turnlog.message_ids refused them): they are duplicates or conflicts now, so the same
+      // call classifies them correctly (not inside a caller's transaction, which the failed statement
+      // has aborted: there the caller retries, DB_TRANSIENT)
+      rows = await this.#ctx.retry(5, lostMessageIdRace, () => this.#ctx.statement<AppendRow>(APPEND_MESSAGES, values))
+    } catch (error) {
+      if (customSqlState(error) === 'TLM01') throw await recordConflict(this.#ctx, id, batch, hashes, error)
+      throw mapDatabaseError(error)
+    }
+    const row = rows[0]
+    if (!row) throw new TurnlogError('DB_ERROR', 'append returned no row')
+    return toAppendResult(row)
+  }
+
+  /**
+   * Several sessions' batches in one statement (`turnlog.append_batches`, one commit). A batch the
+   * function leaves out (a conflict, a missing session, an unexpected version, an id new in an earlier
+   * batch too) wrote nothing and comes back as `null`: the group commit runs it alone.
+   */
+  async #appendGroup(items: readonly PreparedAppend[]): Promise<(AppendResult | null)[]> {
+    const flat = <K extends 'payloads' | 'data'>(key: K): string => `[${items.map((p) => p[key].join(',')).filter((t) => t !== '').join(',')}]`
+    let rows: (AppendRow & { batch: number })[]
+    try {
+      rows = await this.#ctx.statement<AppendRow & { batch: number }>(APPEND_BATCHES, [
+        JSON.stringify(items.map((p) => p.sessionId)), JSON.stringify(items.map((p) => p.expected)),
+        JSON.stringify(items.map((p) => p.batch.length)), JSON.stringify(items.flatMap((p) => p.batch.map((m) => m.id))),
+        JSON.stringify(items.flatMap((p) => p.hashes)), JSON.stringify(items.flatMap((p) => p.eventIds)),
+        flat('payloads'), flat('data'),
+      ])
+    } catch (error) {
+      // a refusal that rolled the statement back stays raw: the group commit runs each batch alone;
+      // anything else reaches every caller of the group as a lone append would report it
+      throw statementRolledBack(error) ? error : mapDatabaseError(error)
+    }
+    const results: (AppendResult | null)[] = items.map(() => null)
+    for (const row of rows) results[Number(row.batch) - 1] = toAppendResult(row)
+    return results
+  }
+}
+
+function toAppendResult(row: AppendRow): AppendResult {
+  return {
+    version: Number(row.version),
+    appended: pgArray(row.appended) as MessageId[],
+    duplicates: pgArray(row.duplicates) as MessageId[],
+  }
+}
+
+/** node-postgres parses `text[]`; PGlite too, but be tolerant of the literal form. */
+function pgArray(value: string[] | string | null | undefined): string[] {
+  if (value === null || value === undefined) return []
+  if (Array.isArray(value)) return value
+  const inner = value.replace(/^\{|\}$/g, '')
+  return inner === '' ? [] : inner.split(',')
+}
+
+/**
+ * An append's result for a batch that listed some messages more than once (identical copies): each
+ * such id is reported in `duplicates` too (once, in batch order), whether its first copy was written
+ * or already stored.
+ */
+function withCopies(result: AppendResult, unique: readonly Message[], repeated: ReadonlySet<MessageId>): AppendResult {
+  if (repeated.size === 0) return result
+  const duplicates = new Set<string>([...result.duplicates, ...repeated])
+  return { ...result, duplicates: unique.map((m) => m.id).filter((mid) => duplicates.has(mid)) }
+}

@@ -1,0 +1,85 @@
+import { TurnlogError, contentHash, toMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
+import { guardInput } from '@turnlog/core/internal'
+import { checkSafeText } from '../safe-text.js'
+
+/** A batch after {@link checkBatch}: one entry per id, in first-occurrence order. */
+export interface CheckedBatch {
+  readonly unique: Message[]
+  /** Content hashes of `unique`, index for index. */
+  readonly hashes: readonly string[]
+  /** Ids listed more than once with identical content (one message, stored once). */
+  readonly repeated: ReadonlySet<MessageId>
+  /** The first id listed with two different contents, or null. */
+  readonly mismatch: BatchMismatch | null
+}
+
+/** Two different contents under one id in one batch. */
+export interface BatchMismatch {
+  readonly first: Message
+  readonly firstHash: string
+  readonly other: Message
+  readonly otherHash: string
+}
+
+/**
+ * Validates a batch (an `append` batch, a live list for `flush`, a compaction's summary) and folds
+ * identical copies of one message (same id, same content hash: a redelivery, a message pushed twice,
+ * a copy next to its original) into one, keeping the first occurrence's position. Two different
+ * contents under one id are returned as `mismatch` (the caller reports `MESSAGE_CONFLICT`). With
+ * `skipEphemeral` (flush) scaffolding is left out; otherwise it is refused.
+ */
+export function checkBatch(messages: readonly unknown[], what: string, skipEphemeral: boolean): CheckedBatch {
+  if (!guardInput(what, () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`, { details: { field: what } })
+  const unique: Message[] = []
+  const hashes: string[] = []
+  const index = new Map<string, number>()
+  const repeated = new Set<MessageId>()
+  let mismatch: CheckedBatch['mismatch'] = null
+  for (const value of messages as readonly unknown[]) {
+    const m = toMessage(value)
+    if (m.ephemeral === true) {
+      if (skipEphemeral) continue
+      throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} is ephemeral (scaffolding); use flush(), which skips it`, {
+        details: { messageId: m.id },
+      })
+    }
+    const hash = contentHash(m)
+    const at = index.get(m.id)
+    if (at !== undefined) {
+      if (hashes[at] === hash) repeated.add(m.id)
+      else mismatch ??= { first: unique[at] as Message, firstHash: hashes[at] as string, other: m, otherHash: hash }
+      continue
+    }
+    index.set(m.id, unique.length)
+    unique.push(m)
+    hashes.push(hash)
+    if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
+    if (m.externalScope !== undefined) checkSafeText(m.externalScope, 'externalScope')
+  }
+  return { unique, hashes, repeated, mismatch }
+}
+
+/**
+ * The `MESSAGE_CONFLICT` for two different contents under one id in one call (reason
+ * `content_mismatch`, `storedHash` the first copy's hash, `inBatch: true`); `conflicts` is the evidence
+ * list recorded for it, or null when none is (a compaction's summary).
+ */
+export function inBatchConflictError(sessionId: SessionId | null, mismatch: BatchMismatch, conflicts: unknown): TurnlogError {
+  const messageId = mismatch.other.id
+  return new TurnlogError(
+    'MESSAGE_CONFLICT',
+    `message ${messageId} is listed twice with different content (${mismatch.firstHash.slice(0, 12)}…, ${mismatch.otherHash.slice(0, 12)}…); nothing of the batch was written`,
+    {
+      details: {
+        sessionId,
+        messageId,
+        reason: 'content_mismatch',
+        storedHash: mismatch.firstHash,
+        incomingHash: mismatch.otherHash,
+        otherSessionId: null,
+        inBatch: true,
+        ...(conflicts === null ? {} : { conflicts }),
+      },
+    },
+  )
+}

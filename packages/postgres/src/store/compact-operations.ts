@@ -1,0 +1,132 @@
+import { TurnlogError, applyCompact, contentHash, isTurnlogError, newEventId, parseMessageId, parseSessionId, toFrozenJson, type CompactInput, type CompactResult, type JsonValue, type Message, type MessageId, type SessionId } from '@turnlog/core'
+import { withApplyTo } from '@turnlog/core/internal'
+import { sql, type Kysely } from 'kysely'
+import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
+import { checkExpectedVersion, copyOf } from '../check-arguments.js'
+import { lostMessageIdRace } from '../map-database-error.js'
+import { checkSafeJson, checkSafeText } from '../safe-text.js'
+import { checkBatch, inBatchConflictError } from './check-batch.js'
+import { checkVersion } from './check-version.js'
+import { eventData } from './event-data.js'
+import { liveRows } from './live-rows.js'
+import { payloadText } from './payload-text.js'
+import type { NewEvent, StoreContext } from './store-context.js'
+
+/** A compaction, checked and encoded. */
+interface PreparedCompaction {
+  readonly id: SessionId
+  readonly expected: number | undefined
+  readonly covered: readonly MessageId[]
+  readonly summary: readonly Message[]
+  readonly summaryHashes: readonly string[]
+  readonly summaryPayloads: readonly string[]
+  readonly reason: string | undefined
+  readonly metadata: JsonValue | undefined
+}
+
+/** `compact`: covered messages out of the live list, a summary in the first one's place. */
+export class CompactOperations {
+  readonly #ctx: StoreContext
+
+  constructor(ctx: StoreContext) {
+    this.#ctx = ctx
+  }
+
+  /** See `SessionStore.compact`. */
+  async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
+    this.#ctx.assertOpen()
+    const id = parseSessionId(sessionId)
+    if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }')
+    input = copyOf(input, 'compact input')
+    const expected = checkExpectedVersion(input)
+    if (!Array.isArray(input.covered) || input.covered.length === 0) {
+      throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids')
+    }
+    const covered = input.covered.map((c) => parseMessageId(c))
+    if (new Set(covered).size !== covered.length) throw new TurnlogError('INVALID_INPUT', 'covered names a message twice')
+    // two contents under one id are MESSAGE_CONFLICT (no evidence: nothing of a compaction is an append)
+    const batch = checkBatch(Array.isArray(input.summary) ? (input.summary as Message[]) : [input.summary as Message], 'summary', false)
+    if (batch.mismatch) throw inBatchConflictError(null, batch.mismatch, null)
+    const summary = batch.unique
+    if (summary.length === 0) throw new TurnlogError('INVALID_INPUT', 'summary must hold at least one message')
+    for (const s of summary) {
+      if (covered.includes(s.id)) throw new TurnlogError('INVALID_INPUT', `summary message ${s.id} is also covered`)
+    }
+    if (input.reason !== undefined) checkSafeText(input.reason, 'reason')
+    const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJson(input.metadata), 'metadata')
+    if (metadata !== undefined) jsonTextWithin(metadata, this.#ctx.maxBatchBytes, 'metadata')
+    const summaryBudget = new BatchBudget(this.#ctx.maxBatchBytes, summary.length)
+    const summaryPayloads = summary.map((m) => summaryBudget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, envelopeText(m).length + 16))
+    const summaryHashes = summary.map((m) => contentHash(m))
+    const prepared: PreparedCompaction = { id, expected, covered, summary, summaryHashes, summaryPayloads, reason: input.reason, metadata }
+    // the summary's claim on its ids (turnlog.message_ids) is the cross-session check: a compaction that
+    // lost the race for one runs again and then finds it stored (a replay of itself, or a conflict)
+    const lostRace = (error: unknown): boolean => isTurnlogError(error, 'DB_TRANSIENT') && lostMessageIdRace(error.cause)
+    const result = await this.#ctx.retry(5, lostRace, async () => this.#ctx.observed(id, await this.#ctx.tx((db) => this.#compactOnce(db, prepared))))
+    return withApplyTo(result, (live) => applyCompact(live, { covered, summary }))
+  }
+
+  /** One attempt of {@link compact} in transaction `db`; the order of its checks is the contract's (docs/guarantees.md). */
+  async #compactOnce(db: Kysely<unknown>, p: PreparedCompaction): Promise<Omit<CompactResult, 'applyTo'>> {
+    const { id, covered, summary, summaryHashes } = p
+    const version = await this.#ctx.lock(db, id)
+    // a retry of a compaction that already committed is a no-op, whatever the version now
+    const existing = await sql<{ session_id: string; content_hash: string; type: string }>`
+      select session_id::text, encode(content_hash, 'hex') as content_hash, type from turnlog.events
+       where message_id = ${summary[0]?.id ?? null}::uuid and content_hash is not null`.execute(db)
+    // any stored version of it may come first (a revision of the summary, say): look for the original content
+    const own = existing.rows.find((r) => r.session_id === id && r.content_hash === summaryHashes[0]) ?? existing.rows.find((r) => r.session_id === id)
+    if (own && own.content_hash === summaryHashes[0]) {
+      const placed = await sql<{ n: string | number }>`
+        select count(*) as n from turnlog.events
+         where session_id = ${id} and type = 'messages_compacted'
+           and (data->'summary'->>0) = ${summary[0]?.id ?? ''}`.execute(db)
+      if (Number(placed.rows[0]?.n ?? 0) > 0) return { version, summary: summary.map((m) => m.id) }
+    }
+    // then the version, before anything else about the session's state
+    checkVersion(p.expected, version)
+    const others = await sql<{ message_id: string; session_id: string }>`
+      select distinct message_id::text, session_id::text from turnlog.events
+       where message_id = any (array(select value::uuid from json_array_elements_text(${JSON.stringify(summary.map((m) => m.id))}::json)))
+         and content_hash is not null`.execute(db)
+    if (others.rows.length > 0) {
+      const first = summary.map((m) => others.rows.filter((r) => r.message_id === m.id)).find((rows) => rows.length > 0) ?? []
+      const mine = first.find((r) => r.session_id === id)
+      const foreign = first.find((r) => r.session_id !== id)
+      const messageId = first[0]?.message_id ?? null
+      throw new TurnlogError('MESSAGE_CONFLICT', `summary message ${messageId ?? ''} is already stored${mine ? '' : ` in session ${foreign?.session_id ?? '?'}`}; nothing was written`, {
+        details: {
+          sessionId: id,
+          messageId,
+          reason: mine ? 'content_mismatch' : 'foreign_session',
+          otherSessionId: mine ? null : (foreign?.session_id ?? null),
+        },
+      })
+    }
+    const live = await liveRows(db, id)
+    const byId = new Map(live.map((r) => [r.message_id, r]))
+    const missing = covered.filter((c) => !byId.has(c))
+    if (missing.length > 0) {
+      throw new TurnlogError('UNKNOWN_MESSAGE', `compaction covers ${missing.length} message(s) that are not live: ${missing.slice(0, 3).join(', ')}`, {
+        details: { sessionId: id, missing },
+      })
+    }
+    const events: NewEvent[] = summary.map((m, i) => ({
+      eventId: newEventId(),
+      type: 'message_appended',
+      messageId: m.id,
+      contentHash: summaryHashes[i] ?? null,
+      payloadText: p.summaryPayloads[i] ?? null,
+      dataText: JSON.stringify(eventData(m, m.status === 'partial', { deferred: true })),
+    }))
+    const data: Record<string, unknown> = {
+      covered: covered.map((c) => ({ id: c, contentHash: byId.get(c)?.content_hash ?? '' })),
+      summary: summary.map((m) => m.id),
+    }
+    if (p.reason !== undefined) data['reason'] = p.reason
+    if (p.metadata !== undefined) data['metadata'] = p.metadata
+    events.push({ eventId: newEventId(), type: 'messages_compacted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) })
+    const next = await this.#ctx.write(db, id, version, events)
+    return { version: next, summary: summary.map((m) => m.id) }
+  }
+}
