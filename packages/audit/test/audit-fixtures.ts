@@ -96,7 +96,7 @@ export async function seedRealisticSession(store: SessionStore): Promise<Realist
   // the tool result gets an appended note: a revision
   const revised = { role: 'tool', tool_call_id: 'call_05', content: '3 passed\n[note: 1 skipped]' }
   await store.revise(sessionId, t5.id, revised)
-  live = live.map((m) => (m.id === t5.id ? createMessage(revised, { id: t5.id, createdAt: t5.createdAt }) : m))
+  live = live.map((m) => (m.id === t5.id ? createMessage(revised as never, { id: t5.id, createdAt: t5.createdAt }) : m))
   const a3b = assistant('All tests pass.')
   await flush(a3b)
 

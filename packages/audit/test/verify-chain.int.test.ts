@@ -33,7 +33,7 @@ describe.each(['postgres', 'pglite'] as const)('verifyChain on a clean log (%s)'
   it('agrees with the database trigger on every link, hostile payloads included', async () => {
     // given
     const sessionId = await store.createSession()
-    await store.append(sessionId, hostilePayloads.map((p) => createMessage(p)))
+    await store.append(sessionId, hostilePayloads.map((p) => createMessage(p as never)))
     const m = createMessage({ role: 'assistant', content: 'draft \u0000' }, { status: 'partial' })
     await store.append(sessionId, [m])
     await store.revise(sessionId, m.id, { role: 'assistant', content: `final ${WEIRD}` })

@@ -1,4 +1,4 @@
-import { createMessage, type Message } from '@turnlog/core'
+import { createMessage, type ChatMessage, type Message } from '@turnlog/core'
 
 /** A deterministic PRNG (mulberry32). */
 export function prng(seed: number): () => number {
@@ -46,7 +46,7 @@ export function generateSession(seed: number, index: number, messages: number): 
   const createdAt = new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString()
   const make = (payload: Record<string, unknown>): Message => {
     count++
-    return createMessage(payload, { createdAt })
+    return createMessage(payload as ChatMessage, { createdAt })
   }
   while (count < messages) {
     const turn: Message[] = [make({ role: 'user', content: text(rand, between(rand, 60, 600)) })]

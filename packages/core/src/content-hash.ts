@@ -99,18 +99,23 @@ function canonical(value: unknown, depth: number): string {
  * order. This format is stable: stored hashes depend on it.
  *
  * Deeply frozen payloads (every payload inside a `Message`) are hashed once and memoised.
+ *
+ * Only the payload is hashed, whatever its format: a message's `format` and `meta` are not part of its
+ * content hash (so every chat message keeps the hash it had before formats existed, and a retry that
+ * differs only in `meta` is a duplicate). Pass the message (not its payload) for a payload of another
+ * format that has a top-level `payload` field and no `role`.
  */
-export function contentHash(value: ChatMessage | { readonly payload: ChatMessage }): ContentHash {
+export function contentHash(value: ChatMessage | { readonly payload: unknown }): ContentHash {
   if (typeof value !== 'object' || value === null) {
     throw new TurnlogError('INVALID_INPUT', `contentHash needs a payload or a message, got ${value === null ? 'null' : typeof value}`, { details: { field: 'value' } })
   }
   return guardInput('contentHash', () => hashOf(value))
 }
 
-function hashOf(value: ChatMessage | { readonly payload: ChatMessage }): ContentHash {
-  const payload = 'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value)
+function hashOf(value: ChatMessage | { readonly payload: unknown }): ContentHash {
+  const payload: object = 'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value)
     ? value.payload
-    : (value as ChatMessage)
+    : value
   const cached = memo.get(payload)
   if (cached !== undefined) return cached
   const text = canonicalJson(payload)

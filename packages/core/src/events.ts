@@ -34,6 +34,10 @@ export interface MessageEventData {
   readonly revision?: number
   /** A fork's copy of a message that was already redacted: the payload is the placeholder, never content. */
   readonly redacted?: true
+  /** The payload's format; absent for `openai-chat` (so chat messages are stored as before formats existed). */
+  readonly format?: string
+  /** The message's `meta` (never sent to the provider); absent when it has none. */
+  readonly meta?: { readonly [key: string]: JsonValue }
 }
 
 /** What a rewind kept or dropped: keep `after` (retract what follows), or retract `from` on. */

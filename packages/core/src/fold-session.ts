@@ -67,6 +67,8 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
     externalId: data.externalId,
     externalScope: data.externalScope,
     status: partial ? 'partial' : undefined,
+    format: data.format,
+    meta: data.meta,
   })
   primeContentHash(message.payload, hash)
   return message

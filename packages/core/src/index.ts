@@ -33,17 +33,33 @@ export {
   type ChatRole,
   type ToolCall,
 } from './chat-message.js'
+export { DEFAULT_MESSAGE_FORMAT, messageFormat, messageFormatNames, readingFormat, registerMessageFormat } from './formats/format-registry.js'
+export type { MessageFormat, MessagePreview } from './formats/message-format.js'
+export {
+  OPENAI_CHAT_FORMAT,
+  openAIChatFormat,
+  type OpenAIChatInput,
+  type OpenAIChatWireMessage,
+  type OpenAIChatWireRefusalPart,
+  type OpenAIChatWireTextPart,
+  type OpenAIChatWireToolCall,
+  type OpenAIChatWireUserPart,
+} from './formats/openai-chat-format.js'
+export { JSON_FORMAT, jsonFormat, type JsonPayload } from './formats/json-format.js'
 export {
   createMessage,
   isMessage,
   parseChatMessage,
+  parseFormatPayload,
   parseMessage,
   restoreMessage,
   serializeMessage,
   toMessage,
   withStatus,
+  type CreateFormatMessageOptions,
   type CreateMessageOptions,
   type Message,
+  type MessageMeta,
   type MessageStatus,
 } from './message.js'
 export { canonicalJson, contentHash, primeContentHash, sha256Hex, type ContentHash } from './content-hash.js'
@@ -53,6 +69,7 @@ export {
   toolResultId,
   type DuplicateToolResults,
   type OrphanToolResult,
+  type PairingInput,
   type ToolPairing,
   type UnansweredToolCall,
 } from './tool-pairing.js'

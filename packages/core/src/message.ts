@@ -1,7 +1,9 @@
-import { ChatMessageSchema, type ChatMessage } from './chat-message.js'
+import type { ChatMessage } from './chat-message.js'
 import { rememberContentHash } from './content-hash.js'
+import { DEFAULT_MESSAGE_FORMAT, messageFormat, parsePayload } from './formats/format-registry.js'
+import type { OpenAIChatInput } from './formats/openai-chat-format.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
-import { toFrozenJson } from './json-value.js'
+import { toFrozenJson, type JsonValue } from './json-value.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
@@ -10,15 +12,27 @@ import { TurnlogError } from './turnlog-error.js'
 export type MessageStatus = 'partial'
 
 /**
+ * Per-message metadata that never reaches the provider (model, usage, latency, trace id, app data): a
+ * JSON object, stored and exported with the message, never in `toWire`, not part of the content hash.
+ */
+export type MessageMeta = { readonly [key: string]: JsonValue }
+
+/**
  * The unit of persistence: an immutable (deeply frozen) envelope around the provider message. The id
  * is minted once, at creation, and travels with the value; it is never part of `payload`, so it never
  * reaches the provider.
+ * @typeParam P - the payload type: an OpenAI chat message by default; a caller's own type for
+ * another format (check `format` before reading a loaded message's payload fields).
  */
-export interface Message {
-  /** Stable identity: UUIDv7 at creation, or UUIDv5 of `externalId`. */
+export interface Message<P = ChatMessage> {
+  /** Stable identity: UUIDv7 at creation, or UUIDv5 of `externalId` (never the payload's own id). */
   readonly id: MessageId
   /** The provider message, exactly as given (unknown fields kept, key order kept). */
-  readonly payload: ChatMessage
+  readonly payload: P
+  /** The payload's format (`openai-chat`, `json`, …): how turnlog validates, pairs, sends and previews it. */
+  readonly format: string
+  /** Metadata that never reaches the provider (see {@link MessageMeta}); absent when none was given. */
+  readonly meta?: MessageMeta
   /** ISO-8601 creation time. Data only: order is the log's sequence, never this. */
   readonly createdAt: string
   /** Runtime scaffolding ("please continue", "(empty)"): sent to the model, never persisted. */
@@ -52,6 +66,22 @@ export interface CreateMessageOptions {
   readonly createdAt?: string | Date
   /** `'partial'` for a reply that is still streaming. */
   readonly status?: MessageStatus
+  /**
+   * The payload's format (default `openai-chat`, for a payload with a chat `role`); one of
+   * `messageFormatNames()`. docs/formats.md lists the built-ins.
+   */
+  readonly format?: string
+  /**
+   * Metadata that never reaches the provider: model, usage, latency, trace id, app data. A JSON
+   * object, stored and exported with the message, not part of the content hash (a retry that differs
+   * only here is still a duplicate: the first write's `meta` stays).
+   */
+  readonly meta?: { readonly [key: string]: unknown }
+}
+
+/** {@link CreateMessageOptions} for a format other than `openai-chat`: `format` is required. */
+export interface CreateFormatMessageOptions extends CreateMessageOptions {
+  readonly format: string
 }
 
 const minted = new WeakSet<object>()
@@ -62,22 +92,32 @@ const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{
  * `INVALID_MESSAGE` with the zod issues in `details.issues`.
  */
 export function parseChatMessage(payload: unknown): ChatMessage {
-  return guardInput('parseChatMessage', () => parsePayload(payload))
+  return guardInput('parseChatMessage', () => parsePayload(payload, DEFAULT_MESSAGE_FORMAT) as ChatMessage)
 }
 
-function parsePayload(payload: unknown): ChatMessage {
-  const frozen = toFrozenJson(payload)
-  const result = ChatMessageSchema.safeParse(frozen)
-  if (!result.success) {
-    const issues = result.error.issues.map((i) => ({ code: i.code, path: i.path.map(String), message: i.message }))
-    const first = issues[0]
-    throw new TurnlogError(
-      'INVALID_MESSAGE',
-      `invalid chat message${first ? ` at ${first.path.join('.') || '(root)'}: ${first.message}` : ''}`,
-      { details: { issues }, cause: result.error },
-    )
+/**
+ * Validates a payload of format `format` (default `openai-chat`) and returns a deeply frozen copy
+ * (key order kept). Throws `INVALID_MESSAGE` for an unknown format or a payload its schema refuses
+ * (the zod issues in `details.issues`).
+ */
+export function parseFormatPayload(payload: unknown, format?: string): unknown {
+  if (format !== undefined && typeof format !== 'string') throw new TurnlogError('INVALID_INPUT', 'format must be a string', { details: { field: 'format' } })
+  return guardInput('parseFormatPayload', () => parsePayload(payload, format))
+}
+
+/** A frozen copy of a `meta` value: a JSON object. Throws `INVALID_MESSAGE` for anything else. */
+function parseMeta(meta: unknown): MessageMeta | undefined {
+  if (meta === undefined) return undefined
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
+    throw new TurnlogError('INVALID_MESSAGE', `meta must be a JSON object, got ${meta === null ? 'null' : Array.isArray(meta) ? 'an array' : typeof meta}`, { details: { field: 'meta' } })
   }
-  return frozen as unknown as ChatMessage
+  return toFrozenJson(meta) as MessageMeta
+}
+
+function parseFormatName(format: unknown): string {
+  if (format === undefined) return DEFAULT_MESSAGE_FORMAT
+  if (typeof format !== 'string') throw new TurnlogError('INVALID_MESSAGE', 'format must be a string', { details: { field: 'format' } })
+  return messageFormat(format).name
 }
 
 function normaliseCreatedAt(value: string | Date | undefined): string {
@@ -92,34 +132,43 @@ function normaliseCreatedAt(value: string | Date | undefined): string {
   return value
 }
 
-function build(id: MessageId, payload: ChatMessage, createdAt: string, extra: {
+function build(id: MessageId, payload: unknown, format: string, createdAt: string, extra: {
   ephemeral?: boolean | undefined
   externalId?: string | undefined
   externalScope?: string | undefined
   status?: MessageStatus | undefined
+  meta?: MessageMeta | undefined
 }): Message {
-  const message: { -readonly [K in keyof Message]: Message[K] } = { id, payload, createdAt }
+  const message: { -readonly [K in keyof Message<unknown>]: Message<unknown>[K] } = { id, payload, format, createdAt }
+  if (extra.meta !== undefined) message.meta = extra.meta
   if (extra.ephemeral === true) message.ephemeral = true
   if (extra.externalId !== undefined) message.externalId = extra.externalId
   if (extra.externalId !== undefined && extra.externalScope !== undefined) message.externalScope = extra.externalScope
   if (extra.status === 'partial') message.status = 'partial'
   Object.freeze(message)
   minted.add(message)
-  return message
+  return message as Message
 }
 
 /**
- * Creates a message: validates `payload` (throws `INVALID_MESSAGE`), copies and deep-freezes it, and
- * mints the id (UUIDv7, monotonic in this process) unless `options.id` or `options.externalId` says
- * otherwise.
+ * Creates a message: validates `payload` with its format's schema (throws `INVALID_MESSAGE`), copies
+ * and deep-freezes it (and `meta`), and mints the id (UUIDv7, monotonic in this process) unless
+ * `options.id` or `options.externalId` says otherwise. Without `options.format` the payload is an
+ * OpenAI chat message (`openai-chat`); the `openai` SDK's `ChatCompletionMessage` is accepted as is.
  * @example
  * ```ts
  * const m = createMessage({ role: 'user', content: 'hi' })
  * // a redelivered platform message gets the same id every time
- * const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'slack:C123:1700000000.000100' })
+ * const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'slack:C123:1700000000.000100', scope: 'slack:C123' })
+ * // metadata that never reaches the provider
+ * const reply = createMessage(completion.choices[0].message, { meta: { model: completion.model, usage: completion.usage } })
+ * // another format: the payload type is yours
+ * const note = createMessage<{ kind: string }>({ kind: 'note' }, { format: 'json' })
  * ```
  */
-export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message {
+export function createMessage(payload: OpenAIChatInput, options?: CreateMessageOptions): Message
+export function createMessage<P extends object>(payload: P, options: CreateFormatMessageOptions): Message<P>
+export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message<unknown> {
   return guardInput('createMessage', () => create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateMessageOptions))
 }
 
@@ -134,6 +183,8 @@ const CreateMessageOptionsSchema = z.object({
   ephemeral: z.boolean().optional(),
   createdAt: z.unknown().optional(),
   status: z.literal('partial').optional(),
+  format: z.string().optional(),
+  meta: z.unknown().optional(),
 })
 
 function create(payload: unknown, options: CreateMessageOptions): Message {
@@ -159,16 +210,17 @@ function create(payload: unknown, options: CreateMessageOptions): Message {
       ? parseMessageId(options.id)
       : newMessageId()
   const externalScope = options.externalId !== undefined && typeof options.scope === 'string' ? options.scope : undefined
-  return build(id, parseChatMessage(payload), normaliseCreatedAt(options.createdAt), { ...options, externalScope })
+  const format = parseFormatName(options.format)
+  return build(id, parsePayload(payload, format), format, normaliseCreatedAt(options.createdAt), { ...options, externalScope, meta: parseMeta(options.meta) })
 }
 
 /**
  * Returns `value` as a trusted {@link Message}: messages made by this module pass through untouched;
  * any other object (parsed JSON, a user-built literal) is validated and rebuilt, keeping its id.
  */
-export function toMessage(value: unknown): Message {
-  if (typeof value === 'object' && value !== null && minted.has(value)) return value as Message
-  return guardInput('toMessage', () => rebuild(value))
+export function toMessage<P = ChatMessage>(value: unknown): Message<P> {
+  if (typeof value === 'object' && value !== null && minted.has(value)) return value as Message<P>
+  return guardInput('toMessage', () => rebuild(value)) as Message<P>
 }
 
 function rebuild(value: unknown): Message {
@@ -190,16 +242,18 @@ function rebuild(value: unknown): Message {
   if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_MESSAGE', `status must be 'partial' or absent`)
   const ephemeral = v['ephemeral']
   if (ephemeral !== undefined && typeof ephemeral !== 'boolean') throw new TurnlogError('INVALID_MESSAGE', 'ephemeral must be a boolean')
-  return build(id, parseChatMessage(v['payload']), normaliseCreatedAt(v['createdAt'] as string | undefined), {
+  const format = parseFormatName(v['format'])
+  return build(id, parsePayload(v['payload'], format), format, normaliseCreatedAt(v['createdAt'] as string | undefined), {
     ephemeral: ephemeral === true,
     externalId,
     externalScope,
     status,
+    meta: parseMeta(v['meta']),
   })
 }
 
 /** True for a value made by {@link createMessage} / {@link toMessage} (trusted, frozen). */
-export function isMessage(value: unknown): value is Message {
+export function isMessage(value: unknown): value is Message<unknown> {
   return typeof value === 'object' && value !== null && minted.has(value)
 }
 
@@ -207,15 +261,16 @@ export function isMessage(value: unknown): value is Message {
  * A copy of `message` with other envelope fields (the id and payload stay). Used by stores to mark
  * status; payload changes are revisions, made with `store.revise`.
  */
-export function withStatus(message: Message, status: MessageStatus | undefined): Message {
+export function withStatus<P = ChatMessage>(message: Message<P>, status: MessageStatus | undefined): Message<P> {
   if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or undefined`, { details: { field: 'status' } })
-  if (!isMessage(message)) message = toMessage(message)
-  return build(message.id, message.payload, message.createdAt, {
-    ephemeral: message.ephemeral,
-    externalId: message.externalId,
-    externalScope: message.externalScope,
+  const m: Message<unknown> = isMessage(message) ? message : toMessage<unknown>(message)
+  return build(m.id, m.payload, m.format, m.createdAt, {
+    ephemeral: m.ephemeral,
+    externalId: m.externalId,
+    externalScope: m.externalScope,
     status,
-  })
+    meta: m.meta,
+  }) as Message<P>
 }
 
 /**
@@ -232,6 +287,10 @@ export function restoreMessage(parts: {
   externalId?: string | undefined
   externalScope?: string | undefined
   status?: MessageStatus | undefined
+  /** The stored format name (absent: `openai-chat`). Not checked against the registry. */
+  format?: string | undefined
+  /** The stored `meta` (trusted); deep-frozen in place. */
+  meta?: unknown
   /** The payload's stored content hash (trusted, like every other part). */
   contentHash?: string | undefined
 }): Message {
@@ -247,7 +306,10 @@ function restore(parts: Parameters<typeof restoreMessage>[0]): Message {
     deepFreeze(payload, undefined)
     if (parts.contentHash !== undefined) rememberContentHash(payload, parts.contentHash)
   }
-  return build(parts.id, payload as ChatMessage, parts.createdAt, parts)
+  const meta = typeof parts.meta === 'object' && parts.meta !== null ? parts.meta : undefined
+  if (meta !== undefined) deepFreeze(meta, undefined)
+  const format = typeof parts.format === 'string' ? parts.format : DEFAULT_MESSAGE_FORMAT
+  return build(parts.id, payload, format, parts.createdAt, { ...parts, meta: meta as MessageMeta | undefined })
 }
 
 /**
@@ -273,7 +335,7 @@ function deepFreeze(value: unknown, seen: Set<object> | undefined): Set<object> 
  * A JSON text for a message that keeps its id, createdAt and exact content (NUL, lone surrogates,
  * astral characters): `JSON.stringify` escapes what UTF-8 cannot carry.
  */
-export function serializeMessage(message: Message): string {
+export function serializeMessage(message: Message<unknown>): string {
   if (typeof message !== 'object' || message === null) {
     throw new TurnlogError('INVALID_INPUT', `serializeMessage needs a message, got ${message === null ? 'null' : typeof message}`, { details: { field: 'message' } })
   }
@@ -281,7 +343,7 @@ export function serializeMessage(message: Message): string {
 }
 
 /** Parses the output of {@link serializeMessage} back into an identical, validated message. */
-export function parseMessage(text: string): Message {
+export function parseMessage<P = ChatMessage>(text: string): Message<P> {
   if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', `parseMessage needs a JSON text, got ${text === null ? 'null' : typeof text}`, { details: { field: 'text' } })
   let value: unknown
   try {
@@ -289,5 +351,5 @@ export function parseMessage(text: string): Message {
   } catch (cause) {
     throw new TurnlogError('INVALID_MESSAGE', 'not a JSON message', { cause })
   }
-  return toMessage(value)
+  return toMessage<P>(value)
 }

@@ -49,7 +49,7 @@ export interface LoadResult {
   readonly sessionId: SessionId
   readonly version: number
   /** The live list in log order, ids intact; partial messages carry `status: 'partial'`. */
-  readonly messages: readonly Message[]
+  readonly messages: Message[]
   /** Tool-call pairing of `messages`. */
   readonly pairing: ToolPairing
 }
@@ -112,7 +112,7 @@ export interface CompactInput extends WriteOptions {
   /** Live message ids the summary replaces (need not be contiguous). */
   readonly covered: readonly string[]
   /** The summary message(s); new messages, placed where the first covered message was. */
-  readonly summary: Message | readonly Message[]
+  readonly summary: Message<unknown> | readonly Message<unknown>[]
   readonly reason?: string
   readonly metadata?: JsonValue
 }
@@ -241,13 +241,13 @@ export interface SessionStore {
    * Identical copies of one message in the batch are that message (written once, listed in
    * `duplicates`); one id with two contents in the batch is `MESSAGE_CONFLICT`.
    */
-  append(sessionId: string, messages: readonly Message[], options?: AppendOptions): Promise<AppendResult>
+  append(sessionId: string, messages: readonly Message<unknown>[], options?: AppendOptions): Promise<AppendResult>
   /**
    * The agent loop's call on every exit path: appends, in order, every non-ephemeral message of the
    * live list the log does not have. Idempotent; cheap when nothing is new. Identical copies in the
    * list (a redelivered message pushed again) are one message, as for `append`.
    */
-  flush(sessionId: string, live: readonly Message[], options?: AppendOptions): Promise<AppendResult>
+  flush(sessionId: string, live: readonly Message<unknown>[], options?: AppendOptions): Promise<AppendResult>
   /** The live list (at the head, or at a past version). */
   load(sessionId: string, options?: LoadOptions): Promise<LoadResult>
   /** The session's events in seq order, streamed. */

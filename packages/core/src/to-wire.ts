@@ -1,5 +1,5 @@
-import type { ChatMessage } from './chat-message.js'
-import { cloneJson, type JsonValue } from './json-value.js'
+import { readingFormat } from './formats/format-registry.js'
+import type { OpenAIChatWireMessage } from './formats/openai-chat-format.js'
 import { isMessage, toMessage, type Message } from './message.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
@@ -18,23 +18,32 @@ export interface ToWireOptions {
   readonly interruptedContent?: string
 }
 
-/** A mutable provider message, as sent over the wire. */
-export type WireMessage = { -readonly [K in keyof ChatMessage]: ChatMessage[K] }
+/**
+ * A mutable OpenAI chat message as sent over the wire, assignable to the `openai` SDK's
+ * `ChatCompletionMessageParam` (see {@link OpenAIChatWireMessage}).
+ */
+export type WireMessage = OpenAIChatWireMessage
 
 /** Default content of a synthetic tool result added by `repairPairing`. */
 export const INTERRUPTED_TOOL_RESULT = 'Tool call interrupted: no result was recorded.'
 
 /**
- * The provider request body's `messages`: deep copies of the payloads, in order, with no turnlog field
- * (ids, timestamps, status, flags). Ephemeral messages are included: they are sent, just never stored.
- * Identical copies of one message (same id, same content) are sent once, at the first one's place.
+ * The provider request body's `messages`: each payload's wire view by its format (a deep copy of the
+ * payload for the built-ins), in order, with no turnlog field (ids, timestamps, status, flags, `meta`).
+ * Ephemeral messages are included: they are sent, just never stored. Identical copies of one message
+ * (same id, same content) are sent once, at the first one's place.
+ *
+ * Typed for the `openai` SDK: for `Message` (OpenAI chat payloads) the result is assignable to
+ * `ChatCompletionMessageParam[]`; for `Message<P>` of your own format it is `P[]`.
  * @example
  * ```ts
  * const { messages } = await store.load(session)
- * const body = { model: 'gpt-4.1', messages: toWire(messages) } // no turnlog field reaches the provider
+ * const completion = await openai.chat.completions.create({ model: 'gpt-4.1', messages: toWire(messages) })
  * ```
  */
-export function toWire(messages: readonly Message[], options: ToWireOptions = {}): WireMessage[] {
+export function toWire(messages: readonly Message[], options?: ToWireOptions): WireMessage[]
+export function toWire<P>(messages: readonly Message<P>[], options?: ToWireOptions): P[]
+export function toWire(messages: readonly Message<unknown>[], options: ToWireOptions = {}): unknown[] {
   const checked = parseInput(ToWireOptionsSchema, options, 'options') as ToWireOptions
   if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'toWire needs an array of messages', { details: { field: 'messages' } })
   // messages made by createMessage pass as they are; anything else is validated (a copy, a literal)
@@ -43,13 +52,20 @@ export function toWire(messages: readonly Message[], options: ToWireOptions = {}
 
 const ToWireOptionsSchema = z.object({ repairPairing: z.boolean().optional(), interruptedContent: z.string().optional() })
 
-function wire(list: readonly Message[], options: ToWireOptions): WireMessage[] {
+function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknown[] {
   // identical copies of one message (a redelivery pushed twice) are sent once
   const messages = withoutIdenticalCopies(list)
-  if (options.repairPairing !== true) return messages.map((m) => cloneJson(m.payload as unknown as JsonValue) as WireMessage)
+  if (options.repairPairing !== true) return messages.map((m) => readingFormat(m.format).toWire(m.payload))
   const pairing = toolPairing(messages)
-  const drop = new Set<string>(pairing.orphans.map((o) => o.messageId))
-  for (const d of pairing.duplicates) for (const id of d.messageIds.slice(1)) drop.add(id)
+  // the results to drop, per message: orphans, and every result after the first for one call id
+  const drop = new Map<string, Set<string>>()
+  const dropResult = (messageId: string, toolCallId: string): void => {
+    const set = drop.get(messageId)
+    if (set) set.add(toolCallId)
+    else drop.set(messageId, new Set([toolCallId]))
+  }
+  for (const o of pairing.orphans) dropResult(o.messageId, o.toolCallId)
+  for (const d of pairing.duplicates) for (const id of d.messageIds.slice(1)) dropResult(id, d.toolCallId)
   const unansweredByMessage = new Map<string, string[]>()
   for (const u of pairing.unanswered) {
     const list = unansweredByMessage.get(u.messageId)
@@ -57,19 +73,24 @@ function wire(list: readonly Message[], options: ToWireOptions): WireMessage[] {
     else unansweredByMessage.set(u.messageId, [u.toolCallId])
   }
   const content = options.interruptedContent ?? INTERRUPTED_TOOL_RESULT
-  const out: WireMessage[] = []
-  let pending: string[] = []
+  const out: unknown[] = []
+  // unanswered calls waiting for the end of their block of results, with the format that opened them
+  let pending: { format: string | undefined; ids: string[] }[] = []
   const flushPending = (): void => {
-    for (const id of pending) out.push({ role: 'tool', tool_call_id: id, content })
+    for (const p of pending) for (const payload of readingFormat(p.format).interruptedResults(p.ids, content)) out.push(readingFormat(p.format).toWire(payload))
     pending = []
   }
   for (const m of messages) {
-    if (drop.has(m.id)) continue
-    // synthetic results go right after the assistant message's block of tool results
-    if (m.payload.role !== 'tool') flushPending()
-    out.push(cloneJson(m.payload as unknown as JsonValue) as WireMessage)
+    const format = readingFormat(m.format)
+    const results = format.toolResults(m.payload)
+    const dropped = drop.get(m.id)
+    // a message whose every result is dropped (an orphan, a second result) is not sent
+    if (dropped !== undefined && results.every((id) => dropped.has(id))) continue
+    // synthetic results go right after the calling message's block of tool results
+    if (results.length === 0) flushPending()
+    out.push(format.toWire(m.payload))
     const missing = unansweredByMessage.get(m.id)
-    if (missing) pending.push(...missing)
+    if (missing) pending.push({ format: m.format, ids: missing })
   }
   flushPending()
   return out

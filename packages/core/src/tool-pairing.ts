@@ -1,6 +1,8 @@
 import type { ChatMessage } from './chat-message.js'
 import type { MessageId } from './ids.js'
 import { contentHash } from './content-hash.js'
+import { openAIChatFormat } from './formats/openai-chat-format.js'
+import { readingFormat } from './formats/format-registry.js'
 import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
@@ -41,14 +43,7 @@ export function toolCallIds(payload: ChatMessage): string[] {
 }
 
 function callIds(payload: ChatMessage): string[] {
-  if (payload.role !== 'assistant' || !Array.isArray(payload.tool_calls)) return []
-  const ids: string[] = []
-  for (const call of payload.tool_calls) {
-    if (typeof call !== 'object' || call === null) continue
-    const id = call.id ?? call.call_id
-    if (typeof id === 'string') ids.push(id)
-  }
-  return ids
+  return [...openAIChatFormat.toolCalls(payload)]
 }
 
 /** The call id a tool result answers (`tool_call_id`, or `call_id`), or undefined. */
@@ -58,9 +53,7 @@ export function toolResultId(payload: ChatMessage): string | undefined {
 }
 
 function resultId(payload: ChatMessage): string | undefined {
-  if (payload.role !== 'tool') return undefined
-  const id = payload.tool_call_id ?? payload.call_id
-  return typeof id === 'string' ? id : undefined
+  return openAIChatFormat.toolResults(payload)[0]
 }
 
 /**
@@ -68,7 +61,7 @@ function resultId(payload: ChatMessage): string | undefined {
  * message (docs/guarantees.md). Copies with other content under the same id are kept (a conflict the
  * store refuses). Returns `list` itself when it has no copies.
  */
-export function withoutIdenticalCopies<M extends { readonly id: string; readonly payload: ChatMessage }>(list: readonly M[]): readonly M[] {
+export function withoutIdenticalCopies<M extends { readonly id: string; readonly payload: unknown }>(list: readonly M[]): readonly M[] {
   const seen = new Map<string, M[]>()
   let copies = false
   const out: M[] = []
@@ -77,7 +70,7 @@ export function withoutIdenticalCopies<M extends { readonly id: string; readonly
     if (same === undefined) {
       seen.set(m.id, [m])
       out.push(m)
-    } else if (same.some((s) => s === m || contentHash(s.payload) === contentHash(m.payload))) {
+    } else if (same.some((s) => s === m || contentHash(s.payload as ChatMessage) === contentHash(m.payload as ChatMessage))) {
       copies = true
     } else {
       same.push(m)
@@ -87,16 +80,25 @@ export function withoutIdenticalCopies<M extends { readonly id: string; readonly
   return copies ? out : list
 }
 
+/** What pairing reads of a message: its id, payload and format (absent: `openai-chat`). */
+export interface PairingInput {
+  readonly id: MessageId
+  readonly payload: unknown
+  readonly format?: string
+}
+
 /**
- * Checks tool-call pairing over a list in order: every call needs exactly one result after it; a
- * result before (or without) its call is an orphan. Identical copies of a message count once.
+ * Checks tool-call pairing over a list in order, each message read by its format (which calls it
+ * opens, which results it carries): every call needs exactly one result after it; a result before
+ * (or without) its call is an orphan. Identical copies of a message count once. Calls and results
+ * pair by id across formats; a format with no pairing (`json`) opens and answers nothing.
  */
-export function toolPairing(messages: readonly { readonly id: MessageId; readonly payload: ChatMessage }[]): ToolPairing {
+export function toolPairing(messages: readonly PairingInput[]): ToolPairing {
   if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'toolPairing needs an array of messages', { details: { field: 'messages' } })
   return guardInput('toolPairing', () => pairing(messages))
 }
 
-function pairing(list: readonly { readonly id: MessageId; readonly payload: ChatMessage }[]): ToolPairing {
+function pairing(list: readonly PairingInput[]): ToolPairing {
   for (const m of list) {
     if (typeof m !== 'object' || m === null || typeof m.payload !== 'object' || m.payload === null) {
       throw new TurnlogError('INVALID_INPUT', 'toolPairing needs messages with a payload object', { details: { field: 'messages' } })
@@ -108,9 +110,9 @@ function pairing(list: readonly { readonly id: MessageId; readonly payload: Chat
   const results = new Map<string, MessageId[]>()
   const orphans: OrphanToolResult[] = []
   for (const m of messages) {
-    for (const id of callIds(m.payload)) if (!calls.has(id)) calls.set(id, m.id)
-    const answered = resultId(m.payload)
-    if (answered !== undefined) {
+    const format = readingFormat(m.format)
+    for (const id of format.toolCalls(m.payload)) if (!calls.has(id)) calls.set(id, m.id)
+    for (const answered of format.toolResults(m.payload)) {
       if (!calls.has(answered)) {
         orphans.push({ messageId: m.id, toolCallId: answered })
         continue

@@ -44,11 +44,12 @@ describe('createMessage', () => {
     const payload = { role: 'user', content: "What's in README.md?" }
 
     // when
-    const m = createMessage(payload)
+    const m = createMessage(payload as never)
 
     // then
     expect(m.payload).toEqual(payload)
-    expect(Object.keys(m)).toEqual(['id', 'payload', 'createdAt'])
+    expect(Object.keys(m)).toEqual(['id', 'payload', 'format', 'createdAt'])
+    expect(m.format).toBe('openai-chat')
     expect(Date.parse(m.createdAt)).not.toBeNaN()
     expect(Math.abs(Date.parse(m.createdAt) - Date.now())).toBeLessThan(5_000)
     expect(isMessage(m)).toBe(true)
@@ -104,7 +105,7 @@ describe('createMessage', () => {
       // given
       const part = { type: 'text', text: 'original' }
       const input: Record<string, unknown> = { role: 'user', content: [part], extra: { nested: ['a'] } }
-      const m = createMessage(input)
+      const m = createMessage(input as never)
       const hash = contentHash(m)
 
       // when
@@ -127,7 +128,7 @@ describe('createMessage', () => {
       const input = JSON.parse('{"role":"user","content":"x","__proto__":{"polluted":true,"role":"system"}}') as unknown
 
       // when
-      const m = createMessage(input)
+      const m = createMessage(input as never)
 
       // then
       const payload = m.payload as Record<string, unknown>
@@ -160,7 +161,7 @@ describe('createMessage', () => {
       const input = { __proto__: { role: 'user' }, content: 'x' }
 
       // when
-      const e = caught(() => createMessage(input))
+      const e = caught(() => createMessage(input as never))
 
       // then
       expect(e.code).toBe('INVALID_MESSAGE')
@@ -171,7 +172,7 @@ describe('createMessage', () => {
       const input = Object.assign(Object.create(null) as object, { role: 'user', content: 'x' })
 
       // when
-      const m = createMessage(input)
+      const m = createMessage(input as never)
 
       // then
       expect(Object.getPrototypeOf(m.payload)).toBe(Object.prototype)
@@ -322,7 +323,7 @@ describe('createMessage', () => {
       ['a name that is not a string', { role: 'user', content: 'hi', name: 7 }],
     ])('refuses %s with INVALID_MESSAGE and details.issues', (_what, payload) => {
       // when
-      const e = caught(() => createMessage(payload))
+      const e = caught(() => createMessage(payload as never))
 
       // then
       expect(e.code).toBe('INVALID_MESSAGE')
@@ -337,7 +338,7 @@ describe('createMessage', () => {
 
     it('says where the problem is', () => {
       // when
-      const e = caught(() => createMessage({ role: 'user', content: [{ type: 'text', text: 'a' }, { text: 'b' }] }))
+      const e = caught(() => createMessage({ role: 'user', content: [{ type: 'text', text: 'a' }, { text: 'b' }] } as never))
 
       // then
       expect(issuesOf(e).some((i) => i.path.join('.') === 'content.1.type' || i.path.join('.') === 'content')).toBe(true)
@@ -367,7 +368,7 @@ describe('createMessage', () => {
       ['a cycle', cyclic, ['self']],
     ])('refuses %s instead of silently changing it', (_what, payload, path) => {
       // when
-      const e = caught(() => createMessage(payload))
+      const e = caught(() => createMessage(payload as never))
 
       // then
       expect(e.code).toBe('INVALID_MESSAGE')
@@ -391,8 +392,8 @@ describe('createMessage', () => {
       const at65 = { role: 'user', content: 'x', deep: nest(64) }
 
       // when
-      const ok = createMessage(at64)
-      const e = caught(() => createMessage(at65))
+      const ok = createMessage(at64 as never)
+      const e = caught(() => createMessage(at65 as never))
 
       // then
       expect(ok.payload['deep']).toEqual(nest(63))

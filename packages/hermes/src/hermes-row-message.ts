@@ -257,7 +257,7 @@ function rowMessage(
   const externalId = hermesExternalId(hermesSessionId, row.rowId)
   let message: Message
   try {
-    message = createMessage(payload, SAFE_TEXT.test(externalId) ? { externalId, scope: null, createdAt } : { id: messageIdFromExternal(externalId), createdAt })
+    message = createMessage(payload as ChatMessage, SAFE_TEXT.test(externalId) ? { externalId, scope: null, createdAt } : { id: messageIdFromExternal(externalId), createdAt })
   } catch (error) {
     warn('unsupported_row', `rows that do not form a valid message were skipped (first: ${error instanceof Error ? error.message : String(error)})`)
     return null

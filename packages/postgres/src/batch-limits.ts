@@ -1,5 +1,5 @@
 import { TurnlogError, type JsonValue, type Message } from '@turnlog/core'
-import { eventData } from './store/event-data.js'
+import { messageEnvelope } from '@turnlog/core/internal'
 
 /**
  * Default `maxBatchBytes`: 128 MiB of JSON text (UTF-16 code units, the unit of `maxMessageBytes`)
@@ -76,8 +76,9 @@ export function jsonTextWithin(value: JsonValue, limit: number, what: string): s
 
 /**
  * The envelope text the store writes next to a message's payload (its event's `data`, see
- * {@link eventData}): `createdAt`, then `externalId`, `externalScope` and `status` when set, in that order.
+ * `messageEnvelope` of core): `createdAt`, then `externalId`, `externalScope` and `status` when set, then `format`
+ * unless it is the default and `meta` when set, in that order.
  */
-export function envelopeText(m: Message): string {
-  return JSON.stringify(eventData(m, m.status === 'partial'))
+export function envelopeText(m: Message<unknown>): string {
+  return JSON.stringify(messageEnvelope(m, m.status === 'partial'))
 }

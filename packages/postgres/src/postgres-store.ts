@@ -126,11 +126,11 @@ export class PostgresStore implements SessionStore {
     return this.#reads.sessions(options)
   }
 
-  async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+  async append(sessionId: string, messages: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     return this.#appends.append(sessionId, messages, options)
   }
 
-  async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+  async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     return this.#appends.flush(sessionId, live, options)
   }
 

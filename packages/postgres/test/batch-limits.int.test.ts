@@ -286,7 +286,7 @@ describe('limits of every write (property)', () => {
             let messages: Message[] = []
             let built: unknown
             try {
-              messages = payloads.map((p) => createMessage(build(p)))
+              messages = payloads.map((p) => createMessage(build(p) as never))
             } catch (e) {
               built = e
             }

@@ -93,7 +93,7 @@ export class AppendOperations {
   }
 
   /** See `SessionStore.append`. */
-  async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+  async append(sessionId: string, messages: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'append options')
     const id = parseSessionId(sessionId)
@@ -104,7 +104,7 @@ export class AppendOperations {
   }
 
   /** See `SessionStore.flush`. */
-  async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+  async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'flush options')
     const id = parseSessionId(sessionId)

@@ -1,6 +1,6 @@
 import { TurnlogError, contentHash, toMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
-import { checkSafeText } from '../safe-text.js'
+import { checkSafeJson, checkSafeText } from '../safe-text.js'
 
 /** A batch after {@link checkBatch}: one entry per id, in first-occurrence order. */
 export interface CheckedBatch {
@@ -55,6 +55,7 @@ export function checkBatch(messages: readonly unknown[], what: string, skipEphem
     hashes.push(hash)
     if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
     if (m.externalScope !== undefined) checkSafeText(m.externalScope, 'externalScope')
+    if (m.meta !== undefined) checkSafeJson(m.meta, 'meta')
   }
   return { unique, hashes, repeated, mismatch }
 }

@@ -1,5 +1,5 @@
 import { TurnlogError, applyCompact, contentHash, isTurnlogError, newEventId, parseMessageId, parseSessionId, toFrozenJson, type CompactInput, type CompactResult, type JsonValue, type Message, type MessageId, type SessionId } from '@turnlog/core'
-import { withApplyTo } from '@turnlog/core/internal'
+import { withApplyTo, messageEnvelope } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
 import { checkExpectedVersion, copyOf } from '../check-arguments.js'
@@ -7,7 +7,6 @@ import { lostMessageIdRace } from '../map-database-error.js'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
 import { checkBatch, inBatchConflictError } from './check-batch.js'
 import { checkVersion } from './check-version.js'
-import { eventData } from './event-data.js'
 import { liveRows } from './live-rows.js'
 import { payloadText } from './payload-text.js'
 import type { NewEvent, StoreContext } from './store-context.js'
@@ -117,7 +116,7 @@ export class CompactOperations {
       messageId: m.id,
       contentHash: summaryHashes[i] ?? null,
       payloadText: p.summaryPayloads[i] ?? null,
-      dataText: JSON.stringify(eventData(m, m.status === 'partial', { deferred: true })),
+      dataText: JSON.stringify(messageEnvelope(m, m.status === 'partial', { deferred: true })),
     }))
     const data: Record<string, unknown> = {
       covered: covered.map((c) => ({ id: c, contentHash: byId.get(c)?.content_hash ?? '' })),

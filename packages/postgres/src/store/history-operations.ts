@@ -1,10 +1,9 @@
-import { TurnlogError, applyRevision, applyRewind, contentHash, newEventId, parseChatMessage, parseMessageId, parseSessionId, restoreMessage, type MessageId, type ReviseOptions, type ReviseResult, type RewindOptions, type RewindResult, type RewindTarget, type SessionId, type WriteOptions } from '@turnlog/core'
-import { withApplyTo } from '@turnlog/core/internal'
+import { DEFAULT_MESSAGE_FORMAT, TurnlogError, applyRevision, applyRewind, contentHash, newEventId, parseChatMessage, parseFormatPayload, toFrozenJson, type ChatMessage, parseMessageId, parseSessionId, restoreMessage, type MessageId, type ReviseOptions, type ReviseResult, type RewindOptions, type RewindResult, type RewindTarget, type SessionId, type WriteOptions } from '@turnlog/core'
+import { messageEnvelope, withApplyTo } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
 import { checkSafeText } from '../safe-text.js'
 import { checkVersion } from './check-version.js'
-import { eventData } from './event-data.js'
 import { liveRows, type LiveRow } from './live-rows.js'
 import { payloadText } from './payload-text.js'
 import type { StoreContext } from './store-context.js'
@@ -60,14 +59,34 @@ export class HistoryOperations {
     if (options.status !== undefined && options.status !== 'partial' && options.status !== 'final') {
       throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or 'final'`)
     }
-    const parsed = parseChatMessage(payload)
-    const hash = contentHash(parsed)
-    const text = payloadText({ id: mid, payload: parsed }, this.#ctx.maxMessageBytes)
+    // the payload is validated with the revised message's format, known once its row is read; a chat
+    // payload (the default) is checked here, as before formats existed
+    let parsed: unknown
+    let chatError: unknown
+    try {
+      parsed = parseChatMessage(payload)
+    } catch (error) {
+      chatError = error
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw error
+      try {
+        parsed = toFrozenJson(payload)
+      } catch {
+        throw error
+      }
+    }
+    const hash = contentHash(parsed as ChatMessage)
+    const text = payloadText({ id: mid, payload: parsed as ChatMessage }, this.#ctx.maxMessageBytes)
     const partial = options.status === 'partial'
     let envelope: LiveRow['data'] = {}
     return revised(mid, parsed, partial, () => envelope, this.#ctx.observed(id, await this.#ctx.tx(async (db) => {
       const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
       if (row !== undefined) envelope = row.data
+      const format = typeof row?.data['format'] === 'string' ? row.data['format'] : DEFAULT_MESSAGE_FORMAT
+      if (format === DEFAULT_MESSAGE_FORMAT || row === undefined) {
+        if (chatError !== undefined) throw chatError
+      } else {
+        parseFormatPayload(payload, format)
+      }
       // a replay of what is already in effect is a no-op whatever the version; anything else checks the
       // version before the message's state (a stale writer gets VERSION_CONFLICT, not UNKNOWN_MESSAGE)
       if (row !== undefined && row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
@@ -85,7 +104,7 @@ export class HistoryOperations {
         ])
         return { version: next, revision: revisions - 1, unchanged: false }
       }
-      const dataText = JSON.stringify(eventData(row.data, partial, { revision: revisions }))
+      const dataText = JSON.stringify(messageEnvelope(row.data, partial, { revision: revisions }))
       const next = await this.#ctx.write(db, id, version, [
         { eventId: newEventId(), type: 'message_revised', messageId: mid, contentHash: hash, payloadText: text, dataText },
       ])
@@ -168,6 +187,8 @@ function revised(mid: MessageId, payload: unknown, partial: boolean, envelope: (
     externalId: typeof data['externalId'] === 'string' ? data['externalId'] : undefined,
     externalScope: typeof data['externalScope'] === 'string' ? data['externalScope'] : undefined,
     status: partial ? 'partial' : undefined,
+    format: typeof data['format'] === 'string' ? data['format'] : undefined,
+    meta: data['meta'],
   })
   const full = { ...result, message }
   return withApplyTo(full, (live) => applyRevision(live, full))

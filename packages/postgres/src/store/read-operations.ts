@@ -119,6 +119,8 @@ export class ReadOperations {
           createdAt: row.data.createdAt,
           externalId: row.data.externalId,
           externalScope: row.data.externalScope,
+          format: row.data.format,
+          meta: row.data.meta,
           status: row.partial === true ? 'partial' : undefined,
           contentHash: row.content_hash,
         })

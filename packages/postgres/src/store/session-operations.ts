@@ -13,7 +13,7 @@ import { sql } from 'kysely'
 import { jsonTextWithin } from '../batch-limits.js'
 import { checkCallOptions, copyOf } from '../check-arguments.js'
 import { checkSafeText } from '../safe-text.js'
-import { eventData } from './event-data.js'
+import { messageEnvelope } from '@turnlog/core/internal'
 import { liveRows } from './live-rows.js'
 import type { StoreContext } from './store-context.js'
 
@@ -106,7 +106,7 @@ export class SessionOperations {
       // copies of the inherited messages (current content, same ids): the payload text is copied in SQL, byte for byte;
       // a copy of a redacted message carries the placeholder, never content (the audit must know)
       const datas = inherited.map((r) =>
-        JSON.stringify(eventData(r.data, r.partial, { inheritedFrom: parent, ...(r.scrubbed || r.data['redacted'] === true ? { redacted: true } : {}) })),
+        JSON.stringify(messageEnvelope(r.data, r.partial, { inheritedFrom: parent, ...(r.scrubbed || r.data['redacted'] === true ? { redacted: true } : {}) })),
       )
       if (inherited.length > 0) {
         await sql`

@@ -17,7 +17,7 @@ export interface NewEvent {
   readonly contentHash: string | null
   /** `JSON.stringify` of the payload, or null. */
   readonly payloadText: string | null
-  /** `JSON.stringify` of the data object (see `eventData`). */
+  /** `JSON.stringify` of the data object (see `messageEnvelope` of core). */
   readonly dataText: string
 }
 

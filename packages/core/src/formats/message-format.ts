@@ -1,0 +1,48 @@
+import type { z } from 'zod'
+
+/** What the CLI, the inspect page and the audit show of a message: who, what kind, and its text. */
+export interface MessagePreview {
+  /** The speaker as the format names it (`user`, `assistant`, `tool`, …); `json` for an opaque payload. */
+  readonly role: string
+  /** What the message is: `text`, `tool_calls`, `tool_result`, `json`, or a format's own item type. */
+  readonly kind: string
+  /** A one-line text (not truncated: callers cut it to their width). */
+  readonly text: string
+}
+
+/**
+ * A message format: how turnlog reads one kind of provider payload. Everything that reads payloads
+ * (validation on flush/append/import, tool-call pairing in load and the audit, `toWire` and its
+ * pairing repair, previews) asks the message's format. Adding a format is one file that implements
+ * this interface, fixtures, and one line in the built-in list (`format-registry.ts`), or
+ * {@link registerMessageFormat} for an application's own format.
+ *
+ * Every method receives a payload that already passed {@link MessageFormat.schema} (deeply frozen
+ * JSON) and must not throw for one; it must never mutate it.
+ * @typeParam P - the payload type this format validates.
+ */
+export interface MessageFormat<P = unknown> {
+  /** The name stored with each message of this format (`data.format`); never renamed once released. */
+  readonly name: string
+  /**
+   * Validates a payload (a frozen JSON copy of what the caller gave). Strict about what the format
+   * requires; keeps unknown fields and unknown item/part types verbatim (forward compatibility).
+   */
+  readonly schema: z.ZodType
+  /** The tool-call ids this payload opens (calls it makes), in order. */
+  toolCalls(payload: P): readonly string[]
+  /** The tool-call ids this payload answers (results it carries), in order. */
+  toolResults(payload: P): readonly string[]
+  /**
+   * The payloads `toWire(…, { repairPairing: true })` inserts after an unanswered call's block of
+   * results: this format's own "interrupted" result for each id (`content` is the text to use).
+   */
+  interruptedResults(toolCallIds: readonly string[], content: string): readonly P[]
+  /**
+   * What is sent to the provider for this payload: a fresh, mutable deep copy (no shared objects with
+   * the stored payload). Usually the payload itself, copied.
+   */
+  toWire(payload: P): unknown
+  /** Who, what kind and which text, for the CLI, the inspect page and the audit. */
+  preview(payload: P): MessagePreview
+}

@@ -1,0 +1,106 @@
+import { ChatMessageSchema, type ChatMessage, type ChatRole } from '../chat-message.js'
+import { cloneJson, type JsonValue } from '../json-value.js'
+import type { MessageFormat } from './message-format.js'
+
+/** The name of the OpenAI Chat Completions format (the default for a payload with a chat `role`). */
+export const OPENAI_CHAT_FORMAT = 'openai-chat'
+
+/** A text part as sent (`ChatCompletionContentPartText`). */
+export interface OpenAIChatWireTextPart {
+  type: 'text'
+  text: string
+  [key: string]: unknown
+}
+
+/** A refusal part of an assistant message as sent (`ChatCompletionContentPartRefusal`). */
+export interface OpenAIChatWireRefusalPart {
+  type: 'refusal'
+  refusal: string
+  [key: string]: unknown
+}
+
+/** A user content part as sent: text, image, audio or file (`ChatCompletionContentPart`). */
+export type OpenAIChatWireUserPart =
+  | OpenAIChatWireTextPart
+  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' | 'original' }; [key: string]: unknown }
+  | { type: 'input_audio'; input_audio: { data: string; format: 'wav' | 'mp3' }; [key: string]: unknown }
+  | { type: 'file'; file: { file_data?: string; file_id?: string; filename?: string }; [key: string]: unknown }
+
+/** A tool call as sent: a function call or a custom tool call (`ChatCompletionMessageToolCall`). */
+export type OpenAIChatWireToolCall =
+  | { id: string; type: 'function'; function: { name: string; arguments: string }; [key: string]: unknown }
+  | { id: string; type: 'custom'; custom: { name: string; input: string }; [key: string]: unknown }
+
+/**
+ * A message of the `openai-chat` format as sent to the provider: a mutable copy shaped like the
+ * `openai` SDK's `ChatCompletionMessageParam` (a `WireMessage[]` is assignable to
+ * `ChatCompletionMessageParam[]`). The type names the SDK's shapes; whatever else a payload carries
+ * (provider extras such as `reasoning_content`, part types the SDK does not know, `call_id` where a
+ * provider uses it) is sent as stored and readable through the index signatures.
+ */
+export type OpenAIChatWireMessage =
+  | { role: 'system'; content: string | OpenAIChatWireTextPart[]; name?: string; [key: string]: unknown }
+  | { role: 'developer'; content: string | OpenAIChatWireTextPart[]; name?: string; [key: string]: unknown }
+  | { role: 'user'; content: string | OpenAIChatWireUserPart[]; name?: string; [key: string]: unknown }
+  | {
+      role: 'assistant'
+      content?: string | (OpenAIChatWireTextPart | OpenAIChatWireRefusalPart)[] | null
+      tool_calls?: OpenAIChatWireToolCall[]
+      name?: string
+      refusal?: string | null
+      [key: string]: unknown
+    }
+  | { role: 'tool'; content: string | OpenAIChatWireTextPart[]; tool_call_id: string; [key: string]: unknown }
+
+/**
+ * What `createMessage` accepts for the `openai-chat` format at compile time: a {@link ChatMessage}
+ * literal (unknown fields allowed), or any value with a chat role, such as the `openai` SDK's
+ * `ChatCompletionMessage` (a response's `choices[0].message`) or a `ChatCompletionMessageParam` other
+ * than the deprecated `function` role. The payload is validated at run time either way.
+ */
+export type OpenAIChatInput = ChatMessage | { readonly role: ChatRole }
+
+function callIds(payload: ChatMessage): string[] {
+  if (payload.role !== 'assistant' || !Array.isArray(payload.tool_calls)) return []
+  const ids: string[] = []
+  for (const call of payload.tool_calls) {
+    if (typeof call !== 'object' || call === null) continue
+    const id = call.id ?? call.call_id
+    if (typeof id === 'string') ids.push(id)
+  }
+  return ids
+}
+
+function resultIds(payload: ChatMessage): string[] {
+  if (payload.role !== 'tool') return []
+  const id = payload.tool_call_id ?? payload.call_id
+  return typeof id === 'string' ? [id] : []
+}
+
+/** The text of a chat message's content: the string, or its parts' texts (`[type]` for others). */
+function contentText(payload: ChatMessage): string {
+  const c = payload.content
+  if (typeof c === 'string') return c
+  if (Array.isArray(c)) return c.map((p) => (typeof p['text'] === 'string' ? p['text'] : `[${String(p.type)}]`)).join(' ')
+  return ''
+}
+
+/**
+ * `openai-chat`: OpenAI Chat Completions messages (system, developer, user, assistant, tool), the
+ * default for a payload with a chat `role`. An assistant message's `tool_calls[].id` (or `call_id`)
+ * opens a call; a tool message's `tool_call_id` (or `call_id`) answers one. The synthetic
+ * "interrupted" result is `{ role: 'tool', tool_call_id, content }`.
+ */
+export const openAIChatFormat: MessageFormat<ChatMessage> = {
+  name: OPENAI_CHAT_FORMAT,
+  schema: ChatMessageSchema,
+  toolCalls: callIds,
+  toolResults: resultIds,
+  interruptedResults: (ids, content) => ids.map((id) => ({ role: 'tool', tool_call_id: id, content })),
+  toWire: (payload) => cloneJson(payload as unknown as JsonValue),
+  preview(payload) {
+    const calls = callIds(payload)
+    const kind = calls.length > 0 ? 'tool_calls' : payload.role === 'tool' ? 'tool_result' : 'text'
+    return { role: String(payload.role), kind, text: contentText(payload) }
+  },
+}
