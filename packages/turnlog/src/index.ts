@@ -48,6 +48,7 @@ export {
   type Transcript, type TranscriptEntry, type TranscriptStatus, type TurnlogErrorOptions,
   type UnansweredToolCall, type WireMessage, type WriteOptions,
 } from '@turnlog/core'
+export { OPENAI_AGENTS_FORMAT, openAIAgentsFormat, OPENAI_RESPONSES_FORMAT, openAIResponsesFormat, type OpenAIAgentsItem, type OpenAIResponsesItem } from '@turnlog/core'
 
 // @turnlog/postgres: `openStore`, `PostgresStore`, migrations and roles, retries, batch limits, subscriptions
 export {
