@@ -158,14 +158,15 @@ function interrupted(id: string, content: string, callKind: string): OpenAIRespo
 function preview(item: OpenAIResponsesItem): MessagePreview {
   const kind = kindOf(item)
   if (kind === 'message') return { role: String(item.role), kind: 'text', text: partsText(item['content']) }
-  if (callIds(item).length > 0 || Object.hasOwn(CALLS, kind)) {
+  // a call that opens nothing (a server tool search) shows as its own item type
+  if (Object.hasOwn(CALLS, kind)) {
     const name = stringField(item, 'name') ?? kind
     const args = item['arguments'] ?? item['input'] ?? item['action'] ?? item['operation']
-    return { role: 'assistant', kind: 'tool_calls', text: `${name}(${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)})` }
+    return { role: 'assistant', kind: callIds(item).length > 0 ? 'tool_calls' : kind, text: `${name}(${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)})` }
   }
   if (Object.hasOwn(RESULTS, kind)) {
-    const out = item['output'] ?? item['reason'] ?? item['approve']
-    return { role: 'tool', kind: 'tool_result', text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null) }
+    const out = item['output'] ?? item['reason'] ?? item['approve'] ?? item['tools']
+    return { role: 'tool', kind: resultIds(item).length > 0 ? 'tool_result' : kind, text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null) }
   }
   if (kind === 'reasoning') return { role: 'assistant', kind, text: partsText(item['summary']) }
   if (kind === 'item_reference') return { role: 'reference', kind, text: String(item.id) }

@@ -182,6 +182,7 @@ describe('openai-responses format', () => {
     [fx.reasoning, { role: 'assistant', kind: 'reasoning', text: 'Looked up the weather.' }],
     [fx.webSearchCall, { role: 'assistant', kind: 'web_search_call', text: 'completed' }],
     [fx.mcpCall, { role: 'assistant', kind: 'mcp_call', text: 'list_issues' }],
+    [fx.serverToolSearchCall, { role: 'assistant', kind: 'tool_search_call', text: 'tool_search_call({"query":"weather"})' }],
     [fx.itemReference, { role: 'reference', kind: 'item_reference', text: 'msg_68a1' }],
     [fx.bareItemReference, { role: 'reference', kind: 'item_reference', text: 'msg_68a1' }],
     [fx.futureItem, { role: 'assistant', kind: 'hologram_call', text: '' }],
