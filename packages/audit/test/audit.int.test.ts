@@ -288,7 +288,7 @@ describe('audit: live-view incidents (through the public API)', () => {
 
     // then
     expect(report.findings).toEqual([
-      expect.objectContaining({ kind: 'unanswered_tool_call', severity: 'warning', messageIds: [call.id], seqs: [2], evidence: { toolCallId: 'call_crash' } }),
+      expect.objectContaining({ kind: 'unanswered_tool_call', severity: 'warning', messageIds: [call.id], seqs: [2], evidence: { toolCallId: 'call_crash', format: 'openai-chat' } }),
     ])
   })
 

@@ -543,7 +543,7 @@ export class PostgresStore implements SessionStore {
     })
   }
 
-  async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+  async append(sessionId: string, messages: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
     options = checkOptions(options, 'append options')
     const id = parseSessionId(sessionId)
@@ -716,7 +716,7 @@ export class PostgresStore implements SessionStore {
     })
   }
 
-  async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
+  async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
     options = checkOptions(options, 'flush options')
     const id = parseSessionId(sessionId)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
-import { createMessage, newSessionId, toWire, type Message } from '@turnlog/core'
+import { createMessage, toWire, type Message } from '@turnlog/core'
 import { createdAtArb, formatPayloadArb, metaArb } from '../arbitraries.js'
 import { eventsOf, expectTurnlogError, freshHash, toolCall, user, type ContractContext } from './contract-helpers.js'
 
