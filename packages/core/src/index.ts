@@ -46,6 +46,8 @@ export {
   type OpenAIChatWireUserPart,
 } from './formats/openai-chat-format.js'
 export { JSON_FORMAT, jsonFormat, type JsonPayload } from './formats/json-format.js'
+export { OPENAI_RESPONSES_FORMAT, openAIResponsesFormat, type OpenAIResponsesItem } from './formats/openai-responses-format.js'
+export { OPENAI_AGENTS_FORMAT, openAIAgentsFormat, type OpenAIAgentsItem } from './formats/openai-agents-format.js'
 export {
   createMessage,
   isMessage,

@@ -75,9 +75,9 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
   const content = options.interruptedContent ?? INTERRUPTED_TOOL_RESULT
   const out: unknown[] = []
   // unanswered calls waiting for the end of their block of results, with the format that opened them
-  let pending: { format: string | undefined; ids: string[] }[] = []
+  let pending: { format: string | undefined; ids: string[]; call: unknown }[] = []
   const flushPending = (): void => {
-    for (const p of pending) for (const payload of readingFormat(p.format).interruptedResults(p.ids, content)) out.push(readingFormat(p.format).toWire(payload))
+    for (const p of pending) for (const payload of readingFormat(p.format).interruptedResults(p.ids, content, p.call)) out.push(readingFormat(p.format).toWire(payload))
     pending = []
   }
   for (const m of messages) {
@@ -90,7 +90,7 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
     if (results.length === 0) flushPending()
     out.push(format.toWire(m.payload))
     const missing = unansweredByMessage.get(m.id)
-    if (missing) pending.push({ format: m.format, ids: missing })
+    if (missing) pending.push({ format: m.format, ids: missing, call: m.payload })
   }
   flushPending()
   return out

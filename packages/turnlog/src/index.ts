@@ -52,6 +52,7 @@ export {
   type UnansweredToolCall, type WireMessage, type WriteOptions, type ImportedEvent, type ImportedSession,
   type ImportedSessionOutcome, type ImportSessionsOptions, type ImportSessionsResult,
 } from '@turnlog/core'
+export { OPENAI_AGENTS_FORMAT, openAIAgentsFormat, OPENAI_RESPONSES_FORMAT, openAIResponsesFormat, type OpenAIAgentsItem, type OpenAIResponsesItem } from '@turnlog/core'
 
 // @turnlog/postgres: `openStore`, `PostgresStore`, migrations and roles, retries, batch limits, subscriptions
 export {

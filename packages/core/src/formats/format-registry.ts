@@ -3,7 +3,9 @@ import { guardInput } from '../parse-input.js'
 import { TurnlogError } from '../turnlog-error.js'
 import { jsonFormat } from './json-format.js'
 import type { MessageFormat } from './message-format.js'
+import { openAIAgentsFormat } from './openai-agents-format.js'
 import { OPENAI_CHAT_FORMAT, openAIChatFormat } from './openai-chat-format.js'
+import { openAIResponsesFormat } from './openai-responses-format.js'
 
 /** The format of a message that names none: OpenAI Chat Completions (every message stored before formats existed). */
 export const DEFAULT_MESSAGE_FORMAT = OPENAI_CHAT_FORMAT
@@ -14,7 +16,7 @@ function erased<P>(format: MessageFormat<P>): MessageFormat<unknown> {
 }
 
 /** The formats every process knows. A new built-in format is one line here. */
-const BUILT_IN: readonly MessageFormat<unknown>[] = [erased(openAIChatFormat), erased(jsonFormat)]
+const BUILT_IN: readonly MessageFormat<unknown>[] = [erased(openAIChatFormat), erased(jsonFormat), erased(openAIResponsesFormat), erased(openAIAgentsFormat)]
 
 const formats = new Map<string, MessageFormat<unknown>>(BUILT_IN.map((f) => [f.name, f]))
 

@@ -36,8 +36,10 @@ export interface MessageFormat<P = unknown> {
   /**
    * The payloads `toWire(…, { repairPairing: true })` inserts after an unanswered call's block of
    * results: this format's own "interrupted" result for each id (`content` is the text to use).
+   * `call` is the payload that opened these calls, for a format whose result shape depends on the
+   * kind of call (a Responses `custom_tool_call` is answered by a `custom_tool_call_output`).
    */
-  interruptedResults(toolCallIds: readonly string[], content: string): readonly P[]
+  interruptedResults(toolCallIds: readonly string[], content: string, call?: P): readonly P[]
   /**
    * What is sent to the provider for this payload: a fresh, mutable deep copy (no shared objects with
    * the stored payload). Usually the payload itself, copied.

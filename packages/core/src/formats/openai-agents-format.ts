@@ -1,0 +1,192 @@
+import { z } from 'zod'
+import { cloneJson, type JsonValue } from '../json-value.js'
+import type { MessageFormat, MessagePreview } from './message-format.js'
+import { partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
+
+/** The name of the OpenAI Agents SDK format: one `AgentInputItem` per message. */
+export const OPENAI_AGENTS_FORMAT = 'openai-agents'
+
+/**
+ * A payload of the `openai-agents` format: one item of the OpenAI Agents SDK's protocol
+ * (`AgentInputItem` from `@openai/agents-core`: a user, system or assistant message, a
+ * `function_call` or its `function_call_result`, a `hosted_tool_call`, a `computer_call`, a
+ * `shell_call`, an `apply_patch_call`, a `reasoning` or `compaction` item, `unknown`, …). Fields are
+ * camelCase (`callId`, `providerData`) and kept verbatim; the item's own `id` is the provider's, not
+ * turnlog's.
+ */
+export interface OpenAIAgentsItem {
+  readonly type?: string
+  readonly id?: string
+  readonly role?: string
+  readonly callId?: string
+  readonly providerData?: { readonly [key: string]: unknown }
+  readonly [key: string]: unknown
+}
+
+const text = z.looseObject({ type: z.string(), text: z.string() })
+const USER_PARTS = partsSchema({
+  input_text: text,
+  input_image: z.looseObject({ type: z.literal('input_image') }),
+  input_file: z.looseObject({ type: z.literal('input_file') }),
+  audio: z.looseObject({ type: z.literal('audio'), audio: z.union([z.string(), z.looseObject({ id: z.string() })]) }),
+})
+const ASSISTANT_PARTS = partsSchema({
+  output_text: text,
+  refusal: z.looseObject({ type: z.literal('refusal'), refusal: z.string() }),
+  audio: z.looseObject({ type: z.literal('audio'), audio: z.union([z.string(), z.looseObject({ id: z.string() })]) }),
+  image: z.looseObject({ type: z.literal('image'), image: z.string() }),
+})
+const messageType = z.literal('message').optional()
+const providerData = z.record(z.string(), z.unknown()).optional()
+
+/** Messages by role, as the SDK's `UserMessageItem`, `SystemMessageItem`, `AssistantMessageItem`. */
+const MESSAGE_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  user: z.looseObject({ type: messageType, role: z.literal('user'), content: z.union([z.string(), USER_PARTS]), providerData }),
+  system: z.looseObject({ type: messageType, role: z.literal('system'), content: z.string(), providerData }),
+  assistant: z.looseObject({ type: messageType, role: z.literal('assistant'), status: z.enum(['in_progress', 'completed', 'incomplete']), content: ASSISTANT_PARTS, providerData }),
+}
+const AnyMessage = z.looseObject({ role: z.enum(['user', 'system', 'assistant']) })
+
+const callId = z.string().min(1)
+const status = z.string()
+
+/** The known item kinds: what the SDK's zod schemas require of each (unknown fields are kept). */
+const ITEM_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  function_call: z.looseObject({ type: z.literal('function_call'), callId, name: z.string(), arguments: z.string(), providerData }),
+  function_call_result: z.looseObject({
+    type: z.literal('function_call_result'),
+    callId,
+    name: z.string(),
+    status,
+    output: z.union([z.string(), z.looseObject({ type: z.string() }), z.array(z.looseObject({ type: z.string() }))]),
+    providerData,
+  }),
+  hosted_tool_call: z.looseObject({ type: z.literal('hosted_tool_call'), name: z.string(), arguments: z.string().optional(), output: z.string().optional(), providerData }),
+  computer_call: z
+    .looseObject({ type: z.literal('computer_call'), callId, status, action: z.looseObject({ type: z.string() }).optional(), actions: z.array(z.looseObject({ type: z.string() })).min(1).optional(), providerData })
+    .refine((c) => c.action !== undefined || c.actions !== undefined, { message: 'a computer_call needs action or actions', path: ['action'] }),
+  computer_call_result: z.looseObject({ type: z.literal('computer_call_result'), callId, output: z.looseObject({ type: z.literal('computer_screenshot'), data: z.string() }), providerData }),
+  shell_call: z.looseObject({ type: z.literal('shell_call'), callId, action: z.looseObject({ commands: z.array(z.string()) }), providerData }),
+  shell_call_output: z.looseObject({ type: z.literal('shell_call_output'), callId, output: z.array(z.looseObject({ stdout: z.string(), stderr: z.string(), outcome: z.looseObject({ type: z.string() }) })), providerData }),
+  apply_patch_call: z.looseObject({ type: z.literal('apply_patch_call'), callId, status, operation: z.looseObject({ type: z.string(), path: z.string() }), providerData }),
+  apply_patch_call_output: z.looseObject({ type: z.literal('apply_patch_call_output'), callId, status, output: z.string().optional(), providerData }),
+  tool_search_call: z.looseObject({ type: z.literal('tool_search_call'), callId: z.string().nullable().optional(), call_id: z.string().nullable().optional(), execution: z.enum(['client', 'server']).optional(), providerData }),
+  tool_search_output: z.looseObject({ type: z.literal('tool_search_output'), callId: z.string().nullable().optional(), call_id: z.string().nullable().optional(), execution: z.enum(['client', 'server']).optional(), tools: z.array(z.unknown()), providerData }),
+  program: z.looseObject({ type: z.literal('program'), callId, code: z.string(), fingerprint: z.string(), providerData }),
+  program_output: z.looseObject({ type: z.literal('program_output'), callId, output: z.string(), status, providerData }),
+  reasoning: z.looseObject({ type: z.literal('reasoning'), content: z.array(z.looseObject({ type: z.string(), text: z.string() })), rawContent: z.array(z.looseObject({ type: z.string(), text: z.string() })).optional(), providerData }),
+  compaction: z.looseObject({ type: z.literal('compaction'), encrypted_content: z.string(), providerData }),
+  unknown: z.looseObject({ type: z.literal('unknown'), providerData }),
+}
+const TypeField = z.looseObject({ type: z.string() })
+
+/** The item kinds that open a call (by `callId`) and the result kind that answers it. */
+const CALLS: Readonly<Record<string, string>> = {
+  function_call: 'function_call_result',
+  computer_call: 'computer_call_result',
+  shell_call: 'shell_call_output',
+  apply_patch_call: 'apply_patch_call_output',
+  tool_search_call: 'tool_search_output',
+}
+const RESULTS = new Set(Object.values(CALLS))
+
+/** The item's kind: its `type`, or `message` when it has none (a message's `type` is optional). */
+function kindOf(item: Readonly<Record<string, unknown>>): string {
+  const type = item['type']
+  if (type === undefined) return 'message'
+  return typeof type === 'string' ? type : ''
+}
+
+const schema = typedItemSchema((item) => {
+  const kind = kindOf(item)
+  if (kind === 'message') {
+    const role = item['role']
+    return typeof role === 'string' && Object.hasOwn(MESSAGE_SCHEMAS, role) ? MESSAGE_SCHEMAS[role] : AnyMessage
+  }
+  if (Object.hasOwn(ITEM_SCHEMAS, kind)) return ITEM_SCHEMAS[kind]
+  // a type that is not a string is refused; a string type this version does not know is kept verbatim
+  return kind === '' ? TypeField : undefined
+})
+
+/** The call id of a call or result item: `callId` (a tool search item may carry `call_id`). */
+function idOf(item: OpenAIAgentsItem): string | undefined {
+  const id = item.callId ?? item['call_id']
+  return typeof id === 'string' && id.length > 0 ? id : undefined
+}
+
+function callIds(item: OpenAIAgentsItem): string[] {
+  const kind = kindOf(item)
+  if (!Object.hasOwn(CALLS, kind)) return []
+  // a server-executed tool search carries its own result: it opens nothing
+  if (kind === 'tool_search_call' && item['execution'] === 'server') return []
+  const id = idOf(item)
+  return id === undefined ? [] : [id]
+}
+
+function resultIds(item: OpenAIAgentsItem): string[] {
+  const kind = kindOf(item)
+  if (!RESULTS.has(kind)) return []
+  if (kind === 'tool_search_output' && item['execution'] === 'server') return []
+  const id = idOf(item)
+  return id === undefined ? [] : [id]
+}
+
+/** This format's "interrupted" result for call `callId`, shaped by the call that opened it. */
+function interrupted(callId: string, content: string, call: OpenAIAgentsItem | undefined): OpenAIAgentsItem {
+  switch (call === undefined ? 'function_call' : kindOf(call)) {
+    case 'computer_call':
+      // a computer call is answered by a screenshot: there is none, so its data is empty
+      return { type: 'computer_call_result', callId, output: { type: 'computer_screenshot', data: '' } }
+    case 'shell_call':
+      return { type: 'shell_call_output', callId, status: 'incomplete', output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }] }
+    case 'apply_patch_call':
+      return { type: 'apply_patch_call_output', callId, status: 'failed', output: content }
+    case 'tool_search_call':
+      return { type: 'tool_search_output', callId, execution: 'client', status: 'incomplete', tools: [] }
+    default: {
+      const name = call !== undefined && typeof call['name'] === 'string' ? call['name'] : ''
+      return { type: 'function_call_result', callId, name, status: 'incomplete', output: content }
+    }
+  }
+}
+
+function preview(item: OpenAIAgentsItem): MessagePreview {
+  const kind = kindOf(item)
+  if (kind === 'message') return { role: String(item.role), kind: 'text', text: partsText(item['content']) }
+  if (Object.hasOwn(CALLS, kind) || kind === 'hosted_tool_call' || kind === 'program') {
+    const name = typeof item['name'] === 'string' ? item['name'] : kind
+    const args = item['arguments'] ?? item['action'] ?? item['actions'] ?? item['operation'] ?? item['code']
+    const call = `${name}(${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)})`
+    return { role: 'assistant', kind: callIds(item).length > 0 ? 'tool_calls' : kind, text: call }
+  }
+  if (RESULTS.has(kind) || kind === 'program_output') {
+    const out = item['output'] ?? item['tools']
+    return { role: 'tool', kind: resultIds(item).length > 0 ? 'tool_result' : kind, text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null) }
+  }
+  if (kind === 'reasoning') return { role: 'assistant', kind, text: partsText(item['content']) }
+  return { role: typeof item.role === 'string' ? item.role : 'assistant', kind, text: '' }
+}
+
+/**
+ * `openai-agents`: items of the OpenAI Agents SDK (`AgentInputItem`, what `result.history` and
+ * `result.output` hold), one per message, camelCase as the SDK writes them. Messages need a role
+ * (`user`, `system`, `assistant`) and content (an assistant message also a `status`); each known item
+ * kind needs what the SDK's schema requires; an item of a kind this version does not know is kept
+ * verbatim.
+ *
+ * Pairing by `callId`: `function_call` ↔ `function_call_result`, `computer_call` ↔
+ * `computer_call_result`, `shell_call` ↔ `shell_call_output`, `apply_patch_call` ↔
+ * `apply_patch_call_output`, a client `tool_search_call` ↔ `tool_search_output`. A `hosted_tool_call`
+ * carries its own output and opens nothing. The "interrupted" result is the answering kind's own
+ * item (a `function_call_result` with the call's `name`, status `incomplete` and the text as
+ * `output`, …).
+ */
+export const openAIAgentsFormat: MessageFormat<OpenAIAgentsItem> = {
+  name: OPENAI_AGENTS_FORMAT,
+  schema,
+  toolCalls: callIds,
+  toolResults: resultIds,
+  interruptedResults: (ids, content, call) => ids.map((id) => interrupted(id, content, call)),
+  toWire: (payload) => cloneJson(payload as unknown as JsonValue),
+  preview,
+}
