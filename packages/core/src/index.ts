@@ -48,7 +48,7 @@ export {
   type OpenAIChatWireUserPart,
 } from './formats/openai-chat-format.js'
 export { JSON_FORMAT, jsonFormat, type JsonPayload } from './formats/json-format.js'
-export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from './formats/anthropic-format.js'
+export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicFormat, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from './formats/anthropic-format.js'
 export {
   createMessage,
   isMessage,

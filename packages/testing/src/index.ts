@@ -37,6 +37,7 @@ export {
   weirdCharArb,
   weirdStringArb,
 } from './arbitraries.js'
+export { anthropicAnsweringArb, anthropicCallingArb, anthropicPayloadArb, anthropicToolResultBlockArb, anthropicToolUseBlockArb, anthropicToolUseIdArb } from './format-arbitraries/anthropic-arbitrary.js'
 export { describeStoreContract, type ContractContext, type OpenContractStore, type OpenedStore, type StoreContractOptions } from './store-contract.js'
 export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
 export { Ledger, type LedgerReport } from './ledger.js'

@@ -48,7 +48,7 @@ export {
   type Transcript, type TranscriptEntry, type TranscriptStatus, type TurnlogErrorOptions,
   type UnansweredToolCall, type WireMessage, type WriteOptions,
 } from '@turnlog/core'
-export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from '@turnlog/core'
+export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicFormat, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from '@turnlog/core'
 
 // @turnlog/postgres: `openStore`, `PostgresStore`, migrations and roles, retries, batch limits, subscriptions
 export {

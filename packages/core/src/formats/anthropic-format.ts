@@ -28,7 +28,7 @@ export interface AnthropicMessageParam {
 }
 
 /** The `tool_result` block of a synthetic "interrupted" result (a `ToolResultBlockParam`). */
-export interface AnthropicInterruptedToolResult {
+export type AnthropicInterruptedToolResult = {
   type: 'tool_result'
   tool_use_id: string
   content: string
@@ -40,9 +40,17 @@ export interface AnthropicInterruptedToolResult {
  * `tool_use` blocks: one user message of `tool_result` blocks with `is_error: true` (a
  * `UserMessageParam`).
  */
-export interface AnthropicInterruptedResult {
+export type AnthropicInterruptedResult = {
   role: 'user'
   content: AnthropicInterruptedToolResult[]
+}
+
+/**
+ * The `anthropic` format's type: a {@link MessageFormat} whose `interruptedResults` are typed as the
+ * SDK's `UserMessageParam` shape ({@link AnthropicInterruptedResult}).
+ */
+export interface AnthropicFormat extends MessageFormat<AnthropicMessageParam> {
+  interruptedResults(toolCallIds: readonly string[], content: string): AnthropicInterruptedResult[]
 }
 
 /** Any JSON object (a tool's `input`, an image's `source`). */
@@ -96,8 +104,8 @@ const Block: z.ZodType<AnthropicContentBlock> = z.looseObject({ type: z.string()
  */
 function stringOrBlocks(optional: boolean): z.ZodType {
   const blocks = z.array(Block)
-  return z.unknown().superRefine((value, ctx) => {
-    if (typeof value === 'string' || (optional && value === undefined)) return
+  const schema = z.unknown().superRefine((value, ctx) => {
+    if (typeof value === 'string') return
     if (!Array.isArray(value)) {
       ctx.addIssue({ code: 'custom', message: 'expected a string or an array of content blocks' })
       return
@@ -105,6 +113,7 @@ function stringOrBlocks(optional: boolean): z.ZodType {
     const result = blocks.safeParse(value)
     if (!result.success) reportIssues(ctx, result.error.issues)
   })
+  return optional ? schema.optional() : schema
 }
 
 /** `tool_result`: the id it answers, and its content (a string or blocks). */
@@ -123,7 +132,7 @@ const ASSISTANT_ONLY = new Set(['tool_use', 'server_tool_use', 'thinking', 'reda
  * The schema of an `anthropic` payload: a `MessageParam` (`role` user, assistant or system;
  * `content` a string or content blocks). A block of a known type must carry the fields the API
  * requires (`tool_use` an `id`, `name` and object `input`; `tool_result` a `tool_use_id`; `text` a
- * `text`; …); a `tool_result` only in a user turn; `tool_use`, `thinking` and server-tool blocks only
+ * `text`; …), one `tool_use` per id and one `tool_result` per id in a message; a `tool_result` only in a user turn; `tool_use`, `thinking` and server-tool blocks only
  * in an assistant turn; a system turn only text. Unknown fields and unknown block types are kept
  * verbatim. A response `Message` (`type: 'message'`) is refused: store its `{ role, content }`.
  */
@@ -138,7 +147,16 @@ export const AnthropicMessageParamSchema: z.ZodType<AnthropicMessageParam> = z
       })
     }
     if (!Array.isArray(message.content)) return
+    // one block per id and kind: the API refuses a repeated tool_use id, and a repeated result for one call
+    const seen = new Set<string>()
+    const once = (kind: string, id: unknown, i: number, field: string): void => {
+      if (typeof id !== 'string') return
+      if (seen.has(`${kind}:${id}`)) ctx.addIssue({ code: 'custom', path: ['content', i, field], message: `a second ${kind} block for id ${JSON.stringify(id.slice(0, 80))} in one message` })
+      seen.add(`${kind}:${id}`)
+    }
     ;(message.content as AnthropicContentBlock[]).forEach((block, i) => {
+      if (block.type === 'tool_use') once('tool_use', block['id'], i, 'id')
+      if (block.type === 'tool_result') once('tool_result', block['tool_use_id'], i, 'tool_use_id')
       if (block.type === 'tool_result') {
         if (message.role !== 'user') ctx.addIssue({ code: 'custom', path: ['content', i, 'type'], message: 'a tool_result block belongs in a user message' })
         const result = ToolResultBlock.safeParse(block)
@@ -217,9 +235,7 @@ function preview(payload: AnthropicMessageParam): MessagePreview {
  * messages into one turn); an orphan `tool_result` block is removed from the wire copy, and a message
  * left with no content is not sent. docs/formats.md has the details.
  */
-export const anthropicFormat: MessageFormat<AnthropicMessageParam> & {
-  interruptedResults(toolCallIds: readonly string[], content: string): AnthropicInterruptedResult[]
-} = {
+export const anthropicFormat: AnthropicFormat = {
   name: ANTHROPIC_FORMAT,
   schema: AnthropicMessageParamSchema,
   toolCalls: callIds,

@@ -29,7 +29,8 @@ import {
   userToolResults,
 } from './anthropic-fixtures.js'
 
-const anthropic = <P extends object>(payload: P): Message<P> => createMessage(payload, { format: ANTHROPIC_FORMAT })
+/** A message of the `anthropic` format (the payload is validated at run time). */
+const anthropic = (payload: object): Message<AnthropicMessageParam> => createMessage<AnthropicMessageParam>(payload as AnthropicMessageParam, { format: ANTHROPIC_FORMAT })
 
 /** The INVALID_MESSAGE error `parseFormatPayload` throws for `payload`, or a failure. */
 function refusal(payload: unknown): TurnlogError {
@@ -81,6 +82,8 @@ describe('anthropic format', () => {
     ['an image without a source', { role: 'user', content: [{ type: 'image' }] }, 'content.0.source'],
     ['an image in a system turn', { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'u' } }] }, 'content.0.type'],
     ['a search_result without a title', { role: 'user', content: [{ type: 'search_result', source: 's', content: [] }] }, 'content.0.title'],
+    ['two tool_use blocks with one id', { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }, { type: 'tool_use', id: 't', name: 'g', input: {} }] }, 'content.1.id'],
+    ['two results for one call in a message', { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't' }, { type: 'tool_result', tool_use_id: 't' }] }, 'content.1.tool_use_id'],
     ['a response Message', response, 'type'],
   ])('refuses %s with INVALID_MESSAGE at %s', (_what, payload, path) => {
     // when
@@ -120,7 +123,13 @@ describe('anthropic format', () => {
 
   it('pairs no server tool: server_tool_use and its result blocks open and answer nothing (Anthropic runs them)', () => {
     // given: a server_tool_use standing without its result is valid (a turn paused for a client tool)
-    const dangling = { role: 'assistant', content: [assistantServerTools.content[0], assistantToolUse.content[3]] } as const
+    const dangling: AnthropicMessageParam = {
+      role: 'assistant',
+      content: [
+        { type: 'server_tool_use', id: 'srvtoolu_01Paused', name: 'web_search', input: { query: 'x' } },
+        { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', input: { city: 'Paris' } },
+      ],
+    }
 
     // then
     for (const p of [assistantServerTools, assistantServerToolError]) {
