@@ -79,13 +79,14 @@ describe.each(['Postgres', 'PGlite'])('anthropic format through the store (%s)',
     const { messages, pairing } = await store().load(sid)
     const wire = toWire(messages as unknown as Message<AnthropicMessageParam>[], { repairPairing: true })
 
-    // then: both found, by message and call id
+    // then: both found, by message and call id, with the format named
     expect(pairing.unanswered).toEqual([{ messageId: call.id, toolCallId: 'toolu_01Paris' }])
     expect(pairing.orphans).toEqual([{ messageId: orphan.id, toolCallId: 'toolu_01Nobody' }])
+    expect(report.findings.filter((f) => ['unanswered_tool_call', 'orphan_tool_result', 'duplicate_tool_result'].includes(f.kind))).toHaveLength(2)
     expect(report.findings).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ kind: 'unanswered_tool_call', messageIds: [call.id], evidence: expect.objectContaining({ toolCallId: 'toolu_01Paris' }) }),
-        expect.objectContaining({ kind: 'orphan_tool_result', messageIds: [orphan.id], evidence: expect.objectContaining({ toolCallId: 'toolu_01Nobody' }) }),
+        expect.objectContaining({ kind: 'unanswered_tool_call', messageIds: [call.id], evidence: { toolCallId: 'toolu_01Paris', format: 'anthropic' } }),
+        expect.objectContaining({ kind: 'orphan_tool_result', messageIds: [orphan.id], evidence: { toolCallId: 'toolu_01Nobody', format: 'anthropic' } }),
       ]),
     )
 
