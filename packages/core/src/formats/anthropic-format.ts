@@ -127,13 +127,13 @@ const ToolResultBlock = z.looseObject({
 /** Blocks only an assistant turn carries (the model's output). */
 const ASSISTANT_ONLY = new Set(['tool_use', 'server_tool_use', 'thinking', 'redacted_thinking', ...SERVER_TOOL_RESULTS])
 
-
 /**
  * The schema of an `anthropic` payload: a `MessageParam` (`role` user, assistant or system;
  * `content` a string or content blocks). A block of a known type must carry the fields the API
  * requires (`tool_use` an `id`, `name` and object `input`; `tool_result` a `tool_use_id`; `text` a
- * `text`; …), one `tool_use` per id and one `tool_result` per id in a message; a `tool_result` only in a user turn; `tool_use`, `thinking` and server-tool blocks only
- * in an assistant turn; a system turn only text. Unknown fields and unknown block types are kept
+ * `text`; …); one `tool_use` and one `tool_result` per id in a message; a `tool_result` only in a
+ * user turn; `tool_use`, `thinking` and server-tool blocks only in an assistant turn; a system turn
+ * only text. Unknown fields and unknown block types are kept
  * verbatim. A response `Message` (`type: 'message'`) is refused: store its `{ role, content }`.
  */
 export const AnthropicMessageParamSchema: z.ZodType<AnthropicMessageParam> = z
