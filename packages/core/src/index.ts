@@ -48,6 +48,7 @@ export {
 export { JSON_FORMAT, jsonFormat, type JsonPayload } from './formats/json-format.js'
 export { OPENAI_RESPONSES_FORMAT, openAIResponsesFormat, type OpenAIResponsesItem } from './formats/openai-responses-format.js'
 export { OPENAI_AGENTS_FORMAT, openAIAgentsFormat, type OpenAIAgentsItem } from './formats/openai-agents-format.js'
+export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicFormat, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from './formats/anthropic-format.js'
 export {
   createMessage,
   isMessage,

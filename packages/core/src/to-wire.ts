@@ -84,11 +84,21 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
     const format = readingFormat(m.format)
     const results = format.toolResults(m.payload)
     const dropped = drop.get(m.id)
-    // a message whose every result is dropped (an orphan, a second result) is not sent
-    if (dropped !== undefined && results.every((id) => dropped.has(id))) continue
-    // synthetic results go right after the calling message's block of tool results
-    if (results.length === 0) flushPending()
-    out.push(format.toWire(m.payload))
+    let wired: unknown
+    if (dropped === undefined) wired = format.toWire(m.payload)
+    else if (format.wireWithoutResults !== undefined) {
+      // the format removes the dropped results itself; nothing left: not sent
+      wired = format.wireWithoutResults(m.payload, dropped)
+      if (wired === undefined) continue
+    } else if (results.every((id) => dropped.has(id))) {
+      // a message whose every result is dropped (an orphan, a second result) is not sent
+      continue
+    } else {
+      wired = format.toWire(m.payload)
+    }
+    // synthetic results go right after the calling message's block of tool results (the results kept)
+    if (dropped === undefined ? results.length === 0 : results.every((id) => dropped.has(id))) flushPending()
+    out.push(wired)
     const missing = unansweredByMessage.get(m.id)
     if (missing) pending.push({ format: m.format, ids: missing, call: m.payload })
   }

@@ -53,6 +53,7 @@ export {
   type ImportedSessionOutcome, type ImportSessionsOptions, type ImportSessionsResult,
 } from '@turnlog/core'
 export { OPENAI_AGENTS_FORMAT, openAIAgentsFormat, OPENAI_RESPONSES_FORMAT, openAIResponsesFormat, type OpenAIAgentsItem, type OpenAIResponsesItem } from '@turnlog/core'
+export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicFormat, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from '@turnlog/core'
 
 // @turnlog/postgres: `openStore`, `PostgresStore`, migrations and roles, retries, batch limits, subscriptions
 export {

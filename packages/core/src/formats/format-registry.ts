@@ -1,6 +1,7 @@
 import { toFrozenJson } from '../json-value.js'
 import { guardInput } from '../parse-input.js'
 import { TurnlogError } from '../turnlog-error.js'
+import { anthropicFormat } from './anthropic-format.js'
 import { jsonFormat } from './json-format.js'
 import type { MessageFormat } from './message-format.js'
 import { openAIAgentsFormat } from './openai-agents-format.js'
@@ -16,7 +17,13 @@ function erased<P>(format: MessageFormat<P>): MessageFormat<unknown> {
 }
 
 /** The formats every process knows. A new built-in format is one line here. */
-const BUILT_IN: readonly MessageFormat<unknown>[] = [erased(openAIChatFormat), erased(jsonFormat), erased(openAIResponsesFormat), erased(openAIAgentsFormat)]
+const BUILT_IN: readonly MessageFormat<unknown>[] = [
+  erased(openAIChatFormat),
+  erased(jsonFormat),
+  erased(openAIResponsesFormat),
+  erased(openAIAgentsFormat),
+  erased(anthropicFormat),
+]
 
 const formats = new Map<string, MessageFormat<unknown>>(BUILT_IN.map((f) => [f.name, f]))
 
@@ -38,6 +45,9 @@ function register<P>(format: MessageFormat<P>): void {
   }
   for (const key of ['toolCalls', 'toolResults', 'interruptedResults', 'toWire', 'preview'] as const) {
     if (typeof format[key] !== 'function') throw new TurnlogError('INVALID_INPUT', `format ${format.name} needs a ${key} function`, { details: { field: `format.${key}` } })
+  }
+  if (format.wireWithoutResults !== undefined && typeof format.wireWithoutResults !== 'function') {
+    throw new TurnlogError('INVALID_INPUT', `format ${format.name}: wireWithoutResults must be a function when given`, { details: { field: 'format.wireWithoutResults' } })
   }
   if (typeof format.schema !== 'object' || format.schema === null || typeof format.schema.safeParse !== 'function') {
     throw new TurnlogError('INVALID_INPUT', `format ${format.name} needs a zod schema`, { details: { field: 'format.schema' } })

@@ -45,6 +45,13 @@ export interface MessageFormat<P = unknown> {
    * the stored payload). Usually the payload itself, copied.
    */
   toWire(payload: P): unknown
+  /**
+   * Optional, for a format whose message can carry several results, or results beside other content
+   * (an Anthropic user turn): the wire view of `payload` without its results for `toolCallIds` (the
+   * orphans and second results `repairPairing` drops), or `undefined` when nothing is left to send.
+   * Without it, a message is left out when every result it carries is dropped and sent whole otherwise.
+   */
+  wireWithoutResults?(payload: P, toolCallIds: ReadonlySet<string>): unknown
   /** Who, what kind and which text, for the CLI, the inspect page and the audit. */
   preview(payload: P): MessagePreview
 }
