@@ -7,7 +7,7 @@ import {
   jsonDepth,
   isRedactedPayload,
   isTurnlogError,
-  parseChatMessage,
+  parseFormatPayload,
   parseEventId,
   parseMessageId,
   parseSessionId,
@@ -258,7 +258,10 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
       throw fail(line, `session ${session.id} seq ${expectedSeq}: a redacted event's payload must be a redaction placeholder`, { sessionId, seq: expectedSeq })
     }
   } else if (MESSAGE_TYPES.has(r.type)) {
-    const parsed = guard(line, 'payload', () => parseChatMessage(payload))
+    // validated with the event's format (data.format; absent: openai-chat), which this process must know
+    const format = (r.data as { format?: unknown }).format
+    if (format !== undefined && typeof format !== 'string') throw fail(line, 'data.format must be a string', { sessionId, seq: expectedSeq })
+    const parsed = guard(line, 'payload', () => parseFormatPayload(payload, format))
     // contentHash (core) hashes the same canonical text with a portable SHA-256; node's is ~3× faster
     const computed = nodeHash('sha256', canonicalJson(parsed), 'hex')
     if (computed !== contentHashValue) {

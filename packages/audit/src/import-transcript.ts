@@ -4,7 +4,7 @@ import {
   createMessage,
   isTurnlogError,
   messageIdFromExternal,
-  parseChatMessage,
+  parseFormatPayload,
   parseSessionId,
   sessionIdFromExternal,
   sha256Hex,
@@ -111,7 +111,10 @@ export async function importTranscript(
     }
     let payload: ChatMessage
     try {
-      payload = parseChatMessage(envelope === null ? obj : envelope['payload'])
+      // an envelope line keeps its format (absent: openai-chat); a bare payload line is a chat message
+      const format = envelope?.['format']
+      if (format !== undefined && typeof format !== 'string') throw new TypeError('format must be a string')
+      payload = parseFormatPayload(envelope === null ? obj : envelope['payload'], format) as ChatMessage
     } catch (cause) {
       throw fail(line, `invalid message: ${cause instanceof Error ? cause.message : String(cause)}`, cause)
     }
@@ -131,9 +134,13 @@ export async function importTranscript(
         message = toMessage(e.envelope)
       } else {
         const createdAt = e.envelope?.['createdAt']
+        const format = e.envelope?.['format']
+        const meta = e.envelope?.['meta']
         message = createMessage(e.payload, {
           id: transcriptMessageId(sessionId, index, e.hash),
           ...(typeof createdAt === 'string' ? { createdAt } : {}),
+          ...(typeof format === 'string' ? { format } : {}),
+          ...(meta === undefined ? {} : { meta: meta as never }),
         })
       }
     } catch (cause) {

@@ -1,6 +1,6 @@
 import type { StoredEvent } from '@turnlog/core'
 import { describeEvent } from './describe-event.js'
-import { previewPayload, shortId, visible } from './format-text.js'
+import { previewPayload, roleOf, shortId } from './format-text.js'
 
 /** The longest event type name (`messages_compacted`): the type column's width. */
 const TYPE_WIDTH = 18
@@ -19,8 +19,8 @@ export function formatTailLine(event: StoredEvent): string {
     if (event.data.status === 'partial') marks.push('partial')
     if (event.data.deferred === true) marks.push('summary')
     if (event.data.inheritedFrom !== undefined) marks.push(`inherited from ${shortId(event.data.inheritedFrom)}`)
-    const preview = previewPayload(event.payload, 60)
-    return [head, shortId(event.messageId), visible(event.payload.role).padEnd(9), ...(marks.length === 0 ? [] : [`(${marks.join(', ')})`]), preview]
+    const preview = previewPayload(event.payload, 60, event.data.format)
+    return [head, shortId(event.messageId), roleOf({ payload: event.payload, format: event.data.format }).padEnd(9), ...(marks.length === 0 ? [] : [`(${marks.join(', ')})`]), preview]
       .filter((part) => part !== '')
       .join('  ')
   }

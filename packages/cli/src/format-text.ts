@@ -1,4 +1,4 @@
-import type { ChatMessage } from '@turnlog/core'
+import { DEFAULT_MESSAGE_FORMAT, readingFormat, type ChatMessage, type MessagePreview } from '@turnlog/core'
 
 /**
  * A short form of a UUID for timelines: its last 8 hex digits. (UUIDv7 ids minted in the same
@@ -45,8 +45,27 @@ export function contentText(payload: ChatMessage): string {
   return ''
 }
 
-/** A one-line summary of a provider message: its text, its tool calls, or the call it answers. */
-export function previewPayload(payload: ChatMessage, width = 72): string {
+/** What a message's format shows of it; `?` for a format whose preview throws (an application's own). */
+export function previewOf(payload: unknown, format: string | undefined): MessagePreview {
+  try {
+    return readingFormat(format).preview(payload)
+  } catch {
+    return { role: '?', kind: '?', text: '' }
+  }
+}
+
+/** The speaker column of a message: its chat `role`, or what its format's preview names. */
+export function roleOf(message: { readonly payload: unknown; readonly format?: string | undefined }): string {
+  return visible(previewOf(message.payload, message.format).role)
+}
+
+/**
+ * A one-line summary of a provider message: its text, its tool calls, or the call it answers. A
+ * message of another format (`format`) shows its format's kind and text, and the calls it opens or
+ * answers.
+ */
+export function previewPayload(payload: ChatMessage, width = 72, format?: string): string {
+  if (format !== undefined && format !== DEFAULT_MESSAGE_FORMAT) return previewOther(payload, width, format)
   const parts: string[] = []
   const text = contentText(payload)
   if (text !== '') parts.push(`"${truncate(visible(text), width)}"`)
@@ -57,6 +76,20 @@ export function previewPayload(payload: ChatMessage, width = 72): string {
     }
   }
   if (payload.role === 'tool') parts.unshift(`← [${visible(payload.tool_call_id ?? payload.call_id ?? '?')}]`)
+  return parts.join(' ')
+}
+
+function previewOther(payload: unknown, width: number, format: string): string {
+  const preview = previewOf(payload, format)
+  const parts = [`[${visible(format)} ${visible(preview.kind)}]`]
+  if (preview.text !== '') parts.push(`"${truncate(visible(preview.text), width)}"`)
+  try {
+    const reader = readingFormat(format)
+    for (const id of reader.toolCalls(payload)) parts.push(`→ [${visible(id)}]`)
+    for (const id of reader.toolResults(payload)) parts.unshift(`← [${visible(id)}]`)
+  } catch {
+    // a format whose pairing throws: the preview alone
+  }
   return parts.join(' ')
 }
 

@@ -1,4 +1,4 @@
-import { TurnlogError, guardInput, type JsonValue, type Message } from '@turnlog/core'
+import { DEFAULT_MESSAGE_FORMAT, TurnlogError, guardInput, type JsonValue, type Message } from '@turnlog/core'
 
 /**
  * Default `maxBatchBytes`: 128 MiB of JSON text (UTF-16 code units, the unit of `maxMessageBytes`)
@@ -75,13 +75,17 @@ export function jsonTextWithin(value: JsonValue, limit: number, what: string): s
 
 /**
  * The envelope text the store writes next to a message's payload (its event's `data`): `createdAt`,
- * then `externalId` and `status` when set, in that order.
+ * then `externalId`, `externalScope` and `status` when set, then `format` unless it is the default
+ * (`openai-chat`: a chat message's envelope is what it was before formats existed) and `meta` when set,
+ * in that order.
  */
-export function envelopeText(m: Message): string {
-  const d: Record<string, string> = { createdAt: m.createdAt }
+export function envelopeText(m: Message<unknown>): string {
+  const d: Record<string, unknown> = { createdAt: m.createdAt }
   if (m.externalId !== undefined) d['externalId'] = m.externalId
   if (m.externalScope !== undefined) d['externalScope'] = m.externalScope
   if (m.status === 'partial') d['status'] = 'partial'
+  if (typeof m.format === 'string' && m.format !== DEFAULT_MESSAGE_FORMAT) d['format'] = m.format
+  if (m.meta !== undefined) d['meta'] = m.meta
   return JSON.stringify(d)
 }
 

@@ -9,7 +9,7 @@ export interface LiveMessageRow {
   readonly partial: boolean | null
   /** Hex SHA-256 of the canonical payload. */
   readonly content_hash: string
-  readonly data: { readonly createdAt: string; readonly externalId?: string; readonly externalScope?: string }
+  readonly data: { readonly createdAt: string; readonly externalId?: string; readonly externalScope?: string; readonly format?: string; readonly meta?: unknown }
   readonly payload: unknown
 }
 
@@ -26,7 +26,7 @@ interface LoadRow {
   position: string | number | null
   partial: boolean | null
   content_hash: string | null
-  data: { createdAt: string; externalId?: string; externalScope?: string } | null
+  data: { createdAt: string; externalId?: string; externalScope?: string; format?: string; meta?: unknown } | null
   payload: unknown
 }
 

@@ -11,7 +11,9 @@ import {
   liveMessages,
   newEventId,
   newSessionId,
+  DEFAULT_MESSAGE_FORMAT,
   parseChatMessage,
+  parseFormatPayload,
   parseMessageId,
   parseSessionId,
   redactedPayload,
@@ -430,6 +432,7 @@ export class PostgresStore implements SessionStore {
       hashes.push(hash)
       if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
       if (m.externalScope !== undefined) checkSafeText(m.externalScope, 'externalScope')
+      if (m.meta !== undefined) checkSafeJson(m.meta, 'meta')
     }
     return { unique, hashes, repeated, mismatch }
   }
@@ -763,6 +766,8 @@ export class PostgresStore implements SessionStore {
           externalId: row.data.externalId,
           externalScope: row.data.externalScope,
           status: row.partial === true ? 'partial' : undefined,
+          format: row.data.format,
+          meta: row.data.meta,
           contentHash: row.content_hash,
         })
         messages.push(message)
@@ -964,6 +969,8 @@ export class PostgresStore implements SessionStore {
       if (m.externalId !== undefined) d['externalId'] = m.externalId
       if (m.externalScope !== undefined) d['externalScope'] = m.externalScope
       if (m.status === 'partial') d['status'] = 'partial'
+      if (m.format !== DEFAULT_MESSAGE_FORMAT) d['format'] = m.format
+      if (m.meta !== undefined) d['meta'] = m.meta
       d['deferred'] = true
       return {
         eventId: newEventId(),
@@ -994,14 +1001,34 @@ export class PostgresStore implements SessionStore {
     if (options.status !== undefined && options.status !== 'partial' && options.status !== 'final') {
       throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or 'final'`)
     }
-    const parsed = parseChatMessage(payload)
-    const hash = contentHash(parsed)
-    const payloadText = this.#payloadText({ id: mid, payload: parsed })
+    // the payload is validated with the revised message's format, known once its row is read; a chat
+    // payload (the default) is checked here, as before formats existed
+    let parsed: unknown
+    let chatError: unknown
+    try {
+      parsed = parseChatMessage(payload)
+    } catch (error) {
+      chatError = error
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw error
+      try {
+        parsed = toFrozenJson(payload)
+      } catch {
+        throw error
+      }
+    }
+    const hash = contentHash(parsed as ChatMessage)
+    const payloadText = this.#payloadText({ id: mid, payload: parsed as ChatMessage })
     const partial = options.status === 'partial'
     let envelope: LiveRow['data'] = {}
     return revised(mid, parsed, partial, () => envelope, this.#observed(id, await this.#tx(async (db) => {
       const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
       if (row !== undefined) envelope = row.data
+      const format = typeof row?.data['format'] === 'string' ? row.data['format'] : DEFAULT_MESSAGE_FORMAT
+      if (format === DEFAULT_MESSAGE_FORMAT || row === undefined) {
+        if (chatError !== undefined) throw chatError
+      } else {
+        parseFormatPayload(payload, format)
+      }
       // a replay of what is already in effect is a no-op whatever the version; anything else checks the
       // version before the message's state (a stale writer gets VERSION_CONFLICT, not UNKNOWN_MESSAGE)
       if (row !== undefined && row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
@@ -1051,6 +1078,8 @@ export class PostgresStore implements SessionStore {
     if (original['externalId'] !== undefined) d['externalId'] = original['externalId']
     if (original['externalScope'] !== undefined) d['externalScope'] = original['externalScope']
     if (partial) d['status'] = 'partial'
+    if (original['format'] !== undefined) d['format'] = original['format']
+    if (original['meta'] !== undefined) d['meta'] = original['meta']
     d['revision'] = revision
     return JSON.stringify(d)
   }
@@ -1141,6 +1170,8 @@ export class PostgresStore implements SessionStore {
         if (r.data['externalId'] !== undefined) d['externalId'] = r.data['externalId']
         if (r.data['externalScope'] !== undefined) d['externalScope'] = r.data['externalScope']
         if (r.partial) d['status'] = 'partial'
+        if (r.data['format'] !== undefined) d['format'] = r.data['format']
+        if (r.data['meta'] !== undefined) d['meta'] = r.data['meta']
         d['inheritedFrom'] = parent
         // a copy of a redacted message carries the placeholder, never content (the audit must know)
         if (r.scrubbed || r.data['redacted'] === true) d['redacted'] = true
@@ -1621,6 +1652,8 @@ function revised(mid: MessageId, payload: unknown, partial: boolean, envelope: (
     externalId: typeof data['externalId'] === 'string' ? data['externalId'] : undefined,
     externalScope: typeof data['externalScope'] === 'string' ? data['externalScope'] : undefined,
     status: partial ? 'partial' : undefined,
+    format: typeof data['format'] === 'string' ? data['format'] : undefined,
+    meta: data['meta'],
   })
   const full = { ...result, message }
   return withApplyTo(full, (live) => applyRevision(live, full))

@@ -191,6 +191,39 @@ export const chatPayloadArb: fc.Arbitrary<ChatMessage> = fc
   .oneof(plainRoleArb('system'), plainRoleArb('developer'), plainRoleArb('user'), assistantArb, toolArb)
   .map((p) => p as unknown as ChatMessage)
 
+/**
+ * Valid payloads of the opaque `json` format: JSON objects whose keys and strings are
+ * {@link weirdStringArb} units (NUL, lone surrogates, astral characters), `__proto__` included.
+ */
+export const jsonPayloadArb: fc.Arbitrary<{ readonly [key: string]: JsonValue }> = fc.dictionary(
+  fc.string({ unit: weirdCharArb, maxLength: 6 }),
+  jsonValueArb,
+  { maxKeys: 5 },
+)
+
+/**
+ * A message's `meta` as applications write it (model, usage, latency, trace id, app data). Strings are
+ * {@link safeTextArb} (a store refuses NUL and lone surrogates in `meta`, as in every envelope field).
+ */
+export const metaArb: fc.Arbitrary<{ readonly [key: string]: JsonValue }> = fc
+  .record(
+    {
+      model: safeTextArb,
+      usage: fc.record({ prompt_tokens: fc.nat(), completion_tokens: fc.nat() }),
+      latencyMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+      traceId: safeTextArb,
+      app: fc.dictionary(safeTextArb, fc.oneof(safeTextArb, fc.integer(), fc.boolean(), fc.constant(null)), { maxKeys: 3 }),
+    },
+    { requiredKeys: [] },
+  )
+  .map((m) => m as { readonly [key: string]: JsonValue })
+
+/** A payload with its format: an `openai-chat` payload ({@link chatPayloadArb}) or a `json` one ({@link jsonPayloadArb}). */
+export const formatPayloadArb: fc.Arbitrary<{ readonly format: 'openai-chat' | 'json'; readonly payload: object }> = fc.oneof(
+  chatPayloadArb.map((payload) => ({ format: 'openai-chat' as const, payload })),
+  jsonPayloadArb.map((payload) => ({ format: 'json' as const, payload })),
+)
+
 /** ISO-8601 timestamps between 1970 and 2100 (what `createMessage` accepts as `createdAt`). */
 export const createdAtArb: fc.Arbitrary<string> = fc
   .date({ min: new Date('1970-01-01T00:00:00.000Z'), max: new Date('2100-01-01T00:00:00.000Z'), noInvalidDate: true })

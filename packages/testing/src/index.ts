@@ -23,7 +23,20 @@ export {
   type TestServerSource,
 } from './resolve-test-server.js'
 export { buildKit, describeThrown, garbageArb, invalidIdArb, settle, sqlArb, storeSnapshot, type Build, type BuildKit } from './bad-input-kit.js'
-export { chatPayloadArb, createdAtArb, jsonValueArb, messageArb, nonEmptyWeirdStringArb, safeTextArb, toolCallIdArb, weirdCharArb, weirdStringArb } from './arbitraries.js'
+export {
+  chatPayloadArb,
+  createdAtArb,
+  formatPayloadArb,
+  jsonPayloadArb,
+  jsonValueArb,
+  messageArb,
+  metaArb,
+  nonEmptyWeirdStringArb,
+  safeTextArb,
+  toolCallIdArb,
+  weirdCharArb,
+  weirdStringArb,
+} from './arbitraries.js'
 export { describeStoreContract, type ContractContext, type OpenContractStore, type OpenedStore, type StoreContractOptions } from './store-contract.js'
 export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
 export { Ledger, type LedgerReport } from './ledger.js'

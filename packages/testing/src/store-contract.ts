@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe } from '@jest/globals'
 import type { SessionStore } from '@turnlog/core'
 import type { ContractContext, OpenContractStore, OpenedStore } from './store-contract/contract-helpers.js'
 import { describeAppendContract } from './store-contract/describe-append-contract.js'
+import { describeFormatsContract } from './store-contract/describe-formats-contract.js'
 import { describeFlushContract } from './store-contract/describe-flush-contract.js'
 import { describeLiveListContract } from './store-contract/describe-live-list-contract.js'
 import { describeLifecycleContract } from './store-contract/describe-lifecycle-contract.js'
@@ -70,6 +71,7 @@ export function describeStoreContract(name: string, open: OpenContractStore, opt
     describeReadContract(ctx, { roundTripRuns: options.roundTripRuns ?? 40 })
     describeOperationsContract(ctx)
     describeTranscriptContract(ctx)
+    describeFormatsContract(ctx, { roundTripRuns: options.roundTripRuns ?? 40 })
     describeLifecycleContract(ctx)
     describeRegressionContract(ctx)
   })

@@ -1,25 +1,33 @@
-import { liveMessages, toolCallIds, toolPairing, toolResultId, type ChatMessage, type MessageRecord, type SessionState } from '@turnlog/core'
+import { DEFAULT_MESSAGE_FORMAT, liveMessages, readingFormat, toolPairing, type Message, type MessageRecord, type SessionState } from '@turnlog/core'
 import type { Finding, Severity } from '../audit-report.js'
-import { appendOf, appendsOf, describePayload, makeFinding, type SessionAudit } from './make-finding.js'
+import { appendOf, appendsOf, describePayload, makeFinding, previewOf, type SessionAudit } from './make-finding.js'
 
-/** Tool-call pairing of the fold's live view: `unanswered_tool_call`, `orphan_tool_result`, `duplicate_tool_result`. */
+/**
+ * Tool-call pairing of the fold's live view, each message read by its format: `unanswered_tool_call`,
+ * `orphan_tool_result`, `duplicate_tool_result`. Each finding's evidence names the `format` of the
+ * message it is about (for a duplicate: of the first result).
+ */
 export function pairingFindings(audit: SessionAudit, state: SessionState): Finding[] {
-  const pairing = toolPairing(liveMessages(state))
+  const live = liveMessages(state)
+  const formats = new Map<string, string>(live.map((m) => [m.id, m.format]))
+  const formatOf = (id: string): string => formats.get(id) ?? DEFAULT_MESSAGE_FORMAT
+  const speaker = (id: string, chat: string): string => (formatOf(id) === DEFAULT_MESSAGE_FORMAT ? chat : `${formatOf(id)} message`)
+  const pairing = toolPairing(live)
   const findings: Finding[] = []
   for (const u of pairing.unanswered) {
     findings.push(makeFinding('unanswered_tool_call', audit.sessionId, {
       messageIds: [u.messageId],
       ...appendOf(audit, u.messageId),
-      explanation: `tool call ${u.toolCallId} of assistant message ${u.messageId} has no result in the live view`,
-      evidence: { toolCallId: u.toolCallId },
+      explanation: `tool call ${u.toolCallId} of ${speaker(u.messageId, 'assistant message')} ${u.messageId} has no result in the live view`,
+      evidence: { toolCallId: u.toolCallId, format: formatOf(u.messageId) },
     }))
   }
   for (const o of pairing.orphans) {
     findings.push(makeFinding('orphan_tool_result', audit.sessionId, {
       messageIds: [o.messageId],
       ...appendOf(audit, o.messageId),
-      explanation: `tool result ${o.messageId} answers ${o.toolCallId}, which no earlier live assistant message calls`,
-      evidence: { toolCallId: o.toolCallId },
+      explanation: `tool result ${o.messageId}${formatOf(o.messageId) === DEFAULT_MESSAGE_FORMAT ? '' : ` (${formatOf(o.messageId)})`} answers ${o.toolCallId}, which no earlier live ${formatOf(o.messageId) === DEFAULT_MESSAGE_FORMAT ? 'assistant message' : 'message'} calls`,
+      evidence: { toolCallId: o.toolCallId, format: formatOf(o.messageId) },
     }))
   }
   for (const d of pairing.duplicates) {
@@ -27,7 +35,7 @@ export function pairingFindings(audit: SessionAudit, state: SessionState): Findi
       messageIds: d.messageIds,
       ...appendsOf(audit, d.messageIds),
       explanation: `tool call ${d.toolCallId} has ${d.messageIds.length} live results`,
-      evidence: { toolCallId: d.toolCallId },
+      evidence: { toolCallId: d.toolCallId, format: formatOf(d.messageIds[0] ?? '') },
     }))
   }
   return findings
@@ -55,22 +63,27 @@ export function duplicateFindings(audit: SessionAudit, state: SessionState): Fin
   const findings: Finding[] = []
   for (const [hash, group] of groups) {
     if (group.length < 2) continue
-    const payload = (group[0] as MessageRecord).message.payload
+    const message = (group[0] as MessageRecord).message
     const ids = group.map((r) => r.id as string)
     findings.push(makeFinding('live_duplicate_copy', audit.sessionId, {
-      severity: duplicateSeverity(payload),
+      severity: duplicateSeverity(message),
       messageIds: ids,
       ...appendsOf(audit, ids),
-      explanation: `the same ${describePayload(payload)} is live ${group.length} times under different ids: a re-inserted transcript or a redelivery`,
-      evidence: { contentHash: hash, copies: group.length, role: payload.role },
+      explanation: `the same ${describePayload(message.payload, 48, message.format)} is live ${group.length} times under different ids: a re-inserted transcript or a redelivery`,
+      evidence: { contentHash: hash, copies: group.length, role: previewOf(message).role, format: message.format },
     }))
   }
   return findings
 }
 
 /** A copy of a tool call, a tool result or a system prompt cannot be a legitimate repeat. */
-function duplicateSeverity(payload: ChatMessage): Severity {
-  return toolCallIds(payload).length > 0 || toolResultId(payload) !== undefined || payload.role === 'system' ? 'error' : 'warning'
+function duplicateSeverity(message: Message): Severity {
+  const format = readingFormat(message.format)
+  try {
+    return format.toolCalls(message.payload).length > 0 || format.toolResults(message.payload).length > 0 || previewOf(message).role === 'system' ? 'error' : 'warning'
+  } catch {
+    return 'warning'
+  }
 }
 
 /**
@@ -96,8 +109,8 @@ export function turnFindings(audit: SessionAudit, state: SessionState): Finding[
     const r = state.messages.get(id)
     if (!r) continue
     if (audit.summaries.has(id)) close()
-    else if (r.message.payload.role === 'user') run.push(id)
-    else if (r.message.payload.role === 'assistant') close()
+    else if (previewOf(r.message).role === 'user') run.push(id)
+    else if (previewOf(r.message).role === 'assistant') close()
   }
   close()
   return findings
@@ -115,7 +128,7 @@ export function partialFindings(audit: SessionAudit, state: SessionState): Findi
       messageIds: [id],
       seqs: latest === undefined ? [] : [latest.seq],
       eventIds: event ? [event.eventId] : [],
-      explanation: `${describePayload(r.message.payload)} (message ${id}) is still partial: its stream was never finalized`,
+      explanation: `${describePayload(r.message.payload, 48, r.message.format)} (message ${id}) is still partial: its stream was never finalized`,
       evidence: { lastWrittenAt: event?.recordedAt ?? null, revision: r.revisions.length - 1 },
     }))
   }

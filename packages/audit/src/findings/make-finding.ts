@@ -1,4 +1,4 @@
-import type { ChatMessage, SessionState, StoredEvent } from '@turnlog/core'
+import { DEFAULT_MESSAGE_FORMAT, readingFormat, type ChatMessage, type MessagePreview, type SessionState, type StoredEvent } from '@turnlog/core'
 import { FINDING_KINDS, type Finding, type FindingKind, type Severity } from '../audit-report.js'
 
 /** What one session's checks share: its events (read once), their fold and lookups. */
@@ -67,7 +67,12 @@ export function oneLine(text: string): string {
  * A short, safe quote of a message for an explanation: role and the start of its text, with control
  * characters, NUL and lone surrogates escaped (JSON string escaping), at most `max` characters.
  */
-export function describePayload(payload: ChatMessage | Readonly<Record<string, unknown>>, max = 48): string {
+export function describePayload(payload: ChatMessage | Readonly<Record<string, unknown>>, max = 48, format?: string): string {
+  if (format !== undefined && format !== DEFAULT_MESSAGE_FORMAT) {
+    const preview = previewOf({ payload, format })
+    const text = preview.text.length > max ? `${preview.text.slice(0, max)}…` : preview.text
+    return `${format} ${preview.kind === preview.role ? preview.role : `${preview.role} ${preview.kind}`} ${quote(text)}`
+  }
   const role = typeof payload['role'] === 'string' ? payload['role'] : '?'
   const content = payload['content']
   let text: string
@@ -85,6 +90,18 @@ export function describePayload(payload: ChatMessage | Readonly<Record<string, u
   const answered = typeof payload['tool_call_id'] === 'string' ? ` for ${payload['tool_call_id']}` : typeof payload['call_id'] === 'string' ? ` for ${payload['call_id']}` : ''
   const cut = text.length > max ? `${text.slice(0, max)}…` : text
   return `${role}${answered} ${quote(cut)}${calls}`
+}
+
+/**
+ * What a message's format shows of it (role, kind, text); a format whose preview throws (an
+ * application's own) shows `?`, so one bad format never stops an audit.
+ */
+export function previewOf(message: { readonly payload: unknown; readonly format?: string }): MessagePreview {
+  try {
+    return readingFormat(message.format).preview(message.payload)
+  } catch {
+    return { role: '?', kind: '?', text: '' }
+  }
 }
 
 /** JSON string escaping plus U+2028/2029, so a quote never breaks a line or a terminal. */

@@ -1,6 +1,6 @@
 import { TurnlogError, contentHash, parseMessageId, type ChatMessage, type MessageRecord, type SessionState } from '@turnlog/core'
 import type { Finding } from '../audit-report.js'
-import { appendOf, describePayload, makeFinding, type SessionAudit } from './make-finding.js'
+import { appendOf, describePayload, makeFinding, previewOf, type SessionAudit } from './make-finding.js'
 import { outOfOrder } from './out-of-order.js'
 
 /** One message of an external transcript, normalised. */
@@ -138,12 +138,12 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
     if (covered?.some((c) => matched.has(c))) continue
     const r = state.messages.get(id)
     if (!r) continue
-    const role = r.message.payload.role
+    const role = previewOf(r.message).role
     findings.push(makeFinding('unexpected_message', audit.sessionId, {
       severity: role === 'system' || role === 'developer' ? 'info' : 'error',
       messageIds: [id],
       ...appendOf(audit, id),
-      explanation: `live message ${id} (${describePayload(r.message.payload)}) is not in the transcript`,
+      explanation: `live message ${id} (${describePayload(r.message.payload, 48, r.message.format)}) is not in the transcript`,
       evidence: { livePosition: liveIndex.get(id) ?? null, role },
     }))
   }

@@ -3,7 +3,7 @@ import type { ReplayView } from '../command-choices.js'
 import type { CommandContext } from '../command-context.js'
 import { describeEvent } from '../describe-event.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
-import { columns, previewPayload, shortId } from '../format-text.js'
+import { columns, previewPayload, roleOf, shortId } from '../format-text.js'
 import { resolveSessionId } from '../resolve-session-id.js'
 
 
@@ -48,7 +48,7 @@ export async function runReplay(ctx: CommandContext, session: string, options: R
     ctx.print(
       { sessionId, version: loaded.version, view: 'live', messages: loaded.messages.map(messageJson), pairing: loaded.pairing },
       () => {
-        const rows = loaded.messages.map((m, i) => [String(i + 1).padStart(3), m.payload.role, shortId(m.id), m.status === 'partial' ? 'partial' : '', previewPayload(m.payload)])
+        const rows = loaded.messages.map((m, i) => [String(i + 1).padStart(3), roleOf(m), shortId(m.id), m.status === 'partial' ? 'partial' : '', previewPayload(m.payload, 72, m.format)])
         return [`session ${sessionId} at version ${loaded.version}: ${loaded.messages.length} live message(s)`, columns(rows), pairingText(loaded.pairing)].join('\n')
       },
     )
@@ -78,7 +78,7 @@ export async function runReplay(ctx: CommandContext, session: string, options: R
     () => {
       const rows: { seq: number; cells: string[] }[] = entries.map((e) => ({
         seq: e.seq,
-        cells: [`seq ${String(e.seq).padStart(3)}`, e.message.payload.role, shortId(e.message.id), `rev${e.revision}`, e.status, previewPayload(e.message.payload, 60)],
+        cells: [`seq ${String(e.seq).padStart(3)}`, roleOf(e.message), shortId(e.message.id), `rev${e.revision}`, e.status, previewPayload(e.message.payload, 60, e.message.format)],
       }))
       for (const e of other) rows.push({ seq: e.seq, cells: [`seq ${String(e.seq).padStart(3)}`, '·', '', '', '', describeEvent(e)] })
       rows.sort((a, b) => a.seq - b.seq)

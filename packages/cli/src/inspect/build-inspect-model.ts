@@ -3,7 +3,7 @@ import {
   foldSession,
   liveMessages,
   parseSessionId,
-  toolCallIds,
+  readingFormat,
   toolPairing,
   transcriptOf,
   type ChatMessage,
@@ -22,7 +22,10 @@ export interface InspectMessageItem {
   readonly kind: 'message'
   readonly seq: number
   readonly id: string
+  /** The speaker: the chat `role`, or what the message's format's preview names. */
   readonly role: string
+  /** The message's format (`openai-chat`, `json`, …). */
+  readonly format: string
   readonly revision: number
   readonly status: TranscriptStatus | 'pending'
   readonly createdAt: string
@@ -157,12 +160,13 @@ export async function buildInspectModel(store: PostgresStore, session: string): 
     const data = raw !== undefined && (raw.type === 'message_appended' || raw.type === 'message_revised') ? raw.data : undefined
     const record = state.messages.get(entry.message.id)
     const payload = entry.message.payload
-    const answered = payload.role === 'tool' ? (payload.tool_call_id ?? payload.call_id) : undefined
+    const { role, calls, answers } = readMessage(entry.message)
     return {
       kind: 'message',
       seq: entry.seq,
       id: entry.message.id,
-      role: payload.role,
+      role,
+      format: entry.message.format,
       revision: entry.revision,
       status: record?.state === 'pending' ? 'pending' : entry.status,
       createdAt: entry.message.createdAt,
@@ -171,7 +175,7 @@ export async function buildInspectModel(store: PostgresStore, session: string): 
       changedBy: entry.changedBy,
       summaryOf: summaryOf.get(entry.message.id) ?? null,
       partial: entry.message.status === 'partial',
-      toolCalls: answered !== undefined ? [answered] : toolCallIds(payload),
+      toolCalls: answers.length > 0 ? answers : calls,
       payload,
     }
   })
@@ -226,5 +230,16 @@ export async function buildInspectModel(store: PostgresStore, session: string): 
     conflicts: await store.conflicts(sessionId),
     findings: report.findings,
     auditCounts: report.counts,
+  }
+}
+
+/** What the inspect page shows of a message, read by its format: speaker, calls it opens, calls it answers. */
+function readMessage(message: { readonly payload: unknown; readonly format: string }): { role: string; calls: string[]; answers: string[] } {
+  try {
+    const format = readingFormat(message.format)
+    return { role: format.preview(message.payload).role, calls: [...format.toolCalls(message.payload)], answers: [...format.toolResults(message.payload)] }
+  } catch {
+    // an application's own format that throws: shown without its pairing
+    return { role: '?', calls: [], answers: [] }
   }
 }

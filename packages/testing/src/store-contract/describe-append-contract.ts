@@ -57,8 +57,8 @@ export function describeAppendContract(ctx: ContractContext): void {
       const { messages } = await store.load(sid)
 
       // then
-      expect(messages[0]).toEqual({ id: m.id, payload: m.payload, createdAt: '2001-02-03T04:05:06.789Z', externalId: 'telegram:chat1:msg7' })
-      expect(messages[1]).toEqual({ id: p.id, payload: p.payload, createdAt: '1999-12-31T23:59:59.000Z', status: 'partial' })
+      expect(messages[0]).toEqual({ id: m.id, payload: m.payload, format: 'openai-chat', createdAt: '2001-02-03T04:05:06.789Z', externalId: 'telegram:chat1:msg7' })
+      expect(messages[1]).toEqual({ id: p.id, payload: p.payload, format: 'openai-chat', createdAt: '1999-12-31T23:59:59.000Z', status: 'partial' })
     })
 
     it('same id and same content is a duplicate: reported, nothing written, version unchanged', async () => {

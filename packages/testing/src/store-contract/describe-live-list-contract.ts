@@ -6,6 +6,7 @@ import {
   toMessage,
   toWire,
   type ChatMessage,
+  type WireMessage,
   type Message,
   type MessageId,
   type SessionStore,
@@ -37,11 +38,21 @@ async function storedView(store: SessionStore, sid: string): Promise<unknown[]> 
   return durableView((await store.load(sid)).messages)
 }
 
+/** A response message shaped as the `openai` SDK's `ChatCompletionMessage` (no index signature). */
+interface FakeReply {
+  role: 'assistant'
+  content: string | null
+  refusal: string | null
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[]
+}
+
 /**
- * A scripted stand-in for the OpenAI client of docs/integrating.md: the first reply of a turn calls a
- * tool, the reply after a tool result answers. Records every request's messages.
+ * A scripted stand-in for the OpenAI client of docs/integrating.md, typed like the SDK (requests take
+ * `ChatCompletionMessageParam[]`, which `WireMessage[]` is; replies are `ChatCompletionMessage`s): the
+ * first reply of a turn calls a tool, the reply after a tool result answers. Records every request's
+ * messages.
  */
-function fakeOpenAI(): { chat: { completions: { create(body: { model: string; messages: readonly ChatMessage[] }): Promise<{ choices: { message: ChatMessage }[] }> } }; requests: (readonly ChatMessage[])[] } {
+function fakeOpenAI(): { chat: { completions: { create(body: { model: string; messages: WireMessage[] }): Promise<{ choices: { message: FakeReply }[] }> } }; requests: (readonly ChatMessage[])[] } {
   const requests: (readonly ChatMessage[])[] = []
   let calls = 0
   return {
@@ -51,11 +62,11 @@ function fakeOpenAI(): { chat: { completions: { create(body: { model: string; me
         async create(body) {
           requests.push(body.messages)
           const last = body.messages[body.messages.length - 1]
-          if (last?.role === 'tool') return { choices: [{ message: { role: 'assistant', content: 'It is the acme readme.' } }] }
+          if (last?.role === 'tool') return { choices: [{ message: { role: 'assistant', content: 'It is the acme readme.', refusal: null } }] }
           calls++
           return {
             choices: [{
-              message: { role: 'assistant', content: '', tool_calls: [{ id: `call_${calls}`, type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }] },
+              message: { role: 'assistant', content: '', refusal: null, tool_calls: [{ id: `call_${calls}`, type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }] },
             }],
           }
         },
@@ -86,7 +97,7 @@ export function describeLiveListContract(ctx: ContractContext): void {
         try {
           for (;;) {
             await withRetry(() => store.flush(session, live))           // before the model call
-            const res = await openai.chat.completions.create({ model: 'gpt-4.1', messages: toWire(live, { repairPairing: true }) as never })
+            const res = await openai.chat.completions.create({ model: 'gpt-4.1', messages: toWire(live, { repairPairing: true }) })
             const reply = createMessage(res.choices[0]!.message)         // a new id, minted now
             live.push(reply)
             await withRetry(() => store.flush(session, live))           // after each model reply
@@ -109,7 +120,7 @@ export function describeLiveListContract(ctx: ContractContext): void {
         try {
           for (;;) {
             await withRetry(() => store.flush(session, live))
-            const res = await openai.chat.completions.create({ model: 'gpt-4.1', messages: toWire(live, { repairPairing: true }) as never })
+            const res = await openai.chat.completions.create({ model: 'gpt-4.1', messages: toWire(live, { repairPairing: true }) })
             const reply = createMessage(res.choices[0]!.message)
             live.push(reply)
             await withRetry(() => store.flush(session, live))
