@@ -48,6 +48,8 @@ export {
   type OpenAIChatWireUserPart,
 } from './formats/openai-chat-format.js'
 export { JSON_FORMAT, jsonFormat, type JsonPayload } from './formats/json-format.js'
+export { AI_SDK_UI_FORMAT, AiSdkUiMessageSchema, aiSdkUiFormat, type AiSdkUiMessage, type AiSdkUiPart, type AiSdkUiToolState } from './formats/ai-sdk-ui-format.js'
+export { AI_SDK_MODEL_FORMAT, AiSdkModelMessageSchema, aiSdkModelFormat, type AiSdkModelMessage, type AiSdkModelPart } from './formats/ai-sdk-model-format.js'
 export {
   createMessage,
   isMessage,

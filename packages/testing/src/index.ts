@@ -37,6 +37,8 @@ export {
   weirdCharArb,
   weirdStringArb,
 } from './arbitraries.js'
+export { aiSdkUiPayloadArb, aiSdkUiPayloadArbWith } from './format-arbitraries/ai-sdk-ui-arbitrary.js'
+export { aiSdkModelPayloadArb, aiSdkModelPayloadArbWith } from './format-arbitraries/ai-sdk-model-arbitrary.js'
 export { describeStoreContract, type ContractContext, type OpenContractStore, type OpenedStore, type StoreContractOptions } from './store-contract.js'
 export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
 export { Ledger, type LedgerReport } from './ledger.js'

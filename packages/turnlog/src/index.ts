@@ -48,6 +48,8 @@ export {
   type Transcript, type TranscriptEntry, type TranscriptStatus, type TurnlogErrorOptions,
   type UnansweredToolCall, type WireMessage, type WriteOptions,
 } from '@turnlog/core'
+// the AI SDK message formats (`ai` v6): UIMessage and ModelMessage
+export { AI_SDK_MODEL_FORMAT, AI_SDK_UI_FORMAT, aiSdkModelFormat, AiSdkModelMessageSchema, aiSdkUiFormat, AiSdkUiMessageSchema, type AiSdkModelMessage, type AiSdkModelPart, type AiSdkUiMessage, type AiSdkUiPart, type AiSdkUiToolState } from '@turnlog/core'
 
 // @turnlog/postgres: `openStore`, `PostgresStore`, migrations and roles, retries, batch limits, subscriptions
 export {

@@ -1,6 +1,8 @@
 import { toFrozenJson } from '../json-value.js'
 import { guardInput } from '../parse-input.js'
 import { TurnlogError } from '../turnlog-error.js'
+import { aiSdkModelFormat } from './ai-sdk-model-format.js'
+import { aiSdkUiFormat } from './ai-sdk-ui-format.js'
 import { jsonFormat } from './json-format.js'
 import type { MessageFormat } from './message-format.js'
 import { OPENAI_CHAT_FORMAT, openAIChatFormat } from './openai-chat-format.js'
@@ -14,7 +16,12 @@ function erased<P>(format: MessageFormat<P>): MessageFormat<unknown> {
 }
 
 /** The formats every process knows. A new built-in format is one line here. */
-const BUILT_IN: readonly MessageFormat<unknown>[] = [erased(openAIChatFormat), erased(jsonFormat)]
+const BUILT_IN: readonly MessageFormat<unknown>[] = [
+  erased(openAIChatFormat),
+  erased(jsonFormat),
+  erased(aiSdkUiFormat),
+  erased(aiSdkModelFormat),
+]
 
 const formats = new Map<string, MessageFormat<unknown>>(BUILT_IN.map((f) => [f.name, f]))
 
