@@ -52,9 +52,10 @@ export function describeFormatRoundTrip(spec: FormatRoundTripSpec): void {
     it('append → load → toWire round-trips generated payloads exactly, with the format kept', async () => {
       await fc.assert(
         fc.asyncProperty(fc.array(spec.payloadArb, { minLength: 1, maxLength: 4 }), async (payloads) => {
-          const messages = payloads.map((p) => createMessage(p, { format: spec.format }))
+          const messages: Message<unknown>[] = payloads.map((p) => createMessage(p, { format: spec.format }))
           const sid = await store.createSession()
-          await store.append(sid, messages)
+          // the store's append is typed for chat messages; it accepts any registered format at run time
+          await store.append(sid, messages as Message[])
           const loaded = (await store.load(sid)).messages as Message<unknown>[]
           expect(loaded.map((m) => m.format)).toEqual(messages.map(() => spec.format))
           expect(JSON.stringify(toWire(loaded))).toBe(JSON.stringify(payloads))
@@ -69,17 +70,17 @@ export function describeFormatRoundTrip(spec: FormatRoundTripSpec): void {
         [spec.unanswered, 'unanswered_tool_call'],
         [spec.orphan, spec.orphan.kind],
       ] as const) {
-        const messages = sequence.payloads.map((p) => createMessage(p, { format: spec.format }))
+        const messages: Message<unknown>[] = sequence.payloads.map((p) => createMessage(p, { format: spec.format }))
         const sid = await store.createSession()
-        await store.append(sid, messages)
+        await store.append(sid, messages as Message[])
         const report = await audit(store, sid)
         const found = report.findings.filter((f) => f.kind === 'unanswered_tool_call' || f.kind === 'orphan_tool_result' || f.kind === 'duplicate_tool_result')
         expect(found).toEqual([expect.objectContaining({ kind, sessionId: sid, evidence: { toolCallId: sequence.toolCallId, format: spec.format } })])
         expect(found[0]?.messageIds).toContain(messages[sequence.at]?.id)
         // the repaired copy, stored as a new session, audits clean of pairing findings
-        const repaired = (toWire((await store.load(sid)).messages as Message<unknown>[], { repairPairing: true }) as object[]).map((p) => createMessage(p, { format: spec.format }))
+        const repaired: Message<unknown>[] = (toWire((await store.load(sid)).messages as Message<unknown>[], { repairPairing: true }) as object[]).map((p) => createMessage(p, { format: spec.format }))
         const clean = await store.createSession()
-        await store.append(clean, repaired)
+        await store.append(clean, repaired as Message[])
         const after = await audit(store, clean)
         expect(after.findings.filter((f) => f.kind.endsWith('tool_call') || f.kind.endsWith('tool_result'))).toEqual([])
       }
