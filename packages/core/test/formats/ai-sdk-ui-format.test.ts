@@ -1,7 +1,7 @@
 /** The `ai-sdk-ui` format: schema, pairing by part state, the in-place repair, the wire view, previews, and the SDK's own validation. */
 import { describe, expect, it } from '@jest/globals'
-import { aiSdkUiFormat, createMessage, parseFormatPayload, toolPairing, toWire, INTERRUPTED_TOOL_RESULT, type AiSdkUiMessage, type Message } from '@turnlog/core'
-import { validateUIMessages, type UIMessage } from 'ai'
+import { aiSdkUiFormat, createMessage, messageIdFromExternal, parseFormatPayload, toolPairing, toWire, INTERRUPTED_TOOL_RESULT, type AiSdkUiMessage, type Message } from '@turnlog/core'
+import { convertToModelMessages, validateUIMessages, type UIMessage } from 'ai'
 import * as fx from './ai-sdk-ui-fixtures.js'
 
 /** A UI message typed as the SDK's own `UIMessage` (the payload type is the caller's; the format validates it at run time). */
@@ -84,6 +84,10 @@ describe('ai-sdk-ui', () => {
     expect(wire[3]?.parts[1]).toEqual(expect.objectContaining({ type: 'dynamic-tool', toolName: 'mcp_fetch', state: 'output-error' }))
     expect(messages[1]?.payload).toEqual(fx.assistantUnanswered)
     await expect(validateUIMessages({ messages: wire })).resolves.toHaveLength(4)
+    // the SDK turns each rewritten part into an error-text tool result: its model messages pair
+    const modelMessages = await convertToModelMessages(wire)
+    expect(toolPairing(modelMessages.map((payload) => createMessage(payload, { format: 'ai-sdk-model' }))).ok).toBe(true)
+    expect(JSON.stringify(modelMessages)).toContain(JSON.stringify({ type: 'error-text', value: INTERRUPTED_TOOL_RESULT }))
   })
 
   it('a second result for one call (the same tool part in a later message) is dropped from the wire copy, the rest of that message kept', () => {
@@ -104,6 +108,16 @@ describe('ai-sdk-ui', () => {
     expect(parseFormatPayload(bare, 'ai-sdk-ui')).toEqual(bare)
     await expect(validateUIMessages({ messages: [result, bare] as unknown as UIMessage[] })).resolves.toHaveLength(2)
     expect(aiSdkUiFormat.interruptedResults([], 'x')).toEqual([])
+  })
+
+  it("the UIMessage id is the client's: kept verbatim, never turnlog's id; externalId + scope derive a stable id from it", () => {
+    const minted = ui(fx.userText)
+    expect(minted.id).not.toBe(fx.userText.id)
+    expect(minted.payload.id).toBe(fx.userText.id)
+    const derived = createMessage<UIMessage>(fx.userText, { format: 'ai-sdk-ui', externalId: fx.userText.id, scope: 'ai-sdk:chat-1' })
+    expect(derived.id).toBe(messageIdFromExternal(fx.userText.id, 'ai-sdk:chat-1'))
+    expect(createMessage<UIMessage>(fx.userText, { format: 'ai-sdk-ui', externalId: fx.userText.id, scope: 'ai-sdk:chat-1' }).id).toBe(derived.id)
+    expect(derived.payload).toEqual(fx.userText)
   })
 
   it('preview: role, kind and the text of the parts', () => {
