@@ -6,7 +6,7 @@ const result = (toolCallId: string): object => ({ type: 'tool-result', toolCallI
 describeFormatRoundTrip({
   format: 'ai-sdk-model',
   payloadArb: aiSdkModelPayloadArb,
-  runs: Number(process.env['TURNLOG_FORMAT_PROP_RUNS'] ?? 40),
+  runs: Number(process.env['TURNLOG_FORMAT_PROP_RUNS'] ?? 100),
   unanswered: {
     payloads: [
       { role: 'user', content: 'weather in Lyon?' },

@@ -9,7 +9,7 @@ const call = (state: 'input-available' | 'output-available', id: string): object
 describeFormatRoundTrip({
   format: 'ai-sdk-ui',
   payloadArb: aiSdkUiPayloadArb,
-  runs: Number(process.env['TURNLOG_FORMAT_PROP_RUNS'] ?? 40),
+  runs: Number(process.env['TURNLOG_FORMAT_PROP_RUNS'] ?? 100),
   unanswered: {
     payloads: [
       { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'weather?\u0000' }] },

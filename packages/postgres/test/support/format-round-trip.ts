@@ -65,7 +65,7 @@ export function describeFormatRoundTrip(spec: FormatRoundTripSpec): void {
       )
     }, 300_000)
 
-    it('the audit finds the unanswered call and the orphan result, naming the format; the repaired wire copy has neither', async () => {
+    it('the audit finds the unanswered call and the orphan result (a second result where the format has no orphans), naming the format; the repaired wire copy has neither', async () => {
       for (const [sequence, kind] of [
         [spec.unanswered, 'unanswered_tool_call'],
         [spec.orphan, spec.orphan.kind],
