@@ -148,8 +148,8 @@ export const MUTANTS = [
     id: 'to-wire-keeps-orphans',
     invariant: 'wire view: repairPairing drops orphan and duplicate tool results',
     file: `${CORE}/to-wire.ts`,
-    search: '} else if (results.every((id) => dropped.has(id))) {',
-    replace: '} else if (results.every((id) => dropped.has(id)) && false) {',
+    search: 'dropped !== undefined && results.every((id) => dropped.has(id))',
+    replace: 'dropped !== undefined && false',
     tests: [`${CORE_TEST}/to-wire.test.ts`],
   },
   {

@@ -49,6 +49,8 @@ export { JSON_FORMAT, jsonFormat, type JsonPayload } from './formats/json-format
 export { OPENAI_RESPONSES_FORMAT, openAIResponsesFormat, type OpenAIResponsesItem } from './formats/openai-responses-format.js'
 export { OPENAI_AGENTS_FORMAT, openAIAgentsFormat, type OpenAIAgentsItem } from './formats/openai-agents-format.js'
 export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicFormat, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from './formats/anthropic-format.js'
+export { AI_SDK_UI_FORMAT, AiSdkUiMessageSchema, aiSdkUiFormat, type AiSdkUiMessage, type AiSdkUiPart, type AiSdkUiToolState } from './formats/ai-sdk-ui-format.js'
+export { AI_SDK_MODEL_FORMAT, AiSdkModelMessageSchema, aiSdkModelFormat, type AiSdkModelMessage, type AiSdkModelPart } from './formats/ai-sdk-model-format.js'
 export {
   createMessage,
   isMessage,

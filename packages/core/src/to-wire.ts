@@ -65,7 +65,15 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
     else drop.set(messageId, new Set([toolCallId]))
   }
   for (const o of pairing.orphans) dropResult(o.messageId, o.toolCallId)
-  for (const d of pairing.duplicates) for (const id of d.messageIds.slice(1)) dropResult(id, d.toolCallId)
+  // messages that carry a second result for one call themselves (a format with several results per message)
+  const repeating = new Set<string>()
+  for (const d of pairing.duplicates) {
+    const [first, ...later] = d.messageIds
+    for (const id of later) {
+      if (id === first) repeating.add(id)
+      else dropResult(id, d.toolCallId)
+    }
+  }
   const unansweredByMessage = new Map<string, string[]>()
   for (const u of pairing.unanswered) {
     const list = unansweredByMessage.get(u.messageId)
@@ -84,22 +92,26 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
     const format = readingFormat(m.format)
     const results = format.toolResults(m.payload)
     const dropped = drop.get(m.id)
+    let payload = m.payload
     let wired: unknown
-    if (dropped === undefined) wired = format.toWire(m.payload)
-    else if (format.wireWithoutResults !== undefined) {
-      // the format removes the dropped results itself; nothing left: not sent
-      wired = format.wireWithoutResults(m.payload, dropped)
+    if ((dropped !== undefined || repeating.has(m.id)) && format.withoutResults !== undefined) {
+      // a format that can drop single results sends the rest of the message (nothing left: not sent)
+      wired = format.withoutResults(m.payload, dropped ?? new Set())
       if (wired === undefined) continue
-    } else if (results.every((id) => dropped.has(id))) {
+    } else if (dropped !== undefined && results.every((id) => dropped.has(id))) {
       // a message whose every result is dropped (an orphan, a second result) is not sent
       continue
-    } else {
-      wired = format.toWire(m.payload)
     }
     // synthetic results go right after the calling message's block of tool results (the results kept)
     if (dropped === undefined ? results.length === 0 : results.every((id) => dropped.has(id))) flushPending()
-    out.push(wired)
     const missing = unansweredByMessage.get(m.id)
+    if (missing && format.answerInPlace !== undefined) {
+      // a format whose messages carry their own results answers the calls in the message itself
+      if (wired !== undefined) payload = wired
+      out.push(format.answerInPlace(payload, missing, content))
+      continue
+    }
+    out.push(wired ?? format.toWire(payload))
     if (missing) pending.push({ format: m.format, ids: missing, call: m.payload })
   }
   flushPending()

@@ -40,6 +40,8 @@ export {
 export { openAIResponsesCallArb, openAIResponsesItemArb } from './format-arbitraries/openai-responses-arbitrary.js'
 export { openAIAgentsCallArb, openAIAgentsItemArb } from './format-arbitraries/openai-agents-arbitrary.js'
 export { anthropicAnsweringArb, anthropicCallingArb, anthropicPayloadArb, anthropicToolResultBlockArb, anthropicToolUseBlockArb, anthropicToolUseIdArb } from './format-arbitraries/anthropic-arbitrary.js'
+export { aiSdkUiPayloadArb, aiSdkUiPayloadArbWith } from './format-arbitraries/ai-sdk-ui-arbitrary.js'
+export { aiSdkModelPayloadArb, aiSdkModelPayloadArbWith } from './format-arbitraries/ai-sdk-model-arbitrary.js'
 export { describeStoreContract, type ContractContext, type OpenContractStore, type OpenedStore, type StoreContractOptions } from './store-contract.js'
 export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
 export { Ledger, type LedgerReport } from './ledger.js'

@@ -54,6 +54,8 @@ export {
 } from '@turnlog/core'
 export { OPENAI_AGENTS_FORMAT, openAIAgentsFormat, OPENAI_RESPONSES_FORMAT, openAIResponsesFormat, type OpenAIAgentsItem, type OpenAIResponsesItem } from '@turnlog/core'
 export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicFormat, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from '@turnlog/core'
+// the AI SDK message formats (`ai` v6): UIMessage and ModelMessage
+export { AI_SDK_MODEL_FORMAT, AI_SDK_UI_FORMAT, aiSdkModelFormat, AiSdkModelMessageSchema, aiSdkUiFormat, AiSdkUiMessageSchema, type AiSdkModelMessage, type AiSdkModelPart, type AiSdkUiMessage, type AiSdkUiPart, type AiSdkUiToolState } from '@turnlog/core'
 
 // @turnlog/postgres: `openStore`, `PostgresStore`, migrations and roles, retries, batch limits, subscriptions
 export {

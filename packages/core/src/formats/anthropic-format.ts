@@ -243,7 +243,7 @@ export const anthropicFormat: AnthropicFormat = {
   interruptedResults: (ids, content) =>
     ids.length === 0 ? [] : [{ role: 'user', content: ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content, is_error: true })) }],
   toWire: (payload) => cloneJson(payload as unknown as JsonValue),
-  wireWithoutResults(payload, toolCallIds) {
+  withoutResults(payload, toolCallIds) {
     const copy = cloneJson(payload as unknown as JsonValue) as { content: AnthropicContentBlock[] | string }
     if (typeof copy.content === 'string') return copy
     copy.content = copy.content.filter((b) => !(b.type === 'tool_result' && toolCallIds.has(b['tool_use_id'] as string)))

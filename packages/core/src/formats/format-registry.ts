@@ -2,6 +2,8 @@ import { toFrozenJson } from '../json-value.js'
 import { guardInput } from '../parse-input.js'
 import { TurnlogError } from '../turnlog-error.js'
 import { anthropicFormat } from './anthropic-format.js'
+import { aiSdkModelFormat } from './ai-sdk-model-format.js'
+import { aiSdkUiFormat } from './ai-sdk-ui-format.js'
 import { jsonFormat } from './json-format.js'
 import type { MessageFormat } from './message-format.js'
 import { openAIAgentsFormat } from './openai-agents-format.js'
@@ -23,6 +25,8 @@ const BUILT_IN: readonly MessageFormat<unknown>[] = [
   erased(openAIResponsesFormat),
   erased(openAIAgentsFormat),
   erased(anthropicFormat),
+  erased(aiSdkUiFormat),
+  erased(aiSdkModelFormat),
 ]
 
 const formats = new Map<string, MessageFormat<unknown>>(BUILT_IN.map((f) => [f.name, f]))
@@ -46,8 +50,10 @@ function register<P>(format: MessageFormat<P>): void {
   for (const key of ['toolCalls', 'toolResults', 'interruptedResults', 'toWire', 'preview'] as const) {
     if (typeof format[key] !== 'function') throw new TurnlogError('INVALID_INPUT', `format ${format.name} needs a ${key} function`, { details: { field: `format.${key}` } })
   }
-  if (format.wireWithoutResults !== undefined && typeof format.wireWithoutResults !== 'function') {
-    throw new TurnlogError('INVALID_INPUT', `format ${format.name}: wireWithoutResults must be a function when given`, { details: { field: 'format.wireWithoutResults' } })
+  for (const key of ['withoutResults', 'answerInPlace'] as const) {
+    if (format[key] !== undefined && typeof format[key] !== 'function') {
+      throw new TurnlogError('INVALID_INPUT', `format ${format.name}: ${key} must be a function when given`, { details: { field: `format.${key}` } })
+    }
   }
   if (typeof format.schema !== 'object' || format.schema === null || typeof format.schema.safeParse !== 'function') {
     throw new TurnlogError('INVALID_INPUT', `format ${format.name} needs a zod schema`, { details: { field: 'format.schema' } })

@@ -36,22 +36,32 @@ export interface MessageFormat<P = unknown> {
   /**
    * The payloads `toWire(…, { repairPairing: true })` inserts after an unanswered call's block of
    * results: this format's own "interrupted" result for each id (`content` is the text to use).
-   * `call` is the payload that opened these calls, for a format whose result shape depends on the
-   * kind of call (a Responses `custom_tool_call` is answered by a `custom_tool_call_output`).
+   * `call` is the payload that opened the calls (for a format whose result repeats something of the
+   * call, such as the tool name).
    */
   interruptedResults(toolCallIds: readonly string[], content: string, call?: P): readonly P[]
+  /**
+   * For a format whose messages carry their own results (a tool part whose state says it is answered):
+   * the wire copy of `payload` with its calls `toolCallIds` answered in place by this format's own
+   * "interrupted" result. When present, `toWire(…, { repairPairing: true })` rewrites the calling
+   * message with it instead of inserting {@link MessageFormat.interruptedResults} after it. Returns a
+   * fresh copy; never mutates `payload`.
+   */
+  answerInPlace?(payload: P, toolCallIds: readonly string[], content: string): unknown
+  /**
+   * For a format whose message can carry several results, or results beside other content (an
+   * Anthropic user turn): the wire copy of `payload` without its
+   * results for `toolCallIds` (orphans, results after the first for one call) and with only the first
+   * of several results it carries for one call, or `undefined` when nothing of it is left to send.
+   * Without it, `toWire(…, { repairPairing: true })` drops a message only when every result it carries
+   * is dropped and otherwise sends it whole.
+   */
+  withoutResults?(payload: P, toolCallIds: ReadonlySet<string>): unknown
   /**
    * What is sent to the provider for this payload: a fresh, mutable deep copy (no shared objects with
    * the stored payload). Usually the payload itself, copied.
    */
   toWire(payload: P): unknown
-  /**
-   * Optional, for a format whose message can carry several results, or results beside other content
-   * (an Anthropic user turn): the wire view of `payload` without its results for `toolCallIds` (the
-   * orphans and second results `repairPairing` drops), or `undefined` when nothing is left to send.
-   * Without it, a message is left out when every result it carries is dropped and sent whole otherwise.
-   */
-  wireWithoutResults?(payload: P, toolCallIds: ReadonlySet<string>): unknown
   /** Who, what kind and which text, for the CLI, the inspect page and the audit. */
   preview(payload: P): MessagePreview
 }
