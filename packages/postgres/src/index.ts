@@ -9,6 +9,7 @@ export { openStore, type OpenStoreConfig, type OpenStoreCommonConfig, type Conne
 export type { DataDirLockHolder } from './data-dir-lock.js'
 export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type GroupCommitSettings } from './postgres-store.js'
 export { migrateToLatest, type MigrateResult } from './migrate-to-latest.js'
+export type { TelemetryConfig, TelemetryTracer, TelemetryMeter } from './telemetry/telemetry-config.js'
 export { TURNLOG_ROLES, rolesSql, type RolesSqlOptions } from './roles-sql.js'
 export { withRetry, type RetryOptions } from './with-retry.js'
 export { DEFAULT_MAX_BATCH_BYTES, MAX_BATCH_BYTES_CEILING, splitByBatchBytes } from './batch-limits.js'

@@ -69,6 +69,10 @@ import type { DedicatedConnectionFactory } from './subscriptions/dedicated-conne
 import { oldestOpenTransaction, type OldestOpenTransactionOptions, type OpenTransactionInfo } from './subscriptions/oldest-open-transaction.js'
 import { subscribe, type SubscribeOptions, type SubscriptionConfig } from './subscriptions/subscribe.js'
 import type { Subscription, SubscriptionHandler } from './subscriptions/subscription.js'
+import { spanAttributes } from './telemetry/span-attributes.js'
+import { StoreTelemetry } from './telemetry/store-telemetry.js'
+import type { TelemetryConfig } from './telemetry/telemetry-config.js'
+import { traced, tracedIteration } from './telemetry/traced.js'
 
 /** Settings shared by every way of opening a store. */
 export interface PostgresStoreSettings {
@@ -90,6 +94,12 @@ export interface PostgresStoreSettings {
    * docs/performance.md.
    */
   readonly groupCommit?: boolean | GroupCommitSettings
+  /**
+   * OpenTelemetry spans and metrics of every store call (docs/operations.md, "Tracing and metrics").
+   * Default: the global providers of `@opentelemetry/api` (an optional peer) when it is installed and
+   * a provider is registered, otherwise nothing at all. `false`: none. `{ tracer, meter }`: these.
+   */
+  readonly telemetry?: false | TelemetryConfig
 }
 
 /** Limits of the append group commit; see {@link PostgresStoreSettings.groupCommit}. */
@@ -255,6 +265,7 @@ export class PostgresStore implements SessionStore {
   readonly #maxBytes: number
   readonly #maxBatchBytes: number
   readonly #group: GroupCommit<PreparedAppend, AppendResult> | null
+  readonly #telemetry: StoreTelemetry
   /** Set when the database has no `append_batches` (a schema older than 0005): appends go alone. */
   #groupUnavailable = false
   /** Set when named prepared statements do not survive between calls (a transaction-mode pooler). */
@@ -268,6 +279,8 @@ export class PostgresStore implements SessionStore {
     this.#maxBytes = init.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
     this.#maxBatchBytes = checkMaxBatchBytes(init.maxBatchBytes)
     this.#group = this.#groupCommit(init)
+    this.#telemetry = new StoreTelemetry(init.telemetry)
+    StoreTelemetry.attach(this, this.#telemetry)
   }
 
   #groupCommit(init: PostgresStoreInit): GroupCommit<PreparedAppend, AppendResult> | null {
@@ -288,6 +301,7 @@ export class PostgresStore implements SessionStore {
       runGroup: (items) => this.#appendGroup(items),
       runAlone: (item) => this.#appendAlone(item),
       rolledBack: statementRolledBack,
+      onGroup: (size) => this.#telemetry.groupSize(size),
     })
   }
 
@@ -473,6 +487,7 @@ export class PostgresStore implements SessionStore {
     return text
   }
 
+  @traced('createSession', spanAttributes.createSession)
   async createSession(options: CreateSessionOptions = {}): Promise<SessionId> {
     this.#assertOpen()
     options = checkOptions(options, 'createSession options')
@@ -499,6 +514,7 @@ export class PostgresStore implements SessionStore {
     })
   }
 
+  @traced('getSession', spanAttributes.getSession)
   async getSession(sessionId: string): Promise<SessionInfo> {
     this.#assertOpen()
     const id = parseSessionId(sessionId)
@@ -514,6 +530,7 @@ export class PostgresStore implements SessionStore {
     })
   }
 
+  @traced('sessions', spanAttributes.sessions)
   async sessions(options: ListSessionsOptions = {}): Promise<SessionPage> {
     this.#assertOpen()
     options = checkOptions(options, 'sessions options')
@@ -540,6 +557,7 @@ export class PostgresStore implements SessionStore {
     })
   }
 
+  @traced('append', spanAttributes.append)
   async append(sessionId: string, messages: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
     options = checkOptions(options, 'append options')
@@ -713,6 +731,7 @@ export class PostgresStore implements SessionStore {
     })
   }
 
+  @traced('flush', spanAttributes.append)
   async flush(sessionId: string, live: readonly Message[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#assertOpen()
     options = checkOptions(options, 'flush options')
@@ -739,6 +758,7 @@ export class PostgresStore implements SessionStore {
     }
   }
 
+  @traced('load', spanAttributes.load)
   async load(sessionId: string, options: LoadOptions = {}): Promise<LoadResult> {
     this.#assertOpen()
     options = checkOptions(options, 'load options')
@@ -776,6 +796,7 @@ export class PostgresStore implements SessionStore {
     })
   }
 
+  @tracedIteration('events')
   async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<StoredEvent> {
     this.#assertOpen()
     options = checkOptions(options, 'events options')
@@ -801,6 +822,7 @@ export class PostgresStore implements SessionStore {
     }
   }
 
+  @traced('state', spanAttributes.state)
   async state(sessionId: string, options: LoadOptions = {}): Promise<SessionState> {
     this.#assertOpen()
     options = checkOptions(options, 'state options')
@@ -821,6 +843,7 @@ export class PostgresStore implements SessionStore {
     return state.sessionId === null ? { ...state, sessionId: id } : state
   }
 
+  @traced('transcript', spanAttributes.transcript)
   async transcript(sessionId: string): Promise<Transcript> {
     const state = await this.state(sessionId)
     const id = parseSessionId(sessionId)
@@ -848,6 +871,7 @@ export class PostgresStore implements SessionStore {
     return rows.map((r) => ({ ...r, event_seq: Number(r.event_seq) }))
   }
 
+  @traced('rewind', spanAttributes.rewind)
   async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
     this.#assertOpen()
     options = checkOptions(options, 'rewind options')
@@ -880,6 +904,7 @@ export class PostgresStore implements SessionStore {
     })))
   }
 
+  @traced('compact', spanAttributes.compact)
   async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
     this.#assertOpen()
     const id = parseSessionId(sessionId)
@@ -985,6 +1010,7 @@ export class PostgresStore implements SessionStore {
     return { version: next, summary: summary.map((m) => m.id) }
   }
 
+  @traced('revise', spanAttributes.revise)
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
     this.#assertOpen()
     options = checkOptions(options, 'revise options')
@@ -1055,6 +1081,7 @@ export class PostgresStore implements SessionStore {
     return JSON.stringify(d)
   }
 
+  @traced('finalize', spanAttributes.revise)
   async finalize(sessionId: string, messageId: string, payload?: unknown, options: WriteOptions = {}): Promise<ReviseResult> {
     this.#assertOpen()
     options = checkOptions(options, 'finalize options')
@@ -1085,6 +1112,7 @@ export class PostgresStore implements SessionStore {
     return rows[0]?.payload ?? null
   }
 
+  @traced('fork', spanAttributes.fork)
   async fork(sessionId: string, options: ForkOptions): Promise<SessionId> {
     this.#assertOpen()
     const parent = parseSessionId(sessionId)
@@ -1182,6 +1210,7 @@ export class PostgresStore implements SessionStore {
    * larger); each batch holds its sessions' row locks for one transaction (~10–50 ms at 5,000 events).
    * A log the fold cannot read throws `CORRUPT_LOG` naming the session. See docs/performance.md.
    */
+  @traced('rebuild', spanAttributes.rebuild)
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     this.#assertOpen()
     options = checkOptions(options, 'rebuild options')
@@ -1367,6 +1396,7 @@ export class PostgresStore implements SessionStore {
     return null
   }
 
+  @traced('redact', spanAttributes.redact)
   async redact(sessionId: string, messageId: string, options: RedactOptions = {}): Promise<RedactResult> {
     this.#assertOpen()
     const id = parseSessionId(sessionId)
@@ -1434,6 +1464,7 @@ export class PostgresStore implements SessionStore {
     }
   }
 
+  @traced('conflicts', spanAttributes.conflicts)
   async conflicts(sessionId: string): Promise<readonly ConflictRecord[]> {
     this.#assertOpen()
     const id = parseSessionId(sessionId)
@@ -1494,6 +1525,7 @@ export class PostgresStore implements SessionStore {
    * The oldest open transaction that holds subscription readers back (it has a transaction id), or
    * null: its `ageMs` is how long events committed since it began may wait. Cluster-wide by default.
    */
+  @traced('oldestOpenTransaction')
   async oldestOpenTransaction(options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
     this.#assertOpen()
     options = checkOptions(options, 'oldestOpenTransaction options')
