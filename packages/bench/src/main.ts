@@ -5,7 +5,7 @@
  * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
- * single, load, flush, rebuild, rss, import, storage, pglite), --group-commit off|B,F (the store's
+ * single, load, flush, rebuild, rss, import, storage, pglite, telemetry), --group-commit off|B,F (the store's
  * group commit: off, or at most B batches per group and F statements in flight).
  * @packageDocumentation
  */
@@ -24,9 +24,10 @@ import { from as copyFrom } from 'pg-copy-streams'
 import type { EmmettResult, RebuildMemoryResult } from './child.js'
 import { byteaHex, copyRow } from './copy-text.js'
 import { percentile, pool, summarize, type Summary } from './stats.js'
+import { measureTelemetryOverhead } from './telemetry-overhead.js'
 import { generateSession, type GeneratedSession } from './workload.js'
 
-const WORKLOADS = ['append', 'emmett', 'single', 'retry', 'load', 'flush', 'rebuild', 'rss', 'import', 'storage', 'pglite'] as const
+const WORKLOADS = ['append', 'emmett', 'single', 'retry', 'load', 'flush', 'rebuild', 'rss', 'import', 'storage', 'pglite', 'telemetry'] as const
 
 interface Args {
   quick: boolean
@@ -196,6 +197,14 @@ async function rawCopyImport(p: pg.Pool, lines: readonly string[], table: string
     await c.query(`drop table ${table}_events; drop table ${table}_sessions`)
     return events / seconds
   })
+}
+
+/** Two rows: `load` with OpenTelemetry providers vs telemetry off, and the wrapper's cost alone. */
+async function recordTelemetryOverhead(connectionString: string, args: Args): Promise<void> {
+  const t = await measureTelemetryOverhead(connectionString, args.runs, args.quick)
+  const ns = (s: Summary): string => `${s.median.toFixed(0)} ns`
+  record({ workload: 'telemetry: load with OpenTelemetry providers (no-op exporter)', unit: 'µs/call', turnlog: t.loadProvider, baseline: t.loadOff, baselineName: 'telemetry: false (= no @opentelemetry/api)', goal: 'reported', goalRatio: null, higherIsBetter: false, notes: `${t.loadsPerRun} sequential loads of a 20-message session per run; with the api installed but no provider registered ${t.loadNoProvider.median.toFixed(1)} µs/call` })
+  record({ workload: 'telemetry: the wrapper alone, no provider registered', unit: 'ns/call', turnlog: t.wrapperNoProvider, baseline: t.wrapperOff, baselineName: 'telemetry: false', goal: '≈ 1×', goalRatio: null, higherIsBetter: false, notes: `${t.callsPerRun} awaited calls of a settled operation per run: no wrapper ${ns(t.wrapperNone)}, telemetry off ${ns(t.wrapperOff)}, no provider ${ns(t.wrapperNoProvider)}, providers with a no-op exporter ${ns(t.wrapperProvider)}` })
 }
 
 async function main(): Promise<void> {
@@ -505,6 +514,9 @@ async function main(): Promise<void> {
         if (last) last.met = ratio <= 1.6
       }
     }
+
+    // --- telemetry overhead (telemetry-overhead.ts) ---------------------------------------------
+    if (wants('telemetry')) await recordTelemetryOverhead(connectionString, args)
 
     // --- PGlite ---------------------------------------------------------------------------------
     if (wants('pglite')) {

@@ -138,7 +138,7 @@ describe.each(flavors)('%s', (flavor, open) => {
     // given
     const session = await store.createSession()
     await store.append(session, [user('a')])
-    const before = sumOf(await t.metric('turnlog.conflicts'))
+    const before = sumOf(await t.metric('turnlog.operation.conflicts'))
     t.exporter.reset()
     // when
     const error = await store.append(session, [user('b')], { expectedVersion: 0 }).catch((e: unknown) => e)
@@ -149,7 +149,7 @@ describe.each(flavors)('%s', (flavor, open) => {
     expect(span?.status.code).toBe(SpanStatusCode.ERROR)
     expect(span?.attributes['error.type']).toBe('VERSION_CONFLICT')
     expect(span?.events.map((e) => e.name)).toEqual(['exception'])
-    expect(sumOf(await t.metric('turnlog.conflicts')) - before).toBe(1)
+    expect(sumOf(await t.metric('turnlog.operation.conflicts')) - before).toBe(1)
   })
 
   it('store calls made inside a store call add no spans: load({ at }), transcript, finalize with a payload', async () => {

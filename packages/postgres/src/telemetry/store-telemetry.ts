@@ -215,7 +215,7 @@ function createInstruments(meter: Meter): Instruments {
     }),
     appended: meter.createCounter('turnlog.messages.appended', { description: 'Messages written by append and flush', unit: '{message}' }),
     duplicates: meter.createCounter('turnlog.messages.duplicates', { description: 'Messages append and flush found already stored', unit: '{message}' }),
-    conflicts: meter.createCounter('turnlog.conflicts', { description: 'Operations refused with VERSION_CONFLICT or MESSAGE_CONFLICT', unit: '{conflict}' }),
+    conflicts: meter.createCounter('turnlog.operation.conflicts', { description: 'Operations refused with VERSION_CONFLICT or MESSAGE_CONFLICT', unit: '{conflict}' }),
     groupSize: meter.createHistogram('turnlog.group_commit.size', {
       description: 'Appends (sessions) sent in one group-commit statement',
       unit: '{batch}',
