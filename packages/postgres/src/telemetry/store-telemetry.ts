@@ -81,17 +81,21 @@ export class StoreTelemetry {
   }
 
   /**
-   * As {@link span} for an iteration: the span covers it from the first `next()` to its end (or the
-   * consumer's `break`), and counts the items as `turnlog.events.count`.
+   * As {@link span} for an iteration (`events`): `source` itself when nothing listens or when called
+   * from inside another store call, otherwise an iteration of it in a span that covers it from the
+   * first `next()` to its end (or the consumer's `break`) and counts the items as `turnlog.events.count`.
    */
-  async *iterate<T>(operation: string, name: string, sessionId: unknown, source: AsyncGenerator<T>): AsyncGenerator<T> {
+  iterate<T>(operation: string, name: string, sessionId: unknown, source: AsyncGenerator<T>): AsyncGenerator<T> {
     const api = this.#api === undefined ? (this.#api = loadedOpenTelemetry()) : this.#api
-    const tracer = api ? this.#currentTracer(api) : null
-    const instruments = api ? this.#currentInstruments(api) : null
-    if (!api || (tracer === null && instruments === null) || inside.getStore() === true) {
-      yield* source
-      return
-    }
+    if (api === null || api === undefined) return source
+    const tracer = this.#currentTracer(api)
+    const instruments = this.#currentInstruments(api)
+    if ((tracer === null && instruments === null) || inside.getStore() === true) return source
+    return this.#tracedIteration(api, tracer, instruments, operation, name, sessionId, source)
+  }
+
+  async *#tracedIteration<T>(api: OpenTelemetryApi, tracer: Tracer | null, instruments: Instruments | null, operation: string, name: string, sessionId: unknown,
+    source: AsyncGenerator<T>): AsyncGenerator<T> {
     const started = performance.now()
     const { span, context } = this.#start(api, tracer, operation, name, sessionId)
     let count = 0

@@ -18,7 +18,8 @@ export function traced<This extends object, A extends unknown[], R>(operation: s
 
 /**
  * As {@link traced}, for a method that returns an async generator (`events`): the span covers the
- * iteration, and `turnlog.events.count` counts what it yielded.
+ * iteration, and `turnlog.events.count` counts what it yielded. Whether anything listens is decided
+ * when the method is called (a generator made inside another store call is that call's).
  */
 export function tracedIteration<This extends object, A extends unknown[], T>(operation: string) {
   const name = `turnlog.${operation}`
