@@ -5,7 +5,7 @@
  * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
- * single, load, flush, rebuild, rss, import, storage, pglite), --group-commit off|B,F (the store's
+ * single, load, flush, rebuild, rss, import, storage, pglite, telemetry), --group-commit off|B,F (the store's
  * group commit: off, or at most B batches per group and F statements in flight).
  * @packageDocumentation
  */
@@ -23,6 +23,7 @@ import { parseArgs, type WORKLOADS } from './parse-args.js'
 import { rawCopyImport } from './raw-copy-import.js'
 import { RAW_SCHEMA, rawTurnStatement } from './raw-turn-statement.js'
 import { record, rows } from './record.js'
+import { recordTelemetryOverhead } from './record-telemetry-overhead.js'
 import { runChild } from './run-child.js'
 import { sessionUuid } from './session-uuid.js'
 import { percentile, pool, summarize, type Summary } from './stats.js'
@@ -345,6 +346,9 @@ async function main(): Promise<void> {
         if (last) last.met = ratio <= 1.6
       }
     }
+
+    // --- telemetry overhead (telemetry-overhead.ts) ---------------------------------------------
+    if (wants('telemetry')) await recordTelemetryOverhead(connectionString, args)
 
     // --- PGlite ---------------------------------------------------------------------------------
     if (wants('pglite')) {

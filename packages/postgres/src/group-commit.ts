@@ -10,6 +10,7 @@ const GroupCommitOptionsSchema = z.object({
   rolledBack: fnSchema,
   weight: fnSchema.optional(),
   maxWeight: z.number().positive().optional(),
+  onGroup: fnSchema.optional(),
 })
 
 /**
@@ -109,6 +110,7 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
   }
 
   async #send(group: readonly Pending<T, R>[]): Promise<void> {
+    this.#options.onGroup?.(group.length)
     if (group.length === 1) {
       await this.#alone(group[0] as Pending<T, R>)
       return
@@ -159,6 +161,8 @@ export interface GroupCommitOptions<T, R> {
   readonly runAlone: (item: T) => Promise<R>
   /** True when the group statement's error proves that nothing of it was committed. */
   readonly rolledBack: (error: unknown) => boolean
+  /** Called with the number of batches of each statement (group or lone) as it is sent, e.g. for a metric. */
+  readonly onGroup?: (batches: number) => void
 }
 
 interface Pending<T, R> {

@@ -1,7 +1,8 @@
 /**
  * `@turnlog/postgres/internal`: building blocks the other turnlog packages (audit, cli, bench,
  * testing) share with the store, outside the public API: the SQLSTATE table and mapping, the group
- * commit queue, the known-message cache, the PGlite dialect, the safe-text checks. No stability
+ * commit queue, the known-message cache, the PGlite dialect, the safe-text checks, the telemetry
+ * wrapper (for the bench's overhead figure). No stability
  * promise: they change with the store. Applications import `turnlog` (or `@turnlog/postgres`).
  * @packageDocumentation
  */
@@ -14,3 +15,5 @@ export { KnownMessages } from './known-messages.js'
 export { checkSafeJson, checkSafeText } from './safe-text.js'
 export { acquireDataDirLock, processStartTime, DATA_DIR_LOCK_PREFIX, type DataDirLock, type DataDirLockHolder } from './data-dir-lock.js'
 export { checkDataDir, ensureDataDir } from './check-data-dir.js'
+export { StoreTelemetry } from './telemetry/store-telemetry.js'
+export { loadOpenTelemetry } from './telemetry/load-open-telemetry.js'

@@ -22,6 +22,13 @@ const common = {
   knownSessions: positiveInt.optional(),
   groupCommit: z.union([z.boolean(), plainObject.pipe(z.strictObject({ maxBatches: positiveInt.optional(), maxInFlight: positiveInt.optional() }))]).optional(),
   migrate: z.boolean().optional(),
+  telemetry: z.union([
+    z.literal(false),
+    plainObject.pipe(z.strictObject({
+      tracer: withMethods('an OpenTelemetry Tracer', 'startSpan').optional(),
+      meter: withMethods('an OpenTelemetry Meter', 'createHistogram', 'createCounter').optional(),
+    })),
+  ]).optional(),
 }
 
 // eslint-disable-next-line no-control-regex
@@ -72,7 +79,8 @@ const StoreInitSchema = z.looseObject({
  * (`embedded: true`, `kysely`, `connectionString`, or a `pool` instance, looked for in that order),
  * and every option it accepts with its documented type: `maxMessageBytes` and `knownSessions` positive
  * integers, `groupCommit` a boolean or `{ maxBatches?, maxInFlight? }` of positive integers, `migrate`
- * and `directConnection` booleans, `dataDir` and `connectionString` non-empty strings without NUL,
+ * and `directConnection` booleans, `telemetry` false or `{ tracer?, meter? }` (an OpenTelemetry
+ * Tracer and Meter), `dataDir` and `connectionString` non-empty strings without NUL,
  * `pool` settings a plain object (with `connectionString`) or a `pg.Pool` (alone), `kysely` a Kysely
  * instance. Throws `INVALID_INPUT` with `details.field` naming the field at fault. Returns a shallow
  * copy (the config's fields are read once; other fields are kept as given).

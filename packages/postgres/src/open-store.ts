@@ -7,6 +7,7 @@ import { mapDatabaseError } from './map-database-error.js'
 import { migrateToLatest } from './migrate-to-latest.js'
 import { parseOpenStoreConfig } from './open-store-config.js'
 import { PGliteDialect } from './pglite-dialect.js'
+import { loadOpenTelemetry } from './telemetry/load-open-telemetry.js'
 import { PostgresStore, type PostgresStoreSettings } from './postgres-store.js'
 import { dedicatedConnectionFromConfig, dedicatedConnectionFromPool, type DedicatedConnectionFactory } from './subscriptions/dedicated-connection.js'
 
@@ -142,6 +143,8 @@ export async function openStore(config: OpenStoreConfig): Promise<PostgresStore>
     await close().catch(() => {})
     throw mapDatabaseError(error)
   }
+  // the optional peer, imported once: a store's first call already knows whether anything listens
+  if (config.telemetry !== false) await loadOpenTelemetry()
   try {
     // the store checks its settings (groupCommit): a refusal must not leak the pool
     return new PostgresStore({
@@ -154,6 +157,7 @@ export async function openStore(config: OpenStoreConfig): Promise<PostgresStore>
       ...(config.maxBatchBytes === undefined ? {} : { maxBatchBytes: config.maxBatchBytes }),
       ...(config.knownSessions === undefined ? {} : { knownSessions: config.knownSessions }),
       ...(config.groupCommit === undefined ? {} : { groupCommit: config.groupCommit }),
+      ...(config.telemetry === undefined ? {} : { telemetry: config.telemetry }),
       ...(ownPool === undefined ? {} : { ownPool }),
     })
   } catch (error) {

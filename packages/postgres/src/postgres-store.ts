@@ -48,6 +48,9 @@ import { RebuildOperations } from './store/rebuild-operations.js'
 import { RedactOperations } from './store/redact-operations.js'
 import { SessionOperations } from './store/session-operations.js'
 import { StoreContext } from './store/store-context.js'
+import { spanAttributes } from './telemetry/span-attributes.js'
+import { StoreTelemetry } from './telemetry/store-telemetry.js'
+import { traced, tracedIteration } from './telemetry/traced.js'
 
 export type { GroupCommitSettings, PostgresStoreInit, PostgresStoreSettings } from './store/postgres-store-init.js'
 
@@ -83,6 +86,7 @@ export class PostgresStore implements SessionStore {
     this.#rebuilds = new RebuildOperations(ctx, this.#reads)
     this.#redaction = new RedactOperations(ctx)
     this.#admin = new AdminOperations(ctx)
+    StoreTelemetry.attach(this, ctx.telemetry)
   }
 
   /** The largest batch this store accepts (see {@link PostgresStoreSettings.maxBatchBytes}). */
@@ -114,58 +118,72 @@ export class PostgresStore implements SessionStore {
     return this.#ctx.close()
   }
 
+  @traced('createSession', spanAttributes.createSession)
   async createSession(options: CreateSessionOptions = {}): Promise<SessionId> {
     return this.#sessions.createSession(options)
   }
 
+  @traced('getSession', spanAttributes.getSession)
   async getSession(sessionId: string): Promise<SessionInfo> {
     return this.#reads.getSession(sessionId)
   }
 
+  @traced('sessions', spanAttributes.sessions)
   async sessions(options: ListSessionsOptions = {}): Promise<SessionPage> {
     return this.#reads.sessions(options)
   }
 
+  @traced('append', spanAttributes.append)
   async append(sessionId: string, messages: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     return this.#appends.append(sessionId, messages, options)
   }
 
+  @traced('flush', spanAttributes.append)
   async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     return this.#appends.flush(sessionId, live, options)
   }
 
+  @traced('load', spanAttributes.load)
   async load(sessionId: string, options: LoadOptions = {}): Promise<LoadResult> {
     return this.#reads.load(sessionId, options)
   }
 
+  @tracedIteration('events')
   events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<StoredEvent> {
     return this.#reads.events(sessionId, options)
   }
 
+  @traced('state', spanAttributes.state)
   async state(sessionId: string, options: LoadOptions = {}): Promise<SessionState> {
     return this.#reads.state(sessionId, options)
   }
 
+  @traced('transcript', spanAttributes.transcript)
   async transcript(sessionId: string): Promise<Transcript> {
     return this.#reads.transcript(sessionId)
   }
 
+  @traced('rewind', spanAttributes.rewind)
   async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
     return this.#history.rewind(sessionId, target, options)
   }
 
+  @traced('compact', spanAttributes.compact)
   async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
     return this.#compaction.compact(sessionId, input)
   }
 
+  @traced('revise', spanAttributes.revise)
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
     return this.#history.revise(sessionId, messageId, payload, options)
   }
 
+  @traced('finalize', spanAttributes.revise)
   async finalize(sessionId: string, messageId: string, payload?: unknown, options: WriteOptions = {}): Promise<ReviseResult> {
     return this.#history.finalize(sessionId, messageId, payload, options)
   }
 
+  @traced('fork', spanAttributes.fork)
   async fork(sessionId: string, options: ForkOptions): Promise<SessionId> {
     return this.#sessions.fork(sessionId, options)
   }
@@ -190,14 +208,17 @@ export class PostgresStore implements SessionStore {
    * larger); each batch holds its sessions' row locks for one transaction (~10–50 ms at 5,000 events).
    * A log the spec cannot read throws `CORRUPT_LOG` naming the session. See docs/performance.md.
    */
+  @traced('rebuild', spanAttributes.rebuild)
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     return this.#rebuilds.rebuild(options)
   }
 
+  @traced('redact', spanAttributes.redact)
   async redact(sessionId: string, messageId: string, options: RedactOptions = {}): Promise<RedactResult> {
     return this.#redaction.redact(sessionId, messageId, options)
   }
 
+  @traced('conflicts', spanAttributes.conflicts)
   async conflicts(sessionId: string): Promise<readonly ConflictRecord[]> {
     return this.#reads.conflicts(sessionId)
   }
@@ -219,6 +240,7 @@ export class PostgresStore implements SessionStore {
    * The oldest open transaction that holds subscription readers back (it has a transaction id), or
    * null: its `ageMs` is how long events committed since it began may wait. Cluster-wide by default.
    */
+  @traced('oldestOpenTransaction')
   async oldestOpenTransaction(options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
     return this.#admin.oldestOpenTransaction(options)
   }

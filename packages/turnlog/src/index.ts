@@ -72,7 +72,8 @@ export {
   type RebaseAfterRestoreResult, type RebaseResult, type RebaseTarget, type RetryOptions, type RolesSqlOptions,
   type SessionsTable, type SubscribedEvent, type SubscribeOptions, type SubscriptionAdminStore,
   type SubscriptionConfig, type SubscriptionFilter, type SubscriptionHandler, type SubscriptionInfo,
-  type SubscriptionLag, type SubscriptionState, type TurnlogDatabase,
+  type SubscriptionLag, type SubscriptionState, type TelemetryConfig, type TelemetryMeter, type TelemetryTracer,
+  type TurnlogDatabase,
 } from '@turnlog/postgres'
 
 // @turnlog/audit: `audit`, chain verification, export and import of event files, transcript import, reports

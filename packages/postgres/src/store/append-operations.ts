@@ -89,6 +89,7 @@ export class AppendOperations {
       runGroup: (items) => this.#appendGroup(items),
       runAlone: (item) => this.#appendAlone(item),
       rolledBack: statementRolledBack,
+      onGroup: (size) => this.#ctx.telemetry.groupSize(size),
     })
   }
 

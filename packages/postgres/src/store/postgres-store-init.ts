@@ -1,3 +1,4 @@
+import type { TelemetryConfig } from '../telemetry/telemetry-config.js'
 import type { Kysely } from 'kysely'
 import type { Pool } from 'pg'
 import type { KnownMessages } from '../known-messages.js'
@@ -23,6 +24,12 @@ export interface PostgresStoreSettings {
    * docs/performance.md.
    */
   readonly groupCommit?: boolean | GroupCommitSettings
+  /**
+   * OpenTelemetry spans and metrics of every store call (docs/operations.md, "Tracing and metrics").
+   * Default: the global providers of `@opentelemetry/api` (an optional peer) when it is installed and
+   * a provider is registered, otherwise nothing at all. `false`: none. `{ tracer, meter }`: these.
+   */
+  readonly telemetry?: false | TelemetryConfig
 }
 
 /** Limits of the append group commit; see {@link PostgresStoreSettings.groupCommit}. */

@@ -6,6 +6,7 @@ import { checkMaxBatchBytes } from '../batch-limits.js'
 import { KnownMessages } from '../known-messages.js'
 import { mapDatabaseError, sqlState } from '../map-database-error.js'
 import { parseStoreInit } from '../open-store-config.js'
+import { StoreTelemetry } from '../telemetry/store-telemetry.js'
 import type { SubscriptionHost } from '../subscriptions/open-consumer-session.js'
 import type { GroupCommitSettings, PostgresStoreInit } from './postgres-store-init.js'
 
@@ -47,6 +48,8 @@ export class StoreContext {
   readonly maxMessageBytes: number
   /** Largest accepted batch (see `PostgresStoreSettings.maxBatchBytes`). */
   readonly maxBatchBytes: number
+  /** Spans and metrics of this store's calls (`telemetry` setting; nothing when off or absent). */
+  readonly telemetry: StoreTelemetry
   readonly #init: PostgresStoreInit
   readonly #known: KnownMessages
   readonly #closers: (() => Promise<void>)[] = []
@@ -73,6 +76,7 @@ export class StoreContext {
     this.#known = init.known ?? new KnownMessages(init.knownSessions ?? 10_000)
     this.maxMessageBytes = init.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
     this.maxBatchBytes = checkMaxBatchBytes(init.maxBatchBytes)
+    this.telemetry = new StoreTelemetry(init.telemetry)
   }
 
   /**
