@@ -26,6 +26,10 @@ export interface InspectMessageItem {
   readonly role: string
   /** The message's format (`openai-chat`, `json`, …). */
   readonly format: string
+  /** What the message is, as its format's preview names it (`text`, `tool_calls`, `tool_result`, `reasoning`, …). */
+  readonly previewKind: string
+  /** The format's one-line preview text of the payload (not truncated). */
+  readonly previewText: string
   readonly revision: number
   readonly status: TranscriptStatus | 'pending'
   readonly createdAt: string
@@ -40,6 +44,10 @@ export interface InspectMessageItem {
   readonly partial: boolean
   /** Tool call ids this message makes (assistant) or answers (tool). */
   readonly toolCalls: readonly string[]
+  /** Tool call ids this message opens, as its format reads them. */
+  readonly opens: readonly string[]
+  /** Tool call ids this message answers, as its format reads them (a message may open and answer: `ai-sdk-ui`). */
+  readonly answers: readonly string[]
   readonly payload: ChatMessage
 }
 
@@ -160,13 +168,15 @@ export async function buildInspectModel(store: PostgresStore, session: string): 
     const data = raw !== undefined && (raw.type === 'message_appended' || raw.type === 'message_revised') ? raw.data : undefined
     const record = state.messages.get(entry.message.id)
     const payload = entry.message.payload
-    const { role, calls, answers } = readMessage(entry.message)
+    const { role, kind, text, calls, answers } = readMessage(entry.message)
     return {
       kind: 'message',
       seq: entry.seq,
       id: entry.message.id,
       role,
       format: entry.message.format,
+      previewKind: kind,
+      previewText: text,
       revision: entry.revision,
       status: record?.state === 'pending' ? 'pending' : entry.status,
       createdAt: entry.message.createdAt,
@@ -176,6 +186,8 @@ export async function buildInspectModel(store: PostgresStore, session: string): 
       summaryOf: summaryOf.get(entry.message.id) ?? null,
       partial: entry.message.status === 'partial',
       toolCalls: answers.length > 0 ? answers : calls,
+      opens: calls,
+      answers,
       payload,
     }
   })
@@ -237,21 +249,26 @@ export async function buildInspectModel(store: PostgresStore, session: string): 
   }
 }
 
-/** What the inspect page shows of a message, read by its format: speaker, calls it opens, calls it answers. */
+/** What the inspect page shows of a message, read by its format: speaker, kind, preview text, calls it opens, calls it answers. */
 function readMessage(message: { readonly payload: unknown; readonly format: string }): {
   role: string
+  kind: string
+  text: string
   calls: string[]
   answers: string[]
 } {
   try {
     const format = readingFormat(message.format)
+    const preview = format.preview(message.payload)
     return {
-      role: format.preview(message.payload).role,
+      role: preview.role,
+      kind: preview.kind,
+      text: preview.text,
       calls: [...format.toolCalls(message.payload)],
       answers: [...format.toolResults(message.payload)],
     }
   } catch {
     // an application's own format that throws: shown without its pairing
-    return { role: '?', calls: [], answers: [] }
+    return { role: '?', kind: '?', text: '', calls: [], answers: [] }
   }
 }

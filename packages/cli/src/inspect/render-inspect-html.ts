@@ -102,8 +102,10 @@ section.lineage,.problems-wrap{margin-top:14px;background:var(--card);border:1px
 .card.pairing-problem{box-shadow:0 0 0 2px var(--bad);opacity:1}
 .card.has-finding{outline:2px solid rgba(220,38,38,.35);outline-offset:1px}
 .head{display:flex;flex-wrap:wrap;align-items:center;gap:6px;font-size:12.5px}
-.role{font-weight:700;text-transform:uppercase;font-size:11px;letter-spacing:.04em;padding:1px 7px;border-radius:4px;color:#fff}
+.role{font-weight:700;text-transform:uppercase;font-size:11px;letter-spacing:.04em;padding:1px 7px;border-radius:4px;color:#fff;background:#6b7280}
 .r-system,.r-developer{background:#475569}.r-user{background:#2563eb}.r-assistant{background:#059669}.r-tool{background:#c2410c}
+.fmt{font-size:11px;font-family:ui-monospace,Menlo,Consolas,monospace;padding:0 6px;border-radius:4px;border:1px solid #c7d2fe;background:#eef2ff;color:#3730a3}.pkind{font-size:11.5px;color:var(--muted);font-style:italic}
+.call.unanswered{background:#fef2f2;border-color:#fecaca}.call.unanswered .arrow{color:var(--bad)}.call .state{font-size:11px;color:var(--muted)}.call.unanswered .state{color:var(--bad);font-weight:600}
 .mid{color:#374151;background:#f3f4f6;border-radius:4px;padding:0 5px}
 .status{font-size:11.5px;font-weight:600;padding:0 7px;border-radius:999px;border:1px solid currentColor}
 .status.st-live{color:var(--live)}.status.st-partial{color:var(--partial)}.status.st-superseded-revision{color:var(--sup)}.status.st-retracted{color:#6b7280}.status.st-compacted{color:var(--cmp)}.status.st-pending{color:var(--pend)}

@@ -99,6 +99,7 @@ function inspectPage(doc: Document): void {
     for (const id of d.messageIds)
       pairingNote.set(id, { kind: 'duplicate', text: `one of ${d.messageIds.length} results for tool call ${d.toolCallId}` })
   }
+  const unansweredCalls = new Set(model.pairing.unanswered.map((u) => `${u.messageId}\u0000${u.toolCallId}`))
   const findingsById = new Map<string, InspectModel['findings'][number][]>()
   const findingsBySeq = new Map<number, InspectModel['findings'][number][]>()
   for (const f of model.findings) {
@@ -194,11 +195,23 @@ function inspectPage(doc: Document): void {
   // problems: audit findings, pairing, fold anomalies, refused conflicting writes
   const problems = el('section', 'problems')
   let problemCount = 0
-  const problem = (severity: string, kind: string, text: string, ids: readonly string[], seqs: readonly number[]): void => {
+  const problem = (
+    severity: string,
+    kind: string,
+    text: string,
+    ids: readonly string[],
+    seqs: readonly number[],
+    format?: string,
+  ): void => {
     problemCount++
     const row = el('div', `problem sev-${severity}`)
     row.setAttribute('data-finding', kind)
     add(row, el('span', 'sev', severity), el('code', 'kind', kind))
+    if (format !== undefined) {
+      const f = el('span', 'fmt', format)
+      row.setAttribute('data-format', format)
+      row.appendChild(f)
+    }
     const t = el('span', 'ptext')
     appendVisible(t, text)
     row.appendChild(t)
@@ -211,7 +224,10 @@ function inspectPage(doc: Document): void {
     for (const id of ids.slice(0, 8)) row.appendChild(idChip(id))
     problems.appendChild(row)
   }
-  for (const f of model.findings) problem(f.severity, f.kind, f.explanation, f.messageIds, f.seqs)
+  for (const f of model.findings) {
+    const named = f.evidence?.['format']
+    problem(f.severity, f.kind, f.explanation, f.messageIds, f.seqs, typeof named === 'string' ? named : undefined)
+  }
   if (model.findings.length === 0) {
     for (const [id, note] of pairingNote) problem('error', `pairing:${note.kind}`, note.text, [id], [])
   }
@@ -331,14 +347,27 @@ function inspectPage(doc: Document): void {
       row.classList.add('msgrow')
       row.setAttribute('data-live', liveSet.has(item.id) ? 'yes' : 'no')
       row.setAttribute('data-status', item.status)
-      card = el('article', `card msg role-${item.role} st-${item.status}`)
+      const roleClass = item.role.replace(/[^A-Za-z0-9_-]/g, '_')
+      card = el('article', `card msg role-${roleClass} st-${item.status}`)
       card.setAttribute('data-seq', String(item.seq))
       card.setAttribute('data-id', item.id)
       card.setAttribute('data-role', item.role)
+      card.setAttribute('data-format', item.format)
+      card.setAttribute('data-kind', item.previewKind)
       card.setAttribute('data-status', item.status)
       card.setAttribute('data-revision', String(item.revision))
       const head = el('div', 'head')
-      add(head, el('span', `role r-${item.role}`, item.role))
+      const roleEl = el('span', `role r-${roleClass}`)
+      appendVisible(roleEl, item.role)
+      head.appendChild(roleEl)
+      const fmt = el('span', 'fmt', item.format)
+      fmt.title = `message format ${item.format}`
+      head.appendChild(fmt)
+      if (item.previewKind !== 'text') {
+        const k = el('span', 'pkind')
+        appendVisible(k, item.previewKind)
+        head.appendChild(k)
+      }
       const idEl = el('code', 'mid', short(item.id))
       idEl.title = item.id
       head.appendChild(idEl)
@@ -376,16 +405,40 @@ function inspectPage(doc: Document): void {
       card.appendChild(head)
       const p = item.payload
       const body = el('div', 'body')
-      if (item.role === 'tool' && item.toolCalls[0] !== undefined)
-        body.appendChild(el('div', 'answers', `← result of ${item.toolCalls[0]}`))
+      const chat = item.format === 'openai-chat'
+      const answers = item.answers
+      for (const a of answers) {
+        const line = el('div', 'answers')
+        line.setAttribute('data-answers', a)
+        appendVisible(line, `← result of ${a}`)
+        body.appendChild(line)
+      }
       const content = p.content
       let text = ''
-      if (typeof content === 'string') text = content
+      if (!chat) text = item.previewText
+      else if (typeof content === 'string') text = content
       else if (Array.isArray(content))
         text = content.map((part) => (typeof part['text'] === 'string' ? String(part['text']) : `[${String(part.type)}]`)).join('\n')
       if (text !== '') body.appendChild(textBlock('content', text, 700))
-      else if (!Array.isArray(p.tool_calls)) body.appendChild(el('div', 'empty', '(no content)'))
-      if (Array.isArray(p.tool_calls)) {
+      else if (!Array.isArray(p.tool_calls) && item.opens.length === 0) body.appendChild(el('div', 'empty', '(no content)'))
+      // the calls a message of another format opens: its ids, each marked answered or not
+      if (!chat && item.opens.length > 0) {
+        const calls = el('div', 'calls')
+        for (const id of item.opens) {
+          const open = unansweredCalls.has(`${item.id}\u0000${id}`)
+          const line = el('div', open ? 'call unanswered' : 'call')
+          line.setAttribute('data-call', id)
+          line.setAttribute('data-call-state', open ? 'unanswered' : 'answered')
+          add(line, el('span', 'arrow', '→'))
+          const cid = el('b')
+          appendVisible(cid, id)
+          line.appendChild(cid)
+          line.appendChild(el('span', 'state', open ? 'no result' : liveSet.has(item.id) ? 'answered' : ''))
+          calls.appendChild(line)
+        }
+        body.appendChild(calls)
+      }
+      if (chat && Array.isArray(p.tool_calls)) {
         const calls = el('div', 'calls')
         for (const c of p.tool_calls) {
           const line = el('div', 'call')
@@ -396,7 +449,12 @@ function inspectPage(doc: Document): void {
           const args = el('code', 'args')
           appendVisible(args, c.function?.arguments ?? '')
           line.appendChild(args)
-          line.appendChild(el('span', 'callid', String(c.id ?? c.call_id ?? '?')))
+          const callId = String(c.id ?? c.call_id ?? '?')
+          line.appendChild(el('span', 'callid', callId))
+          if (unansweredCalls.has(`${item.id}\u0000${callId}`)) {
+            line.classList.add('unanswered')
+            line.setAttribute('data-call-state', 'unanswered')
+          }
           calls.appendChild(line)
         }
         body.appendChild(calls)

@@ -1,0 +1,69 @@
+/**
+ * `turnlog replay` on a session mixing every built-in message format: `--view wire --json` returns each
+ * payload verbatim, in its own format's shape (nothing converted to chat messages), and `--view live`
+ * shows each message through its format's preview.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createMixedFormatSession, MIXED_FORMAT_MESSAGES } from './support/mixed-format-session.js'
+import { runTurnlog } from './support/run-turnlog.js'
+
+/** Per-test timeout: each test spawns the binary, and a loaded CI runner is slow. */
+const SLOW = 120_000
+
+let db: TestDatabase
+let sessionId = ''
+let ids: Record<string, string> = {}
+
+beforeAll(async () => {
+  db = await createTestDatabase()
+  ;({ sessionId, ids } = await createMixedFormatSession(db.connectionString))
+})
+
+afterAll(async () => {
+  await db.drop()
+})
+
+describe('turnlog replay with every message format', () => {
+  it(
+    '--view wire --json returns every payload verbatim, in order, each in its own format',
+    async () => {
+      // when
+      const run = await runTurnlog(['--database-url', db.connectionString, 'replay', sessionId, '--view', 'wire', '--json'])
+      // then
+      expect(run.code).toBe(0)
+      const out = run.json<{ sessionId: string; view: string; messages: unknown[] }>()
+      expect(out.sessionId).toBe(sessionId)
+      expect(out.view).toBe('wire')
+      expect(out.messages).toEqual(MIXED_FORMAT_MESSAGES.map((m) => m.payload))
+      // key order too: the payload as written, byte for byte once serialised
+      expect(out.messages.map((p) => JSON.stringify(p))).toEqual(MIXED_FORMAT_MESSAGES.map((m) => JSON.stringify(m.payload)))
+    },
+    SLOW,
+  )
+
+  it(
+    "--view live --json keeps each message's format, and the text view shows every format's preview",
+    async () => {
+      // when
+      const json = await runTurnlog(['--database-url', db.connectionString, 'replay', sessionId, '--view', 'live', '--json'])
+      const text = await runTurnlog(['--database-url', db.connectionString, 'replay', sessionId, '--view', 'live'])
+      // then
+      expect(json.code).toBe(0)
+      const live = json.json<{ messages: { id: string; format: string; payload: unknown }[]; pairing: { ok: boolean } }>()
+      expect(live.messages.map((m) => [m.id, m.format, m.payload])).toEqual(
+        MIXED_FORMAT_MESSAGES.map((m) => [ids[m.name], m.format, m.payload]),
+      )
+      expect(live.pairing.ok).toBe(false) // the openai-agents call has no result
+      expect(text.code).toBe(0)
+      const lines = text.stdout.split('\n')
+      for (const m of MIXED_FORMAT_MESSAGES) {
+        const row = lines.find((l) => l.includes(`…${ids[m.name]!.slice(-8)}`))
+        expect(row).toBeDefined()
+        expect(row).toContain(m.shows)
+      }
+      expect(text.stdout).toContain('unanswered call call_agents_1')
+    },
+    SLOW,
+  )
+})
