@@ -122,6 +122,8 @@ export type { ImportSessionsOptions, ImportSessionsResult, ImportedEvent, Import
 export type {
   AppendOptions,
   AppendResult,
+  SyncOptions,
+  SyncResult,
   CompactInput,
   CompactResult,
   ConflictRecord,
