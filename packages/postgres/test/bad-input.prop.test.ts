@@ -77,7 +77,7 @@ const INPUT_CODES: readonly ErrorCode[] = [
  * `withTransaction` is called as `withTransaction(trx).append(session, messages, options)`.
  */
 type Method =
-  | 'createSession' | 'getSession' | 'append' | 'flush' | 'load' | 'events' | 'sessions' | 'rewind' | 'compact'
+  | 'createSession' | 'getSession' | 'append' | 'flush' | 'sync' | 'load' | 'events' | 'sessions' | 'rewind' | 'compact'
   | 'revise' | 'finalize' | 'fork' | 'rebuild' | 'transcript' | 'state' | 'conflicts' | 'redact'
   | 'oldestOpenTransaction' | 'withTransaction' | 'importSessions' | 'atomically' | 'findSessionIds' | 'countConflicts'
 
@@ -361,6 +361,7 @@ const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
   { weight: 2, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'getSession' as const, args })) },
   { weight: 4, arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'append' as const, args })) },
   { weight: 4, arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'flush' as const, args })) },
+  { weight: 2, arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'sync' as const, args })) },
   { weight: 2, arbitrary: fc.tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg })))).map((args) => ({ method: 'load' as const, args })) },
   { weight: 2, arbitrary: fc.tuple(sessionArg, maybeUndefined(mostly(objectOf({ fromSeq: versionArg, toSeq: versionArg })))).map((args) => ({ method: 'events' as const, args })) },
   { weight: 2, arbitrary: fc.tuple(maybeUndefined(mostly(objectOf({ tenantId: mostly(lit(weirdStringArb)), limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))), after: mostly(lit(fc.uuid())) })))).map((args) => ({ method: 'sessions' as const, args })) },
@@ -389,6 +390,7 @@ const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
 const hostileCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof(
   fc.tuple(fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 4 }))).map((args) => ({ method: 'append' as const, args })),
   fc.tuple(fc.constant(build('<session>', (c) => c.session)), fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms]))).map((args) => ({ method: 'flush' as const, args })),
+  fc.tuple(fc.constant(build('<session>', (c) => c.session)), fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms]))).map((args) => ({ method: 'sync' as const, args })),
   fc.tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(chatPayloadArb)).map((args) => ({ method: 'revise' as const, args })),
   fc.tuple(fc.constant(build('<session>', (c) => c.session)), fc.tuple(fc.integer({ min: 1, max: 3 }), messageArb, safeTextArb, fc.jsonValue({ maxDepth: 3 })).map(([n, summary, reason, metadata]) =>
     build(`{ covered: live[0..${n}], summary, reason, metadata }`, (c) => ({ covered: c.live.slice(0, n).map((m) => m.id), summary, reason, metadata })),
@@ -483,7 +485,7 @@ async function checkLossless(store: PostgresStore, method: Method, args: unknown
       expect(r['xid']).toMatch(/^[0-9]+$/)
       for (const k of ['pid', 'state', 'query', 'database', 'applicationName']) expect(['object', 'string', 'number']).toContain(typeof r[k])
     }
-  } else if (method === 'append' || method === 'flush') {
+  } else if (method === 'append' || method === 'flush' || method === 'sync') {
     const session = String(args[0]).toLowerCase()
     const live = await byId(session)
     const given = (args[1] as unknown[]).map((v) => toMessage(v)).filter((m) => m.ephemeral !== true)
@@ -1114,7 +1116,7 @@ export const POSTGRES_EXPORTS = {
 
 /** The store methods the garbage property above calls (`Method`), as a value to compare with the class. */
 const STORE_METHODS_UNDER_TEST: readonly Method[] = [
-  'createSession', 'getSession', 'append', 'flush', 'load', 'events', 'sessions', 'rewind', 'compact', 'revise', 'finalize', 'fork',
+  'createSession', 'getSession', 'append', 'flush', 'sync', 'load', 'events', 'sessions', 'rewind', 'compact', 'revise', 'finalize', 'fork',
   'rebuild', 'transcript', 'state', 'conflicts', 'redact', 'oldestOpenTransaction', 'withTransaction',
   'importSessions', 'atomically', 'findSessionIds', 'countConflicts',
 ]
