@@ -14,6 +14,8 @@ export function describeEvent(e: StoredEvent): string {
     case 'message_finalized':
       return `finalized ${shortId(e.messageId)} (streaming reply complete)`
     case 'messages_retracted':
+      if (e.data.sync === true)
+        return `sync: retracted ${e.data.ids.length} message(s) [${list(e.data.ids)}] missing from the caller's list`
       return `rewind: retracted ${e.data.ids.length} message(s) [${list(e.data.ids)}]${'after' in e.data.target ? ` after ${shortId(e.data.target.after)}` : ` from ${shortId(e.data.target.from)}`}${e.data.reason === undefined ? '' : ` (${visible(e.data.reason)})`}`
     case 'messages_compacted':
       return `compaction: ${e.data.covered.length} message(s) [${list(e.data.covered.map((c) => c.id))}] replaced by summary [${list(e.data.summary)}]${e.data.reason === undefined ? '' : ` (${visible(e.data.reason)})`}`

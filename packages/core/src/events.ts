@@ -87,13 +87,16 @@ export interface MessageFinalizedEvent extends EventBase {
   readonly data: Readonly<Record<string, never>>
 }
 
-/** A rewind: the named live messages left the live view. */
+/**
+ * A rewind, or a `sync` (then `data.sync` is true and `target` is `{ from }` its first id): the named
+ * live messages left the live view.
+ */
 export interface MessagesRetractedEvent extends EventBase {
   readonly type: 'messages_retracted'
   readonly messageId: null
   readonly contentHash: null
   readonly payload: null
-  readonly data: { readonly ids: readonly MessageId[]; readonly target: RewindTarget; readonly reason?: string }
+  readonly data: { readonly ids: readonly MessageId[]; readonly target: RewindTarget; readonly reason?: string; readonly sync?: true }
 }
 
 /** A compaction: `covered` left the live view; `summary` (appended just before) took the first one's place. */

@@ -164,6 +164,8 @@ export type {
 export type {
   AppendOptions,
   AppendResult,
+  SyncOptions,
+  SyncResult,
   CompactInput,
   CompactResult,
   ConflictRecord,

@@ -38,6 +38,23 @@ export interface AppendResult {
   readonly duplicates: readonly MessageId[]
 }
 
+/** Options for {@link SessionStore.sync}. */
+export type SyncOptions = WriteOptions
+
+/** Result of a {@link SessionStore.sync}: what it wrote to make the live list equal the caller's list. */
+export interface SyncResult {
+  /** The session version after the call (unchanged when nothing was written). */
+  readonly version: number
+  /** Ids of the list's new messages, appended in list order. */
+  readonly appended: readonly MessageId[]
+  /** Live ids the list no longer holds, retracted by one `messages_retracted` event (`data.sync: true`). */
+  readonly retracted: readonly MessageId[]
+  /** Live ids the list holds with other content, each recorded as a revision. */
+  readonly revised: readonly MessageId[]
+  /** Partial live messages the list holds, same content, as final: marked final. */
+  readonly finalized: readonly MessageId[]
+}
+
 /** Options for {@link SessionStore.load}. */
 export interface LoadOptions {
   /** Time travel: the live list as of this version. */
@@ -248,6 +265,23 @@ export interface SessionStore {
    * list (a redelivered message pushed again) are one message, as for `append`.
    */
   flush(sessionId: string, live: readonly Message<unknown>[], options?: AppendOptions): Promise<AppendResult>
+  /**
+   * Makes the live list equal to `list` (the runtime's whole state) in one transaction: appends the
+   * messages it does not have, retracts the live messages missing from it (one `messages_retracted`
+   * event with `data.sync: true`, so an audit tells it from a rewind), records changed content under a
+   * live id as a revision (and a partial message listed final, same content, as finalized). A no-op
+   * when the two are equal. Ephemeral messages are skipped; identical copies are one message.
+   *
+   * The live list keeps log order, so the list must hold its kept messages in their stored order,
+   * followed by its new ones: anything else is refused with `INVALID_INPUT` (`details.reason:
+   * 'reorder'`), nothing written. A new id that was retracted or compacted before is refused too
+   * (`details.reason: 'not_live'`). A redacted message is kept as stored. Compactions are not
+   * inferred: a summary in place of removed messages is appended at the end, the removed ones retracted.
+   * Throws `VERSION_CONFLICT` on a stale `expectedVersion` (nothing written), `MESSAGE_CONFLICT` as
+   * `append`. Prefer `flush` (append-only) unless the runtime really edits its list: a runtime bug that
+   * drops messages becomes retractions under `sync` (see docs/integrating.md, "flush or sync").
+   */
+  sync(sessionId: string, list: readonly Message<unknown>[], options?: SyncOptions): Promise<SyncResult>
   /** The live list (at the head, or at a past version). */
   load(sessionId: string, options?: LoadOptions): Promise<LoadResult>
   /** The session's events in seq order, streamed. */

@@ -29,6 +29,8 @@ import type {
   ImportSessionsResult,
   ImportedSession,
   StoredEvent,
+  SyncOptions,
+  SyncResult,
   Transcript,
   WriteOptions,
 } from '@turnlog/core'
@@ -48,6 +50,7 @@ import { RebuildOperations } from './store/rebuild-operations.js'
 import { RedactOperations } from './store/redact-operations.js'
 import { SessionOperations } from './store/session-operations.js'
 import { StoreContext } from './store/store-context.js'
+import { SyncOperations } from './store/sync-operations.js'
 import { spanAttributes } from './telemetry/span-attributes.js'
 import { StoreTelemetry } from './telemetry/store-telemetry.js'
 import { traced, tracedIteration } from './telemetry/traced.js'
@@ -73,6 +76,7 @@ export class PostgresStore implements SessionStore {
   readonly #rebuilds: RebuildOperations
   readonly #redaction: RedactOperations
   readonly #admin: AdminOperations
+  readonly #syncs: SyncOperations
 
   constructor(init: PostgresStoreInit)
   constructor(init: PostgresStoreInit | StoreContext) {
@@ -86,6 +90,7 @@ export class PostgresStore implements SessionStore {
     this.#rebuilds = new RebuildOperations(ctx, this.#reads)
     this.#redaction = new RedactOperations(ctx)
     this.#admin = new AdminOperations(ctx)
+    this.#syncs = new SyncOperations(ctx)
     StoreTelemetry.attach(this, ctx.telemetry)
   }
 
@@ -141,6 +146,11 @@ export class PostgresStore implements SessionStore {
   @traced('flush', spanAttributes.append)
   async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     return this.#appends.flush(sessionId, live, options)
+  }
+
+  @traced('sync', spanAttributes.sync)
+  async sync(sessionId: string, list: readonly Message<unknown>[], options: SyncOptions = {}): Promise<SyncResult> {
+    return this.#syncs.sync(sessionId, list, options)
   }
 
   @traced('load', spanAttributes.load)

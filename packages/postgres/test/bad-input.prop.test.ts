@@ -81,6 +81,7 @@ type Method =
   | 'getSession'
   | 'append'
   | 'flush'
+  | 'sync'
   | 'load'
   | 'events'
   | 'sessions'
@@ -509,6 +510,10 @@ const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
   },
   {
     weight: 2,
+    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'sync' as const, args })),
+  },
+  {
+    weight: 2,
     arbitrary: fc
       .tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg }))))
       .map((args) => ({ method: 'load' as const, args })),
@@ -677,6 +682,12 @@ const hostileCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
     )
     .map((args) => ({ method: 'flush' as const, args })),
   fc
+    .tuple(
+      fc.constant(build('<session>', (c) => c.session)),
+      fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
+    )
+    .map((args) => ({ method: 'sync' as const, args })),
+  fc
     .tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(chatPayloadArb))
     .map((args) => ({ method: 'revise' as const, args })),
   fc
@@ -814,7 +825,7 @@ async function checkLossless(store: PostgresStore, method: Method, args: unknown
       for (const k of ['pid', 'state', 'query', 'database', 'applicationName'])
         expect(['object', 'string', 'number']).toContain(typeof r[k])
     }
-  } else if (method === 'append' || method === 'flush') {
+  } else if (method === 'append' || method === 'flush' || method === 'sync') {
     const session = String(args[0]).toLowerCase()
     const live = await byId(session)
     const given = (args[1] as unknown[]).map((v) => toMessage(v)).filter((m) => m.ephemeral !== true)
@@ -1607,6 +1618,7 @@ const STORE_METHODS_UNDER_TEST: readonly Method[] = [
   'getSession',
   'append',
   'flush',
+  'sync',
   'load',
   'events',
   'sessions',

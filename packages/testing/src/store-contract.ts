@@ -14,6 +14,7 @@ import { describeLifecycleContract } from './store-contract/describe-lifecycle-c
 import { describeOperationsContract } from './store-contract/describe-operations-contract.js'
 import { describeReadContract } from './store-contract/describe-read-contract.js'
 import { describeRegressionContract } from './store-contract/describe-regression-contract.js'
+import { describeSyncContract } from './store-contract/describe-sync-contract.js'
 import { describeTranscriptContract } from './store-contract/describe-transcript-contract.js'
 
 export type { ContractContext, OpenContractStore, OpenedStore } from './store-contract/contract-helpers.js'
@@ -29,7 +30,7 @@ export interface StoreContractOptions {
 /**
  * Defines the full {@link SessionStore} contract as Jest `describe` blocks under `name`: append
  * (versions, idempotency, lost acknowledgements, conflicts and their evidence, atomicity, optimistic
- * concurrency, input errors), flush, reads and paging, the lossless round trip, rewind, compact,
+ * concurrency, input errors), flush, sync, reads and paging, the lossless round trip, rewind, compact,
  * revise, streaming, fork, time travel, transcript and pairing, rebuild, close, identical copies in one
  * call, keeping the caller's live list in step, scoped external ids, and one regression test
  * per incident class of the domain brief.
@@ -67,6 +68,7 @@ export function describeStoreContract(name: string, open: OpenContractStore, opt
 
     describeAppendContract(ctx)
     describeFlushContract(ctx)
+    describeSyncContract(ctx)
     describeLiveListContract(ctx)
     describeReadContract(ctx, { roundTripRuns: options.roundTripRuns ?? 40 })
     describeOperationsContract(ctx)

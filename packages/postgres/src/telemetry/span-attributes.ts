@@ -11,6 +11,7 @@ import type {
   SessionInfo,
   SessionPage,
   SessionState,
+  SyncResult,
   Transcript,
 } from '@turnlog/core'
 import type { TelemetryAttributes } from './store-telemetry.js'
@@ -27,6 +28,12 @@ export const spanAttributes = {
     'turnlog.session.version': r.version,
     'turnlog.messages.appended': r.appended.length,
     'turnlog.messages.duplicates': r.duplicates.length,
+  }),
+  sync: (r: SyncResult): TelemetryAttributes => ({
+    'turnlog.session.version': r.version,
+    'turnlog.messages.appended': r.appended.length,
+    'turnlog.messages.retracted': r.retracted.length,
+    'turnlog.messages.revised': r.revised.length,
   }),
   load: (r: LoadResult): TelemetryAttributes => ({ 'turnlog.session.version': r.version, 'turnlog.messages.count': r.messages.length }),
   state: (s: SessionState): TelemetryAttributes => ({ 'turnlog.session.version': s.version }),

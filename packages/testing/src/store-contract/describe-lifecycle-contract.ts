@@ -58,6 +58,7 @@ export function describeLifecycleContract(ctx: ContractContext): void {
         ['getSession', () => store.getSession(sid)],
         ['append', () => store.append(sid, [user('x')])],
         ['flush', () => store.flush(sid, [m])],
+        ['sync', () => store.sync(sid, [m])],
         ['load', () => store.load(sid)],
         ['load at', () => store.load(sid, { at: 1 })],
         ['events', () => eventsOf(store, sid)],
