@@ -132,9 +132,13 @@ function refuseLeadingBom(parameters: readonly unknown[]): void {
     const value = stack.pop()
     if (typeof value === 'string') {
       if (value.charCodeAt(0) === 0xfeff) {
-        throw new TurnlogError('INVALID_INPUT', 'a text value starting with U+FEFF (byte order mark) cannot be stored on PGlite: PGlite drops that character when it reads the value back', {
-          details: { reason: 'pglite-leading-bom' },
-        })
+        throw new TurnlogError(
+          'INVALID_INPUT',
+          'a text value starting with U+FEFF (byte order mark) cannot be stored on PGlite: PGlite drops that character when it reads the value back',
+          {
+            details: { reason: 'pglite-leading-bom' },
+          },
+        )
       }
     } else if (Array.isArray(value)) {
       stack.push(...(value as unknown[]))

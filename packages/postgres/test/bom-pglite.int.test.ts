@@ -22,7 +22,10 @@ afterAll(async () => {
 describe('a leading U+FEFF on PGlite', () => {
   it('is refused in a text parameter with a typed error, never dropped', async () => {
     // when / then
-    await expect(sql`select ${`${BOM}j`}::text as t`.execute(store.db)).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { reason: 'pglite-leading-bom' } })
+    await expect(sql`select ${`${BOM}j`}::text as t`.execute(store.db)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { reason: 'pglite-leading-bom' },
+    })
     await expect(sql`select ${[`a`, `${BOM}j`]}::text[] as t`.execute(store.db)).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     await expect(store.createSession({ tenantId: `${BOM}tenant` })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
     expect((await store.sessions()).sessions).toEqual([])
@@ -34,7 +37,10 @@ describe('a leading U+FEFF on PGlite', () => {
     const session = await store.createSession({ tenantId: `t${BOM}`, metadata })
     const messages = [
       createMessage({ role: 'user', content: `${BOM}hello` }),
-      createMessage({ role: 'user', content: `${BOM}x` }, { externalId: `${BOM}ext`, scope: `${BOM}scope`, meta: { [`${BOM}m`]: `${BOM}n` } }),
+      createMessage(
+        { role: 'user', content: `${BOM}x` },
+        { externalId: `${BOM}ext`, scope: `${BOM}scope`, meta: { [`${BOM}m`]: `${BOM}n` } },
+      ),
       createMessage({ [`${BOM}key`]: `${BOM}value` }, { format: 'json' }),
     ]
 
