@@ -24,19 +24,15 @@ const ENVELOPE_KEYS = ['id', 'createdAt', 'ephemeral', 'externalId', 'status'] a
 const CALL_IDS = ['call_a', 'call_b', 'call_c', 'call_d']
 const pairingListArb: fc.Arbitrary<Message[]> = fc.array(
   fc.oneof(
-    fc
-      .uniqueArray(fc.constantFrom(...CALL_IDS), { minLength: 1, maxLength: 3 })
-      .chain((ids) =>
-        fc
-          .constantFrom<'id' | 'call_id'>('id', 'call_id')
-          .map((key) =>
-            createMessage({
-              role: 'assistant',
-              content: null,
-              tool_calls: ids.map((id) => ({ [key]: id, type: 'function', function: { name: 'f', arguments: '{}' } })),
-            }),
-          ),
+    fc.uniqueArray(fc.constantFrom(...CALL_IDS), { minLength: 1, maxLength: 3 }).chain((ids) =>
+      fc.constantFrom<'id' | 'call_id'>('id', 'call_id').map((key) =>
+        createMessage({
+          role: 'assistant',
+          content: null,
+          tool_calls: ids.map((id) => ({ [key]: id, type: 'function', function: { name: 'f', arguments: '{}' } })),
+        }),
       ),
+    ),
     fc
       .tuple(fc.constantFrom(...CALL_IDS), fc.constantFrom<'tool_call_id' | 'call_id'>('tool_call_id', 'call_id'))
       .map(([id, key]) => createMessage({ role: 'tool', [key]: id, content: `result of ${id}` })),

@@ -119,6 +119,33 @@ class PGliteDriver implements Driver {
   }
 }
 
+/**
+ * PGlite decodes every text field of a result with a `TextDecoder` that strips a leading U+FEFF (byte
+ * order mark), and offers no hook before that decoding: a text value that starts with one would be
+ * stored whole and come back without it. Such a parameter (or array element) is refused instead, so
+ * nothing is lost silently. JSON parameters never start with one (their text starts with `{`, `[`,
+ * `"`, …), so BOMs inside JSON values (payloads, metadata, meta) are stored and returned exactly.
+ */
+function refuseLeadingBom(parameters: readonly unknown[]): void {
+  const stack: unknown[] = [...parameters]
+  while (stack.length > 0) {
+    const value = stack.pop()
+    if (typeof value === 'string') {
+      if (value.charCodeAt(0) === 0xfeff) {
+        throw new TurnlogError(
+          'INVALID_INPUT',
+          'a text value starting with U+FEFF (byte order mark) cannot be stored on PGlite: PGlite drops that character when it reads the value back',
+          {
+            details: { reason: 'pglite-leading-bom' },
+          },
+        )
+      }
+    } else if (Array.isArray(value)) {
+      stack.push(...(value as unknown[]))
+    }
+  }
+}
+
 class PGliteConnection implements DatabaseConnection {
   readonly #pglite: PGlite
 
@@ -136,6 +163,7 @@ class PGliteConnection implements DatabaseConnection {
         ...(last?.affectedRows !== undefined ? { numAffectedRows: BigInt(last.affectedRows) } : {}),
       }
     }
+    refuseLeadingBom(compiledQuery.parameters)
     const result = await this.#pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters], { rowMode: 'object' })
     return {
       rows: result.rows,

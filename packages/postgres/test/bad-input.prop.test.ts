@@ -708,15 +708,13 @@ const hostileCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
   fc
     .tuple(
       fc.constant(build('<session>', (c) => c.session)),
-      fc
-        .tuple(fc.nat(5), jsonValueArb)
-        .map(([i, metadata]) =>
-          build(`{ at: live[${i}], id: <new>, metadata }`, (c) => ({
-            at: (c.live[i % c.live.length] as Message).id,
-            id: randomUUID(),
-            metadata,
-          })),
-        ),
+      fc.tuple(fc.nat(5), jsonValueArb).map(([i, metadata]) =>
+        build(`{ at: live[${i}], id: <new>, metadata }`, (c) => ({
+          at: (c.live[i % c.live.length] as Message).id,
+          id: randomUUID(),
+          metadata,
+        })),
+      ),
     )
     .map((args) => ({ method: 'fork' as const, args })),
   fc

@@ -32,7 +32,8 @@ export const weirdCharArb: fc.Arbitrary<string> = fc.oneof(
 
 /**
  * Strings mixing ASCII, `\u0000`, lone high/low surrogates, astral characters (emoji), RTL text and,
- * now and then, long runs of one character (hundreds to thousands of UTF-16 units). May be empty.
+ * now and then, long runs of one character (hundreds to thousands of UTF-16 units) or a leading
+ * U+FEFF (byte order mark). May be empty.
  */
 export const weirdStringArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: weirdCharArb, maxLength: 24 }) },
@@ -47,6 +48,8 @@ export const weirdStringArb: fc.Arbitrary<string> = fc.oneof(
       )
       .map(([head, c, n, tail]) => head + c.repeat(n) + tail),
   },
+  // a leading U+FEFF (byte order mark): a UTF-8 decoder may strip it (PGlite's did)
+  { weight: 1, arbitrary: fc.string({ unit: weirdCharArb, maxLength: 8 }).map((s) => `\ufeff${s}`) },
 )
 
 /** Like {@link weirdStringArb} but never empty (ids, names). */
