@@ -46,7 +46,7 @@ export { describeStoreContract, type ContractContext, type OpenContractStore, ty
 export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
 export { Ledger, type LedgerReport } from './ledger.js'
 export { SessionModel, type ModelLoad, type ModelMessage, type ModelOutcome } from './session-model.js'
-export { HostileCallbackError, expectEveryExportRejectsGarbage, hostileValueArb, type ExportSpec, type HostileRecipe } from './hostile-value.js'
+export { HostileCallbackError, VALUE_EXPORT, classExport, expectEveryExportRejectsGarbage, functionExport, hostileValueArb, type ExportSpec, type HostileRecipe } from './hostile-value.js'
 export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
 export { caught, nestedObject } from './caught.js'
