@@ -8,7 +8,7 @@
 import { describe, expect, it } from '@jest/globals'
 import * as core from '@turnlog/core'
 import * as coreInternal from '@turnlog/core/internal'
-import { VALUE_EXPORT as value, expectEveryExportRejectsGarbage, functionExport as fn } from '@turnlog/testing'
+import { VALUE_EXPORT as value, expectEveryExportRejectsGarbage, functionExport as fn, type ExportSpec } from '@turnlog/testing'
 
 /** Every runtime export of `@turnlog/core` and how to call it. */
 export const CORE_EXPORTS = {
