@@ -40,6 +40,8 @@ import {
   storeSnapshot as snapshot,
   weirdStringArb,
   type Build as KitBuild,
+  VALUE_EXPORT,
+  functionExport,
   type ExportSpec,
   type TestDatabase,
 } from '@turnlog/testing'
@@ -1021,8 +1023,8 @@ describe('audit package: garbage against every call that takes user input', () =
   }, 120_000)
 })
 
-const auditFn = (arity: number): ExportSpec => ({ kind: 'function', arity })
-const auditValue: ExportSpec = { kind: 'value' }
+const auditFn = functionExport
+const auditValue = VALUE_EXPORT
 /** Every runtime export of `@turnlog/audit` and how the garbage property calls it. */
 export const AUDIT_EXPORTS = {
   AUDIT_CHECKS: auditValue,

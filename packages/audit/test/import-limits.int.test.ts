@@ -6,12 +6,12 @@
  * packages/hermes/test/hermes-import-limits.int.test.ts). The property nests generated depths into
  * every JSON value of an export line.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { beforeAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { MAX_JSON_DEPTH, createMessage, isTurnlogError, serializeMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { caught, createTestDatabase, nestedObject as nest, useTwoTestStores, type TestDatabase } from '@turnlog/testing'
 import { audit, exportSessions, importEvents, importTranscript } from '@turnlog/audit'
 
 let sourceDb: TestDatabase
@@ -21,11 +21,17 @@ let target: PostgresStore
 /** The export of one session with metadata, a compaction with metadata and tool calls. */
 let lines: string[]
 
+useTwoTestStores(
+  (t) =>
+    ({ sourceDb, source, targetDb, target } = {
+      sourceDb: t.source.db,
+      source: t.source.store,
+      targetDb: t.target.db,
+      target: t.target.store,
+    }),
+)
+
 beforeAll(async () => {
-  sourceDb = await createTestDatabase()
-  targetDb = await createTestDatabase()
-  source = await openStore({ connectionString: sourceDb.connectionString })
-  target = await openStore({ connectionString: targetDb.connectionString })
   const sessionId = await source.createSession({ metadata: { agent: 'a', tags: ['x', { y: [1, 2] }] } })
   const q = createMessage({ role: 'user', content: 'q' })
   await source.append(sessionId, [
@@ -45,33 +51,12 @@ beforeAll(async () => {
   lines = []
   for await (const line of exportSessions(source, { sessionIds: [sessionId] })) lines.push(line)
 })
-afterAll(async () => {
-  await source.close()
-  await target.close()
-  await sourceDb.drop()
-  await targetDb.drop()
-})
 
 async function counts(store: PostgresStore): Promise<string> {
   const { rows } = await sql<{ s: string }>`
     select concat_ws('|', (select count(*) from turnlog.events), (select count(*) from turnlog.sessions),
                           (select count(*) from turnlog.live_messages)) as s`.execute(store.db)
   return rows[0]?.s ?? ''
-}
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p
-    return undefined
-  } catch (e) {
-    return e
-  }
-}
-
-function nest(levels: number): unknown {
-  let v: unknown = 'leaf'
-  for (let i = 0; i < levels; i++) v = { a: v }
-  return v
 }
 
 const DEEP = '\u0001deep\u0001'

@@ -4,7 +4,7 @@
  * the placeholder through the scrub record of the `message_redacted` event (`placeholderDigest`), and
  * the SQL that writes it and the TypeScript that checks it are pinned to one vector.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { audit, exportSessions, importEvents, verifyChain, verifyExport } from '@turnlog/audit'
 import {
   createMessage,
@@ -15,27 +15,15 @@ import {
   type Message,
   type SessionId,
 } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { chatPayloadArb, createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { chatPayloadArb, useTwoTestStores } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 
-let source: TestDatabase
-let target: TestDatabase
 let store: PostgresStore
 let importer: PostgresStore
 
-beforeAll(async () => {
-  source = await createTestDatabase()
-  target = await createTestDatabase()
-  store = await openStore({ connectionString: source.connectionString, pool: { max: 2 } })
-  importer = await openStore({ connectionString: target.connectionString, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  for (const s of [store, importer]) await s?.close()
-  for (const d of [source, target]) await d?.drop()
-})
+useTwoTestStores((t) => ({ store, importer } = { store: t.source.store, importer: t.target.store }), { pool: { max: 2 } })
 
 /** A session with a tool-call pair whose user question (seq 1) and tool result (seq 3) are redacted. */
 async function redactedSession(): Promise<{ sid: SessionId; messages: Message[] }> {

@@ -8,10 +8,7 @@
 import { describe, expect, it } from '@jest/globals'
 import * as core from '@turnlog/core'
 import * as coreInternal from '@turnlog/core/internal'
-import { expectEveryExportRejectsGarbage, type ExportSpec } from '@turnlog/testing'
-
-const fn = (arity: number): ExportSpec => ({ kind: 'function', arity })
-const value: ExportSpec = { kind: 'value' }
+import { VALUE_EXPORT as value, expectEveryExportRejectsGarbage, functionExport as fn, type ExportSpec } from '@turnlog/testing'
 
 /** Every runtime export of `@turnlog/core` and how to call it. */
 export const CORE_EXPORTS = {

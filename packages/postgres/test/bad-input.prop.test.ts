@@ -53,6 +53,9 @@ import {
   toolCallIdArb,
   weirdStringArb,
   type Build as KitBuild,
+  VALUE_EXPORT,
+  classExport,
+  functionExport,
   type ExportSpec,
   type TestDatabase,
 } from '@turnlog/testing'
@@ -1580,9 +1583,9 @@ describe('large values', () => {
 })
 
 /** Every runtime export of `@turnlog/postgres` and how the garbage property calls it. */
-const fnSpec = (arity: number): ExportSpec => ({ kind: 'function', arity })
-const classSpec = (arity: number): ExportSpec => ({ kind: 'class', arity })
-const valueSpec: ExportSpec = { kind: 'value' }
+const fnSpec = functionExport
+const classSpec = classExport
+const valueSpec = VALUE_EXPORT
 export const POSTGRES_EXPORTS = {
   DEFAULT_MAX_BATCH_BYTES: valueSpec,
   EVENTS_CHANNEL: valueSpec,

@@ -11,7 +11,7 @@ import fc from 'fast-check'
 import { sql } from 'kysely'
 import { MAX_JSON_DEPTH, createMessage, isTurnlogError, type Message, type SessionId } from '@turnlog/core'
 import { DEFAULT_MAX_BATCH_BYTES, MAX_BATCH_BYTES_CEILING, openStore, splitByBatchBytes, type PostgresStore } from '@turnlog/postgres'
-import { type TestDatabase, useTestStore } from '@turnlog/testing'
+import { caught, nestedObject as nest, type TestDatabase, useTestStore } from '@turnlog/testing'
 
 let db: TestDatabase
 let store: PostgresStore
@@ -28,21 +28,6 @@ async function snapshot(s: PostgresStore): Promise<string> {
       (select count(*) from turnlog.live_messages),
       (select count(*) from turnlog.conflicts)) as s`.execute(s.db)
   return rows[0]?.s ?? ''
-}
-
-async function caught(p: Promise<unknown> | (() => unknown)): Promise<unknown> {
-  try {
-    await (typeof p === 'function' ? p() : p)
-    return undefined
-  } catch (e) {
-    return e
-  }
-}
-
-function nest(levels: number): unknown {
-  let v: unknown = 'leaf'
-  for (let i = 0; i < levels; i++) v = { a: v }
-  return v
 }
 
 /** What the store counts for a message: payload text, envelope text, one separator. */

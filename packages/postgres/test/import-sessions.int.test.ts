@@ -5,7 +5,7 @@
  * source yielded before its error; `atomically` commits or rolls back a group of calls;
  * `findSessionIds`, `countConflicts` and `dropSubscription` do what the CLI needs without SQL of its own.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { randomUUID } from 'node:crypto'
 import {
   GENESIS_HASH,
@@ -19,29 +19,12 @@ import {
   type JsonValue,
   type StoredEvent,
 } from '@turnlog/core'
-import { dropSubscription, listSubscriptions, openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { dropSubscription, listSubscriptions, type PostgresStore } from '@turnlog/postgres'
+import { caught, useTestStore } from '@turnlog/testing'
 
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString })
-})
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p
-    return undefined
-  } catch (e) {
-    return e
-  }
-}
+useTestStore((t) => ({ store } = t))
 
 /** A session of `n` appended messages with its chain links, its records on lines `line`, `line + 1`, …. */
 function session(n: number, line = 1): ImportedSession {

@@ -229,6 +229,15 @@ export type ExportSpec =
   /** A class: constructed with `new` and garbage arguments. */
   | { readonly kind: 'class'; readonly arity: number }
 
+/** The {@link ExportSpec} of a function export called with up to `arity` (+ 1) arguments. */
+export const functionExport = (arity: number): ExportSpec => ({ kind: 'function', arity })
+
+/** The {@link ExportSpec} of a class export constructed with up to `arity` (+ 1) arguments. */
+export const classExport = (arity: number): ExportSpec => ({ kind: 'class', arity })
+
+/** The {@link ExportSpec} of an export that is not called (a constant, a schema). */
+export const VALUE_EXPORT: ExportSpec = { kind: 'value' }
+
 /**
  * Calls every function (and constructs every class) of `module` with garbage arguments from
  * {@link hostileValueArb} and asserts each call either returns (a promise: settles within

@@ -76,9 +76,14 @@ export { Ledger, type LedgerReport } from './ledger.js'
 export { SessionModel, type ModelLoad, type ModelMessage, type ModelOutcome } from './session-model.js'
 export {
   HostileCallbackError,
+  VALUE_EXPORT,
+  classExport,
   expectEveryExportRejectsGarbage,
+  functionExport,
   hostileValueArb,
   type ExportSpec,
   type HostileRecipe,
 } from './hostile-value.js'
 export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'
+export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
+export { caught, nestedObject } from './caught.js'

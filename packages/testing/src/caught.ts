@@ -1,0 +1,19 @@
+/**
+ * What a call threw or rejected with, or `undefined` when it settled: for tests that compare the
+ * outcomes of many calls side by side. Takes a promise or a function (sync or async) to call.
+ */
+export async function caught(work: Promise<unknown> | (() => unknown)): Promise<unknown> {
+  try {
+    await (typeof work === 'function' ? work() : work)
+    return undefined
+  } catch (e) {
+    return e
+  }
+}
+
+/** A JSON value nested `levels` deep: `{ a: { a: … 'leaf' } }` (for depth-limit tests). */
+export function nestedObject(levels: number): unknown {
+  let v: unknown = 'leaf'
+  for (let i = 0; i < levels; i++) v = { a: v }
+  return v
+}
