@@ -1,4 +1,4 @@
-import { TurnlogError, contentHash, createMessage, isTurnlogError, messageIdFromExternal, parseFormatPayload, parseSessionId, sessionIdFromExternal, sha256Hex, splitByBatchBytes, toMessage, type ChatMessage, type JsonValue, type Message, type SessionId, type SessionStore } from '@turnlog/core'
+import { DEFAULT_MESSAGE_FORMAT, TurnlogError, contentHash, createMessage, isTurnlogError, messageIdFromExternal, parseFormatPayload, parseSessionId, sessionIdFromExternal, sha256Hex, splitByBatchBytes, toMessage, type ChatMessage, type JsonValue, type Message, type SessionId, type SessionStore } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 import { numberedLines } from './numbered-lines.js'
 import { checkStore } from './check-store.js'
@@ -129,7 +129,7 @@ export async function importTranscript(
         message = createMessage(e.payload, {
           id: transcriptMessageId(sessionId, index, e.hash),
           ...(typeof createdAt === 'string' ? { createdAt } : {}),
-          ...(typeof format === 'string' ? { format } : {}),
+          format: typeof format === 'string' ? format : DEFAULT_MESSAGE_FORMAT,
           ...(meta === undefined ? {} : { meta: meta as never }),
         })
       }

@@ -33,6 +33,7 @@ export {
   type ChatRole,
   type ToolCall,
 } from './chat-message.js'
+export type { BuiltInFormatName, FormatPayloads } from './formats/format-payloads.js'
 export { DEFAULT_MESSAGE_FORMAT, messageFormat, messageFormatNames, readingFormat, registerMessageFormat } from './formats/format-registry.js'
 export type { MessageFormat, MessagePreview } from './formats/message-format.js'
 export {
@@ -63,6 +64,7 @@ export {
   withStatus,
   type CreateFormatMessageOptions,
   type CreateMessageOptions,
+  type MessageEnvelopeOptions,
   type Message,
   type MessageMeta,
   type MessageStatus,
@@ -94,7 +96,7 @@ export {
   type SessionForkedEvent,
   type StoredEvent,
 } from './events.js'
-export { applyCompact, applyRevision, applyRewind } from './apply-to-live.js'
+export { applyCompact, applyRevision, applyRewind, type ApplyTo } from './apply-to-live.js'
 export { GENESIS_HASH, chainHash, eventChainHash, placeholderDigest, type ChainInput, type ChainedEvent, type ChainedFields } from './chain-hash.js'
 export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
 export {
@@ -140,6 +142,7 @@ export type {
   ReviseResult,
   RewindOptions,
   RewindResult,
+  RewindTargetInput,
   SessionInfo,
   SessionPage,
   SessionStore,

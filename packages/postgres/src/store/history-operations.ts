@@ -1,4 +1,4 @@
-import { DEFAULT_MESSAGE_FORMAT, TurnlogError, applyRevision, applyRewind, contentHash, newEventId, parseChatMessage, parseFormatPayload, toFrozenJson, type ChatMessage, parseMessageId, parseSessionId, restoreMessage, type MessageId, type ReviseOptions, type ReviseResult, type RewindOptions, type RewindResult, type RewindTarget, type SessionId, type WriteOptions } from '@turnlog/core'
+import { DEFAULT_MESSAGE_FORMAT, TurnlogError, applyRevision, applyRewind, contentHash, newEventId, parseChatMessage, parseFormatPayload, toFrozenJson, type ChatMessage, parseMessageId, parseSessionId, restoreMessage, type MessageId, type ReviseOptions, type ReviseResult, type RewindOptions, type RewindResult, type RewindTargetInput, type SessionId, type WriteOptions } from '@turnlog/core'
 import { messageEnvelope, withApplyTo } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
@@ -17,7 +17,7 @@ export class HistoryOperations {
   }
 
   /** See `SessionStore.rewind`. */
-  async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
+  async rewind(sessionId: string, target: RewindTargetInput, options: RewindOptions = {}): Promise<RewindResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'rewind options')
     const id = parseSessionId(sessionId)
