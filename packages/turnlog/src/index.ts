@@ -32,7 +32,7 @@ export {
   TurnlogError, withStatus, EXTERNAL_SCOPE_NAMESPACE, applyCompact, applyRevision, applyRewind, projectStructure,
   DEFAULT_MESSAGE_FORMAT, JSON_FORMAT, jsonFormat, messageFormat, messageFormatNames,
   OPENAI_CHAT_FORMAT, openAIChatFormat, parseFormatPayload, readingFormat, registerMessageFormat,
-  type CreateFormatMessageOptions, type JsonPayload, type MessageFormat, type MessageMeta, type MessagePreview,
+  type ApplyTo, type BuiltInFormatName, type CreateFormatMessageOptions, type FormatPayloads, type MessageEnvelopeOptions, type RewindTargetInput, type JsonPayload, type MessageFormat, type MessageMeta, type MessagePreview,
   type OpenAIChatInput, type OpenAIChatWireMessage, type OpenAIChatWireRefusalPart, type OpenAIChatWireTextPart,
   type OpenAIChatWireToolCall, type OpenAIChatWireUserPart, type PairingInput,
   type AppendOptions, type AppendResult, type Brand, type ChainedEvent, type ChainedFields, type ChainInput, type ChatMessage,
