@@ -34,13 +34,17 @@ function checkIds(ids: unknown, field: string): ReadonlySet<string> {
  * belonged to the attempt being undone). Retracted ids found earlier are removed too. A list holding
  * none of them comes back unchanged (a copy).
  */
-export function applyRewind<M extends Message<unknown> = Message>(live: readonly M[], result: { readonly retracted: readonly string[] }): M[] {
+export function applyRewind<M extends Message<unknown> = Message>(
+  live: readonly M[],
+  result: { readonly retracted: readonly string[] },
+): M[] {
   return guardInput('applyRewind', () => rewindList(live, result))
 }
 
 function rewindList<M extends Message<unknown>>(live: readonly M[], result: { readonly retracted: readonly string[] }): M[] {
   const list = checkList(live)
-  if (typeof result !== 'object' || result === null) throw new TurnlogError('INVALID_INPUT', 'applyRewind needs the rewind result', { details: { field: 'result' } })
+  if (typeof result !== 'object' || result === null)
+    throw new TurnlogError('INVALID_INPUT', 'applyRewind needs the rewind result', { details: { field: 'result' } })
   const gone = checkIds(result.retracted, 'retracted')
   const cut = list.findIndex((m) => gone.has(m.id))
   return (cut < 0 ? list : list.slice(0, cut)).filter((m) => !gone.has(m.id))
@@ -59,9 +63,13 @@ export function applyCompact<M extends Message<unknown> = Message, S extends Mes
   return guardInput('applyCompact', () => compactList(live, input))
 }
 
-function compactList<M extends Message<unknown>, S extends Message<unknown>>(live: readonly M[], input: { readonly covered: readonly string[]; readonly summary: S | readonly S[] }): (M | S)[] {
+function compactList<M extends Message<unknown>, S extends Message<unknown>>(
+  live: readonly M[],
+  input: { readonly covered: readonly string[]; readonly summary: S | readonly S[] },
+): (M | S)[] {
   const list = checkList<M | S>(live)
-  if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'applyCompact needs { covered, summary }', { details: { field: 'input' } })
+  if (typeof input !== 'object' || input === null)
+    throw new TurnlogError('INVALID_INPUT', 'applyCompact needs { covered, summary }', { details: { field: 'input' } })
   const covered = checkIds(input.covered, 'covered')
   const summary = checkList<S>(Array.isArray(input.summary) ? (input.summary as readonly S[]) : [input.summary as S])
   const summaryIds = new Set(summary.map((m) => m.id))
@@ -83,7 +91,10 @@ function compactList<M extends Message<unknown>, S extends Message<unknown>>(liv
  * The caller's live list after `store.revise` / `store.finalize`: every copy of the message is
  * replaced by `result.message` (its new content and status). A list without it comes back unchanged.
  */
-export function applyRevision<M extends Message<unknown> = Message>(live: readonly M[], result: { readonly message: Message<unknown> }): M[] {
+export function applyRevision<M extends Message<unknown> = Message>(
+  live: readonly M[],
+  result: { readonly message: Message<unknown> },
+): M[] {
   return guardInput('applyRevision', () => reviseList(live, result))
 }
 
@@ -104,9 +115,13 @@ function reviseList<M extends Message<unknown>>(live: readonly M[], result: { re
  */
 export function withApplyTo<T extends object, S = never>(result: T, applyTo: ApplyTo<S>): T & { readonly applyTo: ApplyTo<S> } {
   if (typeof result !== 'object' || result === null || typeof applyTo !== 'function') {
-    throw new TurnlogError('INVALID_INPUT', 'withApplyTo needs a result object and a function', { details: { field: typeof applyTo === 'function' ? 'result' : 'applyTo' } })
+    throw new TurnlogError('INVALID_INPUT', 'withApplyTo needs a result object and a function', {
+      details: { field: typeof applyTo === 'function' ? 'result' : 'applyTo' },
+    })
   }
-  guardInput('withApplyTo', () => Object.defineProperty(result, 'applyTo', { value: applyTo, enumerable: false, writable: false, configurable: false }))
+  guardInput('withApplyTo', () =>
+    Object.defineProperty(result, 'applyTo', { value: applyTo, enumerable: false, writable: false, configurable: false }),
+  )
   return result as T & { readonly applyTo: ApplyTo<S> }
 }
 

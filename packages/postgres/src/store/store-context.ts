@@ -91,7 +91,9 @@ export class StoreContext {
     if (typeof t !== 'object' || t === null || !guardInput('trx', () => t.isTransaction === true && typeof t.getExecutor === 'function')) {
       throw new TurnlogError('INVALID_INPUT', 'withTransaction needs a Kysely transaction (db.transaction().execute(trx => …))')
     }
-    return new BoundStoreContext(parseStoreInit({ ...this.#init, db: trx as Transaction<unknown>, inTransaction: true, onClose: async () => {} }))
+    return new BoundStoreContext(
+      parseStoreInit({ ...this.#init, db: trx as Transaction<unknown>, inTransaction: true, onClose: async () => {} }),
+    )
   }
 
   /** The group commit settings, or false when appends go alone (PGlite, a caller's transaction, or turned off). */
