@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MESSAGE_FORMAT,
   TurnlogError,
   contentHash,
   createMessage,
@@ -151,7 +152,7 @@ export async function importTranscript(
         message = createMessage(e.payload, {
           id: transcriptMessageId(sessionId, index, e.hash),
           ...(typeof createdAt === 'string' ? { createdAt } : {}),
-          ...(typeof format === 'string' ? { format } : {}),
+          format: typeof format === 'string' ? format : DEFAULT_MESSAGE_FORMAT,
           ...(meta === undefined ? {} : { meta: meta as never }),
         })
       }

@@ -10,14 +10,14 @@ import { TurnlogError } from './turnlog-error.js'
  * list (plus scaffolding), the result holds exactly what `store.load()` returns (plus that scaffolding).
  */
 
-function checkList(live: unknown): readonly Message[] {
+function checkList<M extends Message<unknown>>(live: readonly M[]): readonly M[] {
   if (!Array.isArray(live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages', { details: { field: 'live' } })
   for (const m of live as readonly unknown[]) {
     if (typeof m !== 'object' || m === null || typeof (m as { id?: unknown }).id !== 'string') {
       throw new TurnlogError('INVALID_INPUT', 'live must hold messages (objects with an id)', { details: { field: 'live' } })
     }
   }
-  return live as readonly Message[]
+  return live
 }
 
 function checkIds(ids: unknown, field: string): ReadonlySet<string> {
@@ -34,11 +34,14 @@ function checkIds(ids: unknown, field: string): ReadonlySet<string> {
  * belonged to the attempt being undone). Retracted ids found earlier are removed too. A list holding
  * none of them comes back unchanged (a copy).
  */
-export function applyRewind(live: readonly Message[], result: { readonly retracted: readonly string[] }): Message[] {
+export function applyRewind<M extends Message<unknown> = Message>(
+  live: readonly M[],
+  result: { readonly retracted: readonly string[] },
+): M[] {
   return guardInput('applyRewind', () => rewindList(live, result))
 }
 
-function rewindList(live: readonly Message[], result: { readonly retracted: readonly string[] }): Message[] {
+function rewindList<M extends Message<unknown>>(live: readonly M[], result: { readonly retracted: readonly string[] }): M[] {
   const list = checkList(live)
   if (typeof result !== 'object' || result === null)
     throw new TurnlogError('INVALID_INPUT', 'applyRewind needs the rewind result', { details: { field: 'result' } })
@@ -53,24 +56,24 @@ function rewindList(live: readonly Message[], result: { readonly retracted: read
  * store's placement rule; at the end when the list holds none of them). Scaffolding and messages not
  * flushed yet keep their places. Summary messages already in the list are not repeated.
  */
-export function applyCompact(
-  live: readonly Message[],
-  input: { readonly covered: readonly string[]; readonly summary: Message | readonly Message[] },
-): Message[] {
+export function applyCompact<M extends Message<unknown> = Message, S extends Message<unknown> = M>(
+  live: readonly M[],
+  input: { readonly covered: readonly string[]; readonly summary: S | readonly S[] },
+): (M | S)[] {
   return guardInput('applyCompact', () => compactList(live, input))
 }
 
-function compactList(
-  live: readonly Message[],
-  input: { readonly covered: readonly string[]; readonly summary: Message | readonly Message[] },
-): Message[] {
-  const list = checkList(live)
+function compactList<M extends Message<unknown>, S extends Message<unknown>>(
+  live: readonly M[],
+  input: { readonly covered: readonly string[]; readonly summary: S | readonly S[] },
+): (M | S)[] {
+  const list = checkList<M | S>(live)
   if (typeof input !== 'object' || input === null)
     throw new TurnlogError('INVALID_INPUT', 'applyCompact needs { covered, summary }', { details: { field: 'input' } })
   const covered = checkIds(input.covered, 'covered')
-  const summary = checkList(Array.isArray(input.summary) ? input.summary : [input.summary])
+  const summary = checkList<S>(Array.isArray(input.summary) ? (input.summary as readonly S[]) : [input.summary as S])
   const summaryIds = new Set(summary.map((m) => m.id))
-  const out: Message[] = []
+  const out: (M | S)[] = []
   let placed = false
   for (const m of list) {
     if (covered.has(m.id)) {
@@ -88,17 +91,21 @@ function compactList(
  * The caller's live list after `store.revise` / `store.finalize`: every copy of the message is
  * replaced by `result.message` (its new content and status). A list without it comes back unchanged.
  */
-export function applyRevision(live: readonly Message[], result: { readonly message: Message }): Message[] {
+export function applyRevision<M extends Message<unknown> = Message>(
+  live: readonly M[],
+  result: { readonly message: Message<unknown> },
+): M[] {
   return guardInput('applyRevision', () => reviseList(live, result))
 }
 
-function reviseList(live: readonly Message[], result: { readonly message: Message }): Message[] {
+function reviseList<M extends Message<unknown>>(live: readonly M[], result: { readonly message: Message<unknown> }): M[] {
   const list = checkList(live)
   const message = typeof result === 'object' && result !== null ? (result as { message?: unknown }).message : undefined
   if (typeof message !== 'object' || message === null || typeof (message as { id?: unknown }).id !== 'string') {
     throw new TurnlogError('INVALID_INPUT', 'applyRevision needs a result with the revised message', { details: { field: 'result' } })
   }
-  const revised = message as Message
+  // same id, new content of the same message: the caller's payload type still describes it
+  const revised = message as M
   return list.map((m) => (m.id === revised.id ? revised : m))
 }
 
@@ -106,10 +113,7 @@ function reviseList(live: readonly Message[], result: { readonly message: Messag
  * Gives a write's result its `applyTo(live)` (a non-enumerable property: results stay plain data for
  * comparisons and JSON). Used by stores.
  */
-export function withApplyTo<T extends object>(
-  result: T,
-  applyTo: (live: readonly Message[]) => Message[],
-): T & { readonly applyTo: (live: readonly Message[]) => Message[] } {
+export function withApplyTo<T extends object, S = never>(result: T, applyTo: ApplyTo<S>): T & { readonly applyTo: ApplyTo<S> } {
   if (typeof result !== 'object' || result === null || typeof applyTo !== 'function') {
     throw new TurnlogError('INVALID_INPUT', 'withApplyTo needs a result object and a function', {
       details: { field: typeof applyTo === 'function' ? 'result' : 'applyTo' },
@@ -118,5 +122,12 @@ export function withApplyTo<T extends object>(
   guardInput('withApplyTo', () =>
     Object.defineProperty(result, 'applyTo', { value: applyTo, enumerable: false, writable: false, configurable: false }),
   )
-  return result as T & { readonly applyTo: (live: readonly Message[]) => Message[] }
+  return result as T & { readonly applyTo: ApplyTo<S> }
 }
+
+/**
+ * A write result's `applyTo(live)`: the caller's live list after the write, of the caller's own
+ * message type (a list of `Message<P>` comes back as one).
+ * @typeParam S - what the write adds to the list: a compaction's summary message type; `never` for the others.
+ */
+export type ApplyTo<S = never> = <M extends Message<unknown> = Message>(live: readonly M[]) => (M | S)[]

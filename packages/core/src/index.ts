@@ -33,6 +33,7 @@ export {
   type ChatRole,
   type ToolCall,
 } from './chat-message.js'
+export type { BuiltInFormatName, FormatPayloads } from './formats/format-payloads.js'
 export {
   DEFAULT_MESSAGE_FORMAT,
   messageFormat,
@@ -91,6 +92,7 @@ export {
   withStatus,
   type CreateFormatMessageOptions,
   type CreateMessageOptions,
+  type MessageEnvelopeOptions,
   type Message,
   type MessageMeta,
   type MessageStatus,
@@ -122,7 +124,7 @@ export {
   type SessionForkedEvent,
   type StoredEvent,
 } from './events.js'
-export { applyCompact, applyRevision, applyRewind } from './apply-to-live.js'
+export { applyCompact, applyRevision, applyRewind, type ApplyTo } from './apply-to-live.js'
 export {
   GENESIS_HASH,
   chainHash,
@@ -184,6 +186,7 @@ export type {
   ReviseResult,
   RewindOptions,
   RewindResult,
+  RewindTargetInput,
   SessionInfo,
   SessionPage,
   SessionStore,

@@ -1,6 +1,7 @@
 import type { ChatMessage } from './chat-message.js'
 import { rememberContentHash } from './content-hash.js'
 import { DEFAULT_MESSAGE_FORMAT, messageFormat, parsePayload } from './formats/format-registry.js'
+import type { BuiltInFormatName, FormatPayloads } from './formats/format-payloads.js'
 import type { OpenAIChatInput } from './formats/openai-chat-format.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
 import { toFrozenJson, type JsonValue } from './json-value.js'
@@ -45,8 +46,8 @@ export interface Message<P = ChatMessage> {
   readonly status?: MessageStatus
 }
 
-/** Options for {@link createMessage}. */
-export interface CreateMessageOptions {
+/** The options of {@link createMessage} every format shares (all but `format`). */
+export interface MessageEnvelopeOptions {
   /** Use an existing id (import, resume). With `externalId`, it must be the id derived from it. */
   readonly id?: string
   /**
@@ -67,11 +68,6 @@ export interface CreateMessageOptions {
   /** `'partial'` for a reply that is still streaming. */
   readonly status?: MessageStatus
   /**
-   * The payload's format (default `openai-chat`, for a payload with a chat `role`); one of
-   * `messageFormatNames()`. docs/formats.md lists the built-ins.
-   */
-  readonly format?: string
-  /**
    * Metadata that never reaches the provider: model, usage, latency, trace id, app data. A JSON
    * object, stored and exported with the message, not part of the content hash (a retry that differs
    * only here is still a duplicate: the first write's `meta` stays).
@@ -79,9 +75,23 @@ export interface CreateMessageOptions {
   readonly meta?: { readonly [key: string]: unknown }
 }
 
-/** {@link CreateMessageOptions} for a format other than `openai-chat`: `format` is required. */
-export interface CreateFormatMessageOptions extends CreateMessageOptions {
-  readonly format: string
+/**
+ * Options for {@link createMessage} of an OpenAI chat message: `format` absent or `'openai-chat'` (any
+ * other format picks the format overload, typed by {@link CreateFormatMessageOptions}).
+ */
+export interface CreateMessageOptions extends MessageEnvelopeOptions {
+  /** The payload's format: `openai-chat` (the default). */
+  readonly format?: 'openai-chat'
+}
+
+/**
+ * {@link createMessage}'s options for a payload of another format: `format` is required, one of
+ * `messageFormatNames()` (docs/formats.md lists the built-ins; {@link FormatPayloads} their payload types).
+ * @typeParam F - the format name.
+ */
+export interface CreateFormatMessageOptions<F extends string = string> extends MessageEnvelopeOptions {
+  /** The payload's format: one of `messageFormatNames()`. */
+  readonly format: F
 }
 
 const minted = new WeakSet<object>()
@@ -176,16 +186,23 @@ function build(
  * const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'slack:C123:1700000000.000100', scope: 'slack:C123' })
  * // metadata that never reaches the provider
  * const reply = createMessage(completion.choices[0].message, { meta: { model: completion.model, usage: completion.usage } })
- * // another format: the payload type is yours
- * const note = createMessage<{ kind: string }>({ kind: 'note' }, { format: 'json' })
+ * // a built-in format: the payload is checked against its type (a Message<AnthropicMessageParam>)
+ * const a = createMessage({ role: 'user', content: 'hi' }, { format: 'anthropic' })
+ * // a format registered at run time: the payload type is yours
+ * const note = createMessage<{ kind: string }>({ kind: 'note' }, { format: 'my-notes' })
  * ```
  */
 export function createMessage(payload: OpenAIChatInput, options?: CreateMessageOptions): Message
-export function createMessage<P extends object>(payload: P, options: CreateFormatMessageOptions): Message<P>
-export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message<unknown> {
-  return guardInput('createMessage', () =>
-    create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateMessageOptions),
-  )
+export function createMessage<F extends BuiltInFormatName>(
+  payload: FormatPayloads[F],
+  options: CreateFormatMessageOptions<F>,
+): Message<FormatPayloads[F]>
+export function createMessage<P extends object, F extends string = string>(
+  payload: P,
+  options: CreateFormatMessageOptions<F> & { readonly format: [F] extends ['openai-chat'] ? never : F },
+): Message<P>
+export function createMessage(payload: unknown, options: MessageEnvelopeOptions & { readonly format?: string } = {}): Message<unknown> {
+  return guardInput('createMessage', () => create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateOptions))
 }
 
 /**
@@ -203,7 +220,10 @@ const CreateMessageOptionsSchema = z.object({
   meta: z.unknown().optional(),
 })
 
-function create(payload: unknown, options: CreateMessageOptions): Message {
+/** Every option, any format. */
+type CreateOptions = MessageEnvelopeOptions & { readonly format?: string }
+
+function create(payload: unknown, options: CreateOptions): Message {
   if (options.externalId !== undefined && options.scope === undefined) {
     throw new TurnlogError(
       'INVALID_INPUT',

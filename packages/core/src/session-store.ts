@@ -1,6 +1,7 @@
 import type { ChatMessage } from './chat-message.js'
 import type { ConflictReason } from './error-codes.js'
-import type { StoredEvent, RewindTarget } from './events.js'
+import type { ApplyTo } from './apply-to-live.js'
+import type { StoredEvent } from './events.js'
 import type { SessionState, TranscriptEntry } from './fold-session.js'
 import type { MessageId, SessionId } from './ids.js'
 import type { ImportSessionsOptions, ImportSessionsResult, ImportedSession } from './imported-session.js'
@@ -121,28 +122,40 @@ export interface RewindResult {
    * The caller's live list after this rewind (`applyRewind(live, this)`): cut at its first retracted
    * message. Pure; a non-enumerable property (the result stays plain data).
    */
-  readonly applyTo: (live: readonly Message[]) => Message[]
+  readonly applyTo: ApplyTo
 }
 
-/** Input of {@link SessionStore.compact}. */
-export interface CompactInput extends WriteOptions {
+/**
+ * Where {@link SessionStore.rewind} cuts: after a live message (kept) or from one (retracted with
+ * everything after it). Any id string (a `MessageId`, a `message.id`, an id read back from JSON).
+ */
+export type RewindTargetInput = { readonly after: string } | { readonly from: string }
+
+/**
+ * Input of {@link SessionStore.compact}.
+ * @typeParam S - the summary message type.
+ */
+export interface CompactInput<S extends Message<unknown> = Message<unknown>> extends WriteOptions {
   /** Live message ids the summary replaces (need not be contiguous). */
   readonly covered: readonly string[]
   /** The summary message(s); new messages, placed where the first covered message was. */
-  readonly summary: Message<unknown> | readonly Message<unknown>[]
+  readonly summary: S | readonly S[]
   readonly reason?: string
   readonly metadata?: JsonValue
 }
 
-/** Result of a compaction. */
-export interface CompactResult {
+/**
+ * Result of a compaction.
+ * @typeParam S - the summary message type (`applyTo` adds it to the caller's list type).
+ */
+export interface CompactResult<S extends Message<unknown> = Message<unknown>> {
   readonly version: number
   readonly summary: readonly MessageId[]
   /**
    * The caller's live list after this compaction (`applyCompact(live, input)`): covered messages out,
    * the summary in the first one's place, scaffolding kept. Pure; non-enumerable.
    */
-  readonly applyTo: (live: readonly Message[]) => Message[]
+  readonly applyTo: ApplyTo<S>
 }
 
 /** Options for {@link SessionStore.revise}. */
@@ -164,7 +177,7 @@ export interface ReviseResult {
    */
   readonly message: Message
   /** The caller's live list with `message` in place of every copy of it (`applyRevision`). Pure; non-enumerable. */
-  readonly applyTo: (live: readonly Message[]) => Message[]
+  readonly applyTo: ApplyTo
 }
 
 /** Options for {@link SessionStore.fork}. */
@@ -289,9 +302,9 @@ export interface SessionStore {
   /** Pages through sessions. */
   sessions(options?: ListSessionsOptions): Promise<SessionPage>
   /** Retracts the tail of the live list. */
-  rewind(sessionId: string, target: RewindTarget, options?: RewindOptions): Promise<RewindResult>
+  rewind(sessionId: string, target: RewindTargetInput, options?: RewindOptions): Promise<RewindResult>
   /** Replaces live messages with a summary. */
-  compact(sessionId: string, input: CompactInput): Promise<CompactResult>
+  compact<S extends Message<unknown> = Message<unknown>>(sessionId: string, input: CompactInput<S>): Promise<CompactResult<S>>
   /** New content for a live message (same id). */
   revise(sessionId: string, messageId: string, payload: unknown, options?: ReviseOptions): Promise<ReviseResult>
   /** Marks a partial message final, optionally with its final content. */

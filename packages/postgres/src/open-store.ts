@@ -42,9 +42,12 @@ export interface PoolConfigInput extends OpenStoreCommonConfig {
   readonly pool: Pool
 }
 
-/** Use the caller's Kysely instance (any Postgres dialect); `close()` leaves it open. */
-export interface KyselyConfig extends OpenStoreCommonConfig {
-  readonly kysely: Kysely<unknown>
+/**
+ * Use the caller's Kysely instance (any Postgres dialect); `close()` leaves it open.
+ * @typeParam DB - the caller's database type (its own tables; turnlog's are not in it, nor need be).
+ */
+export interface KyselyConfig<DB = unknown> extends OpenStoreCommonConfig {
+  readonly kysely: Kysely<DB>
 }
 
 /** Embedded PGlite: in memory, or persisted in `dataDir`. */
@@ -62,8 +65,11 @@ export interface EmbeddedConfig extends OpenStoreCommonConfig {
   readonly onLockTakenOver?: (previous: DataDirLockHolder) => void
 }
 
-/** What {@link openStore} accepts: exactly one way to reach the database. */
-export type OpenStoreConfig = ConnectionStringConfig | PoolConfigInput | KyselyConfig | EmbeddedConfig
+/**
+ * What {@link openStore} accepts: exactly one way to reach the database.
+ * @typeParam DB - the database type of a caller's Kysely instance (`{ kysely }`).
+ */
+export type OpenStoreConfig<DB = unknown> = ConnectionStringConfig | PoolConfigInput | KyselyConfig<DB> | EmbeddedConfig
 
 async function connect(
   config: OpenStoreConfig,
@@ -144,8 +150,9 @@ async function connect(
  * await store.close()
  * ```
  */
-export async function openStore(config: OpenStoreConfig): Promise<PostgresStore> {
-  config = parseOpenStoreConfig(config)
+export async function openStore<DB = unknown>(input: OpenStoreConfig<DB>): Promise<PostgresStore> {
+  // turnlog's statements name their own tables: the caller's database type does not matter to them
+  const config = parseOpenStoreConfig(input as OpenStoreConfig)
   const { db, flavor, close, ownPool } = await connect(config)
   try {
     if (config.migrate !== false) await migrateWithRetry(db)

@@ -19,7 +19,7 @@ import type {
   ReviseResult,
   RewindOptions,
   RewindResult,
-  RewindTarget,
+  RewindTargetInput,
   SessionId,
   SessionInfo,
   SessionPage,
@@ -115,7 +115,7 @@ export class PostgresStore implements SessionStore {
    * evidence is still recorded outside the transaction. Throws `INVALID_INPUT` for anything but a
    * Kysely transaction (a plain Kysely instance would run each statement of a write on its own).
    */
-  withTransaction(trx: Transaction<unknown>): PostgresStore {
+  withTransaction<DB>(trx: Transaction<DB>): PostgresStore {
     return new PostgresStore(this.#ctx.bound(trx) as unknown as PostgresStoreInit)
   }
 
@@ -174,12 +174,12 @@ export class PostgresStore implements SessionStore {
   }
 
   @traced('rewind', spanAttributes.rewind)
-  async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
+  async rewind(sessionId: string, target: RewindTargetInput, options: RewindOptions = {}): Promise<RewindResult> {
     return this.#history.rewind(sessionId, target, options)
   }
 
   @traced('compact', spanAttributes.compact)
-  async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
+  async compact<S extends Message<unknown> = Message<unknown>>(sessionId: string, input: CompactInput<S>): Promise<CompactResult<S>> {
     return this.#compaction.compact(sessionId, input)
   }
 

@@ -47,7 +47,7 @@ export class CompactOperations {
   }
 
   /** See `SessionStore.compact`. */
-  async compact(sessionId: string, input: CompactInput): Promise<CompactResult> {
+  async compact<S extends Message<unknown> = Message<unknown>>(sessionId: string, input: CompactInput<S>): Promise<CompactResult<S>> {
     this.#ctx.assertOpen()
     const id = parseSessionId(sessionId)
     if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }')
@@ -81,7 +81,9 @@ export class CompactOperations {
     const result = await this.#ctx.retry(5, lostRace, async () =>
       this.#ctx.observed(id, await this.#ctx.tx((db) => this.#compactOnce(db, prepared))),
     )
-    return withApplyTo(result, (live) => applyCompact(live, { covered, summary }))
+    // the checked summary is the caller's messages (deduplicated): still of its type S
+    const summaryOfS = summary as unknown as readonly S[]
+    return withApplyTo<Omit<CompactResult<S>, 'applyTo'>, S>(result, (live) => applyCompact(live, { covered, summary: summaryOfS }))
   }
 
   /** One attempt of {@link compact} in transaction `db`; the order of its checks is the contract's (docs/guarantees.md). */

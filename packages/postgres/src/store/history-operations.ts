@@ -17,7 +17,7 @@ import {
   type ReviseResult,
   type RewindOptions,
   type RewindResult,
-  type RewindTarget,
+  type RewindTargetInput,
   type SessionId,
   type WriteOptions,
 } from '@turnlog/core'
@@ -39,7 +39,7 @@ export class HistoryOperations {
   }
 
   /** See `SessionStore.rewind`. */
-  async rewind(sessionId: string, target: RewindTarget, options: RewindOptions = {}): Promise<RewindResult> {
+  async rewind(sessionId: string, target: RewindTargetInput, options: RewindOptions = {}): Promise<RewindResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'rewind options')
     const id = parseSessionId(sessionId)

@@ -84,14 +84,16 @@ export class StoreContext {
    * or rolls back with it. Throws `STORE_CLOSED` on a closed store, `INVALID_INPUT` for anything but a
    * Kysely transaction (a plain Kysely instance would run each statement of a write on its own).
    */
-  bound(trx: Transaction<unknown>): StoreContext {
+  bound<DB>(trx: Transaction<DB>): StoreContext {
     this.assertOpen()
     // by shape, not instanceof: the caller's kysely may be another copy of the package
     const t = trx as { isTransaction?: unknown; getExecutor?: unknown } | null
     if (typeof t !== 'object' || t === null || !guardInput('trx', () => t.isTransaction === true && typeof t.getExecutor === 'function')) {
       throw new TurnlogError('INVALID_INPUT', 'withTransaction needs a Kysely transaction (db.transaction().execute(trx => …))')
     }
-    return new BoundStoreContext(parseStoreInit({ ...this.#init, db: trx, inTransaction: true, onClose: async () => {} }))
+    return new BoundStoreContext(
+      parseStoreInit({ ...this.#init, db: trx as Transaction<unknown>, inTransaction: true, onClose: async () => {} }),
+    )
   }
 
   /** The group commit settings, or false when appends go alone (PGlite, a caller's transaction, or turned off). */
