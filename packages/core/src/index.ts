@@ -96,7 +96,7 @@ export {
 } from './events.js'
 export { applyCompact, applyRevision, applyRewind } from './apply-to-live.js'
 export { GENESIS_HASH, chainHash, eventChainHash, placeholderDigest, type ChainInput, type ChainedEvent, type ChainedFields } from './chain-hash.js'
-export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
+export { PLACEHOLDER_KEPT_KEYS, REDACTED_CONTENT, isRedactedPayload, redactedPayload, structuralPlaceholder } from './redacted-payload.js'
 export {
   foldSession,
   liveMessages,
