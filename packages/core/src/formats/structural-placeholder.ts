@@ -1,3 +1,5 @@
+import { guardInput } from '../parse-input.js'
+
 /** The content a redacted message shows in every view. */
 export const REDACTED_CONTENT = '[redacted]'
 
@@ -32,5 +34,5 @@ export function structuralPlaceholder(payload: unknown, content: string = REDACT
     }
     return content
   }
-  return walk(payload, undefined)
+  return guardInput('structuralPlaceholder', () => walk(payload, undefined))
 }
