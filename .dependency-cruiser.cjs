@@ -21,14 +21,17 @@ module.exports = {
     layer('hermes', ['audit', 'cli', 'bench', 'testing', 'turnlog']),
     layer('turnlog', ['hermes', 'bench', 'testing']),
     {
-      name: 'turnlog-cli-only-in-bin', severity: 'error',
+      name: 'turnlog-cli-only-in-bin',
+      severity: 'error',
       comment: 'only the umbrella executable (packages/turnlog/src/bin.ts) may load @turnlog/cli',
       from: { path: '^packages/turnlog/src', pathNot: '^packages/turnlog/src/bin[.]ts$' },
       to: { path: '^packages/cli/' },
     },
     {
-      name: 'no-test-code-in-src', severity: 'error',
-      from: { path: '^packages/[^/]+/src' }, to: { path: '^packages/[^/]+/test/' },
+      name: 'no-test-code-in-src',
+      severity: 'error',
+      from: { path: '^packages/[^/]+/src' },
+      to: { path: '^packages/[^/]+/test/' },
     },
   ],
   options: {

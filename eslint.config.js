@@ -12,7 +12,10 @@ export default tseslint.config(
     files: ['packages/**/*.ts'],
     // (The inspect page's browser script is its own project, with the DOM lib.)
     languageOptions: {
-      parserOptions: { project: ['./tsconfig.test.json', './packages/cli/src/inspect/page/tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        project: ['./tsconfig.test.json', './packages/cli/src/inspect/page/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -40,14 +43,25 @@ export default tseslint.config(
     // core is pure: no Node built-ins, no I/O.
     files: ['packages/core/src/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', 'fs', 'path', 'crypto', 'pg', 'kysely', '@electric-sql/*'], message: '@turnlog/core is pure: no Node built-ins, drivers or I/O.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:*', 'fs', 'path', 'crypto', 'pg', 'kysely', '@electric-sql/*'],
+              message: '@turnlog/core is pure: no Node built-ins, drivers or I/O.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     // only the CLI reads argv/env or writes to stdout.
     files: ['packages/{core,postgres,audit,hermes}/src/**/*.ts'],
     rules: {
-      'no-restricted-properties': ['error',
+      'no-restricted-properties': [
+        'error',
         { object: 'process', property: 'argv', message: 'Only the CLI reads argv.' },
         { object: 'process', property: 'env', message: 'Libraries take typed config; only the CLI reads env.' },
       ],

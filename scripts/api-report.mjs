@@ -34,7 +34,8 @@ function createProgram() {
   return ts.createProgram(roots, { ...config.options, noEmit: true })
 }
 
-const FORMAT = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.WriteArrowStyleSignature | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType
+const FORMAT =
+  ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.WriteArrowStyleSignature | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType
 const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed })
 
 /** One line (or block) per declaration: its kind and signature, without comments or bodies. */
@@ -64,7 +65,10 @@ function describe(checker, name, symbol) {
   }
   if (flags & ts.SymbolFlags.Function) {
     const type = checker.getTypeOfSymbolAtLocation(symbol, decl)
-    const text = type.getCallSignatures().map((s) => `function ${name}${checker.signatureToString(s, decl, FORMAT & ~ts.TypeFormatFlags.WriteArrowStyleSignature)}`).join('\n')
+    const text = type
+      .getCallSignatures()
+      .map((s) => `function ${name}${checker.signatureToString(s, decl, FORMAT & ~ts.TypeFormatFlags.WriteArrowStyleSignature)}`)
+      .join('\n')
     return { kind: 'function', text }
   }
   if (flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Enum)) {
@@ -74,7 +78,11 @@ function describe(checker, name, symbol) {
       .map((d) => printer.printNode(ts.EmitHint.Unspecified, stripModifiers(d), d.getSourceFile()))
       .join('\n')
     // a name both a type and a value (e.g. a const with a type of the same name) reports both
-    if (flags & ts.SymbolFlags.Variable) return { kind: `${kind} + const`, text: `${text}\nconst ${name}: ${checker.typeToString(checker.getTypeOfSymbolAtLocation(symbol, decl), decl, FORMAT)}` }
+    if (flags & ts.SymbolFlags.Variable)
+      return {
+        kind: `${kind} + const`,
+        text: `${text}\nconst ${name}: ${checker.typeToString(checker.getTypeOfSymbolAtLocation(symbol, decl), decl, FORMAT)}`,
+      }
     return { kind, text }
   }
   if (flags & ts.SymbolFlags.Variable) {
@@ -103,7 +111,10 @@ function member(checker, prop, at) {
   const readonly = mods & ts.ModifierFlags.Readonly ? 'readonly ' : ''
   const type = checker.getTypeOfSymbolAtLocation(prop, at)
   if (decl !== undefined && (ts.isMethodDeclaration(decl) || ts.isMethodSignature(decl))) {
-    return type.getCallSignatures().map((s) => `${prop.name}${checker.signatureToString(s, at, FORMAT & ~ts.TypeFormatFlags.WriteArrowStyleSignature)}`).join('; ')
+    return type
+      .getCallSignatures()
+      .map((s) => `${prop.name}${checker.signatureToString(s, at, FORMAT & ~ts.TypeFormatFlags.WriteArrowStyleSignature)}`)
+      .join('; ')
   }
   if (decl !== undefined && ts.isGetAccessorDeclaration(decl)) return `get ${prop.name}(): ${checker.typeToString(type, at, FORMAT)}`
   return `${readonly}${prop.name}${prop.flags & ts.SymbolFlags.Optional ? '?' : ''}: ${checker.typeToString(type, at, FORMAT)}`
@@ -112,7 +123,8 @@ function member(checker, prop, at) {
 /** The declaration without `export`/`declare` (the report lists names; the keyword adds nothing). */
 function stripModifiers(node) {
   const keep = (node.modifiers ?? []).filter((m) => m.kind !== ts.SyntaxKind.ExportKeyword && m.kind !== ts.SyntaxKind.DeclareKeyword)
-  if (ts.isInterfaceDeclaration(node)) return ts.factory.updateInterfaceDeclaration(node, keep, node.name, node.typeParameters, node.heritageClauses, node.members)
+  if (ts.isInterfaceDeclaration(node))
+    return ts.factory.updateInterfaceDeclaration(node, keep, node.name, node.typeParameters, node.heritageClauses, node.members)
   if (ts.isTypeAliasDeclaration(node)) return ts.factory.updateTypeAliasDeclaration(node, keep, node.name, node.typeParameters, node.type)
   if (ts.isEnumDeclaration(node)) return ts.factory.updateEnumDeclaration(node, keep, node.name, node.members)
   return node
@@ -194,7 +206,14 @@ function main() {
   const args = process.argv.slice(2)
   const api = collectApi()
   if (args.includes('--json')) {
-    console.log(JSON.stringify(api.map((p) => ({ name: p.name, exports: p.exports.map((e) => ({ name: e.name, kind: e.kind, documented: e.documented, example: e.example })) }))))
+    console.log(
+      JSON.stringify(
+        api.map((p) => ({
+          name: p.name,
+          exports: p.exports.map((e) => ({ name: e.name, kind: e.kind, documented: e.documented, example: e.example })),
+        })),
+      ),
+    )
     return
   }
   if (args.includes('--undocumented')) {

@@ -60,7 +60,7 @@ export const MUTANTS = [
   },
   {
     id: 'group-commit-releases-before-alone',
-    invariant: "ordering: a batch left out of its group still holds its session until it ran alone",
+    invariant: 'ordering: a batch left out of its group still holds its session until it ran alone',
     file: `${PG}/group-commit.ts`,
     search: 'for (const p of left) await this.#alone(p)',
     replace: 'for (const p of left) void this.#alone(p)',
@@ -141,7 +141,8 @@ export const MUTANTS = [
     invariant: 'wire view: the provider payload carries no turnlog field (#104359)',
     file: `${CORE}/to-wire.ts`,
     search: 'if (options.repairPairing !== true) return messages.map((m) => readingFormat(m.format).toWire(m.payload))',
-    replace: 'if (options.repairPairing !== true) return messages.map((m) => ({ id: m.id, ...(readingFormat(m.format).toWire(m.payload) as object) }))',
+    replace:
+      'if (options.repairPairing !== true) return messages.map((m) => ({ id: m.id, ...(readingFormat(m.format).toWire(m.payload) as object) }))',
     tests: [`${CORE_TEST}/to-wire.test.ts`],
   },
   {

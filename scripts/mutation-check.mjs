@@ -78,11 +78,23 @@ function runJest(tests, name) {
   const jestArgs = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', JEST, '--ci', '--silent', ...tests]
   if (name !== undefined) jestArgs.push('-t', name)
   const started = Date.now()
-  const result = spawnSync(process.execPath, jestArgs, { cwd: ROOT, encoding: 'utf8', timeout: TIMEOUT_MS, env: { ...process.env, NODE_OPTIONS: '' } })
+  const result = spawnSync(process.execPath, jestArgs, {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: TIMEOUT_MS,
+    env: { ...process.env, NODE_OPTIONS: '' },
+  })
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`
   const failed = [...output.matchAll(/^\s+● (.+)$/gm)].map((m) => m[1]).filter((t) => !t.startsWith('Console'))
   const failedFiles = [...output.matchAll(/^FAIL (\S+)/gm)].map((m) => m[1].split('/').pop())
-  return { passed: result.status === 0, timedOut: result.error?.code === 'ETIMEDOUT', failed, failedFiles, output, seconds: (Date.now() - started) / 1000 }
+  return {
+    passed: result.status === 0,
+    timedOut: result.error?.code === 'ETIMEDOUT',
+    failed,
+    failedFiles,
+    output,
+    seconds: (Date.now() - started) / 1000,
+  }
 }
 
 /** Applies `m`, runs `fn`, and restores the file whatever happens. */
@@ -94,7 +106,10 @@ function withMutant(m, fn) {
   const backup = join(BACKUP, `${m.id}.json`)
   writeFileSync(backup, JSON.stringify({ file: m.file, original }))
   try {
-    writeFileSync(path, original.replace(m.search, () => m.replace))
+    writeFileSync(
+      path,
+      original.replace(m.search, () => m.replace),
+    )
     return fn()
   } finally {
     writeFileSync(path, original)
@@ -158,11 +173,14 @@ async function main() {
     // how many tests failed: all of a file failing at once can mean the mutant broke its setup (a
     // migration that no longer runs), not that a test caught the bug; look at such a kill closer
     const result = run.timedOut ? 'killed (timeout)' : run.passed ? '**SURVIVED**' : `killed (${run.failed.length} failed)`
-    const killer = run.passed || run.failed.length === 0
-      ? m.tests.map((t) => t.split('/').pop()).join(', ')
-      : `${run.failedFiles[0] ?? m.tests[0].split('/').pop()}: ${run.failed[0]}`
+    const killer =
+      run.passed || run.failed.length === 0
+        ? m.tests.map((t) => t.split('/').pop()).join(', ')
+        : `${run.failedFiles[0] ?? m.tests[0].split('/').pop()}: ${run.failed[0]}`
     rows.push({ id: m.id, invariant: m.invariant, killer: killer.replace(/\|/g, '\\|'), result, seconds: run.seconds })
-    log(`${result.replace(/\*/g, '').padEnd(16)} ${m.id.padEnd(34)} ${run.seconds.toFixed(0).padStart(4)} s  ${run.passed ? '' : (run.failed[0] ?? '')}`)
+    log(
+      `${result.replace(/\*/g, '').padEnd(16)} ${m.id.padEnd(34)} ${run.seconds.toFixed(0).padStart(4)} s  ${run.passed ? '' : (run.failed[0] ?? '')}`,
+    )
   }
   const survived = rows.filter((r) => r.result.includes('SURVIVED'))
   const minutes = ((Date.now() - started) / 60_000).toFixed(1)

@@ -29,10 +29,16 @@ export function ensureNode(major) {
     writeFileSync(join(dir, 'package.json'), '{ "private": true }\n')
     try {
       execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefer-offline', `${pkg}@${major}`], {
-        cwd: dir, stdio: ['ignore', 'ignore', 'pipe'],
+        cwd: dir,
+        stdio: ['ignore', 'ignore', 'pipe'],
       })
     } catch (error) {
-      throw new Error(`could not install Node ${major} (npm install ${pkg}@${major} in ${dir}): ${String(error.stderr ?? error).trim().split('\n').pop()}`)
+      throw new Error(
+        `could not install Node ${major} (npm install ${pkg}@${major} in ${dir}): ${String(error.stderr ?? error)
+          .trim()
+          .split('\n')
+          .pop()}`,
+      )
     }
   }
   const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()

@@ -46,21 +46,35 @@ const packages = readdirSync(join(root, 'packages'))
   .map((dir) => ({ dir, json: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) }))
   .filter((p) => p.json.private !== true)
 for (const p of packages) {
-  try { statSync(join(root, 'packages', p.dir, 'dist', 'index.js')) } catch { fail(`packages/${p.dir}/dist is missing: run the build first (npx -y pnpm@12.4.2 build)`) }
+  try {
+    statSync(join(root, 'packages', p.dir, 'dist', 'index.js'))
+  } catch {
+    fail(`packages/${p.dir}/dist is missing: run the build first (npx -y pnpm@12.4.2 build)`)
+  }
 }
 const execPath = process.env.npm_execpath ?? ''
-const pnpm = !/pnpm/.test(execPath) ? ['npx', ['-y', 'pnpm@12.4.2']]
-  : /\.[cm]?js$/.test(execPath) ? [process.execPath, [execPath]]
-  : [execPath, []] // pnpm's own executable (a single-file build, not a script)
+const pnpm = !/pnpm/.test(execPath)
+  ? ['npx', ['-y', 'pnpm@12.4.2']]
+  : /\.[cm]?js$/.test(execPath)
+    ? [process.execPath, [execPath]]
+    : [execPath, []] // pnpm's own executable (a single-file build, not a script)
 
 // 2. Pack.
 const packDir = mkdtempSync(join(tmpdir(), 'turnlog-pack-'))
 scratch.push(packDir)
-step('pack', () => run(pnpm[0], [...pnpm[1], '-r', ...packages.flatMap((p) => ['--filter', p.json.name]), 'pack', '--pack-destination', packDir], { cwd: root }))
+step('pack', () =>
+  run(pnpm[0], [...pnpm[1], '-r', ...packages.flatMap((p) => ['--filter', p.json.name]), 'pack', '--pack-destination', packDir], {
+    cwd: root,
+  }),
+)
 const tarballs = new Map()
 for (const p of packages) {
   const file = join(packDir, `${p.json.name.replace('@', '').replace('/', '-')}-${p.json.version}.tgz`)
-  try { statSync(file) } catch { fail(`pnpm pack made no ${file}`) }
+  try {
+    statSync(file)
+  } catch {
+    fail(`pnpm pack made no ${file}`)
+  }
   tarballs.set(p.json.name, file)
 }
 
@@ -69,7 +83,10 @@ const forbidden = [/\.tsbuildinfo$/, /(^|\/)(test|tests|__tests__)\//, /\.(test|
 const sizes = []
 for (const p of packages) {
   const file = tarballs.get(p.json.name)
-  const entries = run('tar', ['tzf', file]).split('\n').filter(Boolean).map((e) => e.replace(/^package\//, ''))
+  const entries = run('tar', ['tzf', file])
+    .split('\n')
+    .filter(Boolean)
+    .map((e) => e.replace(/^package\//, ''))
   const set = new Set(entries)
   const bad = entries.filter((e) => forbidden.some((re) => re.test(e)))
   if (bad.length > 0) fail(`${p.json.name}: the tarball holds build info or test files: ${bad.join(', ')}`)
@@ -84,8 +101,12 @@ for (const p of packages) {
   }
   if (!set.has('README.md')) fail(`${p.json.name}: no README.md in the tarball`)
   // every entry point and every source a map names is in the tarball
-  const targets = [manifest.main, manifest.types, ...Object.values(manifest.bin ?? {}),
-    ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e)))]
+  const targets = [
+    manifest.main,
+    manifest.types,
+    ...Object.values(manifest.bin ?? {}),
+    ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e))),
+  ]
   for (const t of targets) if (!set.has(posix.normalize(t))) fail(`${p.json.name}: ${t} (named by package.json) is not in the tarball`)
   for (const mapFile of entries.filter((e) => e.endsWith('.map'))) {
     for (const s of JSON.parse(readFileSync(join(x, mapFile), 'utf8')).sources) {
@@ -103,14 +124,23 @@ scratch.push(app)
 if (!relative(root, app).startsWith('..')) fail(`the scratch app ${app} is inside the repository`)
 const defaultSet = ['turnlog', '@turnlog/core', '@turnlog/postgres', '@turnlog/audit', '@turnlog/cli']
 const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
-writeFileSync(join(app, 'package.json'), JSON.stringify({
-  name: 'turnlog-packaging-app', private: true, type: 'module',
-  // what an application does: depend on `turnlog` alone; the overrides serve its @turnlog/* dependencies
-  // from the fresh tarballs instead of the registry
-  dependencies: { turnlog: `file:${tarballs.get('turnlog')}` },
-  overrides: Object.fromEntries(defaultSet.filter((n) => n !== 'turnlog').map((n) => [n, `file:${tarballs.get(n)}`])),
-  devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
-}, null, 2))
+writeFileSync(
+  join(app, 'package.json'),
+  JSON.stringify(
+    {
+      name: 'turnlog-packaging-app',
+      private: true,
+      type: 'module',
+      // what an application does: depend on `turnlog` alone; the overrides serve its @turnlog/* dependencies
+      // from the fresh tarballs instead of the registry
+      dependencies: { turnlog: `file:${tarballs.get('turnlog')}` },
+      overrides: Object.fromEntries(defaultSet.filter((n) => n !== 'turnlog').map((n) => [n, `file:${tarballs.get(n)}`])),
+      devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
+    },
+    null,
+    2,
+  ),
+)
 const installMs = step('npm install', () => {
   const t0 = Date.now()
   run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: app })
@@ -128,11 +158,18 @@ const natives = []
 })(join(app, 'node_modules'))
 if (natives.length > 0) fail(`the default install has native code: ${natives.join(', ')}`)
 for (const n of ['better-sqlite3', '@turnlog/hermes']) {
-  try { statSync(join(app, 'node_modules', n)); fail(`the default install has ${n}`) } catch (e) { if (e.code !== 'ENOENT') throw e }
+  try {
+    statSync(join(app, 'node_modules', n))
+    fail(`the default install has ${n}`)
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e
+  }
 }
 
 // 6. A typed sample, compiled with tsc --strict and no skipLibCheck.
-writeFileSync(join(app, 'sample.ts'), `import { audit, createMessage, openStore, toWire, type Message } from 'turnlog'
+writeFileSync(
+  join(app, 'sample.ts'),
+  `import { audit, createMessage, openStore, toWire, type Message } from 'turnlog'
 
 const store = await openStore({ embedded: true })
 try {
@@ -151,11 +188,27 @@ try {
 } finally {
   await store.close()
 }
-`)
-writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
-  compilerOptions: { strict: true, skipLibCheck: false, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', types: ['node'], outDir: 'out' },
-  files: ['sample.ts'],
-}, null, 2))
+`,
+)
+writeFileSync(
+  join(app, 'tsconfig.json'),
+  JSON.stringify(
+    {
+      compilerOptions: {
+        strict: true,
+        skipLibCheck: false,
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        types: ['node'],
+        outDir: 'out',
+      },
+      files: ['sample.ts'],
+    },
+    null,
+    2,
+  ),
+)
 step('tsc --strict', () => run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app }))
 
 // 7. The runtime steps, under the current Node and each major of the matrix.
@@ -170,14 +223,24 @@ for (const rt of runtimes) {
   const env = { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' }
   const opts = { cwd: app, env }
   step(`${rt.label}: import`, () => {
-    const out = run('node', ['--input-type=module', '-e', `import * as t from 'turnlog'; for (const n of ['openStore','createMessage','toWire','audit']) if (typeof t[n] !== 'function') throw new Error(n); console.log(process.version)`], opts).trim()
+    const out = run(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        `import * as t from 'turnlog'; for (const n of ['openStore','createMessage','toWire','audit']) if (typeof t[n] !== 'function') throw new Error(n); console.log(process.version)`,
+      ],
+      opts,
+    ).trim()
     if (rt.label.startsWith('v') && out !== rt.label) fail(`the app ran ${out}, not ${rt.label}`)
   })
   const sample = step(`${rt.label}: sample`, () => run('node', ['out/sample.js'], opts).trim())
   const v = step(`${rt.label}: npx turnlog --version`, () => run('npx', ['turnlog', '--version'], opts).trim())
   if (v !== expectedVersion) fail(`npx turnlog --version printed ${JSON.stringify(v)}, expected ${expectedVersion}`)
   // npm links one `turnlog` executable (the umbrella's or @turnlog/cli's, the same CLI): run the umbrella's too
-  const direct = step(`${rt.label}: turnlog/dist/bin.js --version`, () => run('node', ['node_modules/turnlog/dist/bin.js', '--version'], opts).trim())
+  const direct = step(`${rt.label}: turnlog/dist/bin.js --version`, () =>
+    run('node', ['node_modules/turnlog/dist/bin.js', '--version'], opts).trim(),
+  )
   if (direct !== expectedVersion) fail(`the umbrella's executable printed ${JSON.stringify(direct)}, expected ${expectedVersion}`)
   step(`${rt.label}: npx turnlog demo`, () => run('npx', ['turnlog', 'demo'], opts))
   ran.push(`${rt.label} ${sample}`)
@@ -186,7 +249,8 @@ for (const rt of runtimes) {
 // 8. Report.
 const kb = (n) => `${(n / 1024).toFixed(1)} kB`
 console.log('packaging test: tarballs (packed / unpacked / files):')
-for (const s of sizes) console.log(`  ${s.name.padEnd(18)} ${kb(s.packed).padStart(9)} ${kb(s.unpacked).padStart(10)} ${String(s.files).padStart(4)}`)
+for (const s of sizes)
+  console.log(`  ${s.name.padEnd(18)} ${kb(s.packed).padStart(9)} ${kb(s.unpacked).padStart(10)} ${String(s.files).padStart(4)}`)
 console.log(`packaging test: npm install of the default set into ${app}: ${(installMs / 1000).toFixed(1)} s`)
 for (const r of ran) console.log(`packaging test: ran on ${r}`)
 console.log(`packaging test: steps: ${timings.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`).join('; ')}`)

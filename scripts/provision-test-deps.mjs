@@ -12,13 +12,20 @@ import { connect } from 'node:net'
 
 const has = (...paths) => paths.some((p) => existsSync(p))
 const run = (cmd, args, env = process.env) => spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env })
-const listening = (port) => new Promise((resolve) => {
-  const socket = connect({ host: '127.0.0.1', port, timeout: 1000 })
-  const done = (ok) => { socket.destroy(); resolve(ok) }
-  socket.once('connect', () => done(true)).once('error', () => done(false)).once('timeout', () => done(false))
-})
-const initdb = () => existsSync('/usr/lib/postgresql')
-  && readdirSync('/usr/lib/postgresql').some((v) => existsSync(`/usr/lib/postgresql/${v}/bin/initdb`))
+const listening = (port) =>
+  new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port, timeout: 1000 })
+    const done = (ok) => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket
+      .once('connect', () => done(true))
+      .once('error', () => done(false))
+      .once('timeout', () => done(false))
+  })
+const initdb = () =>
+  existsSync('/usr/lib/postgresql') && readdirSync('/usr/lib/postgresql').some((v) => existsSync(`/usr/lib/postgresql/${v}/bin/initdb`))
 
 // Start installed clusters that are stopped (best effort: the tests fall back to a private cluster).
 function startClusters() {
@@ -42,7 +49,9 @@ if (needed.length > 0) {
   const isRoot = process.getuid?.() === 0
   const apt = run('sh', ['-c', 'command -v apt-get']).status === 0
   if (!isRoot || !apt) {
-    console.error(`test prerequisites missing: ${needed.join(', ')}; install them (sudo apt-get install -y ${needed.join(' ')}) and run the test command again`)
+    console.error(
+      `test prerequisites missing: ${needed.join(', ')}; install them (sudo apt-get install -y ${needed.join(' ')}) and run the test command again`,
+    )
     process.exit(1)
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
@@ -50,7 +59,9 @@ if (needed.length > 0) {
   const install = update.status === 0 ? run('apt-get', ['install', '-y', '-qq', ...needed], env) : update
   if (install.status !== 0) {
     const why = (install.stderr ?? '').trim().split('\n').pop() ?? ''
-    console.error(`test prerequisites missing: ${needed.join(', ')}; apt-get could not install them (${why}): install them and run the test command again`)
+    console.error(
+      `test prerequisites missing: ${needed.join(', ')}; apt-get could not install them (${why}): install them and run the test command again`,
+    )
     process.exit(1)
   }
   if (needed.includes('postgresql')) startClusters()

@@ -14,8 +14,12 @@ export type Severity = (typeof SEVERITIES)[number]
 
 /** True when severity `a` is at least as severe as `b`. */
 export function severityAtLeast(a: Severity, b: Severity): boolean {
-  for (const [field, s] of [['a', a], ['b', b]] as const) {
-    if (!SEVERITIES.includes(s)) throw new TurnlogError('INVALID_INPUT', `${field} must be one of ${SEVERITIES.join(', ')}`, { details: { field } })
+  for (const [field, s] of [
+    ['a', a],
+    ['b', b],
+  ] as const) {
+    if (!SEVERITIES.includes(s))
+      throw new TurnlogError('INVALID_INPUT', `${field} must be one of ${SEVERITIES.join(', ')}`, { details: { field } })
   }
   return SEVERITIES.indexOf(a) >= SEVERITIES.indexOf(b)
 }
@@ -65,8 +69,10 @@ export const FINDING_KINDS = {
   chain_break: {
     severity: 'critical',
     check: 'chain',
-    description: 'An event does not hash to its stored chain link, or a redaction does not check out (a scrubbed payload without its record).',
-    incident: 'The event (or the stored hash before it) was changed after it was written, or a redaction was forged or undone: tampering or storage corruption.',
+    description:
+      'An event does not hash to its stored chain link, or a redaction does not check out (a scrubbed payload without its record).',
+    incident:
+      'The event (or the stored hash before it) was changed after it was written, or a redaction was forged or undone: tampering or storage corruption.',
   },
   content_hash_mismatch: {
     severity: 'critical',
@@ -102,7 +108,8 @@ export const FINDING_KINDS = {
     severity: 'error',
     check: 'projection',
     description: 'The inline projection (turnlog.live_messages) differs from the fold of the log.',
-    incident: 'The projection table was edited, or a projection bug: load() returns another list than the log says. Repair with store.rebuild().',
+    incident:
+      'The projection table was edited, or a projection bug: load() returns another list than the log says. Repair with store.rebuild().',
   },
   fold_anomaly: {
     severity: 'error',
@@ -120,7 +127,8 @@ export const FINDING_KINDS = {
     severity: 'error',
     check: 'pairing',
     description: 'A live tool result answers no earlier tool call.',
-    incident: 'The call was dropped (a repair, a compaction that split the pair) or the result was written before its call (wall-clock ordering).',
+    incident:
+      'The call was dropped (a repair, a compaction that split the pair) or the result was written before its call (wall-clock ordering).',
   },
   duplicate_tool_result: {
     severity: 'error',
@@ -146,26 +154,29 @@ export const FINDING_KINDS = {
   partial_never_finalized: {
     severity: 'warning',
     check: 'partials',
-    description: "A live message is still marked partial: its stream was never finalized.",
+    description: 'A live message is still marked partial: its stream was never finalized.',
     incident: 'The process died or disconnected mid-stream; the user may have seen more than the log holds.',
   },
   clock_regression: {
     severity: 'warning',
     check: 'clock',
     description: "A message's createdAt is earlier than that of the message entered just before it in log (seq) order.",
-    incident: "The writer's wall clock went backwards (an NTP step, a VM restored from a snapshot, hosts with skewed clocks) or a runtime timestamped messages itself; order is the log's, the times are wrong.",
+    incident:
+      "The writer's wall clock went backwards (an NTP step, a VM restored from a snapshot, hosts with skewed clocks) or a runtime timestamped messages itself; order is the log's, the times are wrong.",
   },
   message_conflict_attempt: {
     severity: 'warning',
     check: 'conflicts',
     description: 'A write tried to store other content under a known message id (or an id of another session) and was refused.',
-    incident: 'A message edited in place without revise() (#92881), a copied id, or two runtimes sharing ids; the caller got MESSAGE_CONFLICT.',
+    incident:
+      'A message edited in place without revise() (#92881), a copied id, or two runtimes sharing ids; the caller got MESSAGE_CONFLICT.',
   },
   shared_message_id: {
     severity: 'error',
     check: 'identity',
     description: 'One message id was appended (not inherited through a fork) in two sessions.',
-    incident: 'Two writers put the same new id into two sessions in the same instant (the cross-session check is exact only for sequential writers), or a runtime that shares ids between conversations.',
+    incident:
+      'Two writers put the same new id into two sessions in the same instant (the cross-session check is exact only for sequential writers), or a runtime that shares ids between conversations.',
   },
   lost_turn: {
     severity: 'critical',
@@ -178,7 +189,8 @@ export const FINDING_KINDS = {
     severity: 'error',
     check: 'transcript',
     variable: true,
-    description: 'The log has a live message the transcript does not (info for system and developer messages, which transcripts often omit).',
+    description:
+      'The log has a live message the transcript does not (info for system and developer messages, which transcripts often omit).',
     incident: 'A duplicate write, an injected message, or a transcript that lost a turn on its side.',
   },
   order_mismatch: {
@@ -270,7 +282,8 @@ export interface AuditReport {
 
 /** Counts findings by severity (every severity present) and by kind (registry order). */
 export function countFindings(findings: readonly Finding[]): AuditCounts {
-  if (!guardInput('findings', () => Array.isArray(findings))) throw new TurnlogError('INVALID_INPUT', 'findings must be an array of findings', { details: { field: 'findings' } })
+  if (!guardInput('findings', () => Array.isArray(findings)))
+    throw new TurnlogError('INVALID_INPUT', 'findings must be an array of findings', { details: { field: 'findings' } })
   return guardInput('findings', () => countOf(findings))
 }
 
@@ -295,6 +308,7 @@ function countOf(findings: readonly Finding[]): AuditCounts {
  */
 export function exitCodeFor(report: Pick<AuditReport, 'findings'>, failOn: Severity): 0 | 1 {
   const findings = guardInput('report', () => (typeof report === 'object' && report !== null ? report.findings : undefined))
-  if (!Array.isArray(findings)) throw new TurnlogError('INVALID_INPUT', 'report must be an audit report (with findings)', { details: { field: 'report' } })
+  if (!Array.isArray(findings))
+    throw new TurnlogError('INVALID_INPUT', 'report must be an audit report (with findings)', { details: { field: 'report' } })
   return guardInput('report', () => findings.some((f: Finding) => severityAtLeast(f.severity, failOn))) ? 1 : 0
 }

@@ -66,7 +66,9 @@ function placedSummaries(events: readonly StoredEvent[]): Map<string, string[]> 
     if (e.type !== 'messages_compacted') continue
     // read defensively: a malformed event is the fold's to report, not a reason to fail the audit
     const covered = Array.isArray(e.data.covered)
-      ? e.data.covered.flatMap((c: unknown) => (typeof c === 'object' && c !== null && typeof (c as { id?: unknown }).id === 'string' ? [(c as { id: string }).id] : []))
+      ? e.data.covered.flatMap((c: unknown) =>
+          typeof c === 'object' && c !== null && typeof (c as { id?: unknown }).id === 'string' ? [(c as { id: string }).id] : [],
+        )
       : []
     for (const id of Array.isArray(e.data.summary) ? e.data.summary : []) if (typeof id === 'string') out.set(id, covered)
   }
@@ -156,7 +158,8 @@ export async function audit(store: SessionStore, target: AuditTarget, options: A
   if (all && (options.transcript !== undefined || options.live !== undefined)) {
     throw new TurnlogError('INVALID_INPUT', 'transcript and live compare with one session; give a session id, not { all: true }')
   }
-  if (options.live !== undefined && !Array.isArray(options.live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages')
+  if (options.live !== undefined && !Array.isArray(options.live))
+    throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages')
   const transcript = options.transcript === undefined ? undefined : parseTranscript(options.transcript)
 
   const sharedIds = all && checks.has('identity') ? new SharedIdTracker() : null

@@ -15,6 +15,8 @@ export function checkStore(store: unknown, methods: readonly string[]): void {
     }
   }
   if (!ok) {
-    throw new TurnlogError('INVALID_INPUT', `store must be a turnlog SessionStore (with ${methods.join(', ')})`, { details: { field: 'store' } })
+    throw new TurnlogError('INVALID_INPUT', `store must be a turnlog SessionStore (with ${methods.join(', ')})`, {
+      details: { field: 'store' },
+    })
   }
 }

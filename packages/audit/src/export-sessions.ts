@@ -59,9 +59,7 @@ export interface ExportEndRecord {
 }
 
 /** Which sessions {@link exportSessions} writes. */
-export type ExportSelection =
-  | { readonly sessionIds: readonly string[] }
-  | { readonly all: true; readonly tenantId?: string }
+export type ExportSelection = { readonly sessionIds: readonly string[] } | { readonly all: true; readonly tenantId?: string }
 
 /** Options for {@link exportSessions}. */
 export interface ExportSessionsOptions {
@@ -82,7 +80,8 @@ export interface ExportSessionsOptions {
  */
 export function toJsonLine(value: unknown): string {
   const text = guardInput('toJsonLine', () => JSON.stringify(value) as string | undefined)
-  if (text === undefined) throw new TurnlogError('INVALID_INPUT', `toJsonLine needs a JSON value, got ${typeof value}`, { details: { field: 'value' } })
+  if (text === undefined)
+    throw new TurnlogError('INVALID_INPUT', `toJsonLine needs a JSON value, got ${typeof value}`, { details: { field: 'value' } })
   return text.replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
@@ -120,7 +119,10 @@ function eventRecord(e: StoredEvent): ExportEventRecord {
  * The chain link of an exported event, recomputed from the texts an importer rebuilds with
  * `JSON.stringify` (the store writes exactly those texts, so they hash to the stored link).
  */
-export function exportedChainHash(prev: string, e: Pick<ExportEventRecord, 'sessionId' | 'seq' | 'eventId' | 'type' | 'messageId' | 'contentHash' | 'payload' | 'data' | 'payloadDigest'>): string {
+export function exportedChainHash(
+  prev: string,
+  e: Pick<ExportEventRecord, 'sessionId' | 'seq' | 'eventId' | 'type' | 'messageId' | 'contentHash' | 'payload' | 'data' | 'payloadDigest'>,
+): string {
   return eventChainHash(prev, e)
 }
 
@@ -176,7 +178,8 @@ export async function* exportSessions(
     throw new TurnlogError('INVALID_INPUT', 'selection must be { sessionIds } or { all: true }')
   }
   // a default parameter does not replace null
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TurnlogError('INVALID_INPUT', 'exportSessions options must be an object')
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TurnlogError('INVALID_INPUT', 'exportSessions options must be an object')
   // read once: a throwing getter is the caller's input (INVALID_INPUT), not a raw error
   ;({ options, selection } = guardInput('options', () => ({ options: { ...options }, selection: { ...selection } })))
   const verify = options.verify !== false

@@ -51,7 +51,10 @@ export interface ImportEventsOptions {
 }
 
 function fail(line: number, message: string, details: Record<string, unknown> = {}, cause?: unknown): TurnlogError {
-  return new TurnlogError('IMPORT_FAILED', `line ${line}: ${message}`, { details: { line, ...details }, ...(cause === undefined ? {} : { cause }) })
+  return new TurnlogError('IMPORT_FAILED', `line ${line}: ${message}`, {
+    details: { line, ...details },
+    ...(cause === undefined ? {} : { cause }),
+  })
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -100,12 +103,15 @@ function parseSessionRecord(value: Record<string, unknown>, line: number): Parse
   const r = value as Partial<Record<keyof ExportSessionRecord, unknown>>
   const id = guard(line, 'session id', () => parseSessionId(r.id))
   // the store checks what it stores (no NUL or lone surrogate in a tenant)
-  if (r.tenantId !== null && r.tenantId !== undefined && typeof r.tenantId !== 'string') throw fail(line, 'tenantId must be a string or null')
+  if (r.tenantId !== null && r.tenantId !== undefined && typeof r.tenantId !== 'string')
+    throw fail(line, 'tenantId must be a string or null')
   const tenantId = r.tenantId ?? null
   const metadata = r.metadata === undefined ? null : (r.metadata as JsonValue | null)
-  if (jsonDepth(metadata) > MAX_JSON_DEPTH) throw fail(line, `session metadata is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`, { limit: MAX_JSON_DEPTH })
+  if (jsonDepth(metadata) > MAX_JSON_DEPTH)
+    throw fail(line, `session metadata is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`, { limit: MAX_JSON_DEPTH })
   const version = r.version
-  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) throw fail(line, 'session version must be a non-negative integer')
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0)
+    throw fail(line, 'session version must be a non-negative integer')
   let parent: ParsedSession['parent'] = null
   if (r.parent !== null && r.parent !== undefined) {
     if (!isPlainObject(r.parent)) throw fail(line, 'parent must be an object or null')
@@ -137,19 +143,26 @@ function parseSessionRecord(value: Record<string, unknown>, line: number): Parse
 function parseEventRecord(value: Record<string, unknown>, line: number, session: ParsedSession, expectedSeq: number): ParsedEvent {
   const r = value as Partial<Record<keyof ExportEventRecord, unknown>>
   const sessionId = guard(line, 'event sessionId', () => parseSessionId(r.sessionId))
-  if (sessionId !== session.id) throw fail(line, `event of session ${sessionId} inside session ${session.id} (line ${session.line})`, { sessionId })
+  if (sessionId !== session.id)
+    throw fail(line, `event of session ${sessionId} inside session ${session.id} (line ${session.line})`, { sessionId })
   if (r.seq !== expectedSeq) {
-    throw fail(line, `session ${session.id}: expected seq ${expectedSeq}, found ${JSON.stringify(r.seq)} (the file's log must be contiguous from 1)`, {
-      sessionId,
-      seq: r.seq,
-      expectedSeq,
-    })
+    throw fail(
+      line,
+      `session ${session.id}: expected seq ${expectedSeq}, found ${JSON.stringify(r.seq)} (the file's log must be contiguous from 1)`,
+      {
+        sessionId,
+        seq: r.seq,
+        expectedSeq,
+      },
+    )
   }
   const eventId = guard(line, 'eventId', () => parseEventId(r.eventId))
-  if (typeof r.type !== 'string' || !TYPES.has(r.type)) throw fail(line, `unknown event type ${JSON.stringify(r.type)}`, { sessionId, seq: expectedSeq })
+  if (typeof r.type !== 'string' || !TYPES.has(r.type))
+    throw fail(line, `unknown event type ${JSON.stringify(r.type)}`, { sessionId, seq: expectedSeq })
   const messageId = r.messageId === null || r.messageId === undefined ? null : guard(line, 'messageId', () => parseMessageId(r.messageId))
   const hash = r.contentHash
-  if (hash !== null && hash !== undefined && (typeof hash !== 'string' || !HEX64.test(hash))) throw fail(line, 'contentHash must be 64 lower-case hex digits or null')
+  if (hash !== null && hash !== undefined && (typeof hash !== 'string' || !HEX64.test(hash)))
+    throw fail(line, 'contentHash must be 64 lower-case hex digits or null')
   const contentHashValue = (hash ?? null) as string | null
   if (typeof r.hash !== 'string' || !HEX64.test(r.hash)) throw fail(line, 'hash must be 64 lower-case hex digits')
   if (!isPlainObject(r.data)) throw fail(line, 'data must be an object')
@@ -158,8 +171,10 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
   const payload = r.payload === undefined ? null : r.payload
   if (payload !== null && !isPlainObject(payload)) throw fail(line, 'payload must be an object or null')
   const digest = r.payloadDigest
-  if (digest !== undefined && (typeof digest !== 'string' || !HEX64.test(digest))) throw fail(line, 'payloadDigest must be 64 lower-case hex digits')
-  if (digest !== undefined && !MESSAGE_TYPES.has(r.type)) throw fail(line, `a ${r.type} event carries no payloadDigest`, { sessionId, seq: expectedSeq })
+  if (digest !== undefined && (typeof digest !== 'string' || !HEX64.test(digest)))
+    throw fail(line, 'payloadDigest must be 64 lower-case hex digits')
+  if (digest !== undefined && !MESSAGE_TYPES.has(r.type))
+    throw fail(line, `a ${r.type} event carries no payloadDigest`, { sessionId, seq: expectedSeq })
   if (MESSAGE_TYPES.has(r.type)) {
     if (payload === null || messageId === null || contentHashValue === null) {
       throw fail(line, `a ${r.type} event needs messageId, contentHash and payload`, { sessionId, seq: expectedSeq })
@@ -169,12 +184,16 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
     // scrubbed by a redaction (payloadDigest), or a fork's copy of a scrubbed payload (data.redacted): the
     // payload is the placeholder and the content hash still the original's; the chain link covers the rest
     if (!isRedactedPayload(payload)) {
-      throw fail(line, `session ${session.id} seq ${expectedSeq}: a redacted event's payload must be a redaction placeholder`, { sessionId, seq: expectedSeq })
+      throw fail(line, `session ${session.id} seq ${expectedSeq}: a redacted event's payload must be a redaction placeholder`, {
+        sessionId,
+        seq: expectedSeq,
+      })
     }
   } else if (MESSAGE_TYPES.has(r.type)) {
     // validated with the event's format (data.format; absent: openai-chat), which this process must know
     const format = (r.data as { format?: unknown }).format
-    if (format !== undefined && typeof format !== 'string') throw fail(line, 'data.format must be a string', { sessionId, seq: expectedSeq })
+    if (format !== undefined && typeof format !== 'string')
+      throw fail(line, 'data.format must be a string', { sessionId, seq: expectedSeq })
     const parsed = guard(line, 'payload', () => parseFormatPayload(payload, format))
     // contentHash (core) hashes the same canonical text with a portable SHA-256; node's is ~3× faster
     const computed = nodeHash('sha256', canonicalJson(parsed), 'hex')
@@ -287,11 +306,15 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
     const { session, events } = current
     current = null
     if (events.length !== session.version) {
-      throw fail(endLine, `session ${session.id} (line ${session.line}) announces ${session.version} event(s) but the file has ${events.length}`, {
-        sessionId: session.id,
-        version: session.version,
-        events: events.length,
-      })
+      throw fail(
+        endLine,
+        `session ${session.id} (line ${session.line}) announces ${session.version} event(s) but the file has ${events.length}`,
+        {
+          sessionId: session.id,
+          version: session.version,
+          events: events.length,
+        },
+      )
     }
     checkScrubs(session, events)
     return toImported({ session, events })
@@ -312,7 +335,8 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
     // before anything walks the line (hashing, stringifying and checking recurse): no stack overflow
     // whatever the nesting. A record holds payloads and metadata of at most MAX_JSON_DEPTH levels, and
     // metadata sits one level down in a compaction's data
-    if (jsonDepth(value, LINE_DEPTH) > LINE_DEPTH) throw fail(line, `the line is nested deeper than ${LINE_DEPTH} levels of arrays and objects`, { limit: LINE_DEPTH })
+    if (jsonDepth(value, LINE_DEPTH) > LINE_DEPTH)
+      throw fail(line, `the line is nested deeper than ${LINE_DEPTH} levels of arrays and objects`, { limit: LINE_DEPTH })
     if (!headerSeen) {
       if (value['format'] !== EXPORT_FORMAT) throw fail(line, `not a turnlog export (the first line must have format "${EXPORT_FORMAT}")`)
       if (value['version'] !== EXPORT_VERSION) {
@@ -361,7 +385,10 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
       const { line, value } = pendingEnd
       pendingEnd = null
       if (value['sessions'] !== seen.size || value['events'] !== totalEvents) {
-        throw fail(line, `the end line counts ${String(value['sessions'])} session(s) and ${String(value['events'])} event(s) but the file has ${seen.size} and ${totalEvents}`)
+        throw fail(
+          line,
+          `the end line counts ${String(value['sessions'])} session(s) and ${String(value['events'])} event(s) but the file has ${seen.size} and ${totalEvents}`,
+        )
       }
       ended = true
     }
@@ -421,7 +448,11 @@ export async function importEvents(
     importer = undefined // a throwing getter or revoked Proxy: not a store
   }
   if (typeof importer !== 'function') {
-    throw new TurnlogError('INVALID_INPUT', 'importEvents needs a store that imports sessions (importSessions: a Postgres or PGlite store)', { details: { field: 'store' } })
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      'importEvents needs a store that imports sessions (importSessions: a Postgres or PGlite store)',
+      { details: { field: 'store' } },
+    )
   }
   // checked before anything is written: onProgress runs after a session has committed
   checkOptions(options, 'importEvents options')
@@ -434,11 +465,20 @@ export async function importEvents(
     },
   })
   if (state.truncatedAt !== null) {
-    throw fail(state.truncatedAt, 'the file ends without its end line (truncated?); the complete sessions before this point were imported', {
-      sessionIds: result.sessionIds,
-      eventsWritten: result.eventsWritten,
-      eventsSkipped: result.eventsSkipped,
-    })
+    throw fail(
+      state.truncatedAt,
+      'the file ends without its end line (truncated?); the complete sessions before this point were imported',
+      {
+        sessionIds: result.sessionIds,
+        eventsWritten: result.eventsWritten,
+        eventsSkipped: result.eventsSkipped,
+      },
+    )
   }
-  return { sessions: result.sessions, eventsWritten: result.eventsWritten, eventsSkipped: result.eventsSkipped, sessionIds: result.sessionIds }
+  return {
+    sessions: result.sessions,
+    eventsWritten: result.eventsWritten,
+    eventsSkipped: result.eventsSkipped,
+    sessionIds: result.sessionIds,
+  }
 }

@@ -1,4 +1,21 @@
-import { TurnlogError, contentHash, createMessage, isTurnlogError, messageIdFromExternal, parseFormatPayload, parseSessionId, sessionIdFromExternal, sha256Hex, splitByBatchBytes, toMessage, type ChatMessage, type JsonValue, type Message, type SessionId, type SessionStore } from '@turnlog/core'
+import {
+  TurnlogError,
+  contentHash,
+  createMessage,
+  isTurnlogError,
+  messageIdFromExternal,
+  parseFormatPayload,
+  parseSessionId,
+  sessionIdFromExternal,
+  sha256Hex,
+  splitByBatchBytes,
+  toMessage,
+  type ChatMessage,
+  type JsonValue,
+  type Message,
+  type SessionId,
+  type SessionStore,
+} from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 import { numberedLines } from './numbered-lines.js'
 import { checkStore } from './check-store.js'
@@ -80,8 +97,10 @@ export async function importTranscript(
 ): Promise<ImportTranscriptResult> {
   checkStore(store, ['createSession', 'getSession', 'append'])
   // a default parameter does not replace null; a tenant goes into a template string below
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TurnlogError('INVALID_INPUT', 'importTranscript options must be an object')
-  if (options.tenantId !== undefined && typeof options.tenantId !== 'string') throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TurnlogError('INVALID_INPUT', 'importTranscript options must be an object')
+  if (options.tenantId !== undefined && typeof options.tenantId !== 'string')
+    throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')
   const entries: Entry[] = []
   let skipped = 0
   for await (const { line, text } of numberedLines(lines)) {
@@ -111,9 +130,12 @@ export async function importTranscript(
     entries.push({ line, payload, hash: contentHash(payload), envelope })
   }
 
-  const sessionId = options.sessionId !== undefined
-    ? parseSessionId(options.sessionId)
-    : sessionIdFromExternal(`transcript:${options.tenantId ?? ''}:${sha256Hex(entries.map((e) => `${String(e.envelope?.['id'] ?? '')}:${e.hash}`).join('\n'))}`)
+  const sessionId =
+    options.sessionId !== undefined
+      ? parseSessionId(options.sessionId)
+      : sessionIdFromExternal(
+          `transcript:${options.tenantId ?? ''}:${sha256Hex(entries.map((e) => `${String(e.envelope?.['id'] ?? '')}:${e.hash}`).join('\n'))}`,
+        )
 
   const messages: Message[] = []
   const lineOf = new Map<string, number>()

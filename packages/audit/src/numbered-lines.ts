@@ -9,7 +9,11 @@ export interface NumberedLine {
 
 /** Checks that `source` is an iterable or async iterable; `INVALID_INPUT` otherwise. */
 export function checkSource(source: unknown): void {
-  if (source === null || typeof source !== 'object' || !guardInput('lines', () => Symbol.asyncIterator in source || Symbol.iterator in source)) {
+  if (
+    source === null ||
+    typeof source !== 'object' ||
+    !guardInput('lines', () => Symbol.asyncIterator in source || Symbol.iterator in source)
+  ) {
     throw new TurnlogError('INVALID_INPUT', 'lines must be an iterable or async iterable of strings')
   }
 }
@@ -56,7 +60,10 @@ export async function* numberedLines(source: AsyncIterable<string> | Iterable<st
         } catch {
           // a revoked Proxy thrown as an error
         }
-        throw new TurnlogError('IMPORT_FAILED', `line ${line + 1}: the lines could not be read (${reason})`, { details: { line: line + 1 }, cause })
+        throw new TurnlogError('IMPORT_FAILED', `line ${line + 1}: the lines could not be read (${reason})`, {
+          details: { line: line + 1 },
+          cause,
+        })
       }
       if (next.done === true) {
         finished = true

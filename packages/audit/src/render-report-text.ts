@@ -27,7 +27,8 @@ function safe(text: string): string {
 
 /** One line for a finding: severity, kind, session, seqs, explanation. */
 export function renderFindingLine(f: Finding): string {
-  if (typeof f !== 'object' || f === null) throw new TurnlogError('INVALID_INPUT', 'renderFindingLine needs a finding', { details: { field: 'finding' } })
+  if (typeof f !== 'object' || f === null)
+    throw new TurnlogError('INVALID_INPUT', 'renderFindingLine needs a finding', { details: { field: 'finding' } })
   return guardInput('finding', () => findingLine(f))
 }
 
@@ -42,13 +43,17 @@ function findingLine(f: Finding): string {
  * report object itself as JSON (`formatVersion: 1`, see docs/audit.md).
  */
 export function renderReportText(report: AuditReport): string {
-  if (typeof report !== 'object' || report === null) throw new TurnlogError('INVALID_INPUT', 'renderReportText needs an audit report', { details: { field: 'report' } })
+  if (typeof report !== 'object' || report === null)
+    throw new TurnlogError('INVALID_INPUT', 'renderReportText needs an audit report', { details: { field: 'report' } })
   return guardInput('report', () => reportText(report))
 }
 
 function reportText(report: AuditReport): string {
   const target = typeof report.target === 'string' ? `session ${report.target}` : 'all sessions'
-  const bySeverity = [...SEVERITIES].reverse().map((s) => `${report.counts.bySeverity[s]} ${s}`).join(', ')
+  const bySeverity = [...SEVERITIES]
+    .reverse()
+    .map((s) => `${report.counts.bySeverity[s]} ${s}`)
+    .join(', ')
   const n = report.findings.length
   const header = `turnlog audit of ${target}: ${report.sessionsAudited} session(s), ${n} finding(s) (${bySeverity}) at ${report.generatedAt}`
   const lines = [header]

@@ -102,8 +102,13 @@ export class ChainVerifier {
     let anchors = this.#anchors
     let linkKnown = true
     if (this.#checked === 1 && seq !== 1) {
-      this.#break(e, 'missing_genesis', 1, seq,
-        `the log starts at seq ${seq}, not 1: ${seq - 1} event(s) at its head are missing; seq ${seq} cannot be checked`)
+      this.#break(
+        e,
+        'missing_genesis',
+        1,
+        seq,
+        `the log starts at seq ${seq}, not 1: ${seq - 1} event(s) at its head are missing; seq ${seq} cannot be checked`,
+      )
       linkKnown = false
     } else if (seq === this.#lastSeq) {
       this.#break(e, 'seq_duplicate', this.#lastSeq + 1, seq, `seq ${seq} is stored twice`)
@@ -113,10 +118,15 @@ export class ChainVerifier {
       linkKnown = false
     } else if (seq > this.#lastSeq + 1 && this.#checked > 1) {
       const missing = seq - this.#lastSeq - 1
-      this.#break(e, 'seq_gap', this.#lastSeq + 1, seq,
+      this.#break(
+        e,
+        'seq_gap',
+        this.#lastSeq + 1,
+        seq,
         missing === 1
           ? `seq ${this.#lastSeq + 1} is missing (deleted); seq ${seq}, which chains from it, cannot be checked`
-          : `seqs ${this.#lastSeq + 1}–${seq - 1} are missing (${missing} events deleted); seq ${seq} cannot be checked`)
+          : `seqs ${this.#lastSeq + 1}–${seq - 1} are missing (${missing} events deleted); seq ${seq} cannot be checked`,
+      )
       linkKnown = false
     }
 
@@ -130,8 +140,13 @@ export class ChainVerifier {
         expected = ['(unhashable)']
       }
       if (!expected.includes(e.hash)) {
-        this.#break(e, 'hash_mismatch', expected[0] ?? '', e.hash,
-          `seq ${seq} (${e.type}) does not hash to its stored link: this event, or the stored hash of seq ${seq - 1}, was changed after it was written`)
+        this.#break(
+          e,
+          'hash_mismatch',
+          expected[0] ?? '',
+          e.hash,
+          `seq ${seq} (${e.type}) does not hash to its stored link: this event, or the stored hash of seq ${seq - 1}, was changed after it was written`,
+        )
       }
     }
 
@@ -154,28 +169,48 @@ export class ChainVerifier {
     if (digest !== null || inheritedPlaceholder) {
       // a scrubbed payload (or a fork's copy of one): the content hash is the original's, the payload a placeholder
       if (!isRedactedPayload(e.payload)) {
-        this.#break(e, 'redaction_mismatch', '(a redaction placeholder)', '(other content)',
-          `seq ${e.seq} (${e.type}) of message ${e.messageId ?? '?'} is marked redacted but its payload is not a redaction placeholder: content was put in its place`)
+        this.#break(
+          e,
+          'redaction_mismatch',
+          '(a redaction placeholder)',
+          '(other content)',
+          `seq ${e.seq} (${e.type}) of message ${e.messageId ?? '?'} is marked redacted but its payload is not a redaction placeholder: content was put in its place`,
+        )
       }
       if (digest !== null) this.#scrubbed.set(e.seq, { digest, event: e })
       return
     }
     if (e.payload === null || e.contentHash === null) {
-      this.#break(e, 'content_hash_mismatch', e.contentHash ?? '(a content hash)', '(none)',
-        `seq ${e.seq} (${e.type}) of message ${e.messageId ?? '?'} has no payload or no content hash`)
+      this.#break(
+        e,
+        'content_hash_mismatch',
+        e.contentHash ?? '(a content hash)',
+        '(none)',
+        `seq ${e.seq} (${e.type}) of message ${e.messageId ?? '?'} has no payload or no content hash`,
+      )
       return
     }
     let actual: string
     try {
       actual = contentHash(e.payload as ChatMessage)
     } catch (error) {
-      this.#break(e, 'content_hash_mismatch', e.contentHash, '(unhashable)',
-        `seq ${e.seq}: the payload of message ${e.messageId ?? '?'} cannot be hashed (${error instanceof Error ? error.message : String(error)})`)
+      this.#break(
+        e,
+        'content_hash_mismatch',
+        e.contentHash,
+        '(unhashable)',
+        `seq ${e.seq}: the payload of message ${e.messageId ?? '?'} cannot be hashed (${error instanceof Error ? error.message : String(error)})`,
+      )
       return
     }
     if (actual !== e.contentHash) {
-      this.#break(e, 'content_hash_mismatch', e.contentHash, actual,
-        `seq ${e.seq} (${e.type}): the payload of message ${e.messageId ?? '?'} hashes to ${actual.slice(0, 12)}…, the log says ${e.contentHash.slice(0, 12)}…: its content was changed`)
+      this.#break(
+        e,
+        'content_hash_mismatch',
+        e.contentHash,
+        actual,
+        `seq ${e.seq} (${e.type}): the payload of message ${e.messageId ?? '?'} hashes to ${actual.slice(0, 12)}…, the log says ${e.contentHash.slice(0, 12)}…: its content was changed`,
+      )
     }
   }
 
@@ -186,7 +221,12 @@ export class ChainVerifier {
   #checkRedaction(e: StoredEvent): void {
     if (e.type !== 'message_redacted') return
     const listed = Array.isArray(e.data.scrubbed) ? e.data.scrubbed : []
-    for (const item of listed as readonly unknown[] as readonly { seq: number; payloadDigest: string; contentHash?: unknown; placeholderDigest?: unknown }[]) {
+    for (const item of listed as readonly unknown[] as readonly {
+      seq: number
+      payloadDigest: string
+      contentHash?: unknown
+      placeholderDigest?: unknown
+    }[]) {
       if (typeof item !== 'object' || item === null) {
         this.#break(e, 'redaction_mismatch', '(a scrub record)', String(item), `seq ${e.seq} holds a malformed scrub record`)
         continue
@@ -194,29 +234,50 @@ export class ChainVerifier {
       const pending = this.#scrubbed.get(item.seq)
       if (pending !== undefined && typeof item.placeholderDigest !== 'string') {
         this.#scrubbed.delete(item.seq)
-        this.#break(pending.event, 'redaction_mismatch', '(a placeholderDigest)', '(none)',
-          `seq ${e.seq} records the scrub of seq ${item.seq} without committing to its placeholder (a record from before migration 0009): the placeholder cannot be verified`)
+        this.#break(
+          pending.event,
+          'redaction_mismatch',
+          '(a placeholderDigest)',
+          '(none)',
+          `seq ${e.seq} records the scrub of seq ${item.seq} without committing to its placeholder (a record from before migration 0009): the placeholder cannot be verified`,
+        )
         continue
       }
       if (pending !== undefined && pending.digest === item.payloadDigest && pending.event.messageId === e.messageId) {
         this.#scrubbed.delete(item.seq)
-        const placeholder = typeof pending.event.payload === 'object' && pending.event.payload !== null ? placeholderDigest(pending.event.payload) : '(none)'
+        const placeholder =
+          typeof pending.event.payload === 'object' && pending.event.payload !== null ? placeholderDigest(pending.event.payload) : '(none)'
         // (a payload that is no placeholder at all is already reported by #checkContent)
         if (placeholder !== item.placeholderDigest && isRedactedPayload(pending.event.payload)) {
-          this.#break(pending.event, 'redaction_mismatch', String(item.placeholderDigest), placeholder,
-            `seq ${item.seq} of message ${e.messageId ?? '?'} holds another placeholder than the one seq ${e.seq} recorded when it scrubbed it: the placeholder was rewritten`)
+          this.#break(
+            pending.event,
+            'redaction_mismatch',
+            String(item.placeholderDigest),
+            placeholder,
+            `seq ${item.seq} of message ${e.messageId ?? '?'} holds another placeholder than the one seq ${e.seq} recorded when it scrubbed it: the placeholder was rewritten`,
+          )
         } else if (item.contentHash !== undefined && item.contentHash !== pending.event.contentHash) {
-          this.#break(pending.event, 'redaction_mismatch', String(item.contentHash), pending.event.contentHash ?? '(none)',
-            `seq ${item.seq} of message ${e.messageId ?? '?'} carries another content hash than the one seq ${e.seq} recorded when it scrubbed it`)
+          this.#break(
+            pending.event,
+            'redaction_mismatch',
+            String(item.contentHash),
+            pending.event.contentHash ?? '(none)',
+            `seq ${item.seq} of message ${e.messageId ?? '?'} carries another content hash than the one seq ${e.seq} recorded when it scrubbed it`,
+          )
         }
         this.#confirmed.set(item.seq, item.payloadDigest)
         continue
       }
       if (this.#confirmed.get(item.seq) !== item.payloadDigest) {
-        this.#break(e, 'redaction_mismatch', item.payloadDigest, pending?.digest ?? '(not scrubbed)',
+        this.#break(
+          e,
+          'redaction_mismatch',
+          item.payloadDigest,
+          pending?.digest ?? '(not scrubbed)',
           pending === undefined
             ? `seq ${e.seq} records the scrub of seq ${item.seq}, which holds no scrubbed payload of message ${e.messageId}: the redaction was undone, or the record forged`
-            : `seq ${e.seq} records the scrub of seq ${item.seq} with another digest or message than that event carries`)
+            : `seq ${e.seq} records the scrub of seq ${item.seq} with another digest or message than that event carries`,
+        )
       }
     }
   }
@@ -232,8 +293,13 @@ export class ChainVerifier {
    */
   finish(versionBefore: number, versionAfter: number = versionBefore): ChainVerification {
     for (const [seq, { digest, event }] of this.#scrubbed) {
-      this.#break(event, 'redaction_mismatch', '(a message_redacted record)', digest,
-        `seq ${seq} of message ${event.messageId ?? '?'} holds a scrubbed payload that no message_redacted event records: a forged redaction`)
+      this.#break(
+        event,
+        'redaction_mismatch',
+        '(a message_redacted record)',
+        digest,
+        `seq ${seq} of message ${event.messageId ?? '?'} holds a scrubbed payload that no message_redacted event records: a forged redaction`,
+      )
     }
     this.#scrubbed.clear()
     if (versionBefore > this.#lastSeq) {
@@ -244,9 +310,10 @@ export class ChainVerifier {
         kind: 'truncated',
         expected: versionBefore,
         actual: this.#lastSeq,
-        explanation: this.#lastSeq === 0
-          ? `the session is at version ${versionBefore} but has no events: the whole log was deleted`
-          : `the session is at version ${versionBefore} but its log ends at seq ${this.#lastSeq}: ${missing} event(s) at the tail were deleted`,
+        explanation:
+          this.#lastSeq === 0
+            ? `the session is at version ${versionBefore} but has no events: the whole log was deleted`
+            : `the session is at version ${versionBefore} but its log ends at seq ${this.#lastSeq}: ${missing} event(s) at the tail were deleted`,
       })
     } else if (this.#lastSeq > versionAfter) {
       this.#breaks.push({

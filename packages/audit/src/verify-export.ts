@@ -19,8 +19,10 @@ function eventShapeProblem(r: Record<string, unknown>): string | undefined {
   }
   if (typeof r['seq'] !== 'number' || !Number.isSafeInteger(r['seq'])) return 'seq must be an integer'
   if (r['messageId'] !== null && (typeof r['messageId'] !== 'string' || r['messageId'] === '')) return 'messageId must be an id or null'
-  if (r['contentHash'] !== null && (typeof r['contentHash'] !== 'string' || !HEX64.test(r['contentHash']))) return 'contentHash must be 64 hex digits or null'
-  if (r['payloadDigest'] !== undefined && (typeof r['payloadDigest'] !== 'string' || !HEX64.test(r['payloadDigest']))) return 'payloadDigest must be 64 hex digits'
+  if (r['contentHash'] !== null && (typeof r['contentHash'] !== 'string' || !HEX64.test(r['contentHash'])))
+    return 'contentHash must be 64 hex digits or null'
+  if (r['payloadDigest'] !== undefined && (typeof r['payloadDigest'] !== 'string' || !HEX64.test(r['payloadDigest'])))
+    return 'payloadDigest must be 64 hex digits'
   if (typeof r['hash'] !== 'string' || !HEX64.test(r['hash'])) return 'hash must be 64 hex digits'
   if (!isRecord(r['data'])) return 'data must be an object'
   if (r['payload'] !== undefined && r['payload'] !== null && !isRecord(r['payload'])) return 'payload must be an object or null'

@@ -85,7 +85,10 @@ describe('clock_regression', () => {
     const c = at('c', '2026-03-01T10:00:02.000Z')
     await store.append(sessionId, [a, b, c])
     await store.revise(sessionId, b.id, { role: 'user', content: 'b2' })
-    await store.compact(sessionId, { covered: [a.id], summary: [createMessage({ role: 'system', content: 'sum' }, { createdAt: '2026-03-01T10:00:03.000Z' })] })
+    await store.compact(sessionId, {
+      covered: [a.id],
+      summary: [createMessage({ role: 'system', content: 'sum' }, { createdAt: '2026-03-01T10:00:03.000Z' })],
+    })
     const forkId = await store.fork(sessionId, { at: c.id })
     await store.append(forkId, [at('d', '2026-03-01T10:00:04.000Z')])
 
@@ -114,7 +117,9 @@ describe('clock_regression', () => {
           // then: one finding per backward step, at that step
           const steps = offsets.flatMap((o, i) => (i > 0 && o < (offsets[i - 1] as number) ? [[i, i + 1]] : []))
           expect(found.map((f) => f.seqs)).toEqual(steps)
-          expect(found.map((f) => f.evidence?.['backwardsMs'])).toEqual(steps.map(([s]) => (offsets[(s as number) - 1] as number) - (offsets[s as number] as number)))
+          expect(found.map((f) => f.evidence?.['backwardsMs'])).toEqual(
+            steps.map(([s]) => (offsets[(s as number) - 1] as number) - (offsets[s as number] as number)),
+          )
         },
       ),
       { numRuns: 30 },

@@ -25,7 +25,11 @@ export function assistantCalling(ids: readonly string[], key: 'id' | 'call_id' =
   return createMessage({
     role: 'assistant',
     content: '',
-    tool_calls: ids.map((id) => ({ [key]: id, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `${id}.md` }) } })),
+    tool_calls: ids.map((id) => ({
+      [key]: id,
+      type: 'function',
+      function: { name: 'read_file', arguments: JSON.stringify({ path: `${id}.md` }) },
+    })),
     finish_reason: 'tool_calls',
   })
 }
@@ -82,7 +86,11 @@ export async function seedRealisticSession(store: SessionStore): Promise<Realist
   const a2b = createMessage({ role: 'assistant', content: 'They dif' }, { status: 'partial' })
   await flush(a2b)
   await store.finalize(sessionId, a2b.id, { role: 'assistant', content: 'They differ in one line.' })
-  live = live.map((m) => (m.id === a2b.id ? createMessage({ role: 'assistant', content: 'They differ in one line.' }, { id: a2b.id, createdAt: a2b.createdAt }) : m))
+  live = live.map((m) =>
+    m.id === a2b.id
+      ? createMessage({ role: 'assistant', content: 'They differ in one line.' }, { id: a2b.id, createdAt: a2b.createdAt })
+      : m,
+  )
 
   // a failed attempt, rewound: the user message stays, the unanswered call goes
   const u3 = user('Run the tests')
@@ -119,7 +127,11 @@ export async function seedRealisticSession(store: SessionStore): Promise<Realist
 }
 
 /** Runs raw SQL as the test database's superuser (tampering, drift). */
-export async function rawSql<T extends pg.QueryResultRow = pg.QueryResultRow>(connectionString: string, text: string, values: unknown[] = []): Promise<T[]> {
+export async function rawSql<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  connectionString: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString })
   client.on('error', () => {})
   await client.connect()

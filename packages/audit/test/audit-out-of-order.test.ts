@@ -9,7 +9,10 @@ describe('outOfOrder', () => {
     [[0, 1, 3, 2, 4], [2]], // either of the swapped pair; the smaller tail is kept
     [[3, 0, 1, 2], [0]],
     [[0, 5, 1, 2, 3], [1]],
-    [[2, 1, 0], [0, 1]],
+    [
+      [2, 1, 0],
+      [0, 1],
+    ],
   ])('%j → %j', (positions, expected) => {
     expect([...outOfOrder(positions)].sort((a, b) => a - b)).toEqual(expected)
   })
@@ -32,6 +35,7 @@ describe('outOfOrder', () => {
 /** O(n²) reference. */
 function longestIncreasing(a: readonly number[]): number {
   const best = a.map(() => 1)
-  for (let i = 0; i < a.length; i++) for (let j = 0; j < i; j++) if ((a[j] as number) < (a[i] as number)) best[i] = Math.max(best[i] as number, (best[j] as number) + 1)
+  for (let i = 0; i < a.length; i++)
+    for (let j = 0; j < i; j++) if ((a[j] as number) < (a[i] as number)) best[i] = Math.max(best[i] as number, (best[j] as number) + 1)
   return Math.max(0, ...best)
 }

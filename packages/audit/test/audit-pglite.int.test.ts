@@ -81,7 +81,9 @@ describe('audit on PGlite', () => {
     const q = user('q')
     const a = assistant('a')
     await store.append(sessionId, [q, a])
-    await sql`update turnlog.events set payload = ${'{"role":"user","content":"forged"}'}::json where session_id = ${sessionId} and seq = 1`.execute(store.db)
+    await sql`update turnlog.events set payload = ${'{"role":"user","content":"forged"}'}::json where session_id = ${sessionId} and seq = 1`.execute(
+      store.db,
+    )
     await sql`delete from turnlog.live_messages where session_id = ${sessionId} and message_id = ${a.id}`.execute(store.db)
 
     // when
@@ -177,7 +179,10 @@ describe('audit with options.transcript', () => {
     const report = await audit(store, sessionId, { transcript: toWire([user('yes'), assistant('ok'), user('yes'), assistant('ok')]) })
 
     // then
-    expect(report.findings.map((f) => [f.kind, f.evidence?.['index']])).toEqual([['lost_turn', 2], ['lost_turn', 3]])
+    expect(report.findings.map((f) => [f.kind, f.evidence?.['index']])).toEqual([
+      ['lost_turn', 2],
+      ['lost_turn', 3],
+    ])
   })
 
   it('reports a live message the transcript lacks (a redelivery stored twice) as unexpected_message', async () => {
@@ -262,12 +267,14 @@ describe('audit with options.live', () => {
     // then
     const byReason = report.findings.map((f) => [f.evidence?.['reason'], f.severity, f.messageIds[0]])
     expect(report.findings.every((f) => f.kind === 'live_divergence')).toBe(true)
-    expect(byReason).toEqual(expect.arrayContaining([
-      ['content_differs', 'error', a1.id],
-      ['content_differs', 'error', a3.id],
-      ['not_in_memory', 'warning', dropped.id],
-      ['not_in_log', 'error', unflushed.id],
-    ]))
+    expect(byReason).toEqual(
+      expect.arrayContaining([
+        ['content_differs', 'error', a1.id],
+        ['content_differs', 'error', a3.id],
+        ['not_in_memory', 'warning', dropped.id],
+        ['not_in_log', 'error', unflushed.id],
+      ]),
+    )
     expect(byReason.filter((r) => r[0] === 'order')).toHaveLength(1)
     expect(report.findings).toHaveLength(5)
     expect(report.findings.find((f) => f.messageIds[0] === a3.id)?.evidence).toMatchObject({ memoryRevision: 0 })
@@ -286,7 +293,13 @@ describe('audit with options.live', () => {
 
     // then
     expect(report.findings).toEqual([
-      expect.objectContaining({ kind: 'live_divergence', severity: 'error', messageIds: [failed.id], seqs: [2], evidence: expect.objectContaining({ reason: 'not_live_in_log', logState: 'retracted' }) }),
+      expect.objectContaining({
+        kind: 'live_divergence',
+        severity: 'error',
+        messageIds: [failed.id],
+        seqs: [2],
+        evidence: expect.objectContaining({ reason: 'not_live_in_log', logState: 'retracted' }),
+      }),
     ])
   })
 })

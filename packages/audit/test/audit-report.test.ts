@@ -1,6 +1,16 @@
 import { describe, expect, it } from '@jest/globals'
 import { readFileSync } from 'node:fs'
-import { AUDIT_CHECKS, FINDING_KINDS, SEVERITIES, countFindings, exitCodeFor, severityAtLeast, type Finding, type FindingKind, type Severity } from '@turnlog/audit'
+import {
+  AUDIT_CHECKS,
+  FINDING_KINDS,
+  SEVERITIES,
+  countFindings,
+  exitCodeFor,
+  severityAtLeast,
+  type Finding,
+  type FindingKind,
+  type Severity,
+} from '@turnlog/audit'
 
 function finding(kind: FindingKind, severity: Severity = FINDING_KINDS[kind].severity): Finding {
   return { kind, severity, sessionId: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', messageIds: [], seqs: [1], eventIds: [], explanation: kind }

@@ -107,10 +107,14 @@ describe('audit of every session: ids shared across sessions', () => {
       const b = await local.createSession({ id: '00000000-0000-4000-8000-00000000000b' })
       await local.append(b, [system('B starts')])
       await rawSql(own.connectionString, 'alter table turnlog.events disable trigger events_claim_ids')
-      await rawSql(own.connectionString, `
+      await rawSql(
+        own.connectionString,
+        `
         insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
         select $1, 2, gen_random_uuid(), type, message_id, content_hash, payload, data
-          from turnlog.events where session_id = $2 and seq = 1`, [b, a])
+          from turnlog.events where session_id = $2 and seq = 1`,
+        [b, a],
+      )
       await rawSql(own.connectionString, 'alter table turnlog.events enable trigger events_claim_ids')
       await rawSql(own.connectionString, 'update turnlog.sessions set version = 2 where session_id = $1', [b])
 
@@ -122,7 +126,14 @@ describe('audit of every session: ids shared across sessions', () => {
       // (the copy was created before "B starts", which the log holds before it: the clock check sees it too)
       expect(report.findings).toEqual([
         expect.objectContaining({ kind: 'clock_regression', severity: 'warning', sessionId: b, seqs: [1, 2] }),
-        expect.objectContaining({ kind: 'shared_message_id', severity: 'error', sessionId: b, messageIds: [shared.id], seqs: [2], evidence: expect.objectContaining({ otherSessionId: a }) }),
+        expect.objectContaining({
+          kind: 'shared_message_id',
+          severity: 'error',
+          sessionId: b,
+          messageIds: [shared.id],
+          seqs: [2],
+          evidence: expect.objectContaining({ otherSessionId: a }),
+        }),
       ])
       expect(withoutIdentity.findings).toEqual([])
     } finally {
@@ -138,7 +149,11 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
     const s = system('s') // messages are created in log order throughout (else: clock_regression)
     const target = user('transfer 10 EUR')
     const sessionId = await sessionWith(s, target, assistant('done'))
-    await rawSql(db.connectionString, `update turnlog.events set payload = '{"role":"user","content":"transfer 10000 EUR"}' where session_id = $1 and seq = 2`, [sessionId])
+    await rawSql(
+      db.connectionString,
+      `update turnlog.events set payload = '{"role":"user","content":"transfer 10000 EUR"}' where session_id = $1 and seq = 2`,
+      [sessionId],
+    )
 
     // when
     const report = await audit(store, sessionId)
@@ -172,10 +187,14 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
       const sessionId = await local.createSession()
       await local.append(sessionId, [user('q1'), assistant('a1'), user('q2')])
       await rawSql(own.connectionString, 'alter table turnlog.events drop constraint events_pkey')
-      await rawSql(own.connectionString, `
+      await rawSql(
+        own.connectionString,
+        `
         insert into turnlog.events (session_id, seq, event_id, type, message_id, data)
         select session_id, seq, gen_random_uuid(), 'message_finalized', message_id, '{}'
-          from turnlog.events where session_id = $1 and seq = 2`, [sessionId])
+          from turnlog.events where session_id = $1 and seq = 2`,
+        [sessionId],
+      )
 
       // when
       const report = await audit(local, sessionId, { checks: ['chain'] })
@@ -198,18 +217,27 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
 
     // then
     expect(report.findings).toEqual([
-      expect.objectContaining({ kind: 'truncated_log', severity: 'critical', seqs: [4], evidence: expect.objectContaining({ expected: 4, actual: 3 }) }),
+      expect.objectContaining({
+        kind: 'truncated_log',
+        severity: 'critical',
+        seqs: [4],
+        evidence: expect.objectContaining({ expected: 4, actual: 3 }),
+      }),
     ])
   })
 
   it('reports an event inserted around the store as version_mismatch', async () => {
     // given
     const sessionId = await sessionWith(user('q1'))
-    await rawSql(db.connectionString, `
+    await rawSql(
+      db.connectionString,
+      `
       insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
       values ($1, 2, gen_random_uuid(), 'message_appended', gen_random_uuid(),
               sha256(convert_to('{"content":"injected","role":"assistant"}', 'UTF8')), '{"role":"assistant","content":"injected"}',
-              '{"createdAt":"2026-01-01T00:00:00.000Z"}')`, [sessionId])
+              '{"createdAt":"2026-01-01T00:00:00.000Z"}')`,
+      [sessionId],
+    )
 
     // when
     const report = await audit(store, sessionId, { checks: ['chain'] })
@@ -230,7 +258,12 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
 
     // then
     expect(kinds(report.findings)).toEqual(['projection_drift'])
-    expect(report.findings[0]).toMatchObject({ severity: 'error', messageIds: [a.id], seqs: [2], evidence: { missing: [a.id], expectedCount: 2, actualCount: 1 } })
+    expect(report.findings[0]).toMatchObject({
+      severity: 'error',
+      messageIds: [a.id],
+      seqs: [2],
+      evidence: { missing: [a.id], expectedCount: 2, actualCount: 1 },
+    })
   })
 
   it('reports an event the fold cannot apply as fold_anomaly at its seq', async () => {
@@ -238,9 +271,13 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
     // too), in the chain's text format (JSON.stringify output) so that only the fold objects to it
     const sessionId = await sessionWith(user('q1'), assistant('a1'))
     const ghost = createMessage({ role: 'user', content: 'x' }).id
-    await rawSql(db.connectionString, `
+    await rawSql(
+      db.connectionString,
+      `
       insert into turnlog.events (session_id, seq, event_id, type, data)
-      values ($1, 3, gen_random_uuid(), 'messages_retracted', $2::json)`, [sessionId, JSON.stringify({ ids: [ghost], target: { from: ghost } })])
+      values ($1, 3, gen_random_uuid(), 'messages_retracted', $2::json)`,
+      [sessionId, JSON.stringify({ ids: [ghost], target: { from: ghost } })],
+    )
     await rawSql(db.connectionString, 'update turnlog.sessions set version = 3 where session_id = $1', [sessionId])
 
     // when
@@ -248,14 +285,24 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
 
     // then
     expect(report.findings).toEqual([
-      expect.objectContaining({ kind: 'fold_anomaly', severity: 'error', seqs: [3], messageIds: [ghost], evidence: { anomaly: 'unknown_message' } }),
+      expect.objectContaining({
+        kind: 'fold_anomaly',
+        severity: 'error',
+        seqs: [3],
+        messageIds: [ghost],
+        evidence: { anomaly: 'unknown_message' },
+      }),
     ])
   })
 
   it('reports a log the fold cannot read at all as one fold_anomaly (fold_failed), and still checks the rest', async () => {
     // given: a rewind event without its ids, written around the store
     const sessionId = await sessionWith(user('q1'), assistant('a1'))
-    await rawSql(db.connectionString, `insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, 3, gen_random_uuid(), 'messages_retracted', '{}')`, [sessionId])
+    await rawSql(
+      db.connectionString,
+      `insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, 3, gen_random_uuid(), 'messages_retracted', '{}')`,
+      [sessionId],
+    )
     await rawSql(db.connectionString, 'update turnlog.sessions set version = 3 where session_id = $1', [sessionId])
 
     // when
@@ -281,7 +328,13 @@ describe('audit: live-view incidents (through the public API)', () => {
 
     // then
     expect(report.findings).toEqual([
-      expect.objectContaining({ kind: 'unanswered_tool_call', severity: 'warning', messageIds: [call.id], seqs: [2], evidence: { toolCallId: 'call_crash', format: 'openai-chat' } }),
+      expect.objectContaining({
+        kind: 'unanswered_tool_call',
+        severity: 'warning',
+        messageIds: [call.id],
+        seqs: [2],
+        evidence: { toolCallId: 'call_crash', format: 'openai-chat' },
+      }),
     ])
   })
 
@@ -374,7 +427,9 @@ describe('audit: live-view incidents (through the public API)', () => {
     const report = await audit(store, sessionId)
 
     // then
-    expect(report.findings).toEqual([expect.objectContaining({ kind: 'partial_never_finalized', severity: 'warning', messageIds: [partial.id], seqs: [2] })])
+    expect(report.findings).toEqual([
+      expect.objectContaining({ kind: 'partial_never_finalized', severity: 'warning', messageIds: [partial.id], seqs: [2] }),
+    ])
   })
 
   it('reports each refused conflicting write (an in-place edit, #92881; a foreign id) as message_conflict_attempt', async () => {
@@ -394,10 +449,19 @@ describe('audit: live-view incidents (through the public API)', () => {
     expect(isTurnlogError(refused, 'MESSAGE_CONFLICT')).toBe(true)
     expect(isTurnlogError(foreign, 'MESSAGE_CONFLICT')).toBe(true)
     expect(report.findings).toEqual([
-      expect.objectContaining({ kind: 'message_conflict_attempt', messageIds: [q.id], seqs: [1], evidence: expect.objectContaining({ reason: 'content_mismatch' }) }),
+      expect.objectContaining({
+        kind: 'message_conflict_attempt',
+        messageIds: [q.id],
+        seqs: [1],
+        evidence: expect.objectContaining({ reason: 'content_mismatch' }),
+      }),
     ])
     expect(otherReport.findings).toEqual([
-      expect.objectContaining({ kind: 'message_conflict_attempt', messageIds: [q.id], evidence: expect.objectContaining({ reason: 'foreign_session', otherSessionId: sessionId }) }),
+      expect.objectContaining({
+        kind: 'message_conflict_attempt',
+        messageIds: [q.id],
+        evidence: expect.objectContaining({ reason: 'foreign_session', otherSessionId: sessionId }),
+      }),
     ])
   })
 })

@@ -96,10 +96,15 @@ type Build<T = unknown> = KitBuild<Ctx, T>
 const { build, lit, mostly, maybeUndefined, objectOf, listOf } = buildKit<Ctx>()
 
 const RECORDING = Symbol('recording onProgress')
-const recordingProgress = build('<recording onProgress>', (c) => Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }))
+const recordingProgress = build('<recording onProgress>', (c) =>
+  Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }),
+)
 /** True when the options carry the run's recording onProgress (garbage may hold another function). */
 const recording = (options: unknown): boolean =>
-  typeof options === 'object' && options !== null && typeof (options as { onProgress?: unknown }).onProgress === 'function' && RECORDING in ((options as { onProgress: object }).onProgress)
+  typeof options === 'object' &&
+  options !== null &&
+  typeof (options as { onProgress?: unknown }).onProgress === 'function' &&
+  RECORDING in (options as { onProgress: object }).onProgress
 const onProgressArg = fc.oneof({ weight: 4, arbitrary: fc.constant(recordingProgress) }, { weight: 1, arbitrary: lit(garbageArb) })
 
 // ---------------------------------------------------------------------------------------------------
@@ -124,7 +129,11 @@ const tally = new Map<string, number>()
 const count = (key: string): void => void tally.set(key, (tally.get(key) ?? 0) + 1)
 
 /** A rejection must be a TurnlogError with an input code; counts it. */
-function checkRejection(method: string, error: unknown, allowed: readonly ErrorCode[] = INPUT_CODES): asserts error is { code: ErrorCode; message: string; details: Record<string, unknown> } {
+function checkRejection(
+  method: string,
+  error: unknown,
+  allowed: readonly ErrorCode[] = INPUT_CODES,
+): asserts error is { code: ErrorCode; message: string; details: Record<string, unknown> } {
   if (!isTurnlogError(error)) throw new Error(`${method} threw a raw ${describeError(error)}`, { cause: error })
   count(`${method} ${error.code}`)
   expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
@@ -155,7 +164,10 @@ let reference: string[]
 
 beforeAll(async () => {
   ;[sourceDb, targetDb] = await Promise.all([createTestDatabase(), createTestDatabase()])
-  ;[source, target] = await Promise.all([openStore({ connectionString: sourceDb.connectionString }), openStore({ connectionString: targetDb.connectionString })])
+  ;[source, target] = await Promise.all([
+    openStore({ connectionString: sourceDb.connectionString }),
+    openStore({ connectionString: targetDb.connectionString }),
+  ])
 
   // a realistic session (tools, a partial finalized, a rewind, a revision, a compaction) and its fork,
   // with a redaction and a recorded conflict; a tenant's session of hostile messages; an empty one
@@ -163,13 +175,21 @@ beforeAll(async () => {
   const last = realistic.live[realistic.live.length - 1] as Message
   await source.redact(realistic.sessionId, last.id, { reason: 'bad-input fixture' })
   const redactedFork = await source.fork(realistic.sessionId, { at: last.id })
-  await source.append(realistic.sessionId, [createMessage({ role: 'user', content: 'a different text' }, { id: (realistic.live[1] as Message).id })]).catch(() => {})
+  await source
+    .append(realistic.sessionId, [createMessage({ role: 'user', content: 'a different text' }, { id: (realistic.live[1] as Message).id })])
+    .catch(() => {})
   const hostile = await source.createSession({ tenantId: 'tenant-a', metadata: { fixture: 'hostile', text: 'nul \u0000 lone \ud800' } })
   await source.flush(hostile, fc.sample(messageArb, { numRuns: 6, seed: 42 }))
   const empty = await source.createSession({ metadata: null })
-  ctxBase = { realistic: realistic.sessionId, fork: realistic.forkId, redactedFork, hostile, empty, live: (await source.load(realistic.sessionId)).messages }
+  ctxBase = {
+    realistic: realistic.sessionId,
+    fork: realistic.forkId,
+    redactedFork,
+    hostile,
+    empty,
+    live: (await source.load(realistic.sessionId)).messages,
+  }
   reference = await collect(exportSessions(source, { all: true }))
-
 }, 60_000)
 
 afterAll(async () => {
@@ -201,7 +221,20 @@ const transcriptArg: fc.Arbitrary<Build> = fc.oneof(
   { weight: 2, arbitrary: fc.constant(build('<live as provider messages>', (c) => c.live.map((m) => ({ ...m.payload })))) },
   { weight: 1, arbitrary: fc.constant(build('<live as message objects>', (c) => c.live.map((m) => ({ id: m.id, payload: m.payload })))) },
   { weight: 1, arbitrary: fc.constant(build('<live as JSON lines>', (c) => c.live.map((m) => JSON.stringify(m)))) },
-  { weight: 2, arbitrary: lit(fc.array(fc.oneof(chatPayloadArb, garbageArb, weirdStringArb, fc.record({ role: fc.constant('user'), content: fc.array(fc.oneof(garbageArb, fc.constant(null))) })), { maxLength: 4 })) },
+  {
+    weight: 2,
+    arbitrary: lit(
+      fc.array(
+        fc.oneof(
+          chatPayloadArb,
+          garbageArb,
+          weirdStringArb,
+          fc.record({ role: fc.constant('user'), content: fc.array(fc.oneof(garbageArb, fc.constant(null))) }),
+        ),
+        { maxLength: 4 },
+      ),
+    ),
+  },
   { weight: 1, arbitrary: lit(garbageArb) },
 )
 
@@ -222,13 +255,22 @@ const readCallArb: fc.Arbitrary<ReadCall> = fc.oneof(
     weight: 4,
     arbitrary: fc
       .tuple(
-        fc.oneof({ weight: 4, arbitrary: sessionArg }, { weight: 1, arbitrary: lit(fc.constantFrom<unknown>({ all: true }, { all: 'yes' }, { all: true, extra: 1 }, [])) }),
-        maybeUndefined(mostly(objectOf({
-          checks: mostly(fc.oneof(lit(fc.subarray(CHECKS)), lit(fc.array(fc.oneof(fc.constantFrom(...CHECKS), garbageArb), { maxLength: 3 })))),
-          transcript: mostly(transcriptArg),
-          live: mostly(liveArg),
-          onProgress: onProgressArg,
-        }))),
+        fc.oneof(
+          { weight: 4, arbitrary: sessionArg },
+          { weight: 1, arbitrary: lit(fc.constantFrom<unknown>({ all: true }, { all: 'yes' }, { all: true, extra: 1 }, [])) },
+        ),
+        maybeUndefined(
+          mostly(
+            objectOf({
+              checks: mostly(
+                fc.oneof(lit(fc.subarray(CHECKS)), lit(fc.array(fc.oneof(fc.constantFrom(...CHECKS), garbageArb), { maxLength: 3 }))),
+              ),
+              transcript: mostly(transcriptArg),
+              live: mostly(liveArg),
+              onProgress: onProgressArg,
+            }),
+          ),
+        ),
       )
       .map((args) => ({ method: 'audit' as const, args })),
   },
@@ -239,7 +281,13 @@ const readCallArb: fc.Arbitrary<ReadCall> = fc.oneof(
       .tuple(
         fc.oneof(
           { weight: 2, arbitrary: objectOf({ sessionIds: mostly(listOf(sessionArg)) }) },
-          { weight: 2, arbitrary: objectOf({ all: mostly(lit(fc.constant(true)), 6), tenantId: mostly(lit(fc.oneof(fc.constant('tenant-a'), weirdStringArb))) }) },
+          {
+            weight: 2,
+            arbitrary: objectOf({
+              all: mostly(lit(fc.constant(true)), 6),
+              tenantId: mostly(lit(fc.oneof(fc.constant('tenant-a'), weirdStringArb))),
+            }),
+          },
           { weight: 1, arbitrary: lit(garbageArb) },
         ),
         maybeUndefined(mostly(objectOf({ verify: mostly(lit(fc.boolean())), pageSize: mostly(lit(fc.integer({ min: -2, max: 1200 }))) }))),
@@ -292,7 +340,9 @@ async function checkRead(call: ReadCall, args: unknown[], result: unknown, ctx: 
     const selection = args[0] as { all?: unknown; tenantId?: unknown; sessionIds?: unknown[] }
     if (selection.all === true && selection.tenantId === undefined) expect(lines.slice(1)).toEqual(reference.slice(1))
     if (Array.isArray(selection.sessionIds)) {
-      expect(records.filter((r) => r.kind === 'session').map((r) => r.id)).toEqual([...new Set(selection.sessionIds.map((id) => String(id).toLowerCase()))])
+      expect(records.filter((r) => r.kind === 'session').map((r) => r.id)).toEqual([
+        ...new Set(selection.sessionIds.map((id) => String(id).toLowerCase())),
+      ])
     }
   }
 }
@@ -326,12 +376,24 @@ function rekey(lines: readonly string[]): string[] {
     return m
   }
   const deep = (v: unknown): unknown =>
-    typeof v === 'string' ? (UUID.test(v) ? fresh(v) : v) : Array.isArray(v) ? v.map(deep) : typeof v === 'object' && v !== null ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deep(x)])) : v
+    typeof v === 'string'
+      ? UUID.test(v)
+        ? fresh(v)
+        : v
+      : Array.isArray(v)
+        ? v.map(deep)
+        : typeof v === 'object' && v !== null
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deep(x)]))
+          : v
   const out = lines.map((line) => {
     const r = JSON.parse(line) as Rec
     if (r['kind'] === 'session') {
       const parent = r['parent'] as Rec | null
-      return { ...r, id: fresh(r['id'] as string), parent: parent === null ? null : { ...parent, sessionId: fresh(parent['sessionId'] as string), at: fresh(parent['at'] as string) } }
+      return {
+        ...r,
+        id: fresh(r['id'] as string),
+        parent: parent === null ? null : { ...parent, sessionId: fresh(parent['sessionId'] as string), at: fresh(parent['at'] as string) },
+      }
     }
     if (r['kind'] === 'event') {
       return {
@@ -377,26 +439,114 @@ type Damage =
   | { kind: 'field'; at: number; field: string; value: unknown; rehash: boolean }
   | { kind: 'item'; at: number; value: unknown }
 
-const FIELDS = ['kind', 'id', 'sessionId', 'seq', 'eventId', 'type', 'messageId', 'contentHash', 'payload', 'data', 'recordedAt', 'hash', 'payloadDigest', 'tenantId', 'metadata', 'createdAt', 'updatedAt', 'version', 'parent', 'format', 'sessions', 'events', '__proto__']
+const FIELDS = [
+  'kind',
+  'id',
+  'sessionId',
+  'seq',
+  'eventId',
+  'type',
+  'messageId',
+  'contentHash',
+  'payload',
+  'data',
+  'recordedAt',
+  'hash',
+  'payloadDigest',
+  'tenantId',
+  'metadata',
+  'createdAt',
+  'updatedAt',
+  'version',
+  'parent',
+  'format',
+  'sessions',
+  'events',
+  '__proto__',
+]
 
 const fieldValueArb: fc.Arbitrary<unknown> = fc.oneof(
   garbageArb,
   jsonValueArb,
   chatPayloadArb,
   fc.constantFrom<unknown>(
-    '0000-01-01T00:00:00Z', '2024-02-30T00:00:00Z', '2024-01-01T24:00:00Z', '2024-01-01T00:00:00.123456Z', '2024-01-01T00:00:00+15:00', '2024-01-01T00:00:00+99:99',
-    { ids: ['not-a-uuid'] }, { covered: [{ id: 'x' }], summary: ['y'] }, { summary: [1] }, { covered: 'x' }, { redacted: true }, { status: 'partial' },
-    { createdAt: '2024-01-01T00:00:00Z', inheritedFrom: 'nope' }, 'message_redacted', 'session_forked', 'messages_compacted', 'messages_retracted',
-    'a'.repeat(64), 'A'.repeat(64), { sessionId: '00000000-0000-4000-8000-000000000000', version: 1, at: '00000000-0000-4000-8000-000000000000' },
-    -1, 2 ** 53, 1.5, 0,
+    '0000-01-01T00:00:00Z',
+    '2024-02-30T00:00:00Z',
+    '2024-01-01T24:00:00Z',
+    '2024-01-01T00:00:00.123456Z',
+    '2024-01-01T00:00:00+15:00',
+    '2024-01-01T00:00:00+99:99',
+    { ids: ['not-a-uuid'] },
+    { covered: [{ id: 'x' }], summary: ['y'] },
+    { summary: [1] },
+    { covered: 'x' },
+    { redacted: true },
+    { status: 'partial' },
+    { createdAt: '2024-01-01T00:00:00Z', inheritedFrom: 'nope' },
+    'message_redacted',
+    'session_forked',
+    'messages_compacted',
+    'messages_retracted',
+    'a'.repeat(64),
+    'A'.repeat(64),
+    { sessionId: '00000000-0000-4000-8000-000000000000', version: 1, at: '00000000-0000-4000-8000-000000000000' },
+    -1,
+    2 ** 53,
+    1.5,
+    0,
   ),
 )
 
 const damageArb: fc.Arbitrary<Damage> = fc.oneof(
-  { weight: 5, arbitrary: fc.constantFrom<Damage>({ kind: 'none' }, { kind: 'twice' }, { kind: 'crlf' }, { kind: 'joined' }, { kind: 'blank lines' }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('drop', 'duplicate', 'swap', 'truncate'), at: fc.nat(40) }) as fc.Arbitrary<Damage> },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('replace', 'insert'), at: fc.nat(40), text: fc.oneof(sqlArb, weirdStringArb, fc.constantFrom('{}', '[]', 'null', '1', '"x"', '{"kind":"end"}', '{"kind":"session"}', '{"kind":"event"}', '{"format":"turnlog-export","version":2}', '\ufeff{}', '{"kind":"end","sessions":0,"events":0}'), garbageArb.map((g) => { try { return JSON.stringify(g) ?? 'undefined' } catch { return 'unprintable' } })) }) as fc.Arbitrary<Damage> },
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('field'), at: fc.nat(40), field: fc.constantFrom(...FIELDS), value: fieldValueArb, rehash: fc.boolean() }) as fc.Arbitrary<Damage> },
+  {
+    weight: 5,
+    arbitrary: fc.constantFrom<Damage>({ kind: 'none' }, { kind: 'twice' }, { kind: 'crlf' }, { kind: 'joined' }, { kind: 'blank lines' }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constantFrom('drop', 'duplicate', 'swap', 'truncate'), at: fc.nat(40) }) as fc.Arbitrary<Damage>,
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constantFrom('replace', 'insert'),
+      at: fc.nat(40),
+      text: fc.oneof(
+        sqlArb,
+        weirdStringArb,
+        fc.constantFrom(
+          '{}',
+          '[]',
+          'null',
+          '1',
+          '"x"',
+          '{"kind":"end"}',
+          '{"kind":"session"}',
+          '{"kind":"event"}',
+          '{"format":"turnlog-export","version":2}',
+          '\ufeff{}',
+          '{"kind":"end","sessions":0,"events":0}',
+        ),
+        garbageArb.map((g) => {
+          try {
+            return JSON.stringify(g) ?? 'undefined'
+          } catch {
+            return 'unprintable'
+          }
+        }),
+      ),
+    }) as fc.Arbitrary<Damage>,
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('field'),
+      at: fc.nat(40),
+      field: fc.constantFrom(...FIELDS),
+      value: fieldValueArb,
+      rehash: fc.boolean(),
+    }) as fc.Arbitrary<Damage>,
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('item'), at: fc.nat(40), value: garbageArb }) as fc.Arbitrary<Damage> },
 )
 
@@ -436,7 +586,12 @@ function damaged(lines: readonly string[], damage: Damage): unknown[] {
       const at = damage.at % n
       const r = records[at] as Rec
       // defineProperty: a `__proto__` field becomes an own property, as JSON.parse makes it
-      records[at] = Object.defineProperty({ ...r }, damage.field, { value: damage.value, enumerable: true, writable: true, configurable: true })
+      records[at] = Object.defineProperty({ ...r }, damage.field, {
+        value: damage.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
       const out = damage.rehash ? rehash(records) : records
       return out.map((r2) => {
         try {
@@ -482,8 +637,11 @@ const EVENT_KEYS = ['kind', 'sessionId', 'seq', 'eventId', 'type', 'messageId', 
 function asFormat(value: unknown): unknown {
   const r = value as Rec
   const keys = r['kind'] === 'session' ? SESSION_KEYS : EVENT_KEYS
-  const instant = (v: unknown): unknown => (typeof v === 'string' && Number.isFinite(Date.parse(v)) ? new Date(Date.parse(v)).toISOString() : v)
-  const out: Rec = Object.fromEntries(keys.map((k) => [k, ['createdAt', 'updatedAt', 'recordedAt'].includes(k) ? instant(r[k] ?? null) : (r[k] ?? null)]))
+  const instant = (v: unknown): unknown =>
+    typeof v === 'string' && Number.isFinite(Date.parse(v)) ? new Date(Date.parse(v)).toISOString() : v
+  const out: Rec = Object.fromEntries(
+    keys.map((k) => [k, ['createdAt', 'updatedAt', 'recordedAt'].includes(k) ? instant(r[k] ?? null) : (r[k] ?? null)]),
+  )
   if (r['kind'] === 'event' && r['payloadDigest'] !== undefined) out['payloadDigest'] = r['payloadDigest']
   return out
 }
@@ -498,10 +656,21 @@ async function storedSession(store: PostgresStore, sessionId: string): Promise<u
 type FileSession = 'realistic' | 'fork' | 'redactedFork' | 'hostile' | 'empty'
 
 type ImportCall =
-  | { method: 'importEvents'; sessions: FileSession[]; damage: Damage; container: 'array' | 'async' | 'garbage'; garbage: unknown; options: Build; badStore: Build | null }
+  | {
+      method: 'importEvents'
+      sessions: FileSession[]
+      damage: Damage
+      container: 'array' | 'async' | 'garbage'
+      garbage: unknown
+      options: Build
+      badStore: Build | null
+    }
   | { method: 'importTranscript'; lines: Build; options: Build }
 
-const sessionsForFileArb: fc.Arbitrary<FileSession[]> = fc.subarray<FileSession>(['realistic', 'fork', 'redactedFork', 'hostile', 'empty'], { minLength: 1 })
+const sessionsForFileArb: fc.Arbitrary<FileSession[]> = fc.subarray<FileSession>(
+  ['realistic', 'fork', 'redactedFork', 'hostile', 'empty'],
+  { minLength: 1 },
+)
 
 const importEventsArb: fc.Arbitrary<ImportCall> = fc
   .record({
@@ -510,7 +679,10 @@ const importEventsArb: fc.Arbitrary<ImportCall> = fc
     container: fc.constantFrom<'array' | 'async' | 'garbage'>('array', 'array', 'array', 'array', 'async', 'async', 'async', 'garbage'),
     garbage: garbageArb,
     options: maybeUndefined(mostly(objectOf({ onProgress: onProgressArg }), 6)),
-    badStore: fc.oneof({ weight: 12, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: lit(fc.oneof(garbageArb, fc.constant({ db: 'not kysely' }))) }),
+    badStore: fc.oneof(
+      { weight: 12, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: lit(fc.oneof(garbageArb, fc.constant({ db: 'not kysely' }))) },
+    ),
   })
   .map((r) => ({ method: 'importEvents' as const, ...r }))
 
@@ -521,19 +693,67 @@ const transcriptLineArb: fc.Arbitrary<Build<string>> = fc.oneof(
   {
     weight: 1,
     arbitrary: lit(
-      fc.record({ id: fc.oneof(fc.uuid(), invalidIdArb), payload: fc.oneof(chatPayloadArb, garbageArb), createdAt: fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), garbageArb), ephemeral: fc.oneof(fc.boolean(), garbageArb), externalId: fc.oneof(weirdStringArb, garbageArb) }, { requiredKeys: ['payload'] })
-        .map((e) => { try { return JSON.stringify(e) ?? 'undefined' } catch { return '{"payload":1}' } }),
+      fc
+        .record(
+          {
+            id: fc.oneof(fc.uuid(), invalidIdArb),
+            payload: fc.oneof(chatPayloadArb, garbageArb),
+            createdAt: fc.oneof(
+              fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+              garbageArb,
+            ),
+            ephemeral: fc.oneof(fc.boolean(), garbageArb),
+            externalId: fc.oneof(weirdStringArb, garbageArb),
+          },
+          { requiredKeys: ['payload'] },
+        )
+        .map((e) => {
+          try {
+            return JSON.stringify(e) ?? 'undefined'
+          } catch {
+            return '{"payload":1}'
+          }
+        }),
     ),
   },
-  { weight: 1, arbitrary: lit(fc.oneof(sqlArb, weirdStringArb, fc.constantFrom('', '{}', '[]', 'null', '{"role":"user"}', '{"payload":{"role":"user","content":"x"},"ephemeral":true}', '{"role":"user","content":"x"}\n{"role":"assistant","content":"y"}'))) },
+  {
+    weight: 1,
+    arbitrary: lit(
+      fc.oneof(
+        sqlArb,
+        weirdStringArb,
+        fc.constantFrom(
+          '',
+          '{}',
+          '[]',
+          'null',
+          '{"role":"user"}',
+          '{"payload":{"role":"user","content":"x"},"ephemeral":true}',
+          '{"role":"user","content":"x"}\n{"role":"assistant","content":"y"}',
+        ),
+      ),
+    ),
+  },
   { weight: 1, arbitrary: fc.constant(build('<a live message of realistic, as an envelope>', (c) => JSON.stringify(c.live[1]))) },
-  { weight: 1, arbitrary: fc.constant(build('<a live message of realistic, changed>', (c) => JSON.stringify({ ...(c.live[1] as Message), payload: { role: 'user', content: `changed ${randomUUID()}` } }))) },
+  {
+    weight: 1,
+    arbitrary: fc.constant(
+      build('<a live message of realistic, changed>', (c) =>
+        JSON.stringify({ ...(c.live[1] as Message), payload: { role: 'user', content: `changed ${randomUUID()}` } }),
+      ),
+    ),
+  },
 )
 
 const importTranscriptArb: fc.Arbitrary<ImportCall> = fc
   .record({
     lines: fc.oneof(
-      { weight: 6, arbitrary: fc.array(transcriptLineArb, { maxLength: 5 }).map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c)))) },
+      {
+        weight: 6,
+        arbitrary: fc
+          .array(transcriptLineArb, { maxLength: 5 })
+          .map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c)))),
+      },
       { weight: 1, arbitrary: lit(fc.array(garbageArb, { maxLength: 3 })) },
       { weight: 1, arbitrary: lit(garbageArb) },
     ),
@@ -569,13 +789,28 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
     const ids = call.sessions.map((name) => ctx[name])
     const file = rekey(fileOf(ids))
     const items = damaged(file, call.damage)
-    const lines = call.container === 'garbage' ? call.garbage : call.container === 'async' ? (async function* () { yield* items })() : items
+    const lines =
+      call.container === 'garbage'
+        ? call.garbage
+        : call.container === 'async'
+          ? (async function* () {
+              yield* items
+            })()
+          : items
     const options = call.options(ctx) as { onProgress?: unknown } | undefined
     const target2 = call.badStore === null ? store : (call.badStore(ctx) as PostgresStore)
     const outcome = await settle(60_000, 'importEvents', () => importEvents(target2, lines as never, options as never))
     checkNoPollution()
-    const intact = ['none', 'twice', 'crlf', 'joined', 'blank lines'].includes(call.damage.kind) && call.container !== 'garbage' && call.badStore === null
-    const validOptions = options === undefined || (typeof options === 'object' && options !== null && !Array.isArray(options) && (options.onProgress === undefined || typeof options.onProgress === 'function'))
+    const intact =
+      ['none', 'twice', 'crlf', 'joined', 'blank lines'].includes(call.damage.kind) &&
+      call.container !== 'garbage' &&
+      call.badStore === null
+    const validOptions =
+      options === undefined ||
+      (typeof options === 'object' &&
+        options !== null &&
+        !Array.isArray(options) &&
+        (options.onProgress === undefined || typeof options.onProgress === 'function'))
     // what the file says, as importEvents reads it (items split into lines, CR and blank lines dropped)
     const expected = fileSessions(
       items
@@ -593,14 +828,23 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
       if (recording(options)) expect(ctx.progress).toHaveLength(result.sessions)
       if (call.damage.kind === 'twice') {
         const again = await importEvents(store, file)
-        expect(again).toEqual({ sessions: result.sessions, eventsWritten: 0, eventsSkipped: result.eventsWritten + result.eventsSkipped, sessionIds: result.sessionIds } satisfies ImportResult)
+        expect(again).toEqual({
+          sessions: result.sessions,
+          eventsWritten: 0,
+          eventsSkipped: result.eventsWritten + result.eventsSkipped,
+          sessionIds: result.sessionIds,
+        } satisfies ImportResult)
       }
       return
     }
-    if (intact && validOptions) throw new Error(`importEvents refused an intact export (${call.damage.kind}): ${describeError(outcome.error)}`, { cause: outcome.error })
+    if (intact && validOptions)
+      throw new Error(`importEvents refused an intact export (${call.damage.kind}): ${describeError(outcome.error)}`, {
+        cause: outcome.error,
+      })
     checkRejection('importEvents', outcome.error)
     // sessions committed before the failing line are complete and exact; nothing else changed
-    for (const id of changedSessions(states, await sessionStates(store))) expect((await storedSession(store, id)).map(asFormat)).toEqual(expected.get(id)?.map(asFormat))
+    for (const id of changedSessions(states, await sessionStates(store)))
+      expect((await storedSession(store, id)).map(asFormat)).toEqual(expected.get(id)?.map(asFormat))
     return
   }
   if (call.method === 'importTranscript') {
@@ -651,16 +895,80 @@ const READ_EXAMPLES: [ReadCall][] = [
 
 const IMPORT_EXAMPLES: [ImportCall][] = [
   // a session with a scrubbed payload, and a fork's copy of one: an export of them imports
-  [{ method: 'importEvents', sessions: ['realistic', 'redactedFork'], damage: { kind: 'none' }, container: 'array', garbage: null, options: value(undefined), badStore: null }],
+  [
+    {
+      method: 'importEvents',
+      sessions: ['realistic', 'redactedFork'],
+      damage: { kind: 'none' },
+      container: 'array',
+      garbage: null,
+      options: value(undefined),
+      badStore: null,
+    },
+  ],
   // a timestamp Postgres cannot hold, the chain recomputed: the database refuses it
-  [{ method: 'importEvents', sessions: ['hostile'], damage: { kind: 'field', at: 2, field: 'recordedAt', value: '0000-01-01T00:00:00Z', rehash: true }, container: 'array', garbage: null, options: value(undefined), badStore: null }],
-  [{ method: 'importEvents', sessions: ['hostile', 'empty'], damage: { kind: 'field', at: 1, field: 'createdAt', value: '2024-02-30T00:00:00Z', rehash: true }, container: 'array', garbage: null, options: value(undefined), badStore: null }],
-  [{ method: 'importEvents', sessions: ['hostile'], damage: { kind: 'none' }, container: 'array', garbage: null, options: value({ onProgress: 1 }), badStore: null }],
-  [{ method: 'importEvents', sessions: ['hostile'], damage: { kind: 'none' }, container: 'array', garbage: null, options: value(null), badStore: null }],
+  [
+    {
+      method: 'importEvents',
+      sessions: ['hostile'],
+      damage: { kind: 'field', at: 2, field: 'recordedAt', value: '0000-01-01T00:00:00Z', rehash: true },
+      container: 'array',
+      garbage: null,
+      options: value(undefined),
+      badStore: null,
+    },
+  ],
+  [
+    {
+      method: 'importEvents',
+      sessions: ['hostile', 'empty'],
+      damage: { kind: 'field', at: 1, field: 'createdAt', value: '2024-02-30T00:00:00Z', rehash: true },
+      container: 'array',
+      garbage: null,
+      options: value(undefined),
+      badStore: null,
+    },
+  ],
+  [
+    {
+      method: 'importEvents',
+      sessions: ['hostile'],
+      damage: { kind: 'none' },
+      container: 'array',
+      garbage: null,
+      options: value({ onProgress: 1 }),
+      badStore: null,
+    },
+  ],
+  [
+    {
+      method: 'importEvents',
+      sessions: ['hostile'],
+      damage: { kind: 'none' },
+      container: 'array',
+      garbage: null,
+      options: value(null),
+      badStore: null,
+    },
+  ],
   // a conflicting envelope into a new session: refused, and no empty session left behind
-  [{ method: 'importTranscript', lines: build('[<a live message of realistic, changed>]', (c) => [JSON.stringify({ ...(c.live[1] as Message), payload: { role: 'user', content: 'changed' } })]), options: value({ sessionId: randomUUID() }) }],
+  [
+    {
+      method: 'importTranscript',
+      lines: build('[<a live message of realistic, changed>]', (c) => [
+        JSON.stringify({ ...(c.live[1] as Message), payload: { role: 'user', content: 'changed' } }),
+      ]),
+      options: value({ sessionId: randomUUID() }),
+    },
+  ],
   [{ method: 'importTranscript', lines: value(['{"role":"user","content":"hi"}']), options: value(null) }],
-  [{ method: 'importTranscript', lines: value(['{"role":"user","content":"hi"}']), options: value({ tenantId: Symbol('tenant') }, '{ tenantId: <symbol> }') }],
+  [
+    {
+      method: 'importTranscript',
+      lines: value(['{"role":"user","content":"hi"}']),
+      options: value({ tenantId: Symbol('tenant') }, '{ tenantId: <symbol> }'),
+    },
+  ],
 ]
 
 // ---------------------------------------------------------------------------------------------------
@@ -703,13 +1011,15 @@ describe('audit package: garbage against every call that takes user input', () =
   it('the imports on PGlite: the same, a smaller run', async () => {
     const store = await openStore({ embedded: true })
     try {
-      await fc.assert(fc.asyncProperty(importCallArb, (call) => runImport(store, call)), { numRuns: 80, examples: IMPORT_EXAMPLES })
+      await fc.assert(
+        fc.asyncProperty(importCallArb, (call) => runImport(store, call)),
+        { numRuns: 80, examples: IMPORT_EXAMPLES },
+      )
     } finally {
       await store.close()
     }
   }, 120_000)
 })
-
 
 const auditFn = (arity: number): ExportSpec => ({ kind: 'function', arity })
 const auditValue: ExportSpec = { kind: 'value' }
@@ -756,7 +1066,12 @@ describe('every export of @turnlog/audit, called with garbage (issue 13.11)', ()
     const drained = Object.fromEntries(
       Object.entries(auditPackage).map(([name, value]) =>
         name === 'exportSessions' || name === 'numberedLines'
-          ? [name, async (...args: unknown[]) => { for await (const _ of (value as (...a: unknown[]) => AsyncIterable<unknown>)(...args)) void _ }]
+          ? [
+              name,
+              async (...args: unknown[]) => {
+                for await (const _ of (value as (...a: unknown[]) => AsyncIterable<unknown>)(...args)) void _
+              },
+            ]
           : [name, value],
       ),
     )

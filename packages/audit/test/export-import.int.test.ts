@@ -68,9 +68,24 @@ beforeAll(async () => {
   const weird = await source.createSession({ tenantId: 'acme', metadata: { title: 'weird', nested: { n: 1, list: [true, null] } } })
   weirdMessages = [
     createMessage({ role: 'system', content: 'You are terse.' }),
-    createMessage({ role: 'user', content: NUL, note: LONE }, { externalId: 'telegram:42:9001', scope: null, createdAt: '2026-03-01T10:00:00.123456Z' }),
-    createMessage({ role: 'assistant', content: '', tool_calls: [{ id: 'call_01', type: 'function', function: { name: 'read_file', arguments: '{"path":"\\u0000"}' } }], reasoning_content: ASTRAL }),
-    createMessage({ role: 'tool', tool_call_id: 'call_01', content: [{ type: 'text', text: SEPARATORS }, { type: 'text', text: LONE }] }),
+    createMessage(
+      { role: 'user', content: NUL, note: LONE },
+      { externalId: 'telegram:42:9001', scope: null, createdAt: '2026-03-01T10:00:00.123456Z' },
+    ),
+    createMessage({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'call_01', type: 'function', function: { name: 'read_file', arguments: '{"path":"\\u0000"}' } }],
+      reasoning_content: ASTRAL,
+    }),
+    createMessage({
+      role: 'tool',
+      tool_call_id: 'call_01',
+      content: [
+        { type: 'text', text: SEPARATORS },
+        { type: 'text', text: LONE },
+      ],
+    }),
     createMessage({ role: 'assistant', content: ASTRAL, '1': 'integer-like key', __proto__: 'kept' } as never),
   ]
   await source.append(weird, weirdMessages)
@@ -130,7 +145,9 @@ describe('exportSessions', () => {
     // given: a session whose payload is rewritten around the store
     const victim = await source.createSession()
     await source.append(victim, [createMessage({ role: 'user', content: 'original' })])
-    await sql`update turnlog.events set payload = ${JSON.stringify({ role: 'user', content: 'forged' })}::json where session_id = ${victim}`.execute(source.db)
+    await sql`update turnlog.events set payload = ${JSON.stringify({ role: 'user', content: 'forged' })}::json where session_id = ${victim}`.execute(
+      source.db,
+    )
 
     // when / then
     const drain = async (): Promise<void> => {
@@ -161,7 +178,10 @@ describe('importEvents', () => {
     // then
     expect(byId.get(`${weirdMessages[1]?.id}/0`)).toEqual({ role: 'user', content: NUL, note: LONE })
     expect(byId.get(`${weirdMessages[2]?.id}/0`)?.['reasoning_content']).toBe(ASTRAL)
-    expect(byId.get(`${weirdMessages[3]?.id}/0`)?.content).toEqual([{ type: 'text', text: SEPARATORS }, { type: 'text', text: LONE }])
+    expect(byId.get(`${weirdMessages[3]?.id}/0`)?.content).toEqual([
+      { type: 'text', text: SEPARATORS },
+      { type: 'text', text: LONE },
+    ])
     expect(JSON.stringify(byId.get(`${weirdMessages[4]?.id}/0`))).toBe(JSON.stringify(weirdMessages[4]?.payload))
     expect(transcript.entries.find((e) => e.message.id === weirdMessages[1]?.id)?.message.createdAt).toBe('2026-03-01T10:00:00.123456Z')
   })
@@ -188,7 +208,9 @@ describe('importEvents', () => {
     await source.append(ids.other, [createMessage({ role: 'assistant', content: 'hi!' }), createMessage({ role: 'user', content: 'bye' })])
     const progress: number[] = []
     // when
-    const more = await importEvents(target, exportSessions(source, { sessionIds: [ids.other] }), { onProgress: (p) => progress.push(p.written) })
+    const more = await importEvents(target, exportSessions(source, { sessionIds: [ids.other] }), {
+      onProgress: (p) => progress.push(p.written),
+    })
     // then
     expect(more).toMatchObject({ sessions: 1, eventsWritten: 2, eventsSkipped: 1 })
     expect(progress).toEqual([2])
@@ -205,7 +227,9 @@ describe('importEvents', () => {
       await other.createSession({ id: ids.other, tenantId: 'other' })
       await other.append(ids.other, [createMessage({ role: 'user', content: 'a different first message' })])
       const thief = await other.createSession()
-      await other.append(thief, [toMessage({ id: weirdMessages[0]?.id, payload: { role: 'system', content: 'You are terse.' }, createdAt: '2026-01-01T00:00:00Z' })])
+      await other.append(thief, [
+        toMessage({ id: weirdMessages[0]?.id, payload: { role: 'system', content: 'You are terse.' }, createdAt: '2026-01-01T00:00:00Z' }),
+      ])
       const emptyBefore = await target.getSession(ids.empty)
       const otherBefore = await target.getSession(ids.other)
 
@@ -215,7 +239,9 @@ describe('importEvents', () => {
         details: { sessionId: ids.other, seq: 1, reason: 'seq_mismatch' },
       })
       // the target's (empty) log is a prefix of the file's, but the session's attributes differ
-      await expect(importEvents(target, exportSessions(other, { sessionIds: [ids.empty] }))).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
+      await expect(importEvents(target, exportSessions(other, { sessionIds: [ids.empty] }))).rejects.toMatchObject({
+        code: 'SESSION_EXISTS',
+      })
       // a message that belongs to another session
       await expect(importEvents(target, exportSessions(other, { sessionIds: [thief] }))).rejects.toMatchObject({
         code: 'MESSAGE_CONFLICT',
@@ -250,13 +276,23 @@ describe('importEvents', () => {
 
       // when / then
       await expect(importEvents(fresh, broken)).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: 3 } })
-      await expect(importEvents(fresh, ['{"format":"something-else"}'])).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: 1 } })
+      await expect(importEvents(fresh, ['{"format":"something-else"}'])).rejects.toMatchObject({
+        code: 'IMPORT_FAILED',
+        details: { line: 1 },
+      })
       await expect(importEvents(fresh, gap)).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { expectedSeq: 2, seq: 3 } })
       expect((await fresh.sessions()).sessions).toEqual([])
 
       // a file cut at a session boundary: the complete sessions are imported, the error says the file is cut
-      const lastSession = lines.map((l, i) => [l, i] as const).filter(([l]) => l.startsWith('{"kind":"session"')).pop()?.[1] ?? 0
-      await expect(importEvents(fresh, lines.slice(0, lastSession))).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: lastSession + 1 } })
+      const lastSession =
+        lines
+          .map((l, i) => [l, i] as const)
+          .filter(([l]) => l.startsWith('{"kind":"session"'))
+          .pop()?.[1] ?? 0
+      await expect(importEvents(fresh, lines.slice(0, lastSession))).rejects.toMatchObject({
+        code: 'IMPORT_FAILED',
+        details: { line: lastSession + 1 },
+      })
       expect((await fresh.sessions()).sessions).toHaveLength(3)
     } finally {
       await fresh.close()

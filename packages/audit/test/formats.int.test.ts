@@ -9,7 +9,9 @@ import { audit, exportSessions, importEvents, verifyChain } from '@turnlog/audit
 import { z } from 'zod'
 
 /** A Responses-like item format, registered as an application registers its own. */
-type Item = { readonly type: 'function_call'; readonly call_id: string } | { readonly type: 'function_call_output'; readonly call_id: string; readonly output: string }
+type Item =
+  | { readonly type: 'function_call'; readonly call_id: string }
+  | { readonly type: 'function_call_output'; readonly call_id: string; readonly output: string }
 const itemsFormat: MessageFormat<Item> = {
   name: 'audit-items',
   schema: z.discriminatedUnion('type', [
@@ -67,7 +69,9 @@ describe('formats through export, import and the audit', () => {
     const after = await target.load(sid)
 
     // then
-    expect(after.messages.map((m) => [m.id, m.format, m.meta, JSON.stringify(m.payload)])).toEqual(before.messages.map((m) => [m.id, m.format, m.meta, JSON.stringify(m.payload)]))
+    expect(after.messages.map((m) => [m.id, m.format, m.meta, JSON.stringify(m.payload)])).toEqual(
+      before.messages.map((m) => [m.id, m.format, m.meta, JSON.stringify(m.payload)]),
+    )
     expect(after.messages.map((m) => m.format)).toEqual(['openai-chat', 'json', 'audit-items', 'audit-items'])
     expect(JSON.stringify(toWire(after.messages as Message<unknown>[]))).toBe(JSON.stringify(toWire(before.messages as Message<unknown>[])))
     expect((await verifyChain(target, sid)).ok).toBe(true)
@@ -77,7 +81,11 @@ describe('formats through export, import and the audit', () => {
   it('the audit names the format of each pairing finding', async () => {
     // given: an unanswered chat call, an orphan item output, a json message that answers nothing
     const sid = await source.createSession()
-    const call = createMessage({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] })
+    const call = createMessage({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    })
     const orphan = createMessage({ type: 'function_call_output', call_id: 'nope', output: 'x' }, { format: 'audit-items' })
     const lookalike = createMessage({ role: 'tool', tool_call_id: 'c1', content: 'x' }, { format: 'json' })
     await source.append(sid, [createMessage({ role: 'user', content: 'go' }), call, orphan, lookalike])

@@ -65,13 +65,19 @@ beforeAll(async () => {
   ids = []
   for (let i = 0; i < 30; i++) {
     const id = await source.createSession({ metadata: { i } })
-    await source.append(id, [createMessage({ role: 'user', content: `question ${i}` }), createMessage({ role: 'assistant', content: `answer ${i}` })])
+    await source.append(id, [
+      createMessage({ role: 'user', content: `question ${i}` }),
+      createMessage({ role: 'assistant', content: `answer ${i}` }),
+    ])
     ids.push(id)
   }
   lines = await collect(exportSessions(source, { sessionIds: ids }))
   // more events than one import_events call takes (2,000): written in several calls of one transaction
   big = await source.createSession()
-  await source.append(big, Array.from({ length: 2100 }, (_, i) => createMessage({ role: i % 2 === 0 ? 'user' : 'assistant', content: `m${i}` })))
+  await source.append(
+    big,
+    Array.from({ length: 2100 }, (_, i) => createMessage({ role: i % 2 === 0 ? 'user' : 'assistant', content: `m${i}` })),
+  )
   bigLines = await collect(exportSessions(source, { sessionIds: [big] }))
 }, 120_000)
 
@@ -140,7 +146,10 @@ describe('importEvents in batches', () => {
     const at = lineOf(bigLines, big, 2050)
 
     // when / then: all or nothing
-    await expect(importEvents(target, forgeLink(bigLines, at))).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: at + 1, seq: 2050 } })
+    await expect(importEvents(target, forgeLink(bigLines, at))).rejects.toMatchObject({
+      code: 'IMPORT_FAILED',
+      details: { line: at + 1, seq: 2050 },
+    })
     expect(await exists(target, big)).toBe(false)
     const result = await importEvents(target, bigLines)
     expect(result).toMatchObject({ eventsWritten: 2100, eventsSkipped: 0 })
@@ -160,7 +169,16 @@ describe('importEvents in batches', () => {
     const record = JSON.parse(one[at] as string) as Record<string, unknown>
     const payload = { role: 'user', content: 'question 0, edited' }
     const forged = one.map((l, i) =>
-      i === at ? JSON.stringify({ ...record, payload, contentHash: createHash('sha256').update(JSON.stringify({ content: payload.content, role: 'user' })).digest('hex') }) : l)
+      i === at
+        ? JSON.stringify({
+            ...record,
+            payload,
+            contentHash: createHash('sha256')
+              .update(JSON.stringify({ content: payload.content, role: 'user' }))
+              .digest('hex'),
+          })
+        : l,
+    )
 
     // when / then
     await expect(importEvents(target, forged)).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: at + 1, seq: 1 } })
@@ -174,14 +192,29 @@ describe('importEvents in batches', () => {
     const at = lineOf(lines, ids[5] as string, 1)
 
     // when / then
-    await expect(importEvents(target, forgeLink(lines, at))).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: at + 1, seq: 1 } })
+    await expect(importEvents(target, forgeLink(lines, at))).rejects.toMatchObject({
+      code: 'IMPORT_FAILED',
+      details: { line: at + 1, seq: 1 },
+    })
     for (const id of ids.slice(0, 5)) expect(await eventsOf(target, id)).toEqual(await eventsOf(source, id))
     for (const id of ids.slice(5)) expect(await exists(target, id)).toBe(false)
   })
 })
 
 describe('turnlog.import_events', () => {
-  type Row = readonly [session: string, seq: number, eventId: string, type: string, messageId: string, contentHash: string, payload: string, data: string, recordedAt: string, digest: string, hash: string]
+  type Row = readonly [
+    session: string,
+    seq: number,
+    eventId: string,
+    type: string,
+    messageId: string,
+    contentHash: string,
+    payload: string,
+    data: string,
+    recordedAt: string,
+    digest: string,
+    hash: string,
+  ]
 
   /** The arguments of import_events for exported events (each a column, values joined by U+001E). */
   function argsOf(file: readonly string[], change: (row: string[]) => void = () => {}): string[] {
@@ -189,7 +222,19 @@ describe('turnlog.import_events', () => {
       .filter((l) => l.startsWith('{"kind":"event"'))
       .map((l) => {
         const e = JSON.parse(l) as Record<string, unknown>
-        const row = [e['sessionId'], String(e['seq']), e['eventId'], e['type'], e['messageId'] ?? '', e['contentHash'] ?? '', e['payload'] === null ? '' : JSON.stringify(e['payload']), JSON.stringify(e['data']), e['recordedAt'], e['payloadDigest'] ?? '', e['hash']] as string[]
+        const row = [
+          e['sessionId'],
+          String(e['seq']),
+          e['eventId'],
+          e['type'],
+          e['messageId'] ?? '',
+          e['contentHash'] ?? '',
+          e['payload'] === null ? '' : JSON.stringify(e['payload']),
+          JSON.stringify(e['data']),
+          e['recordedAt'],
+          e['payloadDigest'] ?? '',
+          e['hash'],
+        ] as string[]
         change(row)
         return row as unknown as Row
       })
@@ -242,8 +287,22 @@ describe('turnlog.import_events', () => {
     await w.query('insert into turnlog.sessions (session_id, version) values ($1, 2)', [id()])
     const good = argsOf(file())
     const [sessions, seqs, eventIds, types, messageIds, contentHashes, payloads, data, recordedAt, digests, hashes] = good
-    const wrongSecond = [sessions, seqs, eventIds, types, messageIds, contentHashes, payloads, data, recordedAt, digests,
-      (hashes as string).split('\u001e').map((h, i) => (i === 1 ? `${h.slice(0, 63)}${h.endsWith('0') ? '1' : '0'}` : h)).join('\u001e')]
+    const wrongSecond = [
+      sessions,
+      seqs,
+      eventIds,
+      types,
+      messageIds,
+      contentHashes,
+      payloads,
+      data,
+      recordedAt,
+      digests,
+      (hashes as string)
+        .split('\u001e')
+        .map((h, i) => (i === 1 ? `${h.slice(0, 63)}${h.endsWith('0') ? '1' : '0'}` : h))
+        .join('\u001e'),
+    ]
     const otherPayload = argsOf(file(), (row) => {
       if (row[1] === '2') row[6] = JSON.stringify({ role: 'assistant', content: 'not what was linked' })
     })
@@ -253,10 +312,22 @@ describe('turnlog.import_events', () => {
     await expect(w.query(call, otherPayload)).rejects.toMatchObject({ code: 'TLC02' })
     expect((await admin.query('select count(*)::int as n from turnlog.events where session_id = $1', [id()])).rows[0].n).toBe(0)
     // a payload digest (redaction only), and a hash supplied directly, are not the writer's to give
-    expect(await sqlState(w, call, argsOf(file(), (row) => {
-      row[9] = '0'.repeat(64)
-    }))).toBe('42501')
-    expect(await sqlState(w, `insert into turnlog.events (session_id, seq, event_id, type, data, hash) values ($1, 1, $2, 'session_forked', '{}', '\\x00')`, [id(), '0190c5e2-7b1c-7a33-9f00-1234567890ab'])).toBe('42501')
+    expect(
+      await sqlState(
+        w,
+        call,
+        argsOf(file(), (row) => {
+          row[9] = '0'.repeat(64)
+        }),
+      ),
+    ).toBe('42501')
+    expect(
+      await sqlState(
+        w,
+        `insert into turnlog.events (session_id, seq, event_id, type, data, hash) values ($1, 1, $2, 'session_forked', '{}', '\\x00')`,
+        [id(), '0190c5e2-7b1c-7a33-9f00-1234567890ab'],
+      ),
+    ).toBe('42501')
     // the right links: written, each stored link the one the database computed
     expect((await w.query(call, good)).rows[0].n).toBe('2')
     expect((await verifyChain(target, id())).ok).toBe(true)
@@ -283,11 +354,22 @@ describe('turnlog.import_events', () => {
     await admin.query(
       `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data, recorded_at, hash)
        values ($1, 1, $2, $3, $4, decode($5, 'hex'), $6, $7, $8, '\\x00')`,
-      [s, e['eventId'], e['type'], e['messageId'], e['contentHash'], JSON.stringify(e['payload']), JSON.stringify(e['data']), e['recordedAt']],
+      [
+        s,
+        e['eventId'],
+        e['type'],
+        e['messageId'],
+        e['contentHash'],
+        JSON.stringify(e['payload']),
+        JSON.stringify(e['data']),
+        e['recordedAt'],
+      ],
     )
 
     // then
-    const { rows } = await admin.query<{ hash: string }>(`select encode(hash, 'hex') as hash from turnlog.events where session_id = $1`, [s])
+    const { rows } = await admin.query<{ hash: string }>(`select encode(hash, 'hex') as hash from turnlog.events where session_id = $1`, [
+      s,
+    ])
     expect(rows[0]?.hash).toBe(e['hash'])
   })
 })

@@ -28,9 +28,20 @@ beforeAll(async () => {
   target = await openStore({ connectionString: targetDb.connectionString })
   const sessionId = await source.createSession({ metadata: { agent: 'a', tags: ['x', { y: [1, 2] }] } })
   const q = createMessage({ role: 'user', content: 'q' })
-  await source.append(sessionId, [q, createMessage({ role: 'assistant', content: 'a', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] })])
+  await source.append(sessionId, [
+    q,
+    createMessage({
+      role: 'assistant',
+      content: 'a',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    }),
+  ])
   await source.append(sessionId, [createMessage({ role: 'tool', tool_call_id: 'c1', content: 'r' })])
-  await source.compact(sessionId, { covered: [q.id], summary: [createMessage({ role: 'system', content: 'summary' })], metadata: { by: 'test', nested: { a: [{ b: 1 }] } } })
+  await source.compact(sessionId, {
+    covered: [q.id],
+    summary: [createMessage({ role: 'system', content: 'summary' })],
+    metadata: { by: 'test', nested: { a: [{ b: 1 }] } },
+  })
   lines = []
   for await (const line of exportSessions(source, { sessionIds: [sessionId] })) lines.push(line)
 })
@@ -87,20 +98,23 @@ const kindOf = (i: number): string => (JSON.parse(lines[i] as string) as { kind?
 const typeOf = (i: number): string => (JSON.parse(lines[i] as string) as { type?: string }).type ?? ''
 
 describe('importEvents and JSON nesting', () => {
-  it.each([5_000, 100_000])('refuses session metadata nested %i levels with IMPORT_FAILED naming the line, and writes nothing (incident)', async (levels) => {
-    // given
-    const sessionLine = lines.findIndex((_, i) => kindOf(i) === 'session')
-    const file = edited(sessionLine, (r) => (r['metadata'] = DEEP), levels)
-    const before = await counts(target)
+  it.each([5_000, 100_000])(
+    'refuses session metadata nested %i levels with IMPORT_FAILED naming the line, and writes nothing (incident)',
+    async (levels) => {
+      // given
+      const sessionLine = lines.findIndex((_, i) => kindOf(i) === 'session')
+      const file = edited(sessionLine, (r) => (r['metadata'] = DEEP), levels)
+      const before = await counts(target)
 
-    // when
-    const e = await caught(importEvents(target, file))
+      // when
+      const e = await caught(importEvents(target, file))
 
-    // then
-    expect(isTurnlogError(e, 'IMPORT_FAILED')).toBe(true)
-    expect((e as Error).message).toMatch(new RegExp(`^line ${sessionLine + 1}: .*deeper than`))
-    expect(await counts(target)).toBe(before)
-  })
+      // then
+      expect(isTurnlogError(e, 'IMPORT_FAILED')).toBe(true)
+      expect((e as Error).message).toMatch(new RegExp(`^line ${sessionLine + 1}: .*deeper than`))
+      expect(await counts(target)).toBe(before)
+    },
+  )
 
   it.each([5_000, 100_000])('refuses event data and payloads nested %i levels with IMPORT_FAILED, and writes nothing', async (levels) => {
     // given
@@ -109,11 +123,22 @@ describe('importEvents and JSON nesting', () => {
     const before = await counts(target)
 
     // when
-    const inData = await caught(importEvents(target, edited(compacted, (r) => ((r['data'] as Record<string, unknown>)['metadata'] = DEEP), levels)))
-    const inPayload = await caught(importEvents(target, edited(appended, (r) => ((r['payload'] as Record<string, unknown>)['extra'] = DEEP), levels)))
+    const inData = await caught(
+      importEvents(
+        target,
+        edited(compacted, (r) => ((r['data'] as Record<string, unknown>)['metadata'] = DEEP), levels),
+      ),
+    )
+    const inPayload = await caught(
+      importEvents(
+        target,
+        edited(appended, (r) => ((r['payload'] as Record<string, unknown>)['extra'] = DEEP), levels),
+      ),
+    )
 
     // then
-    for (const e of [inData, inPayload]) expect([isTurnlogError(e, 'IMPORT_FAILED'), (e as Error).message]).toEqual([true, expect.stringMatching(/deeper than/)])
+    for (const e of [inData, inPayload])
+      expect([isTurnlogError(e, 'IMPORT_FAILED'), (e as Error).message]).toEqual([true, expect.stringMatching(/deeper than/)])
     expect(await counts(target)).toBe(before)
   })
 
@@ -124,7 +149,11 @@ describe('importEvents and JSON nesting', () => {
       const sessionId = await store.createSession({ metadata: nest(MAX_JSON_DEPTH - 1) as never })
       const q = createMessage({ role: 'user', content: 'q', deep: nest(MAX_JSON_DEPTH - 2) })
       await store.append(sessionId, [q])
-      await store.compact(sessionId, { covered: [q.id], summary: [createMessage({ role: 'system', content: 's' })], metadata: nest(MAX_JSON_DEPTH - 1) as never })
+      await store.compact(sessionId, {
+        covered: [q.id],
+        summary: [createMessage({ role: 'system', content: 's' })],
+        metadata: nest(MAX_JSON_DEPTH - 1) as never,
+      })
       const file: string[] = []
       for await (const line of exportSessions(store, { sessionIds: [sessionId] })) file.push(line)
 
@@ -149,11 +178,15 @@ describe('importEvents and JSON nesting', () => {
           const db = await createTestDatabase()
           const store = await openStore({ connectionString: db.connectionString })
           try {
-            const file = edited(index, (r) => {
-              const slot = where === 'top' ? r : where === 'metadata' ? r : (r[where] as Record<string, unknown> | null)
-              const key = where === 'metadata' ? 'metadata' : 'extra'
-              if (slot !== null && typeof slot === 'object') slot[key] = DEEP
-            }, levels)
+            const file = edited(
+              index,
+              (r) => {
+                const slot = where === 'top' ? r : where === 'metadata' ? r : (r[where] as Record<string, unknown> | null)
+                const key = where === 'metadata' ? 'metadata' : 'extra'
+                if (slot !== null && typeof slot === 'object') slot[key] = DEEP
+              },
+              levels,
+            )
 
             // when
             const e = await caught(importEvents(store, file))
@@ -162,7 +195,9 @@ describe('importEvents and JSON nesting', () => {
             if (e === undefined) {
               expect(await counts(store)).not.toBe('0|0|0')
             } else {
-              expect([isTurnlogError(e) ? e.code : String(e)]).toEqual([expect.stringMatching(/^(IMPORT_FAILED|SESSION_EXISTS|MESSAGE_CONFLICT)$/)])
+              expect([isTurnlogError(e) ? e.code : String(e)]).toEqual([
+                expect.stringMatching(/^(IMPORT_FAILED|SESSION_EXISTS|MESSAGE_CONFLICT)$/),
+              ])
               expect(await counts(store)).toBe('0|0|0')
             }
           } finally {
@@ -177,26 +212,31 @@ describe('importEvents and JSON nesting', () => {
 })
 
 describe('the other audit entry points that take JSON', () => {
-  it.each([5_000, 100_000])('answer %i levels with a typed error: audit transcripts, importTranscript lines and metadata', async (levels) => {
-    // given
-    const sessionId = await target.createSession()
-    const deepText = `{"role":"user","content":"x","deep":${nestText(levels)}}`
-    const before = await counts(target)
+  it.each([5_000, 100_000])(
+    'answer %i levels with a typed error: audit transcripts, importTranscript lines and metadata',
+    async (levels) => {
+      // given
+      const sessionId = await target.createSession()
+      const deepText = `{"role":"user","content":"x","deep":${nestText(levels)}}`
+      const before = await counts(target)
 
-    // when
-    const errors = {
-      auditTranscriptText: await caught(audit(target, sessionId, { transcript: [deepText] })),
-      auditTranscriptObject: await caught(audit(target, sessionId, { transcript: [{ role: 'user', content: 'x', deep: nest(levels) }] })),
-      importTranscriptLine: await caught(importTranscript(target, [deepText])),
-      importTranscriptMetadata: await caught(importTranscript(target, ['{"role":"user","content":"x"}'], { metadata: nest(levels) as never })),
-    }
+      // when
+      const errors = {
+        auditTranscriptText: await caught(audit(target, sessionId, { transcript: [deepText] })),
+        auditTranscriptObject: await caught(audit(target, sessionId, { transcript: [{ role: 'user', content: 'x', deep: nest(levels) }] })),
+        importTranscriptLine: await caught(importTranscript(target, [deepText])),
+        importTranscriptMetadata: await caught(
+          importTranscript(target, ['{"role":"user","content":"x"}'], { metadata: nest(levels) as never }),
+        ),
+      }
 
-    // then
-    for (const [entry, e] of Object.entries(errors)) {
-      expect([entry, isTurnlogError(e) && ['INVALID_INPUT', 'INVALID_MESSAGE', 'IMPORT_FAILED'].includes(e.code)]).toEqual([entry, true])
-    }
-    expect(await counts(target)).toBe(before)
-  })
+      // then
+      for (const [entry, e] of Object.entries(errors)) {
+        expect([entry, isTurnlogError(e) && ['INVALID_INPUT', 'INVALID_MESSAGE', 'IMPORT_FAILED'].includes(e.code)]).toEqual([entry, true])
+      }
+      expect(await counts(target)).toBe(before)
+    },
+  )
 })
 
 describe('importers and maxBatchBytes', () => {
@@ -204,7 +244,9 @@ describe('importers and maxBatchBytes', () => {
     // given: ten messages of ~600 code units, a 2,000 limit
     const small = await openStore({ connectionString: targetDb.connectionString, maxBatchBytes: 2000 })
     try {
-      const messages: Message[] = Array.from({ length: 10 }, (_, i) => createMessage({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${i}${'t'.repeat(600)}` }))
+      const messages: Message[] = Array.from({ length: 10 }, (_, i) =>
+        createMessage({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${i}${'t'.repeat(600)}` }),
+      )
       const file = messages.map((m) => serializeMessage(m))
       const sessionId = await small.createSession()
       const before = await counts(small)

@@ -22,11 +22,16 @@ afterAll(async () => {
 })
 
 /** Writes `events` straight into the source's log, one statement each (the source's own projection stays right). */
-async function writeAround(sid: SessionId, events: readonly { type: string; messageId: string | null; payload: ChatMessage | null; data: object }[]): Promise<void> {
+async function writeAround(
+  sid: SessionId,
+  events: readonly { type: string; messageId: string | null; payload: ChatMessage | null; data: object }[],
+): Promise<void> {
   for (const [i, e] of events.entries()) {
     await sql`insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
       values (${sid}::uuid, ${i + 1}, ${newEventId()}::uuid, ${e.type}, ${e.messageId}::uuid,
-              decode(${e.payload === null ? null : contentHash(e.payload)}::text, 'hex'), ${e.payload === null ? null : JSON.stringify(e.payload)}::json, ${JSON.stringify(e.data)}::json)`.execute(source.db)
+              decode(${e.payload === null ? null : contentHash(e.payload)}::text, 'hex'), ${e.payload === null ? null : JSON.stringify(e.payload)}::json, ${JSON.stringify(e.data)}::json)`.execute(
+      source.db,
+    )
   }
   await sql`update turnlog.sessions set version = ${events.length} where session_id = ${sid}`.execute(source.db)
 }

@@ -27,7 +27,8 @@ beforeAll(async () => {
   targetDb = await createTestDatabase()
   source = await openStore({ connectionString: sourceDb.connectionString, pool: { max: 2 } })
   stores = []
-  for (let i = 0; i < WRITERS; i++) stores.push(await openStore({ connectionString: targetDb.connectionString, pool: { max: 2 }, migrate: i === 0 }))
+  for (let i = 0; i < WRITERS; i++)
+    stores.push(await openStore({ connectionString: targetDb.connectionString, pool: { max: 2 }, migrate: i === 0 }))
 })
 
 afterAll(async () => {
@@ -79,14 +80,16 @@ describe('importEvents racing other writers (Postgres, many connections)', () =>
 
       // when: half the writers import the file, the other half append x to their own session
       const outcomes = await Promise.all(
-        stores.map((s, w) => (w % 2 === 0
-          ? outcome(file.id, () => importEvents(s, file.lines))
-          : outcome(at(mine, w), () => s.append(at(mine, w), [x])))),
+        stores.map((s, w) =>
+          w % 2 === 0 ? outcome(file.id, () => importEvents(s, file.lines)) : outcome(at(mine, w), () => s.append(at(mine, w), [x])),
+        ),
       )
 
       // then: exactly one session holds x, by SQL
       const { rows } = await sql<{ session_id: string }>`
-        select distinct session_id::text from turnlog.events where message_id = ${x.id} and content_hash is not null`.execute(at(stores, 0).db)
+        select distinct session_id::text from turnlog.events where message_id = ${x.id} and content_hash is not null`.execute(
+        at(stores, 0).db,
+      )
       expect(rows).toHaveLength(1)
       const holder = at(rows, 0).session_id
       // the writers of the holder succeeded (every import of one file is that import), the others lost
@@ -97,7 +100,9 @@ describe('importEvents racing other writers (Postgres, many connections)', () =>
       if (holder === file.id) won.import++
       else won.append++
       // and an imported session is complete or absent
-      const { rows: imported } = await sql<{ n: string }>`select count(*) as n from turnlog.events where session_id = ${file.id}`.execute(at(stores, 0).db)
+      const { rows: imported } = await sql<{ n: string }>`select count(*) as n from turnlog.events where session_id = ${file.id}`.execute(
+        at(stores, 0).db,
+      )
       expect(Number(at(imported, 0).n)).toBe(holder === file.id ? 2 : 0)
     }
     expect(won.import + won.append).toBe(ROUNDS)
@@ -113,7 +118,9 @@ describe('importEvents racing other writers (Postgres, many connections)', () =>
     // then
     expect(results.every((r) => r.sessions === 1 && r.eventsWritten + r.eventsSkipped === 2)).toBe(true)
     expect(results.reduce((n, r) => n + r.eventsWritten, 0)).toBe(2)
-    const { rows } = await sql<{ n: string }>`select count(*) as n from turnlog.events where session_id = ${file.id}`.execute(at(stores, 0).db)
+    const { rows } = await sql<{ n: string }>`select count(*) as n from turnlog.events where session_id = ${file.id}`.execute(
+      at(stores, 0).db,
+    )
     expect(at(rows, 0).n).toBe('2')
   })
 

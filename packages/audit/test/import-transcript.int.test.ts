@@ -16,7 +16,12 @@ let store: PostgresStore
 const transcript = [
   { role: 'system', content: 'You are terse.' },
   { role: 'user', content: "What's in README.md?\u0000" },
-  { role: 'assistant', content: '', tool_calls: [{ id: 'call_01', type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }], reasoning_content: '…' },
+  {
+    role: 'assistant',
+    content: '',
+    tool_calls: [{ id: 'call_01', type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }],
+    reasoning_content: '…',
+  },
   { role: 'tool', tool_call_id: 'call_01', content: '{"ok":true,"text":"# acme"}' },
   { role: 'assistant', content: 'It says "# acme" 😀' },
   { role: 'user', content: 'ok' },
@@ -29,7 +34,8 @@ async function file(name: string, lines: readonly string[]): Promise<string> {
   return path
 }
 
-const read = (path: string): AsyncIterable<string> => createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity })
+const read = (path: string): AsyncIterable<string> =>
+  createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity })
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'turnlog-transcript-'))
@@ -57,7 +63,9 @@ describe('importTranscript', () => {
     expect(again).toEqual({ ...first, appended: 0, duplicates: 7 })
     const loaded = await store.load(first.sessionId)
     expect(loaded.messages.map((m) => m.payload)).toEqual(transcript)
-    expect(loaded.messages.map((m) => m.id)).toEqual(transcript.map((m, i) => transcriptMessageId(first.sessionId, i, contentHash(parseChatMessage(m)))))
+    expect(loaded.messages.map((m) => m.id)).toEqual(
+      transcript.map((m, i) => transcriptMessageId(first.sessionId, i, contentHash(parseChatMessage(m)))),
+    )
     // the two equal "ok" lines stay two messages: the repeat is evidence, not noise
     expect(new Set(loaded.messages.map((m) => m.id)).size).toBe(7)
     expect((await store.getSession(first.sessionId)).tenantId).toBe('acme')
@@ -69,7 +77,12 @@ describe('importTranscript', () => {
     const known = createMessage({ role: 'user', content: 'with an id' }, { createdAt: '2026-02-02T02:02:02.000Z' })
     const nudge = createMessage({ role: 'user', content: 'please continue' }, { ephemeral: true })
     const short = await file('short.jsonl', [serializeMessage(known), JSON.stringify(transcript[4])])
-    const long = await file('long.jsonl', [serializeMessage(known), JSON.stringify(transcript[4]), serializeMessage(nudge), JSON.stringify({ role: 'user', content: 'next' })])
+    const long = await file('long.jsonl', [
+      serializeMessage(known),
+      JSON.stringify(transcript[4]),
+      serializeMessage(nudge),
+      JSON.stringify({ role: 'user', content: 'next' }),
+    ])
 
     // when
     const first = await importTranscript(store, read(short), { sessionId })
@@ -88,8 +101,13 @@ describe('importTranscript', () => {
     const sessionId = newSessionId()
 
     // when / then
-    await expect(importTranscript(store, ['{"role":"user","content":"a"}', '{"role":', '{}'], { sessionId })).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: 2 } })
-    await expect(importTranscript(store, ['{"role":"user","content":"a"}', '', '{"role":"tool","content":"no call id"}'], { sessionId })).rejects.toMatchObject({
+    await expect(importTranscript(store, ['{"role":"user","content":"a"}', '{"role":', '{}'], { sessionId })).rejects.toMatchObject({
+      code: 'IMPORT_FAILED',
+      details: { line: 2 },
+    })
+    await expect(
+      importTranscript(store, ['{"role":"user","content":"a"}', '', '{"role":"tool","content":"no call id"}'], { sessionId }),
+    ).rejects.toMatchObject({
       code: 'IMPORT_FAILED',
       details: { line: 3 },
     })

@@ -6,7 +6,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { audit, exportSessions, importEvents, verifyChain, verifyExport } from '@turnlog/audit'
-import { createMessage, isTurnlogError, placeholderDigest, redactedPayload, type ChatMessage, type Message, type SessionId } from '@turnlog/core'
+import {
+  createMessage,
+  isTurnlogError,
+  placeholderDigest,
+  redactedPayload,
+  type ChatMessage,
+  type Message,
+  type SessionId,
+} from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { chatPayloadArb, createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
@@ -34,7 +42,11 @@ async function redactedSession(): Promise<{ sid: SessionId; messages: Message[] 
   const sid = await store.createSession()
   const messages = [
     createMessage({ role: 'user', content: 'my card is 4111-1111' }),
-    createMessage({ role: 'assistant', content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"card":"4111-1111"}' } }] }),
+    createMessage({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{"card":"4111-1111"}' } }],
+    }),
     createMessage({ role: 'tool', tool_call_id: 'call_1', content: 'card holder: Alice' }),
     createMessage({ role: 'assistant', content: 'done' }),
   ]
@@ -65,7 +77,9 @@ describe('a rewritten redaction placeholder (regression, issue 13 item 5)', () =
     // given a verified redacted session
     const { sid } = await redactedSession()
     // when the owner (here the superuser) rewrites a placeholder with another valid placeholder
-    await sql`update turnlog.events set payload = ${JSON.stringify(forged)}::json where session_id = ${sid} and seq = ${seq}`.execute(store.db)
+    await sql`update turnlog.events set payload = ${JSON.stringify(forged)}::json where session_id = ${sid} and seq = ${seq}`.execute(
+      store.db,
+    )
     const verification = await verifyChain(store, sid)
     const report = await audit(store, sid)
     // then both locate it at that seq
@@ -73,24 +87,27 @@ describe('a rewritten redaction placeholder (regression, issue 13 item 5)', () =
     expect(report.findings.filter((f) => f.severity === 'critical' && f.seqs.includes(seq)).length).toBeGreaterThan(0)
   })
 
-  it.each(FORGED)('in an export file: the import refuses (IMPORT_FAILED, nothing written) and verifyExport finds %s', async (_what, seq, forged) => {
-    // given the export of a redacted session, which verifies offline and imports
-    const { sid } = await redactedSession()
-    const lines = await exportLines(sid)
-    expect((await verifyExport(lines)).map((v) => v.breaks)).toEqual([[]])
-    // when one placeholder is rewritten in the file
-    const tampered = lines.map((line) => {
-      const r = JSON.parse(line) as { kind?: string; seq?: number }
-      return r.kind === 'event' && r.seq === seq ? JSON.stringify({ ...r, payload: forged }) : line
-    })
-    const error = await importEvents(importer, tampered).catch((e: unknown) => e)
-    const offline = await verifyExport(tampered)
-    // then the import refuses it with a typed error naming the seq, writes nothing, and offline verification locates it
-    expect(isTurnlogError(error, 'IMPORT_FAILED')).toBe(true)
-    expect((error as { details?: unknown }).details).toMatchObject({ sessionId: sid, seq, reason: 'redaction_mismatch' })
-    expect(await importer.getSession(sid).catch((e: unknown) => (e as { code?: unknown }).code)).toBe('SESSION_NOT_FOUND')
-    expect(offline.map((v) => v.breaks.map((b) => [b.seq, b.kind]))).toEqual([[[seq, 'redaction_mismatch']]])
-  })
+  it.each(FORGED)(
+    'in an export file: the import refuses (IMPORT_FAILED, nothing written) and verifyExport finds %s',
+    async (_what, seq, forged) => {
+      // given the export of a redacted session, which verifies offline and imports
+      const { sid } = await redactedSession()
+      const lines = await exportLines(sid)
+      expect((await verifyExport(lines)).map((v) => v.breaks)).toEqual([[]])
+      // when one placeholder is rewritten in the file
+      const tampered = lines.map((line) => {
+        const r = JSON.parse(line) as { kind?: string; seq?: number }
+        return r.kind === 'event' && r.seq === seq ? JSON.stringify({ ...r, payload: forged }) : line
+      })
+      const error = await importEvents(importer, tampered).catch((e: unknown) => e)
+      const offline = await verifyExport(tampered)
+      // then the import refuses it with a typed error naming the seq, writes nothing, and offline verification locates it
+      expect(isTurnlogError(error, 'IMPORT_FAILED')).toBe(true)
+      expect((error as { details?: unknown }).details).toMatchObject({ sessionId: sid, seq, reason: 'redaction_mismatch' })
+      expect(await importer.getSession(sid).catch((e: unknown) => (e as { code?: unknown }).code)).toBe('SESSION_NOT_FOUND')
+      expect(offline.map((v) => v.breaks.map((b) => [b.seq, b.kind]))).toEqual([[[seq, 'redaction_mismatch']]])
+    },
+  )
 
   it('an untampered export of a redacted session imports and verifies in the target', async () => {
     const { sid } = await redactedSession()
@@ -125,12 +142,20 @@ describe('the placeholder digest: SQL and TypeScript agree', () => {
 
 /** A JSON value different from `old` (compared as text). */
 function differentFrom(old: unknown): fc.Arbitrary<unknown> {
-  return fc.oneof(
-    fc.jsonValue({ maxDepth: 2 }),
-    fc.constantFrom<unknown>({ role: 'assistant', content: '[redacted]' }, { role: 'tool', content: '[redacted]', tool_call_id: 'call_1' }, null, 0, ''),
-    fc.stringMatching(/^[0-9a-f]{64}$/),
-  // an absent field and a null one mean the same (no digest): not a mutation
-  ).filter((v) => JSON.stringify(v) !== JSON.stringify(old) && !(old === undefined && v === null))
+  return fc
+    .oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.constantFrom<unknown>(
+        { role: 'assistant', content: '[redacted]' },
+        { role: 'tool', content: '[redacted]', tool_call_id: 'call_1' },
+        null,
+        0,
+        '',
+      ),
+      fc.stringMatching(/^[0-9a-f]{64}$/),
+      // an absent field and a null one mean the same (no digest): not a mutation
+    )
+    .filter((v) => JSON.stringify(v) !== JSON.stringify(old) && !(old === undefined && v === null))
 }
 
 describe('any single-field mutation of a scrubbed event is detected (class)', () => {
@@ -144,10 +169,12 @@ describe('any single-field mutation of a scrubbed event is detected (class)', ()
       const r = JSON.parse(line) as { kind?: string; payloadDigest?: string; type?: string }
       return r.kind === 'event' && (r.payloadDigest !== undefined || r.type === 'message_redacted') ? [i] : []
     })
-    const mutation = fc.constantFrom(...scrubbedLines).chain((index) => fc.constantFrom(...FIELDS).chain((field) => {
-      const record = JSON.parse(lines[index] as string) as Record<string, unknown>
-      return differentFrom(record[field]).map((value) => ({ index, record, field, value }))
-    }))
+    const mutation = fc.constantFrom(...scrubbedLines).chain((index) =>
+      fc.constantFrom(...FIELDS).chain((field) => {
+        const record = JSON.parse(lines[index] as string) as Record<string, unknown>
+        return differentFrom(record[field]).map((value) => ({ index, record, field, value }))
+      }),
+    )
     await fc.assert(
       fc.asyncProperty(mutation, async ({ index, record, field, value }) => {
         const tampered = [...lines]

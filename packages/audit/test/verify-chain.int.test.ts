@@ -33,7 +33,10 @@ describe.each(['postgres', 'pglite'] as const)('verifyChain on a clean log (%s)'
   it('agrees with the database trigger on every link, hostile payloads included', async () => {
     // given
     const sessionId = await store.createSession()
-    await store.append(sessionId, hostilePayloads.map((p) => createMessage(p as never)))
+    await store.append(
+      sessionId,
+      hostilePayloads.map((p) => createMessage(p as never)),
+    )
     const m = createMessage({ role: 'assistant', content: 'draft \u0000' }, { status: 'partial' })
     await store.append(sessionId, [m])
     await store.revise(sessionId, m.id, { role: 'assistant', content: `final ${WEIRD}` })
@@ -75,7 +78,12 @@ describe.each(['postgres', 'pglite'] as const)('verifyChain on a clean log (%s)'
     const fork = await verifyChain(store, forkId)
 
     // then
-    expect(result.sessions.map((s) => [s.sessionId, s.scrubbed]).sort()).toEqual([[sessionId, 2], [forkId, 1]].sort())
+    expect(result.sessions.map((s) => [s.sessionId, s.scrubbed]).sort()).toEqual(
+      [
+        [sessionId, 2],
+        [forkId, 1],
+      ].sort(),
+    )
     expect(main.breaks).toEqual([])
     expect(fork.breaks).toEqual([])
   })
@@ -115,7 +123,11 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
   }
 
   async function eventIdAt(sessionId: string, seq: number): Promise<string> {
-    const rows = await rawSql<{ event_id: string }>(db.connectionString, 'select event_id::text from turnlog.events where session_id = $1 and seq = $2', [sessionId, seq])
+    const rows = await rawSql<{ event_id: string }>(
+      db.connectionString,
+      'select event_id::text from turnlog.events where session_id = $1 and seq = $2',
+      [sessionId, seq],
+    )
     return rows[0]?.event_id ?? ''
   }
 
@@ -123,22 +135,33 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
     // given
     const sessionId = await sessionOf(5)
     const eventId = await eventIdAt(sessionId, 3)
-    await rawSql(db.connectionString, `update turnlog.events set payload = '{"role":"user","content":"I never said that"}' where session_id = $1 and seq = 3`, [sessionId])
+    await rawSql(
+      db.connectionString,
+      `update turnlog.events set payload = '{"role":"user","content":"I never said that"}' where session_id = $1 and seq = 3`,
+      [sessionId],
+    )
 
     // when
     const result = await verifyChain(store, sessionId)
 
     // then
     expect(result.ok).toBe(false)
-    expect(result.breaks.map((b) => [b.seq, b.kind])).toEqual([[3, 'hash_mismatch'], [3, 'content_hash_mismatch']])
+    expect(result.breaks.map((b) => [b.seq, b.kind])).toEqual([
+      [3, 'hash_mismatch'],
+      [3, 'content_hash_mismatch'],
+    ])
     expect(result.breaks[0]?.eventId).toBe(eventId)
     expect(result.breaks[1]?.explanation).toContain('content was changed')
   })
 
-  it('locates an UPDATE of an event\'s data (its createdAt): only the link breaks', async () => {
+  it("locates an UPDATE of an event's data (its createdAt): only the link breaks", async () => {
     // given
     const sessionId = await sessionOf(4)
-    await rawSql(db.connectionString, `update turnlog.events set data = '{"createdAt":"1999-01-01T00:00:00.000Z"}' where session_id = $1 and seq = 2`, [sessionId])
+    await rawSql(
+      db.connectionString,
+      `update turnlog.events set data = '{"createdAt":"1999-01-01T00:00:00.000Z"}' where session_id = $1 and seq = 2`,
+      [sessionId],
+    )
 
     // when
     const result = await verifyChain(store, sessionId)
@@ -147,16 +170,24 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
     expect(result.breaks.map((b) => [b.seq, b.kind])).toEqual([[2, 'hash_mismatch']])
   })
 
-  it('locates a rewrite that also recomputed the row\'s hash: the next link breaks', async () => {
+  it("locates a rewrite that also recomputed the row's hash: the next link breaks", async () => {
     // given: the tamperer rewrites seq 2 and recomputes its hash with the database's own function
     const sessionId = await sessionOf(4)
-    await rawSql(db.connectionString, `
+    await rawSql(
+      db.connectionString,
+      `
       update turnlog.events e set payload = '{"role":"assistant","content":"forged"}',
              content_hash = sha256(convert_to('{"content":"forged","role":"assistant"}', 'UTF8'))
-       where session_id = $1 and seq = 2`, [sessionId])
-    await rawSql(db.connectionString, `
+       where session_id = $1 and seq = 2`,
+      [sessionId],
+    )
+    await rawSql(
+      db.connectionString,
+      `
       update turnlog.events e set hash = turnlog.chain_link(p.hash, e.session_id, e.seq, e.event_id, e.type, e.message_id, e.content_hash, e.data, e.payload, e.payload_digest)
-        from turnlog.events p where p.session_id = e.session_id and p.seq = e.seq - 1 and e.session_id = $1 and e.seq = 2`, [sessionId])
+        from turnlog.events p where p.session_id = e.session_id and p.seq = e.seq - 1 and e.session_id = $1 and e.seq = 2`,
+      [sessionId],
+    )
 
     // when
     const result = await verifyChain(store, sessionId)
@@ -201,18 +232,20 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
     const result = await verifyChain(store, sessionId)
 
     // then
-    expect(result.breaks).toEqual([
-      expect.objectContaining({ seq: 5, eventId: null, kind: 'truncated', expected: 5, actual: 4 }),
-    ])
+    expect(result.breaks).toEqual([expect.objectContaining({ seq: 5, eventId: null, kind: 'truncated', expected: 5, actual: 4 })])
     expect(result.version).toBe(5)
   })
 
   it('catches a forged redaction: a payload scrubbed by hand with its digest written, so the link still verifies', async () => {
     // given: the superuser replaces seq 2's content by a placeholder and stores the digest the chain needs
     const sessionId = await sessionOf(3)
-    await rawSql(db.connectionString, `
+    await rawSql(
+      db.connectionString,
+      `
       update turnlog.events set payload = '{"role":"assistant","content":"[redacted]"}', payload_digest = sha256(convert_to(payload::text, 'UTF8'))
-       where session_id = $1 and seq = 2`, [sessionId])
+       where session_id = $1 and seq = 2`,
+      [sessionId],
+    )
 
     // when
     const result = await verifyChain(store, sessionId)
@@ -224,9 +257,17 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
   it('catches an undone redaction: the record names an event that holds content again', async () => {
     // given: a redaction, then the digest is cleared and content put back
     const sessionId = await sessionOf(3)
-    const [row] = await rawSql<{ message_id: string }>(db.connectionString, 'select message_id::text from turnlog.events where session_id = $1 and seq = 2', [sessionId])
+    const [row] = await rawSql<{ message_id: string }>(
+      db.connectionString,
+      'select message_id::text from turnlog.events where session_id = $1 and seq = 2',
+      [sessionId],
+    )
     await store.redact(sessionId, row?.message_id ?? '')
-    await rawSql(db.connectionString, `update turnlog.events set payload = '{"role":"assistant","content":"answer 1","finish_reason":"stop"}', payload_digest = null where session_id = $1 and seq = 2`, [sessionId])
+    await rawSql(
+      db.connectionString,
+      `update turnlog.events set payload = '{"role":"assistant","content":"answer 1","finish_reason":"stop"}', payload_digest = null where session_id = $1 and seq = 2`,
+      [sessionId],
+    )
 
     // when
     const result = await verifyChain(store, sessionId)
@@ -238,11 +279,19 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
   it('refuses an event written around the store whose JSON text is not JSON.stringify output', async () => {
     // given: json_build_object writes "a" : 1 — the trigger hashed that text, JSON.stringify writes "a":1
     const sessionId = await sessionOf(2)
-    await rawSql(db.connectionString, `
+    await rawSql(
+      db.connectionString,
+      `
       insert into turnlog.events (session_id, seq, event_id, type, data)
-      values ($1, 3, gen_random_uuid(), 'messages_retracted', json_build_object('ids', json_build_array(), 'target', json_build_object('after', gen_random_uuid())))`, [sessionId])
+      values ($1, 3, gen_random_uuid(), 'messages_retracted', json_build_object('ids', json_build_array(), 'target', json_build_object('after', gen_random_uuid())))`,
+      [sessionId],
+    )
     await rawSql(db.connectionString, 'update turnlog.sessions set version = 3 where session_id = $1', [sessionId])
-    const [row] = await rawSql<{ data: string }>(db.connectionString, 'select data::text as data from turnlog.events where session_id = $1 and seq = 3', [sessionId])
+    const [row] = await rawSql<{ data: string }>(
+      db.connectionString,
+      'select data::text as data from turnlog.events where session_id = $1 and seq = 3',
+      [sessionId],
+    )
 
     // when
     const result = await verifyChain(store, sessionId)
@@ -255,11 +304,15 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
   it('reports events inserted around the store (the version was not moved) as a version mismatch', async () => {
     // given: a raw INSERT goes through the trigger, so its link is valid; only the version gives it away
     const sessionId = await sessionOf(2)
-    await rawSql(db.connectionString, `
+    await rawSql(
+      db.connectionString,
+      `
       insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
       values ($1, 3, gen_random_uuid(), 'message_appended', gen_random_uuid(),
               sha256(convert_to('{"content":"injected","role":"user"}', 'UTF8')), '{"role":"user","content":"injected"}',
-              '{"createdAt":"2026-01-01T00:00:00.000Z"}')`, [sessionId])
+              '{"createdAt":"2026-01-01T00:00:00.000Z"}')`,
+      [sessionId],
+    )
 
     // when
     const result = await verifyChain(store, sessionId)

@@ -33,7 +33,10 @@ describe.each(['postgres', 'pglite'] as const)('verifyChain (property, %s)', (fl
       fc.asyncProperty(fc.array(chatPayloadArb, { minLength: 1, maxLength: 6 }), async (payloads) => {
         // given
         const sessionId = await store.createSession()
-        await store.append(sessionId, payloads.map((p) => createMessage(p)))
+        await store.append(
+          sessionId,
+          payloads.map((p) => createMessage(p)),
+        )
 
         // when
         const result = await verifyChain(store, sessionId)
@@ -55,7 +58,10 @@ describe.each(['postgres', 'pglite'] as const)('verifyChain (property, %s)', (fl
         async (payloads, pick, forged) => {
           // given
           const sessionId = await store.createSession()
-          await store.append(sessionId, payloads.map((p) => createMessage(p)))
+          await store.append(
+            sessionId,
+            payloads.map((p) => createMessage(p)),
+          )
           const seq = (pick % payloads.length) + 1
           const text = JSON.stringify({ role: 'user', content: `forged ${forged}` })
           await sql`update turnlog.events set payload = ${text}::json where session_id = ${sessionId} and seq = ${seq}`.execute(store.db)
@@ -64,7 +70,10 @@ describe.each(['postgres', 'pglite'] as const)('verifyChain (property, %s)', (fl
           const result = await verifyChain(store, sessionId)
 
           // then
-          expect(result.breaks.map((b) => [b.seq, b.kind])).toEqual([[seq, 'hash_mismatch'], [seq, 'content_hash_mismatch']])
+          expect(result.breaks.map((b) => [b.seq, b.kind])).toEqual([
+            [seq, 'hash_mismatch'],
+            [seq, 'content_hash_mismatch'],
+          ])
         },
       ),
       { numRuns: 25 },

@@ -39,13 +39,27 @@ function log(specs: readonly Spec[]): StoredEvent[] {
     const hash = s.contentHash === undefined ? (payload === null ? null : contentHash(payload)) : s.contentHash
     const data = s.data ?? (type === 'message_appended' ? { createdAt: '2026-01-01T00:00:00.000Z' } : {})
     const event = {
-      sessionId: SESSION, seq: s.seq, eventId: eid(i + 1), type, messageId, contentHash: hash, payload, data,
+      sessionId: SESSION,
+      seq: s.seq,
+      eventId: eid(i + 1),
+      type,
+      messageId,
+      contentHash: hash,
+      payload,
+      data,
       recordedAt: '2026-01-01T00:00:00.000Z',
       ...(s.payloadDigest === undefined ? {} : { payloadDigest: s.payloadDigest }),
     }
     const link = chainHash(prev, {
-      sessionId: SESSION, seq: s.seq, eventId: event.eventId, type, messageId, contentHash: hash,
-      dataText: JSON.stringify(data), payloadText: payload === null ? null : JSON.stringify(payload), payloadDigest: s.payloadDigest ?? null,
+      sessionId: SESSION,
+      seq: s.seq,
+      eventId: event.eventId,
+      type,
+      messageId,
+      contentHash: hash,
+      dataText: JSON.stringify(data),
+      payloadText: payload === null ? null : JSON.stringify(payload),
+      payloadDigest: s.payloadDigest ?? null,
     })
     prev = link
     return { ...event, hash: link } as unknown as StoredEvent
@@ -61,18 +75,33 @@ function verify(events: readonly StoredEvent[], version = events.at(-1)?.seq ?? 
 const secret = { role: 'user', content: 'my card is 4111 1111 1111 1111' } as ChatMessage
 
 /** seq 2 holds `secret`, scrubbed: placeholder payload, digest of the original text, plus its record at seq 4. */
-function redactedLog(overrides: { record?: Spec | null; placeholder?: ChatMessage; recorded?: Record<string, unknown> } = {}): StoredEvent[] {
+function redactedLog(
+  overrides: { record?: Spec | null; placeholder?: ChatMessage; recorded?: Record<string, unknown> } = {},
+): StoredEvent[] {
   const digest = sha256Hex(JSON.stringify(secret))
   // what redact_message records (0009): the original's content hash and digest, and the placeholder's digest
-  const scrub = overrides.recorded ?? { seq: 2, contentHash: contentHash(secret), payloadDigest: digest, placeholderDigest: placeholderDigest(redactedPayload(secret)) }
+  const scrub = overrides.recorded ?? {
+    seq: 2,
+    contentHash: contentHash(secret),
+    payloadDigest: digest,
+    placeholderDigest: placeholderDigest(redactedPayload(secret)),
+  }
   const specs: Spec[] = [
     { seq: 1 },
     { seq: 2, payload: overrides.placeholder ?? redactedPayload(secret), contentHash: contentHash(secret), payloadDigest: digest },
     { seq: 3 },
   ]
-  const record = overrides.record === undefined
-    ? { seq: 4, type: 'message_redacted' as const, messageId: mid(2), payload: null, contentHash: null, data: { scrubbed: [scrub], origin: SESSION } }
-    : overrides.record
+  const record =
+    overrides.record === undefined
+      ? {
+          seq: 4,
+          type: 'message_redacted' as const,
+          messageId: mid(2),
+          payload: null,
+          contentHash: null,
+          data: { scrubbed: [scrub], origin: SESSION },
+        }
+      : overrides.record
   if (record !== null) specs.push(record)
   return log(specs)
 }
@@ -80,13 +109,22 @@ function redactedLog(overrides: { record?: Spec | null; placeholder?: ChatMessag
 describe('ChainVerifier', () => {
   it('accepts a log linked as the database links it', () => {
     // when
-    const result = verify(log([{ seq: 1 }, { seq: 2 }, { seq: 3, type: 'messages_retracted', messageId: null, payload: null, data: { ids: [mid(2)], target: { from: mid(2) } } }]))
+    const result = verify(
+      log([
+        { seq: 1 },
+        { seq: 2 },
+        { seq: 3, type: 'messages_retracted', messageId: null, payload: null, data: { ids: [mid(2)], target: { from: mid(2) } } },
+      ]),
+    )
 
     // then
     expect(result).toMatchObject({ ok: true, checked: 3, breaks: [] })
   })
 
-  it.each([['first', 0], ['second', 1]])('reports a seq stored twice, checks both copies, and links the next event from either (the %s)', (_, from) => {
+  it.each([
+    ['first', 0],
+    ['second', 1],
+  ])('reports a seq stored twice, checks both copies, and links the next event from either (the %s)', (_, from) => {
     // given: seq 2 twice, both linked from seq 1; seq 3 linked from one of them
     const original = log([{ seq: 1 }, { seq: 2 }, { seq: 3 }])
     const other = log([{ seq: 1 }, { seq: 2, payload: { role: 'user', content: 'other' } as ChatMessage }, { seq: 3 }])
@@ -111,7 +149,10 @@ describe('ChainVerifier', () => {
     const result = verify(events, 3)
 
     // then
-    expect(result.breaks.map((b) => [b.seq, b.kind])).toEqual([[2, 'seq_duplicate'], [3, 'hash_mismatch']])
+    expect(result.breaks.map((b) => [b.seq, b.kind])).toEqual([
+      [2, 'seq_duplicate'],
+      [3, 'hash_mismatch'],
+    ])
   })
 
   it('reports seqs that go backwards', () => {
@@ -136,7 +177,14 @@ describe('ChainVerifier', () => {
 
   it('accepts a fork copy of a placeholder (data.redacted) without a record of its own', () => {
     // given
-    const events = log([{ seq: 1, payload: redactedPayload(secret), contentHash: contentHash(secret), data: { createdAt: '2026-01-01T00:00:00.000Z', redacted: true } }])
+    const events = log([
+      {
+        seq: 1,
+        payload: redactedPayload(secret),
+        contentHash: contentHash(secret),
+        data: { createdAt: '2026-01-01T00:00:00.000Z', redacted: true },
+      },
+    ])
 
     // when / then
     expect(verify(events).breaks).toEqual([])
@@ -164,23 +212,49 @@ describe('ChainVerifier', () => {
     const pairing = verify(redactedLog({ placeholder: { role: 'user', content: '[redacted]', tool_call_id: 'call_9' } as ChatMessage }))
 
     // then each is located at the scrubbed seq
-    expect([roles, pairing].map((r) => r.breaks.map((b) => [b.seq, b.kind]))).toEqual([[[2, 'redaction_mismatch']], [[2, 'redaction_mismatch']]])
+    expect([roles, pairing].map((r) => r.breaks.map((b) => [b.seq, b.kind]))).toEqual([
+      [[2, 'redaction_mismatch']],
+      [[2, 'redaction_mismatch']],
+    ])
   })
 
   it('reports a scrub record that does not commit to its placeholder (written before migration 0009), and one with another content hash', () => {
     // given the records
     const digest = sha256Hex(JSON.stringify(secret))
     const old = verify(redactedLog({ recorded: { seq: 2, payloadDigest: digest } }))
-    const otherHash = verify(redactedLog({ recorded: { seq: 2, contentHash: 'ab'.repeat(32), payloadDigest: digest, placeholderDigest: placeholderDigest(redactedPayload(secret)) } }))
+    const otherHash = verify(
+      redactedLog({
+        recorded: {
+          seq: 2,
+          contentHash: 'ab'.repeat(32),
+          payloadDigest: digest,
+          placeholderDigest: placeholderDigest(redactedPayload(secret)),
+        },
+      }),
+    )
 
     // then
-    expect([old, otherHash].map((r) => r.breaks.map((b) => [b.seq, b.kind]))).toEqual([[[2, 'redaction_mismatch']], [[2, 'redaction_mismatch']]])
+    expect([old, otherHash].map((r) => r.breaks.map((b) => [b.seq, b.kind]))).toEqual([
+      [[2, 'redaction_mismatch']],
+      [[2, 'redaction_mismatch']],
+    ])
   })
 
   it('reports a record naming an event that holds no scrubbed payload (an undone redaction)', () => {
     // given: the record claims seq 3 was scrubbed
     const digest = sha256Hex(JSON.stringify(secret))
-    const events = log([{ seq: 1 }, { seq: 2 }, { seq: 3, type: 'message_redacted', messageId: mid(2), payload: null, contentHash: null, data: { scrubbed: [{ seq: 2, payloadDigest: digest }] } }])
+    const events = log([
+      { seq: 1 },
+      { seq: 2 },
+      {
+        seq: 3,
+        type: 'message_redacted',
+        messageId: mid(2),
+        payload: null,
+        contentHash: null,
+        data: { scrubbed: [{ seq: 2, payloadDigest: digest }] },
+      },
+    ])
 
     // when
     const result = verify(events)

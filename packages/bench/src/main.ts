@@ -55,7 +55,12 @@ async function main(): Promise<void> {
   const rawPool = new pg.Pool({ connectionString, max: 8 })
   rawPool.on('error', () => {})
   await rawPool.query(RAW_SCHEMA)
-  const store = await openStore({ directConnection: true, connectionString, pool: { max: 8 }, ...(args.groupCommit === undefined ? {} : { groupCommit: args.groupCommit }) })
+  const store = await openStore({
+    directConnection: true,
+    connectionString,
+    pool: { max: 8 },
+    ...(args.groupCommit === undefined ? {} : { groupCommit: args.groupCommit }),
+  })
   const writers = 8
   const totalMessages = args.sessions * args.messages
   const extraDatabases: string[] = []
@@ -91,7 +96,14 @@ async function main(): Promise<void> {
       await admin.query(`create database ${singleDb}`)
       extraDatabases.push(singleDb)
     }
-    const singleStore = wants('single') ? await openStore({ directConnection: true, connectionString: databaseUrl(args.adminUrl, singleDb), pool: { max: 8 }, groupCommit: false }) : null
+    const singleStore = wants('single')
+      ? await openStore({
+          directConnection: true,
+          connectionString: databaseUrl(args.adminUrl, singleDb),
+          pool: { max: 8 },
+          groupCommit: false,
+        })
+      : null
     const generated: GeneratedSession[][] = []
     let payloadBytes = 0
     if (wants('append') || wants('emmett') || wants('single')) {
@@ -99,7 +111,8 @@ async function main(): Promise<void> {
         const sessions = Array.from({ length: args.sessions }, (_, i) => generateSession(run + 1, i, args.messages))
         generated.push(sessions)
         const count = sessions.reduce((n, s) => n + s.messageCount, 0)
-        if (run === 0) payloadBytes = sessions.reduce((n, s) => n + s.turns.flat().reduce((b, m) => b + JSON.stringify(m.payload).length, 0), 0)
+        if (run === 0)
+          payloadBytes = sessions.reduce((n, s) => n + s.turns.flat().reduce((b, m) => b + JSON.stringify(m.payload).length, 0), 0)
         const ids = sessions.map((s) => sessionUuid(run, s.index))
         for (const id of ids) await store.createSession({ id })
         const doRaw = async (): Promise<void> => {
@@ -137,23 +150,65 @@ async function main(): Promise<void> {
           singleRates.push(count / ((performance.now() - t0) / 1000))
         }
         const doEmmett = async (): Promise<void> => {
-          const r = await runChild<EmmettResult>(['emmett', connectionString, String(run), String(args.sessions), String(args.messages), String(writers)])
+          const r = await runChild<EmmettResult>([
+            'emmett',
+            connectionString,
+            String(run),
+            String(args.sessions),
+            String(args.messages),
+            String(writers),
+          ])
           emmettRates.push(r.messages / r.seconds)
         }
-        await interleaved(run, [doTurnlog, ...(wants('append') ? [doRaw] : []), ...(wants('emmett') ? [doEmmett] : []), ...(wants('single') ? [doSingle] : [])])
+        await interleaved(run, [
+          doTurnlog,
+          ...(wants('append') ? [doRaw] : []),
+          ...(wants('emmett') ? [doEmmett] : []),
+          ...(wants('single') ? [doSingle] : []),
+        ])
         // rebuild memory at S sessions (the second figure is taken at the end, at runs × S)
         if (run === 0 && wants('rss')) memorySmall = await rebuildMemory()
       }
       if (wants('append')) {
-        record({ workload: 'append: per-turn durable append, 8 writers', unit: 'msg/s', turnlog: summarize(appendRates), baseline: summarize(rawRates), baselineName: 'raw INSERT … ON CONFLICT DO NOTHING per turn', goal: '≥ 0.85×', goalRatio: 0.85, higherIsBetter: true, notes: `${totalMessages} messages per run; turnlog's stores are opened with { directConnection: true } (named prepared statements, no JIT or parallel workers on their connections)` })
+        record({
+          workload: 'append: per-turn durable append, 8 writers',
+          unit: 'msg/s',
+          turnlog: summarize(appendRates),
+          baseline: summarize(rawRates),
+          baselineName: 'raw INSERT … ON CONFLICT DO NOTHING per turn',
+          goal: '≥ 0.85×',
+          goalRatio: 0.85,
+          higherIsBetter: true,
+          notes: `${totalMessages} messages per run; turnlog's stores are opened with { directConnection: true } (named prepared statements, no JIT or parallel workers on their connections)`,
+        })
       }
       if (wants('single') && wants('append')) {
-        record({ workload: 'append with the group commit off: per-turn append, 8 writers', unit: 'msg/s', turnlog: summarize(singleRates), baseline: summarize(rawRates), baselineName: 'raw INSERT … ON CONFLICT DO NOTHING per turn', goal: 'reported', goalRatio: null, higherIsBetter: true, notes: `${totalMessages} messages per run; openStore({ groupCommit: false }): one append_messages statement and one commit per turn` })
+        record({
+          workload: 'append with the group commit off: per-turn append, 8 writers',
+          unit: 'msg/s',
+          turnlog: summarize(singleRates),
+          baseline: summarize(rawRates),
+          baselineName: 'raw INSERT … ON CONFLICT DO NOTHING per turn',
+          goal: 'reported',
+          goalRatio: null,
+          higherIsBetter: true,
+          notes: `${totalMessages} messages per run; openStore({ groupCommit: false }): one append_messages statement and one commit per turn`,
+        })
       }
       await singleStore?.close()
       if (singleStore !== null) await admin.query(`drop database ${singleDb} with (force)`)
       if (wants('emmett')) {
-        record({ workload: 'append vs the peer: per-turn append, 8 writers', unit: 'msg/s', turnlog: summarize(appendRates), baseline: summarize(emmettRates), baselineName: 'Emmett 0.42 appendToStream per turn', goal: 'reported (turnlog ÷ Emmett)', goalRatio: null, higherIsBetter: true, notes: `${totalMessages} messages per run; Emmett runs in a child process (it replaces pg's global type parsers), one stream per session, no expected version` })
+        record({
+          workload: 'append vs the peer: per-turn append, 8 writers',
+          unit: 'msg/s',
+          turnlog: summarize(appendRates),
+          baseline: summarize(emmettRates),
+          baselineName: 'Emmett 0.42 appendToStream per turn',
+          goal: 'reported (turnlog ÷ Emmett)',
+          goalRatio: null,
+          higherIsBetter: true,
+          notes: `${totalMessages} messages per run; Emmett runs in a child process (it replaces pg's global type parsers), one stream per session, no expected version`,
+        })
       }
     }
 
@@ -167,7 +222,13 @@ async function main(): Promise<void> {
       const first = (generated[0] ?? []).slice(0, args.quick ? args.sessions : Math.min(args.sessions, 250))
       const ids0 = first.map((s) => sessionUuid(0, s.index))
       const before = Number((await rawPool.query<{ n: string }>('select count(*) as n from turnlog.events')).rows[0]?.n)
-      const retryStore = await openStore({ directConnection: true, connectionString, pool: { max: 8 }, migrate: false, ...(args.groupCommit === undefined ? {} : { groupCommit: args.groupCommit }) })
+      const retryStore = await openStore({
+        directConnection: true,
+        connectionString,
+        pool: { max: 8 },
+        migrate: false,
+        ...(args.groupCommit === undefined ? {} : { groupCommit: args.groupCommit }),
+      })
       const count0 = first.reduce((n, s) => n + s.messageCount, 0)
       const retryRates: number[] = []
       const rawRetryRates: number[] = []
@@ -197,7 +258,17 @@ async function main(): Promise<void> {
       }
       await retryStore.close()
       const after = Number((await rawPool.query<{ n: string }>('select count(*) as n from turnlog.events')).rows[0]?.n)
-      record({ workload: 'retry storm: the same turns re-appended', unit: 'msg/s', turnlog: summarize(retryRates), baseline: summarize(rawRetryRates), baselineName: 'raw replay of the statements', goal: '≥ 0.8×, 0 rows written', goalRatio: 0.8, higherIsBetter: true, notes: `${count0} messages (${first.length} sessions) per run; rows written: turnlog ${after - before}, raw ${rawWritten}` })
+      record({
+        workload: 'retry storm: the same turns re-appended',
+        unit: 'msg/s',
+        turnlog: summarize(retryRates),
+        baseline: summarize(rawRetryRates),
+        baselineName: 'raw replay of the statements',
+        goal: '≥ 0.8×, 0 rows written',
+        goalRatio: 0.8,
+        higherIsBetter: true,
+        notes: `${count0} messages (${first.length} sessions) per run; rows written: turnlog ${after - before}, raw ${rawWritten}`,
+      })
       if (after !== before) throw new Error(`retry storm wrote ${after - before} events`)
     }
 
@@ -223,7 +294,17 @@ async function main(): Promise<void> {
       await loadStore.close()
       await rawOne.end()
       const p = (xs: number[], q: number): Summary => summarize([percentile(xs, q)])
-      record({ workload: `load: ${args.messages}-message session, p50`, unit: 'ms', turnlog: p(t, 50), baseline: p(r, 50), baselineName: 'raw SELECT … ORDER BY seq', goal: '≤ 1.5×', goalRatio: 1.5, higherIsBetter: false, notes: `${ids.length} sessions × 3 passes, interleaved per call; p99 turnlog ${percentile(t, 99).toFixed(2)} ms, raw ${percentile(r, 99).toFixed(2)} ms` })
+      record({
+        workload: `load: ${args.messages}-message session, p50`,
+        unit: 'ms',
+        turnlog: p(t, 50),
+        baseline: p(r, 50),
+        baselineName: 'raw SELECT … ORDER BY seq',
+        goal: '≤ 1.5×',
+        goalRatio: 1.5,
+        higherIsBetter: false,
+        notes: `${ids.length} sessions × 3 passes, interleaved per call; p99 turnlog ${percentile(t, 99).toFixed(2)} ms, raw ${percentile(r, 99).toFixed(2)} ms`,
+      })
     }
 
     // --- flush scaling --------------------------------------------------------------------------
@@ -242,7 +323,17 @@ async function main(): Promise<void> {
       const at = (lo: number, hi: number): number[] => times.filter((x) => x.len > lo && x.len <= hi).map((x) => x.ms)
       const small = summarize([percentile(at(50, 150), 50)])
       const large = summarize([percentile(at(live.length - 100, live.length), 50)])
-      record({ workload: `flush after every new message: at ${live.length} vs at 100`, unit: 'ms/flush', turnlog: large, baseline: small, baselineName: 'the same flush at ~100 messages', goal: '≤ 1.5×', goalRatio: 1.5, higherIsBetter: false, notes: 'median per-flush time' })
+      record({
+        workload: `flush after every new message: at ${live.length} vs at 100`,
+        unit: 'ms/flush',
+        turnlog: large,
+        baseline: small,
+        baselineName: 'the same flush at ~100 messages',
+        goal: '≤ 1.5×',
+        goalRatio: 1.5,
+        higherIsBetter: false,
+        notes: 'median per-flush time',
+      })
     }
 
     // --- rebuild: repair and verify, against a streamed read of every payload --------------------
@@ -259,7 +350,9 @@ async function main(): Promise<void> {
             await withClient(rawPool, async (c) => {
               // streamed in pages with a server-side cursor
               await c.query('begin')
-              await c.query('declare all_payloads no scroll cursor for select session_id, seq, payload from turnlog.events order by session_id, seq')
+              await c.query(
+                'declare all_payloads no scroll cursor for select session_id, seq, payload from turnlog.events order by session_id, seq',
+              )
               for (;;) {
                 const page = await c.query('fetch 2000 from all_payloads')
                 if (page.rows.length === 0) break
@@ -284,8 +377,28 @@ async function main(): Promise<void> {
         ])
       }
       const raw = summarize(rawReadRates)
-      record({ workload: 'rebuild of all projections (repair)', unit: 'events/s', turnlog: summarize(rebuildRates), baseline: raw, baselineName: 'raw streamed SELECT of all payloads', goal: '≥ 0.5×', goalRatio: 0.5, higherIsBetter: true, notes: `${events} events, ${rewritten} sessions recomputed and checked against the fold each run` })
-      record({ workload: 'rebuild --verify (read-only drift check)', unit: 'events/s', turnlog: summarize(verifyRates), baseline: raw, baselineName: 'raw streamed SELECT of all payloads', goal: 'reported', goalRatio: null, higherIsBetter: true, notes: `${events} events` })
+      record({
+        workload: 'rebuild of all projections (repair)',
+        unit: 'events/s',
+        turnlog: summarize(rebuildRates),
+        baseline: raw,
+        baselineName: 'raw streamed SELECT of all payloads',
+        goal: '≥ 0.5×',
+        goalRatio: 0.5,
+        higherIsBetter: true,
+        notes: `${events} events, ${rewritten} sessions recomputed and checked against the fold each run`,
+      })
+      record({
+        workload: 'rebuild --verify (read-only drift check)',
+        unit: 'events/s',
+        turnlog: summarize(verifyRates),
+        baseline: raw,
+        baselineName: 'raw streamed SELECT of all payloads',
+        goal: 'reported',
+        goalRatio: null,
+        higherIsBetter: true,
+        notes: `${events} events`,
+      })
     }
 
     // --- rebuild memory at two sizes ------------------------------------------------------------
@@ -293,8 +406,28 @@ async function main(): Promise<void> {
       const small = memorySmall
       const large = await rebuildMemory()
       const n = (s: Summary): string => s.median.toFixed(0)
-      record({ workload: `rebuild memory held: peak heap after GC, at ${large.sessions} sessions vs at ${small.sessions}`, unit: 'MiB', turnlog: large.liveHeapPeak, baseline: small.liveHeapPeak, baselineName: `at ${small.sessions} sessions`, goal: '≤ 1.2× (flat)', goalRatio: 1.2, higherIsBetter: false, notes: `child processes with --expose-gc, a collection every 10 sessions; medians of 3` })
-      record({ workload: `rebuild peak RSS, at ${large.sessions} sessions vs at ${small.sessions}`, unit: 'MiB', turnlog: large.rssPeak, baseline: small.rssPeak, baselineName: `at ${small.sessions} sessions`, goal: 'reported', goalRatio: null, higherIsBetter: false, notes: `child processes, medians of 3; RSS before the rebuild ${n(small.rssBefore)} / ${n(large.rssBefore)} MiB; rebuild ${small.seconds.median.toFixed(1)} / ${large.seconds.median.toFixed(1)} s. The resident set follows V8's heap sizing (it grows while allocation is fast, whatever is still in use), so it moves from run to run` })
+      record({
+        workload: `rebuild memory held: peak heap after GC, at ${large.sessions} sessions vs at ${small.sessions}`,
+        unit: 'MiB',
+        turnlog: large.liveHeapPeak,
+        baseline: small.liveHeapPeak,
+        baselineName: `at ${small.sessions} sessions`,
+        goal: '≤ 1.2× (flat)',
+        goalRatio: 1.2,
+        higherIsBetter: false,
+        notes: `child processes with --expose-gc, a collection every 10 sessions; medians of 3`,
+      })
+      record({
+        workload: `rebuild peak RSS, at ${large.sessions} sessions vs at ${small.sessions}`,
+        unit: 'MiB',
+        turnlog: large.rssPeak,
+        baseline: small.rssPeak,
+        baselineName: `at ${small.sessions} sessions`,
+        goal: 'reported',
+        goalRatio: null,
+        higherIsBetter: false,
+        notes: `child processes, medians of 3; RSS before the rebuild ${n(small.rssBefore)} / ${n(large.rssBefore)} MiB; rebuild ${small.seconds.median.toFixed(1)} / ${large.seconds.median.toFixed(1)} s. The resident set follows V8's heap sizing (it grows while allocation is fast, whatever is still in use), so it moves from run to run`,
+      })
     }
 
     // --- bulk import of an export, against COPY of the same rows ---------------------------------
@@ -328,7 +461,17 @@ async function main(): Promise<void> {
           },
         ])
       }
-      record({ workload: 'import of an export (exportSessions → importEvents)', unit: 'events/s', turnlog: summarize(importRates), baseline: summarize(copyRates), baselineName: 'raw COPY FROM STDIN of the same rows', goal: '≥ 0.7×', goalRatio: 0.7, higherIsBetter: true, notes: `${sample.length} sessions, ${eventCount} events per run, into a fresh database each run (migrated before timing); the raw side parses the same lines and COPYs them into tables with a primary key` })
+      record({
+        workload: 'import of an export (exportSessions → importEvents)',
+        unit: 'events/s',
+        turnlog: summarize(importRates),
+        baseline: summarize(copyRates),
+        baselineName: 'raw COPY FROM STDIN of the same rows',
+        goal: '≥ 0.7×',
+        goalRatio: 0.7,
+        higherIsBetter: true,
+        notes: `${sample.length} sessions, ${eventCount} events per run, into a fresh database each run (migrated before timing); the raw side parses the same lines and COPYs them into tables with a primary key`,
+      })
     }
 
     // --- storage --------------------------------------------------------------------------------
@@ -341,7 +484,17 @@ async function main(): Promise<void> {
       if (s) {
         const ratio = Number(s.total) / Number(s.payload)
         const { rows: n } = await rawPool.query<{ n: string }>('select count(*) as n from turnlog.events')
-        record({ workload: 'storage: bytes on disk per payload byte', unit: '×', turnlog: summarize([ratio]), baseline: null, baselineName: 'payload bytes', goal: '≤ 1.6×', goalRatio: null, higherIsBetter: false, notes: `events ${(Number(s.events) / 1e6).toFixed(1)} MB, live_messages ${(Number(s.live) / 1e6).toFixed(1)} MB, payload ${(Number(s.payload) / 1e6).toFixed(1)} MB; ${(Number(s.total) / Number(n[0]?.n)).toFixed(0)} B per message; generated payload ${(payloadBytes / 1e6).toFixed(1)} MB per run` })
+        record({
+          workload: 'storage: bytes on disk per payload byte',
+          unit: '×',
+          turnlog: summarize([ratio]),
+          baseline: null,
+          baselineName: 'payload bytes',
+          goal: '≤ 1.6×',
+          goalRatio: null,
+          higherIsBetter: false,
+          notes: `events ${(Number(s.events) / 1e6).toFixed(1)} MB, live_messages ${(Number(s.live) / 1e6).toFixed(1)} MB, payload ${(Number(s.payload) / 1e6).toFixed(1)} MB; ${(Number(s.total) / Number(n[0]?.n)).toFixed(0)} B per message; generated payload ${(payloadBytes / 1e6).toFixed(1)} MB per run`,
+        })
         const last = rows[rows.length - 1]
         if (last) last.met = ratio <= 1.6
       }
@@ -370,7 +523,17 @@ async function main(): Promise<void> {
         loads.push(performance.now() - t0)
       }
       await lite.close()
-      record({ workload: 'PGlite (embedded): append, 1 writer', unit: 'msg/s', turnlog: summarize([appendRate]), baseline: null, baselineName: '—', goal: 'reported', goalRatio: null, higherIsBetter: true, notes: `load p50 ${percentile(loads, 50).toFixed(2)} ms for ${args.messages} messages` })
+      record({
+        workload: 'PGlite (embedded): append, 1 writer',
+        unit: 'msg/s',
+        turnlog: summarize([appendRate]),
+        baseline: null,
+        baselineName: '—',
+        goal: 'reported',
+        goalRatio: null,
+        higherIsBetter: true,
+        notes: `load p50 ${percentile(loads, 50).toFixed(2)} ms for ${args.messages} messages`,
+      })
     }
   } finally {
     await store.close()
@@ -379,7 +542,12 @@ async function main(): Promise<void> {
     await admin.end()
   }
 
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '?', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version }
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? '?',
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  }
   const result = {
     when: new Date().toISOString(),
     command: `pnpm bench ${process.argv.slice(2).join(' ')}`.trim(),
@@ -395,7 +563,10 @@ async function main(): Promise<void> {
     '| workload | turnlog | baseline | ratio | goal | met |',
     '|---|---|---|---|---|---|',
     ...rows.map((r) => {
-      const f = (s: Summary | null): string => (s === null ? '—' : `${s.median.toFixed(s.median < 10 ? 2 : 0)} ${r.unit} (${s.min.toFixed(s.min < 10 ? 2 : 0)}–${s.max.toFixed(s.max < 10 ? 2 : 0)})`)
+      const f = (s: Summary | null): string =>
+        s === null
+          ? '—'
+          : `${s.median.toFixed(s.median < 10 ? 2 : 0)} ${r.unit} (${s.min.toFixed(s.min < 10 ? 2 : 0)}–${s.max.toFixed(s.max < 10 ? 2 : 0)})`
       return `| ${r.workload} | ${f(r.turnlog)} | ${r.baselineName}: ${f(r.baseline)} | ${r.ratio === null ? '—' : r.ratio.toFixed(2) + '×'} | ${r.goal} | ${r.met === null ? '—' : r.met ? 'yes' : 'no'} |`
     }),
     '',

@@ -3,7 +3,20 @@
  * @packageDocumentation
  */
 /** Every workload name `--only` accepts. */
-export const WORKLOADS = ['append', 'emmett', 'single', 'retry', 'load', 'flush', 'rebuild', 'rss', 'import', 'storage', 'pglite', 'telemetry'] as const
+export const WORKLOADS = [
+  'append',
+  'emmett',
+  'single',
+  'retry',
+  'load',
+  'flush',
+  'rebuild',
+  'rss',
+  'import',
+  'storage',
+  'pglite',
+  'telemetry',
+] as const
 
 /** The parsed command line (see the options in main.ts). */
 export interface Args {

@@ -23,13 +23,29 @@ export async function rawCopyImport(p: pg.Pool, lines: readonly string[], table:
       for (const line of lines) {
         const r = JSON.parse(line) as Record<string, unknown>
         if (r['kind'] === 'session') {
-          sessions.push(copyRow([r['id'] as string, (r['tenantId'] as string | null) ?? null, String(r['version']), r['createdAt'] as string, r['updatedAt'] as string, r['metadata'] === null ? null : JSON.stringify(r['metadata'])]))
+          sessions.push(
+            copyRow([
+              r['id'] as string,
+              (r['tenantId'] as string | null) ?? null,
+              String(r['version']),
+              r['createdAt'] as string,
+              r['updatedAt'] as string,
+              r['metadata'] === null ? null : JSON.stringify(r['metadata']),
+            ]),
+          )
         } else if (r['kind'] === 'event') {
           events++
           chunk += copyRow([
-            r['sessionId'] as string, String(r['seq']), r['eventId'] as string, r['type'] as string, (r['messageId'] as string | null) ?? null,
-            byteaHex((r['contentHash'] as string | null) ?? null), r['payload'] === null ? null : JSON.stringify(r['payload']),
-            JSON.stringify(r['data']), r['recordedAt'] as string, byteaHex(r['hash'] as string),
+            r['sessionId'] as string,
+            String(r['seq']),
+            r['eventId'] as string,
+            r['type'] as string,
+            (r['messageId'] as string | null) ?? null,
+            byteaHex((r['contentHash'] as string | null) ?? null),
+            r['payload'] === null ? null : JSON.stringify(r['payload']),
+            JSON.stringify(r['data']),
+            r['recordedAt'] as string,
+            byteaHex(r['hash'] as string),
           ])
           if (chunk.length > 1 << 16) {
             yield chunk
@@ -39,8 +55,18 @@ export async function rawCopyImport(p: pg.Pool, lines: readonly string[], table:
       }
       if (chunk) yield chunk
     }
-    await pipeline(Readable.from(rowsOf()), c.query(copyFrom(`copy ${table}_events (session_id, seq, event_id, type, message_id, content_hash, payload, data, recorded_at, hash) from stdin`)))
-    await pipeline(Readable.from([sessions.join('')]), c.query(copyFrom(`copy ${table}_sessions (session_id, tenant_id, version, created_at, updated_at, metadata) from stdin`)))
+    await pipeline(
+      Readable.from(rowsOf()),
+      c.query(
+        copyFrom(
+          `copy ${table}_events (session_id, seq, event_id, type, message_id, content_hash, payload, data, recorded_at, hash) from stdin`,
+        ),
+      ),
+    )
+    await pipeline(
+      Readable.from([sessions.join('')]),
+      c.query(copyFrom(`copy ${table}_sessions (session_id, tenant_id, version, created_at, updated_at, metadata) from stdin`)),
+    )
     const seconds = (performance.now() - t0) / 1000
     await c.query(`drop table ${table}_events; drop table ${table}_sessions`)
     return events / seconds

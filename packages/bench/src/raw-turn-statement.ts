@@ -16,5 +16,8 @@ export function rawTurnStatement(sessionId: string, firstSeq: number, turn: read
     const b = i * 5
     return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}::json)`
   })
-  return { text: `insert into bench_raw.events (session_id, seq, message_id, content_hash, payload) values ${tuples.join(',')} on conflict do nothing`, values }
+  return {
+    text: `insert into bench_raw.events (session_id, seq, message_id, content_hash, payload) values ${tuples.join(',')} on conflict do nothing`,
+    values,
+  }
 }

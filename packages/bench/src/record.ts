@@ -22,5 +22,7 @@ export function record(row: Omit<Row, 'ratio' | 'met'> & { higherIsBetter: boole
   const { higherIsBetter: _h, goalRatio: _g, ...rest } = row
   rows.push({ ...rest, ratio, met })
   const fmt = (s: Summary | null): string => (s === null ? '—' : `${s.median.toFixed(1)} (${s.min.toFixed(1)}–${s.max.toFixed(1)})`)
-  console.error(`${row.workload}: turnlog ${fmt(row.turnlog)} ${row.unit}; ${row.baselineName} ${fmt(row.baseline)}; ratio ${ratio?.toFixed(2) ?? '—'} (goal ${row.goal})`)
+  console.error(
+    `${row.workload}: turnlog ${fmt(row.turnlog)} ${row.unit}; ${row.baselineName} ${fmt(row.baseline)}; ratio ${ratio?.toFixed(2) ?? '—'} (goal ${row.goal})`,
+  )
 }

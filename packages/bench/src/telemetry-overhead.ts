@@ -68,10 +68,23 @@ export async function measureTelemetryOverhead(connectionString: string, runs: n
   const auto = await openStore({ connectionString, migrate: false, pool: { max: 2 } })
   const loadsPerRun = quick ? 300 : 2000
   const callsPerRun = quick ? 100_000 : 500_000
-  const result = { loadOff: [] as number[], loadNoProvider: [] as number[], loadProvider: [] as number[], wrapperNone: [] as number[], wrapperOff: [] as number[], wrapperNoProvider: [] as number[], wrapperProvider: [] as number[] }
+  const result = {
+    loadOff: [] as number[],
+    loadNoProvider: [] as number[],
+    loadProvider: [] as number[],
+    wrapperNone: [] as number[],
+    wrapperOff: [] as number[],
+    wrapperNoProvider: [] as number[],
+    wrapperProvider: [] as number[],
+  }
   try {
     const session = await off.createSession()
-    await off.append(session, Array.from({ length: 20 }, (_, i) => createMessage({ role: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i} `.repeat(20) })))
+    await off.append(
+      session,
+      Array.from({ length: 20 }, (_, i) =>
+        createMessage({ role: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i} `.repeat(20) }),
+      ),
+    )
     const loads = async (store: typeof off): Promise<number> => {
       const t0 = performance.now()
       for (let i = 0; i < loadsPerRun; i++) await store.load(session)

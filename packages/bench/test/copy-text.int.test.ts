@@ -26,7 +26,9 @@ afterAll(async () => {
 
 /** Text Postgres can hold: no NUL, no lone surrogate. */
 const textArb = fc
-  .string({ unit: fc.oneof(fc.constantFrom('\\', '\t', '\n', '\r', '\\N', 'N', '"', ' ', 'é', '😀'), fc.string({ unit: 'grapheme', maxLength: 3 })) })
+  .string({
+    unit: fc.oneof(fc.constantFrom('\\', '\t', '\n', '\r', '\\N', 'N', '"', ' ', 'é', '😀'), fc.string({ unit: 'grapheme', maxLength: 3 })),
+  })
   .filter((s) => !s.includes('\u0000'))
 
 describe('COPY text encoding', () => {
@@ -38,13 +40,20 @@ describe('COPY text encoding', () => {
 
   it('any text, any JSON text (NUL and lone surrogates escaped by JSON.stringify) and bytea come back as written', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.option(textArb), weirdStringArb, fc.uint8Array({ maxLength: 8 })), { maxLength: 20 }), async (rows) => {
-        await client.query('truncate t')
-        const lines = rows.map(([s, w, b], n) => copyRow([String(n), s, JSON.stringify({ w }), byteaHex(Buffer.from(b).toString('hex'))]))
-        await pipeline(Readable.from([lines.join('')]), client.query(copyFrom('copy t (n, s, j, b) from stdin')))
-        const { rows: back } = await client.query<{ s: string | null; j: string; b: Buffer }>('select s, j::text as j, b from t order by n')
-        expect(back.map((r) => [r.s, r.j, Buffer.from(r.b).toString('hex')])).toEqual(rows.map(([s, w, b]) => [s, JSON.stringify({ w }), Buffer.from(b).toString('hex')]))
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.option(textArb), weirdStringArb, fc.uint8Array({ maxLength: 8 })), { maxLength: 20 }),
+        async (rows) => {
+          await client.query('truncate t')
+          const lines = rows.map(([s, w, b], n) => copyRow([String(n), s, JSON.stringify({ w }), byteaHex(Buffer.from(b).toString('hex'))]))
+          await pipeline(Readable.from([lines.join('')]), client.query(copyFrom('copy t (n, s, j, b) from stdin')))
+          const { rows: back } = await client.query<{ s: string | null; j: string; b: Buffer }>(
+            'select s, j::text as j, b from t order by n',
+          )
+          expect(back.map((r) => [r.s, r.j, Buffer.from(r.b).toString('hex')])).toEqual(
+            rows.map(([s, w, b]) => [s, JSON.stringify({ w }), Buffer.from(b).toString('hex')]),
+          )
+        },
+      ),
       { numRuns: 100 },
     )
   })

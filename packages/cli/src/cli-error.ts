@@ -100,11 +100,13 @@ function connectionHint(error: unknown, code: string, db: DatabaseContext | unde
   if (node === 'ECONNREFUSED') {
     return `Nothing accepts connections at ${db.where}. Start the server, or fix the URL (${POSTGRES_SOURCES}); with none of them set, turnlog uses the embedded database in ./.turnlog/.`
   }
-  if (node === 'ENOTFOUND' || node === 'EAI_AGAIN') return `The host of ${at} does not resolve: check the host name in the URL (${POSTGRES_SOURCES}).`
+  if (node === 'ENOTFOUND' || node === 'EAI_AGAIN')
+    return `The host of ${at} does not resolve: check the host name in the URL (${POSTGRES_SOURCES}).`
   if (node === 'ETIMEDOUT' || node === 'EHOSTUNREACH' || node === 'ENETUNREACH' || code === 'DB_TIMEOUT') {
     return `${at} did not answer in time: check the host, the port and any firewall between here and the server.`
   }
-  if (state === '28P01' || state === '28000') return `${at} refused the credentials: check the user and password in the URL (${POSTGRES_SOURCES}).`
+  if (state === '28P01' || state === '28000')
+    return `${at} refused the credentials: check the user and password in the URL (${POSTGRES_SOURCES}).`
   if (state === '3D000') return `The database in the URL does not exist on the server: create it (\`createdb <name>\`) or fix the URL.`
   if (code === 'DB_TRANSIENT') return `The connection to ${at} failed; the command is safe to run again.`
   return undefined
@@ -138,7 +140,8 @@ function hintFor(error: unknown, code: string, db: DatabaseContext | undefined):
     case 'VERSION_CONFLICT':
       return 'Another writer changed the session meanwhile: run the command again.'
     case 'DB_ERROR':
-      if (db?.kind === 'embedded') return `The embedded database in ${db.where} failed; if another program wrote to that directory, restore it from a backup.`
+      if (db?.kind === 'embedded')
+        return `The embedded database in ${db.where} failed; if another program wrote to that directory, restore it from a backup.`
       return undefined
     default:
       return undefined
@@ -179,5 +182,12 @@ export function describeError(error: unknown, db?: DatabaseContext): ErrorReport
     return { code, message, hint: undefined, exitCode: EXIT_CODES.runtime, details: { nodeCode: node }, cause }
   }
   const code: CliErrorCode = 'INTERNAL'
-  return { code, message, hint: 'This looks like a bug in turnlog; please report it with the command you ran.', exitCode: EXIT_CODES.runtime, details: {}, cause }
+  return {
+    code,
+    message,
+    hint: 'This looks like a bug in turnlog; please report it with the command you ran.',
+    exitCode: EXIT_CODES.runtime,
+    details: {},
+    cause,
+  }
 }

@@ -47,7 +47,10 @@ export class CommandContext {
    * command that may create a database (`create`: migrate, import) starts a new embedded one; the
    * others throw `DATABASE_NOT_FOUND` when the embedded directory holds no database yet.
    */
-  async withStore<T>(fn: (store: PostgresStore) => Promise<T>, options: OpenCliStoreOptions & { target?: DatabaseTarget } = {}): Promise<T> {
+  async withStore<T>(
+    fn: (store: PostgresStore) => Promise<T>,
+    options: OpenCliStoreOptions & { target?: DatabaseTarget } = {},
+  ): Promise<T> {
     const target = options.target ?? this.target()
     this.#database = { kind: target.kind, where: target.where }
     this.announce(target)
@@ -65,7 +68,8 @@ export class CommandContext {
   announce(target: DatabaseTarget): void {
     if (this.json || this.#announced) return
     this.#announced = true
-    const source = target.source === 'default' ? 'default: none of --database-url, --data-dir, TURNLOG_DATABASE_URL, DATABASE_URL is set' : target.source
+    const source =
+      target.source === 'default' ? 'default: none of --database-url, --data-dir, TURNLOG_DATABASE_URL, DATABASE_URL is set' : target.source
     this.io.err(`turnlog: database: ${target.kind === 'postgres' ? 'Postgres' : 'embedded'} ${target.where} (${source})\n`)
   }
 

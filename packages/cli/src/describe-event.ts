@@ -1,7 +1,8 @@
 import type { StoredEvent } from '@turnlog/core'
 import { shortId, visible } from './format-text.js'
 
-const list = (ids: readonly string[]): string => (ids.length <= 6 ? ids.map(shortId).join(', ') : `${ids.slice(0, 5).map(shortId).join(', ')} and ${ids.length - 5} more`)
+const list = (ids: readonly string[]): string =>
+  ids.length <= 6 ? ids.map(shortId).join(', ') : `${ids.slice(0, 5).map(shortId).join(', ')} and ${ids.length - 5} more`
 
 /** One line saying what a non-message event did, with shortened ids. */
 export function describeEvent(e: StoredEvent): string {

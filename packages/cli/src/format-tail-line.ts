@@ -20,7 +20,13 @@ export function formatTailLine(event: StoredEvent): string {
     if (event.data.deferred === true) marks.push('summary')
     if (event.data.inheritedFrom !== undefined) marks.push(`inherited from ${shortId(event.data.inheritedFrom)}`)
     const preview = previewPayload(event.payload, 60, event.data.format)
-    return [head, shortId(event.messageId), roleOf({ payload: event.payload, format: event.data.format }).padEnd(9), ...(marks.length === 0 ? [] : [`(${marks.join(', ')})`]), preview]
+    return [
+      head,
+      shortId(event.messageId),
+      roleOf({ payload: event.payload, format: event.data.format }).padEnd(9),
+      ...(marks.length === 0 ? [] : [`(${marks.join(', ')})`]),
+      preview,
+    ]
       .filter((part) => part !== '')
       .join('  ')
   }

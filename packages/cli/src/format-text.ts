@@ -72,7 +72,9 @@ export function previewPayload(payload: ChatMessage, width = 72, format?: string
   if (payload.role === 'assistant' && Array.isArray(payload.tool_calls)) {
     for (const call of payload.tool_calls) {
       const name = call.function?.name ?? call.type ?? 'call'
-      parts.push(`→ ${visible(name)}(${truncate(visible(call.function?.arguments ?? ''), 40)}) [${visible(call.id ?? call.call_id ?? '?')}]`)
+      parts.push(
+        `→ ${visible(name)}(${truncate(visible(call.function?.arguments ?? ''), 40)}) [${visible(call.id ?? call.call_id ?? '?')}]`,
+      )
     }
   }
   if (payload.role === 'tool') parts.unshift(`← [${visible(payload.tool_call_id ?? payload.call_id ?? '?')}]`)
@@ -97,5 +99,12 @@ function previewOther(payload: unknown, width: number, format: string): string {
 export function columns(rows: readonly (readonly string[])[]): string {
   const widths: number[] = []
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)))
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n')
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
 }

@@ -10,7 +10,13 @@ export const HERMES_PACKAGE = '@turnlog/hermes'
 /** True when `error` says that `specifier` itself (not one of its dependencies) cannot be found. */
 function isMissingPackage(error: unknown, specifier: string): boolean {
   const e = error as { code?: unknown; message?: unknown } | null
-  return typeof e === 'object' && e !== null && e.code === 'ERR_MODULE_NOT_FOUND' && typeof e.message === 'string' && e.message.includes(`'${specifier}'`)
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    e.code === 'ERR_MODULE_NOT_FOUND' &&
+    typeof e.message === 'string' &&
+    e.message.includes(`'${specifier}'`)
+  )
 }
 
 /**
@@ -29,6 +35,9 @@ export async function loadHermes(load: () => Promise<HermesModule> = () => impor
     return await load()
   } catch (error) {
     if (!isMissingPackage(error, HERMES_PACKAGE)) throw error
-    throw new CliError('PACKAGE_MISSING', `importing a hermes state.db needs the ${HERMES_PACKAGE} package, which is not installed: install it next to turnlog (npm install ${HERMES_PACKAGE})`)
+    throw new CliError(
+      'PACKAGE_MISSING',
+      `importing a hermes state.db needs the ${HERMES_PACKAGE} package, which is not installed: install it next to turnlog (npm install ${HERMES_PACKAGE})`,
+    )
   }
 }

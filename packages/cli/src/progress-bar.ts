@@ -15,7 +15,10 @@ const OFF: ProgressBar = { update: () => {}, stop: () => {} }
  * A cli-progress bar on standard error, drawn only when standard error is a terminal and the output is
  * not `--json` (a bar in a log file or a pipe is noise). `unit` names what is counted.
  */
-export function createProgressBar(io: CliIo, options: { readonly json: boolean; readonly title: string; readonly unit: string }): ProgressBar {
+export function createProgressBar(
+  io: CliIo,
+  options: { readonly json: boolean; readonly title: string; readonly unit: string },
+): ProgressBar {
   const stream = io.progressStream
   if (stream === undefined || options.json) return OFF
   const bar = new cliProgress.SingleBar(

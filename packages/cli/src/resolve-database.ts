@@ -44,9 +44,13 @@ export function redactUrl(url: string): string {
 
 function postgres(url: string, source: Extract<DatabaseTarget, { kind: 'postgres' }>['source']): DatabaseTarget {
   if (!/^postgres(ql)?:\/\//i.test(url)) {
-    throw new CliError('USAGE', `${source} must be a postgres:// or postgresql:// URL, got ${JSON.stringify(redactUrl(url).slice(0, 80))}`, {
-      hint: 'Example: --database-url postgresql://user:password@localhost:5432/app',
-    })
+    throw new CliError(
+      'USAGE',
+      `${source} must be a postgres:// or postgresql:// URL, got ${JSON.stringify(redactUrl(url).slice(0, 80))}`,
+      {
+        hint: 'Example: --database-url postgresql://user:password@localhost:5432/app',
+      },
+    )
   }
   return { kind: 'postgres', connectionString: url, where: redactUrl(url), source }
 }

@@ -16,7 +16,11 @@ const SHOWN_MATCHES = 5
  * {@link MIN_ID_FRAGMENT_DIGITS} hex digits).
  */
 export function idFragment(text: string): string | undefined {
-  const fragment = text.trim().replace(/^(…|\.\.\.)/, '').replace(/(…|\.\.\.)$/, '').toLowerCase()
+  const fragment = text
+    .trim()
+    .replace(/^(…|\.\.\.)/, '')
+    .replace(/(…|\.\.\.)$/, '')
+    .toLowerCase()
   if (!/^[0-9a-f-]+$/.test(fragment)) return undefined
   return fragment.replace(/-/g, '').length >= MIN_ID_FRAGMENT_DIGITS ? fragment : undefined
 }
@@ -44,9 +48,13 @@ export async function resolveSessionId(store: PostgresStore, text: string, optio
   }
   if (ids.length > 1) {
     const shown = ids.slice(0, SHOWN_MATCHES).join(', ')
-    throw new CliError('AMBIGUOUS_ID', `${fragment} matches ${ids.length > SHOWN_MATCHES ? `more than ${SHOWN_MATCHES}` : ids.length} sessions: ${shown}${ids.length > SHOWN_MATCHES ? ', …' : ''}`, {
-      hint: 'Give more digits, or the full id.',
-    })
+    throw new CliError(
+      'AMBIGUOUS_ID',
+      `${fragment} matches ${ids.length > SHOWN_MATCHES ? `more than ${SHOWN_MATCHES}` : ids.length} sessions: ${shown}${ids.length > SHOWN_MATCHES ? ', …' : ''}`,
+      {
+        hint: 'Give more digits, or the full id.',
+      },
+    )
   }
   return ids[0] as SessionId
 }

@@ -2,7 +2,16 @@ import { createRequire } from 'node:module'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { describeError } from './cli-error.js'
 import type { CliIo } from './cli-io.js'
-import { AUDIT_SEVERITIES, EVENT_TYPE_NAMES, IMPORT_FORMATS, REPLAY_VIEWS, TAIL_STARTS, type ImportFormat, type ReplayView, type TailStart } from './command-choices.js'
+import {
+  AUDIT_SEVERITIES,
+  EVENT_TYPE_NAMES,
+  IMPORT_FORMATS,
+  REPLAY_VIEWS,
+  TAIL_STARTS,
+  type ImportFormat,
+  type ReplayView,
+  type TailStart,
+} from './command-choices.js'
 import { CommandContext, type GlobalOptions } from './command-context.js'
 import { EXIT_CODES, type ExitCode } from './exit-codes.js'
 
@@ -10,7 +19,13 @@ const VERSION = (createRequire(import.meta.url)('../package.json') as { version:
 
 /** Parses a comma-separated list; repeating the option adds to it (`--types a,b --types c`). */
 function commaList(value: string, previous: readonly string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').map((v) => v.trim()).filter((v) => v !== '')]
+  return [
+    ...(previous ?? []),
+    ...value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== ''),
+  ]
 }
 
 function integer(min: number, max: number) {
@@ -64,7 +79,9 @@ export function createProgram(io: CliIo, setExit: (code: ExitCode) => void, onCo
     return ctx
   }
   program
-    .description('turnlog: an event-sourced Postgres log of AI-agent conversations. Inspect, audit, replay, import, export and tail sessions.')
+    .description(
+      'turnlog: an event-sourced Postgres log of AI-agent conversations. Inspect, audit, replay, import, export and tail sessions.',
+    )
     .version(VERSION, '-V, --version', 'print the version')
     .option('--database-url <url>', 'Postgres connection URL (else $TURNLOG_DATABASE_URL, $DATABASE_URL, or the embedded database)')
     .option('--data-dir <dir>', 'use the embedded PGlite database in <dir> (default ./.turnlog/)')
@@ -99,7 +116,10 @@ Examples:
     .command('migrate')
     .description('bring the turnlog schema up to date (demo, import and the embedded database do it by themselves)')
     .option('--roles-sql', 'print the SQL a DBA runs once per cluster to create the turnlog roles (connects to nothing)')
-    .addHelpText('after', '\nExamples:\n  $ turnlog --database-url postgresql://app@db/app migrate\n  $ turnlog migrate --json\n  $ turnlog --database-url postgresql://app@db/app migrate --roles-sql | psql -U postgres app')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ turnlog --database-url postgresql://app@db/app migrate\n  $ turnlog migrate --json\n  $ turnlog --database-url postgresql://app@db/app migrate --roles-sql | psql -U postgres app',
+    )
     .action(async (opts: { rolesSql?: boolean }, command: Command) =>
       setExit(await (await import('./commands/run-migrate.js')).runMigrate(context(command), opts)),
     )
@@ -111,7 +131,10 @@ Examples:
     .option('--after <session>', 'start after this session id (the "more:" line of the previous page)')
     .option('--tenant <id>', "only this tenant's sessions")
     .option('--all', 'every page')
-    .addHelpText('after', '\nExamples:\n  $ turnlog sessions\n  $ turnlog sessions --limit 10 --after 0190c5e2-…\n  $ turnlog sessions --all --json | jq -r ".sessions[].sessionId"')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ turnlog sessions\n  $ turnlog sessions --limit 10 --after 0190c5e2-…\n  $ turnlog sessions --all --json | jq -r ".sessions[].sessionId"',
+    )
     .action(async (opts: { limit: number; after?: string; tenant?: string; all?: boolean }, command: Command) =>
       setExit(await (await import('./commands/run-sessions.js')).runSessions(context(command), opts)),
     )
@@ -146,7 +169,9 @@ Examples:
     .option('--session <id>', 'only this session (default: all)')
     .option('--verify', 'compare only, write nothing; exit 1 when a projection differs from its log')
     .addHelpText('after', '\nExamples:\n  $ turnlog rebuild --verify\n  $ turnlog rebuild --session 0190c5e2-…')
-    .action(async (opts: { session?: string; verify?: boolean }, command: Command) => setExit(await (await import('./commands/run-rebuild.js')).runRebuild(context(command), opts)))
+    .action(async (opts: { session?: string; verify?: boolean }, command: Command) =>
+      setExit(await (await import('./commands/run-rebuild.js')).runRebuild(context(command), opts)),
+    )
 
   program
     .command('audit')
@@ -154,7 +179,9 @@ Examples:
     .description('check sessions for lost, duplicated or unpaired messages and broken invariants')
     .option('--all', 'every session')
     .option('--transcript <file>', "reconcile against what the user saw: a JSONL file of chat messages (the agent's own log)")
-    .addOption(new Option('--fail-on <severity>', 'exit 1 when a finding is at or over this severity').choices(AUDIT_SEVERITIES).default('error'))
+    .addOption(
+      new Option('--fail-on <severity>', 'exit 1 when a finding is at or over this severity').choices(AUDIT_SEVERITIES).default('error'),
+    )
     .addHelpText(
       'after',
       `
@@ -165,8 +192,12 @@ Examples:
   $ turnlog audit --all --fail-on warning --json > audit.json
   $ turnlog audit 0190c5e2-… --transcript agent-log.jsonl`,
     )
-    .action(async (session: string | undefined, opts: { all?: boolean; transcript?: string; failOn: (typeof AUDIT_SEVERITIES)[number] }, command: Command) =>
-      setExit(await (await import('./commands/run-audit.js')).runAudit(context(command), session, opts)),
+    .action(
+      async (
+        session: string | undefined,
+        opts: { all?: boolean; transcript?: string; failOn: (typeof AUDIT_SEVERITIES)[number] },
+        command: Command,
+      ) => setExit(await (await import('./commands/run-audit.js')).runAudit(context(command), session, opts)),
     )
 
   program
@@ -185,7 +216,10 @@ Examples:
     .argument('<file>', 'the file to import')
     .description('load sessions: a turnlog export, an OpenAI-format JSONL transcript, or a hermes-agent state.db')
     .addOption(new Option('--format <format>', 'the input format (default: detected from the file)').choices(IMPORT_FORMATS))
-    .option('--session <id>', 'openai-jsonl only: the session to import into (default: an id derived from the content, so importing again is a no-op)')
+    .option(
+      '--session <id>',
+      'openai-jsonl only: the session to import into (default: an id derived from the content, so importing again is a no-op)',
+    )
     .addHelpText(
       'after',
       `
@@ -209,13 +243,19 @@ Examples:
     .description('write a self-contained HTML timeline of a session: statuses, rewinds, compactions, forks, findings')
     .requiredOption('--html <file>', 'the HTML file to write')
     .addHelpText('after', '\nExamples:\n  $ turnlog inspect 0190c5e2-… --html session.html && xdg-open session.html')
-    .action(async (session: string, opts: { html: string }, command: Command) => setExit(await (await import('./commands/run-inspect.js')).runInspect(context(command), session, opts)))
+    .action(async (session: string, opts: { html: string }, command: Command) =>
+      setExit(await (await import('./commands/run-inspect.js')).runInspect(context(command), session, opts)),
+    )
 
   program
     .command('tail')
     .description('print events as they commit, in commit order, until Ctrl-C (or --limit events); --json streams JSONL')
     .option('--session <id>', "only this session's events")
-    .addOption(new Option('--from <where>', 'where a new subscription starts: the whole log, or what commits from now on').choices(TAIL_STARTS).default('now'))
+    .addOption(
+      new Option('--from <where>', 'where a new subscription starts: the whole log, or what commits from now on')
+        .choices(TAIL_STARTS)
+        .default('now'),
+    )
     .addOption(new Option('--types <types>', 'only these event types, comma-separated').argParser(commaList))
     .option('--name <subscription>', 'a durable subscription: its checkpoint is kept and the next tail with this name resumes after it')
     .addOption(new Option('--limit <n>', 'stop (exit 0) after n events').argParser(integer(1, Number.MAX_SAFE_INTEGER)))
@@ -284,7 +324,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       return EXIT_CODES.usage
     }
     const report = describeError(error, ctx?.database)
-    if (json) io.out(`${JSON.stringify({ error: { code: report.code, message: report.message, hint: report.hint ?? null, cause: report.cause ?? null, details: report.details } })}\n`)
+    if (json)
+      io.out(
+        `${JSON.stringify({ error: { code: report.code, message: report.message, hint: report.hint ?? null, cause: report.cause ?? null, details: report.details } })}\n`,
+      )
     io.err(`turnlog: error ${report.code}: ${report.message}\n`)
     if (report.cause !== undefined) io.err(`  cause: ${report.cause}\n`)
     if (report.hint !== undefined) io.err(`  hint: ${report.hint}\n`)

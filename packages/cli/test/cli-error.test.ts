@@ -56,12 +56,19 @@ describe('the CLI error codes', () => {
   it('list every code describeError can print for a value that is no library error (regression: INTERNAL was missing)', () => {
     // given any thrown value that is not a TurnlogError (plain errors, node errors, strings, objects, …)
     fc.assert(
-      fc.property(fc.oneof(fc.anything(), fc.string().map((m) => new Error(m)), fc.constantFrom('ENOENT', 'EACCES', 'EPIPE').map((c) => Object.assign(new Error(c), { code: c }))), (thrown) => {
-        // when the CLI describes it
-        const report = describeError(thrown)
-        // then its code is one of the CLI's own codes (or a library code when the value is a TurnlogError)
-        expect(report.code in CLI_ERROR_CODES || report.code in ERROR_CODES).toBe(true)
-      }),
+      fc.property(
+        fc.oneof(
+          fc.anything(),
+          fc.string().map((m) => new Error(m)),
+          fc.constantFrom('ENOENT', 'EACCES', 'EPIPE').map((c) => Object.assign(new Error(c), { code: c })),
+        ),
+        (thrown) => {
+          // when the CLI describes it
+          const report = describeError(thrown)
+          // then its code is one of the CLI's own codes (or a library code when the value is a TurnlogError)
+          expect(report.code in CLI_ERROR_CODES || report.code in ERROR_CODES).toBe(true)
+        },
+      ),
       { numRuns: 200 },
     )
   })

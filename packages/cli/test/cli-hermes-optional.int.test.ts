@@ -66,19 +66,29 @@ describe('turnlog import of a hermes state.db, as installed', () => {
       'turnlog: error PACKAGE_MISSING: importing a hermes state.db needs the @turnlog/hermes package, which is not installed: install it next to turnlog (npm install @turnlog/hermes)\n',
     )
     expect(explicit.code).toBe(3)
-    expect(explicit.json<{ error: { code: string; message: string } }>().error).toMatchObject({ code: 'PACKAGE_MISSING', message: expect.stringContaining('npm install @turnlog/hermes') })
+    expect(explicit.json<{ error: { code: string; message: string } }>().error).toMatchObject({
+      code: 'PACKAGE_MISSING',
+      message: expect.stringContaining('npm install @turnlog/hermes'),
+    })
     expect(existsSync(join(work, '.turnlog'))).toBe(false)
   }, 120_000)
 
   it('with @turnlog/hermes installed beside it: the same command imports', async () => {
     // given
-    await symlink(realpathSync(join(cliDir, 'node_modules', '@turnlog', 'hermes')), join(installed, 'node_modules', '@turnlog', 'hermes'), 'dir')
+    await symlink(
+      realpathSync(join(cliDir, 'node_modules', '@turnlog', 'hermes')),
+      join(installed, 'node_modules', '@turnlog', 'hermes'),
+      'dir',
+    )
     db = await createTestDatabase()
     // when
     const run = await runTurnlog(['--database-url', db.connectionString, 'import', 'state.db', '--json'], { cwd: work, bin })
     // then
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
-    expect(run.json<{ format: string; sessions: { appended: number; liveMatches: boolean }[] }>()).toMatchObject({ format: 'hermes', sessions: [{ appended: 2, liveMatches: true }] })
+    expect(run.json<{ format: string; sessions: { appended: number; liveMatches: boolean }[] }>()).toMatchObject({
+      format: 'hermes',
+      sessions: [{ appended: 2, liveMatches: true }],
+    })
   }, 120_000)
 })

@@ -42,7 +42,8 @@ afterAll(async () => {
 
 const msg = (content: string): Message => createMessage({ role: 'user', content })
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-const tailNames = async (): Promise<string[]> => (await listSubscriptions(store)).map((s) => s.name).filter((n) => n.startsWith('turnlog-tail-'))
+const tailNames = async (): Promise<string[]> =>
+  (await listSubscriptions(store)).map((s) => s.name).filter((n) => n.startsWith('turnlog-tail-'))
 
 /** Waits until a tail's subscription has its checkpoint (with `--from now`: from here on, nothing is missed). */
 async function waitForSubscription(find: () => Promise<boolean>, stderr: () => string): Promise<void> {
@@ -122,14 +123,33 @@ describe('turnlog tail', () => {
 
   it('a durable --name resumes after the last event printed; bad options exit 2', async () => {
     // when: two runs of two events each over b's four events
-    const args = ['tail', '--database-url', url, '--name', 'tail-test', '--session', b, '--types', 'message_appended', '--from', 'start', '--json', '--limit', '2']
+    const args = [
+      'tail',
+      '--database-url',
+      url,
+      '--name',
+      'tail-test',
+      '--session',
+      b,
+      '--types',
+      'message_appended',
+      '--from',
+      'start',
+      '--json',
+      '--limit',
+      '2',
+    ]
     const first = await runTurnlog(args, { timeoutMs: 15_000 })
     const second = await runTurnlog(args, { timeoutMs: 15_000 })
     const badType = await runTurnlog(['tail', '--database-url', url, '--types', 'message_appended,nope'])
     const badSession = await runTurnlog(['tail', '--database-url', url, '--session', 'not-a-uuid', '--json'])
     // then
     expect([first.code, second.code]).toEqual([0, 0])
-    const seqs = (run: { stdout: string }): number[] => run.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as TailedEvent).seq)
+    const seqs = (run: { stdout: string }): number[] =>
+      run.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as TailedEvent).seq)
     expect(seqs(first)).toEqual([1, 2])
     expect(seqs(second)).toEqual([3, 4])
     expect((await listSubscriptions(store)).find((s) => s.name === 'tail-test')).toMatchObject({ active: false, delivered: 4 })

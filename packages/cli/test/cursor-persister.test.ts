@@ -28,7 +28,13 @@ describe('CursorPersister (the naive persister the demo contrasts)', () => {
     // when
     persister.flush([q, revised, q])
     // then
-    const score = scoreRows(persister.rows, new Map([[q.id, contentHash(q)], [t.id, contentHash(revised)]]))
+    const score = scoreRows(
+      persister.rows,
+      new Map([
+        [q.id, contentHash(q)],
+        [t.id, contentHash(revised)],
+      ]),
+    )
     expect(score).toMatchObject({ duplicated: 1, duplicatedIds: [q.id], stale: 1, staleIds: [t.id], lost: 0 })
   })
 })

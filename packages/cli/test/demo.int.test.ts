@@ -41,7 +41,15 @@ describe('turnlog demo --json', () => {
     expect(existsSync(s.database.where)).toBe(false) // the temporary data dir is gone
 
     // turnlog: nothing lost, duplicated, stale, no scaffolding stored; load() is the runtime's list
-    expect(s.turnlog).toMatchObject({ lost: 0, duplicated: 0, stale: 0, scaffoldingStored: 0, liveMatches: true, forkMatches: true, liveCount: 9 })
+    expect(s.turnlog).toMatchObject({
+      lost: 0,
+      duplicated: 0,
+      stale: 0,
+      scaffoldingStored: 0,
+      liveMatches: true,
+      forkMatches: true,
+      liveCount: 9,
+    })
     expect(s.turnlog.expected).toBeGreaterThanOrEqual(15)
     expect(s.audit).toMatchObject({ ok: true, findings: [], sessions: 2 })
 
@@ -55,8 +63,27 @@ describe('turnlog demo --json', () => {
     // the timeline: every scenario, in order, with versions
     const actions = s.steps.map((step) => step.action)
     expect(actions).toEqual([
-      'turn 1', 'tool calls', 'tool results', 'reply', 'redelivery', 'turn 2', 'tool call', 'scaffolding', 'rewind',
-      'SIGKILL', 'reopen', 'recovery', 'compaction', 'turn 3', 'compaction', 'revision', 'streaming', 'finalize', 'fork', 'replay', 'audit',
+      'turn 1',
+      'tool calls',
+      'tool results',
+      'reply',
+      'redelivery',
+      'turn 2',
+      'tool call',
+      'scaffolding',
+      'rewind',
+      'SIGKILL',
+      'reopen',
+      'recovery',
+      'compaction',
+      'turn 3',
+      'compaction',
+      'revision',
+      'streaming',
+      'finalize',
+      'fork',
+      'replay',
+      'audit',
     ])
     const step = (action: string) => s.steps.find((x) => x.action === action)
     expect(step('redelivery')?.detail).toMatch(/0 appended, 1 duplicate/)

@@ -4,7 +4,9 @@ import { loadHermes, type HermesModule } from '../src/load-hermes.js'
 
 /** The error Node's ESM loader throws for a package it cannot find. */
 const notFound = (name: string): Error =>
-  Object.assign(new Error(`Cannot find package '${name}' imported from /app/node_modules/@turnlog/cli/dist/load-hermes.js`), { code: 'ERR_MODULE_NOT_FOUND' })
+  Object.assign(new Error(`Cannot find package '${name}' imported from /app/node_modules/@turnlog/cli/dist/load-hermes.js`), {
+    code: 'ERR_MODULE_NOT_FOUND',
+  })
 
 describe('loadHermes', () => {
   it('loads @turnlog/hermes in the workspace (where it is installed)', async () => {
@@ -25,7 +27,12 @@ describe('loadHermes', () => {
     const loaded = await loadHermes(() => Promise.resolve({ importHermes: 'stub' } as unknown as HermesModule))
     // then
     expect(missing).toBeInstanceOf(CliError)
-    expect(missing).toMatchObject({ code: 'PACKAGE_MISSING', exitCode: 3, hint: undefined, message: expect.stringContaining('npm install @turnlog/hermes') })
+    expect(missing).toMatchObject({
+      code: 'PACKAGE_MISSING',
+      exitCode: 3,
+      hint: undefined,
+      message: expect.stringContaining('npm install @turnlog/hermes'),
+    })
     expect(dependency).toBe(brokenDependency)
     expect(thrown).toBe(other)
     expect(loaded).toEqual({ importHermes: 'stub' })

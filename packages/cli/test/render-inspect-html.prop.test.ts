@@ -21,7 +21,9 @@ describe('the inspect page escaping (properties)', () => {
   })
 
   it('scriptSafeJson keeps a </script> payload inert', () => {
-    expect(scriptSafeJson({ c: '</script><script>alert(1)</script>' })).toBe('{"c":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"}')
+    expect(scriptSafeJson({ c: '</script><script>alert(1)</script>' })).toBe(
+      '{"c":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"}',
+    )
   })
 
   it('escapeHtml: no markup character and no non-ASCII character survives', () => {

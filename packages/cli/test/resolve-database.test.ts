@@ -10,8 +10,16 @@ describe('resolveDatabase', () => {
     // given
     const env = { TURNLOG_DATABASE_URL: URL_A, DATABASE_URL: URL_B }
     // when / then
-    expect(resolveDatabase({ databaseUrl: URL_B }, env, '/w')).toMatchObject({ kind: 'postgres', connectionString: URL_B, source: '--database-url' })
-    expect(resolveDatabase({ dataDir: 'db' }, env, '/w')).toMatchObject({ kind: 'embedded', dataDir: join('/w', 'db'), source: '--data-dir' })
+    expect(resolveDatabase({ databaseUrl: URL_B }, env, '/w')).toMatchObject({
+      kind: 'postgres',
+      connectionString: URL_B,
+      source: '--database-url',
+    })
+    expect(resolveDatabase({ dataDir: 'db' }, env, '/w')).toMatchObject({
+      kind: 'embedded',
+      dataDir: join('/w', 'db'),
+      source: '--data-dir',
+    })
     expect(resolveDatabase({}, env, '/w')).toMatchObject({ kind: 'postgres', connectionString: URL_A, source: 'TURNLOG_DATABASE_URL' })
     expect(resolveDatabase({}, { DATABASE_URL: URL_B, TURNLOG_DATABASE_URL: '' }, '/w')).toMatchObject({ source: 'DATABASE_URL' })
     expect(resolveDatabase({}, {}, '/w')).toMatchObject({ kind: 'embedded', dataDir: join('/w', '.turnlog'), source: 'default' })

@@ -40,7 +40,8 @@ export function applyRewind(live: readonly Message[], result: { readonly retract
 
 function rewindList(live: readonly Message[], result: { readonly retracted: readonly string[] }): Message[] {
   const list = checkList(live)
-  if (typeof result !== 'object' || result === null) throw new TurnlogError('INVALID_INPUT', 'applyRewind needs the rewind result', { details: { field: 'result' } })
+  if (typeof result !== 'object' || result === null)
+    throw new TurnlogError('INVALID_INPUT', 'applyRewind needs the rewind result', { details: { field: 'result' } })
   const gone = checkIds(result.retracted, 'retracted')
   const cut = list.findIndex((m) => gone.has(m.id))
   return (cut < 0 ? list : list.slice(0, cut)).filter((m) => !gone.has(m.id))
@@ -59,9 +60,13 @@ export function applyCompact(
   return guardInput('applyCompact', () => compactList(live, input))
 }
 
-function compactList(live: readonly Message[], input: { readonly covered: readonly string[]; readonly summary: Message | readonly Message[] }): Message[] {
+function compactList(
+  live: readonly Message[],
+  input: { readonly covered: readonly string[]; readonly summary: Message | readonly Message[] },
+): Message[] {
   const list = checkList(live)
-  if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'applyCompact needs { covered, summary }', { details: { field: 'input' } })
+  if (typeof input !== 'object' || input === null)
+    throw new TurnlogError('INVALID_INPUT', 'applyCompact needs { covered, summary }', { details: { field: 'input' } })
   const covered = checkIds(input.covered, 'covered')
   const summary = checkList(Array.isArray(input.summary) ? input.summary : [input.summary])
   const summaryIds = new Set(summary.map((m) => m.id))
@@ -101,10 +106,17 @@ function reviseList(live: readonly Message[], result: { readonly message: Messag
  * Gives a write's result its `applyTo(live)` (a non-enumerable property: results stay plain data for
  * comparisons and JSON). Used by stores.
  */
-export function withApplyTo<T extends object>(result: T, applyTo: (live: readonly Message[]) => Message[]): T & { readonly applyTo: (live: readonly Message[]) => Message[] } {
+export function withApplyTo<T extends object>(
+  result: T,
+  applyTo: (live: readonly Message[]) => Message[],
+): T & { readonly applyTo: (live: readonly Message[]) => Message[] } {
   if (typeof result !== 'object' || result === null || typeof applyTo !== 'function') {
-    throw new TurnlogError('INVALID_INPUT', 'withApplyTo needs a result object and a function', { details: { field: typeof applyTo === 'function' ? 'result' : 'applyTo' } })
+    throw new TurnlogError('INVALID_INPUT', 'withApplyTo needs a result object and a function', {
+      details: { field: typeof applyTo === 'function' ? 'result' : 'applyTo' },
+    })
   }
-  guardInput('withApplyTo', () => Object.defineProperty(result, 'applyTo', { value: applyTo, enumerable: false, writable: false, configurable: false }))
+  guardInput('withApplyTo', () =>
+    Object.defineProperty(result, 'applyTo', { value: applyTo, enumerable: false, writable: false, configurable: false }),
+  )
   return result as T & { readonly applyTo: (live: readonly Message[]) => Message[] }
 }

@@ -10,7 +10,8 @@ function guardLink<T>(what: string, prevHex: unknown, input: unknown, body: () =
   if (typeof prevHex !== 'string' || !HEX_64.test(prevHex)) {
     throw new TurnlogError('INVALID_INPUT', `${what} needs the previous hash as 64 hex digits`, { details: { field: 'prevHex' } })
   }
-  if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', `${what} needs an event object`, { details: { field: 'input' } })
+  if (typeof input !== 'object' || input === null)
+    throw new TurnlogError('INVALID_INPUT', `${what} needs an event object`, { details: { field: 'input' } })
   return guardInput(what, body)
 }
 
@@ -82,7 +83,12 @@ export function eventChainHash(prevHex: string, e: ChainedEvent): string {
   return guardLink('eventChainHash', prevHex, e, () => {
     const { sessionId, seq, eventId, type, messageId, contentHash } = e
     return link(prevHex, {
-      sessionId, seq, eventId, type, messageId, contentHash,
+      sessionId,
+      seq,
+      eventId,
+      type,
+      messageId,
+      contentHash,
       dataText: JSON.stringify(e.data),
       payloadText: e.payload === null ? null : JSON.stringify(e.payload),
       payloadDigest: e.payloadDigest ?? null,
@@ -98,7 +104,8 @@ export function eventChainHash(prevHex: string, e: ChainedEvent): string {
  * ids) no longer matches the chained record.
  */
 export function placeholderDigest(placeholder: unknown): string {
-  const text = typeof placeholder === 'object' && placeholder !== null ? guardInput('placeholderDigest', () => JSON.stringify(placeholder)) : undefined
+  const text =
+    typeof placeholder === 'object' && placeholder !== null ? guardInput('placeholderDigest', () => JSON.stringify(placeholder)) : undefined
   if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', 'placeholderDigest needs a placeholder object')
   return bytesToHex(sha256(utf8ToBytes(text)))
 }

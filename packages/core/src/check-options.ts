@@ -16,7 +16,8 @@ import { TurnlogError } from './turnlog-error.js'
  */
 export function checkOptions(options: unknown, what: string): void {
   what = typeof what === 'string' ? what : 'options'
-  if (typeof options !== 'object' || options === null || guardInput(what, () => Array.isArray(options))) throw new TurnlogError('INVALID_INPUT', `${what} must be an object`)
+  if (typeof options !== 'object' || options === null || guardInput(what, () => Array.isArray(options)))
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an object`)
   // a throwing getter or revoked Proxy is the caller's input: INVALID_INPUT, not a raw error
   const onProgress = guardInput(what, () => (options as { onProgress?: unknown }).onProgress)
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new TurnlogError('INVALID_INPUT', 'onProgress must be a function')

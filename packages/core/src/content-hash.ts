@@ -40,10 +40,14 @@ export function canonicalJson(value: unknown): string {
 const MAX_STRING_LENGTH = 2 ** 29 - 24
 
 function tooLong(cause: unknown): TurnlogError {
-  return new TurnlogError('MESSAGE_TOO_LARGE', `the value's JSON text is longer than the longest string JavaScript can hold (${MAX_STRING_LENGTH} UTF-16 code units)`, {
-    details: { limit: MAX_STRING_LENGTH },
-    cause,
-  })
+  return new TurnlogError(
+    'MESSAGE_TOO_LARGE',
+    `the value's JSON text is longer than the longest string JavaScript can hold (${MAX_STRING_LENGTH} UTF-16 code units)`,
+    {
+      details: { limit: MAX_STRING_LENGTH },
+      cause,
+    },
+  )
 }
 
 function noJsonForm(what: string): never {
@@ -62,9 +66,13 @@ function canonical(value: unknown, depth: number): string {
     case 'object': {
       if (value === null) return 'null'
       if (depth >= MAX_JSON_DEPTH) {
-        throw new TurnlogError('INVALID_INPUT', `JSON nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects has no canonical form here (or the value is circular)`, {
-          details: { limit: MAX_JSON_DEPTH, issues: [{ code: 'too_deep', path: [], message: `nesting deeper than ${MAX_JSON_DEPTH}` }] },
-        })
+        throw new TurnlogError(
+          'INVALID_INPUT',
+          `JSON nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects has no canonical form here (or the value is circular)`,
+          {
+            details: { limit: MAX_JSON_DEPTH, issues: [{ code: 'too_deep', path: [], message: `nesting deeper than ${MAX_JSON_DEPTH}` }] },
+          },
+        )
       }
       if (Array.isArray(value)) {
         let out = '['
@@ -107,15 +115,16 @@ function canonical(value: unknown, depth: number): string {
  */
 export function contentHash(value: ChatMessage | { readonly payload: unknown }): ContentHash {
   if (typeof value !== 'object' || value === null) {
-    throw new TurnlogError('INVALID_INPUT', `contentHash needs a payload or a message, got ${value === null ? 'null' : typeof value}`, { details: { field: 'value' } })
+    throw new TurnlogError('INVALID_INPUT', `contentHash needs a payload or a message, got ${value === null ? 'null' : typeof value}`, {
+      details: { field: 'value' },
+    })
   }
   return guardInput('contentHash', () => hashOf(value))
 }
 
 function hashOf(value: ChatMessage | { readonly payload: unknown }): ContentHash {
-  const payload: object = 'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value)
-    ? value.payload
-    : value
+  const payload: object =
+    'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value) ? value.payload : value
   const cached = memo.get(payload)
   if (cached !== undefined) return cached
   const text = canonicalJson(payload)
@@ -130,7 +139,6 @@ function hashOf(value: ChatMessage | { readonly payload: unknown }): ContentHash
   if (isDeepFrozen(payload)) memo.set(payload, hash)
   return hash
 }
-
 
 /**
  * Records a hash that is already known for a deeply frozen payload (e.g. read from the database next
@@ -158,6 +166,7 @@ export function rememberContentHash(payload: object, hash: string): void {
 
 /** SHA-256 of a string's UTF-8 bytes, hex. */
 export function sha256Hex(text: string): string {
-  if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', `sha256Hex needs a string, got ${typeof text}`, { details: { field: 'text' } })
+  if (typeof text !== 'string')
+    throw new TurnlogError('INVALID_INPUT', `sha256Hex needs a string, got ${typeof text}`, { details: { field: 'text' } })
   return bytesToHex(sha256(utf8ToBytes(text)))
 }

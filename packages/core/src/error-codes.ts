@@ -13,7 +13,8 @@ export const ERROR_CODES = {
   SESSION_EXISTS: 'A session with that id exists with other attributes (tenant).',
   UNKNOWN_MESSAGE: 'A message id named by an operation is not in the session, or not live.',
   STORE_CLOSED: 'The store was closed; open a new one.',
-  DB_TRANSIENT: 'A transient database failure (connection lost, serialization failure, deadlock, shutdown); safe to retry idempotent calls.',
+  DB_TRANSIENT:
+    'A transient database failure (connection lost, serialization failure, deadlock, shutdown); safe to retry idempotent calls.',
   DB_TIMEOUT: 'A statement or connection acquisition timed out.',
   DB_ERROR: 'A database error that is not transient; the cause has the SQLSTATE.',
   MIGRATION_FAILED: 'A schema migration failed; the database is left at the previous version.',

@@ -90,7 +90,11 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
  */
 export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions = {}): SessionState {
   const checked = parseInput(FoldOptionsSchema, options, 'options') as FoldOptions
-  if (typeof events !== 'object' || events === null || !guardInput('events', () => typeof (events as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function')) {
+  if (
+    typeof events !== 'object' ||
+    events === null ||
+    !guardInput('events', () => typeof (events as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function')
+  ) {
     throw new TurnlogError('INVALID_INPUT', 'foldSession needs an iterable of stored events', { details: { field: 'events' } })
   }
   // a malformed event (not what a store returns) is the caller's input: INVALID_INPUT, never a TypeError
@@ -119,7 +123,14 @@ function fold(events: Iterable<StoredEvent>, options: FoldOptions): SessionState
         const message = toMessage(e.messageId, e.payload, e.contentHash, e.data, partial)
         // events: the structure's own list of the seqs naming the message (it keeps appending to it)
         const events = structure.messages.get(e.messageId)?.events ?? [e.seq]
-        records.set(e.messageId, { id: e.messageId, message, state: 'live', partial, revisions: [{ seq: e.seq, contentHash: e.contentHash, message }], events })
+        records.set(e.messageId, {
+          id: e.messageId,
+          message,
+          state: 'live',
+          partial,
+          revisions: [{ seq: e.seq, contentHash: e.contentHash, message }],
+          events,
+        })
         break
       }
       case 'message_revised': {

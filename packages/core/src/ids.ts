@@ -111,7 +111,9 @@ export function messageIdFromExternal(externalId: string, scope?: string | null)
   }
   if (scope === undefined || scope === null) return uuidv5(nameBytes(externalId), EXTERNAL_ID_NAMESPACE) as MessageId
   if (typeof scope !== 'string' || scope.length === 0) {
-    throw new TurnlogError('INVALID_INPUT', 'scope must be a non-empty string (or null for a globally unique externalId)', { details: { field: 'scope' } })
+    throw new TurnlogError('INVALID_INPUT', 'scope must be a non-empty string (or null for a globally unique externalId)', {
+      details: { field: 'scope' },
+    })
   }
   return uuidv5(nameBytes(externalId), uuidv5(nameBytes(scope), EXTERNAL_SCOPE_NAMESPACE)) as MessageId
 }

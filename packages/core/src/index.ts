@@ -33,7 +33,13 @@ export {
   type ChatRole,
   type ToolCall,
 } from './chat-message.js'
-export { DEFAULT_MESSAGE_FORMAT, messageFormat, messageFormatNames, readingFormat, registerMessageFormat } from './formats/format-registry.js'
+export {
+  DEFAULT_MESSAGE_FORMAT,
+  messageFormat,
+  messageFormatNames,
+  readingFormat,
+  registerMessageFormat,
+} from './formats/format-registry.js'
 export type { MessageFormat, MessagePreview } from './formats/message-format.js'
 export {
   OPENAI_CHAT_FORMAT,
@@ -48,9 +54,31 @@ export {
 export { JSON_FORMAT, jsonFormat, type JsonPayload } from './formats/json-format.js'
 export { OPENAI_RESPONSES_FORMAT, openAIResponsesFormat, type OpenAIResponsesItem } from './formats/openai-responses-format.js'
 export { OPENAI_AGENTS_FORMAT, openAIAgentsFormat, type OpenAIAgentsItem } from './formats/openai-agents-format.js'
-export { ANTHROPIC_FORMAT, anthropicFormat, AnthropicMessageParamSchema, type AnthropicContentBlock, type AnthropicFormat, type AnthropicInterruptedResult, type AnthropicInterruptedToolResult, type AnthropicMessageParam } from './formats/anthropic-format.js'
-export { AI_SDK_UI_FORMAT, AiSdkUiMessageSchema, aiSdkUiFormat, type AiSdkUiMessage, type AiSdkUiPart, type AiSdkUiToolState } from './formats/ai-sdk-ui-format.js'
-export { AI_SDK_MODEL_FORMAT, AiSdkModelMessageSchema, aiSdkModelFormat, type AiSdkModelMessage, type AiSdkModelPart } from './formats/ai-sdk-model-format.js'
+export {
+  ANTHROPIC_FORMAT,
+  anthropicFormat,
+  AnthropicMessageParamSchema,
+  type AnthropicContentBlock,
+  type AnthropicFormat,
+  type AnthropicInterruptedResult,
+  type AnthropicInterruptedToolResult,
+  type AnthropicMessageParam,
+} from './formats/anthropic-format.js'
+export {
+  AI_SDK_UI_FORMAT,
+  AiSdkUiMessageSchema,
+  aiSdkUiFormat,
+  type AiSdkUiMessage,
+  type AiSdkUiPart,
+  type AiSdkUiToolState,
+} from './formats/ai-sdk-ui-format.js'
+export {
+  AI_SDK_MODEL_FORMAT,
+  AiSdkModelMessageSchema,
+  aiSdkModelFormat,
+  type AiSdkModelMessage,
+  type AiSdkModelPart,
+} from './formats/ai-sdk-model-format.js'
 export {
   createMessage,
   isMessage,
@@ -95,7 +123,15 @@ export {
   type StoredEvent,
 } from './events.js'
 export { applyCompact, applyRevision, applyRewind } from './apply-to-live.js'
-export { GENESIS_HASH, chainHash, eventChainHash, placeholderDigest, type ChainInput, type ChainedEvent, type ChainedFields } from './chain-hash.js'
+export {
+  GENESIS_HASH,
+  chainHash,
+  eventChainHash,
+  placeholderDigest,
+  type ChainInput,
+  type ChainedEvent,
+  type ChainedFields,
+} from './chain-hash.js'
 export { PLACEHOLDER_KEPT_KEYS, REDACTED_CONTENT, isRedactedPayload, redactedPayload, structuralPlaceholder } from './redacted-payload.js'
 export {
   foldSession,
@@ -118,7 +154,13 @@ export {
   type StructureState,
 } from './project-structure.js'
 export { splitByBatchBytes } from './split-by-batch-bytes.js'
-export type { ImportSessionsOptions, ImportSessionsResult, ImportedEvent, ImportedSession, ImportedSessionOutcome } from './imported-session.js'
+export type {
+  ImportSessionsOptions,
+  ImportSessionsResult,
+  ImportedEvent,
+  ImportedSession,
+  ImportedSessionOutcome,
+} from './imported-session.js'
 export type {
   AppendOptions,
   AppendResult,

@@ -55,7 +55,8 @@ function measure(value: object, stopAbove: number): number {
  */
 export function checkJsonDepth<T>(value: T, what: string, code: ErrorCode = 'INVALID_INPUT', limit: number = MAX_JSON_DEPTH): T {
   checkLimit(limit, 'limit')
-  if (typeof code !== 'string' || !Object.hasOwn(ERROR_CODES, code)) throw new TurnlogError('INVALID_INPUT', 'code must be an error code', { details: { field: 'code' } })
+  if (typeof code !== 'string' || !Object.hasOwn(ERROR_CODES, code))
+    throw new TurnlogError('INVALID_INPUT', 'code must be an error code', { details: { field: 'code' } })
   what = typeof what === 'string' ? what : 'value'
   if (jsonDepth(value, limit) > limit) {
     throw new TurnlogError(code, `${what} is nested deeper than ${limit} levels of arrays and objects`, {

@@ -44,9 +44,13 @@ export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: MAX_JSON_DEPTH }
 const MAX_COPY_DEPTH = 1000
 
 function fail(path: readonly (string | number)[], message: string): never {
-  throw new TurnlogError('INVALID_MESSAGE', `payload${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}: ${message}`, {
-    details: { issues: [{ code: 'invalid_json', path, message }] },
-  })
+  throw new TurnlogError(
+    'INVALID_MESSAGE',
+    `payload${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}: ${message}`,
+    {
+      details: { issues: [{ code: 'invalid_json', path, message }] },
+    },
+  )
 }
 
 /**
@@ -125,7 +129,8 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
 export function cloneJson<T extends JsonValue>(value: T): T {
   return guardInput('cloneJson', () => {
     const text = JSON.stringify(value) as string | undefined
-    if (text === undefined) throw new TurnlogError('INVALID_INPUT', `cloneJson needs a JSON value, got ${typeof value}`, { details: { field: 'value' } })
+    if (text === undefined)
+      throw new TurnlogError('INVALID_INPUT', `cloneJson needs a JSON value, got ${typeof value}`, { details: { field: 'value' } })
     return JSON.parse(text) as T
   })
 }

@@ -19,8 +19,13 @@ export interface EnvelopeSource {
  * `inheritedFrom`, `redacted`) in the order given. Every write path builds it here (and `splitByBatchBytes` measures
  * it), so the stored JSON text has one shape and one key order.
  */
-export function messageEnvelope(envelope: EnvelopeSource, partial: boolean, extra: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
-  if (typeof envelope !== 'object' || envelope === null) throw new TurnlogError('INVALID_INPUT', 'messageEnvelope needs a message or an event data object', { details: { field: 'envelope' } })
+export function messageEnvelope(
+  envelope: EnvelopeSource,
+  partial: boolean,
+  extra: Readonly<Record<string, unknown>> = {},
+): Record<string, unknown> {
+  if (typeof envelope !== 'object' || envelope === null)
+    throw new TurnlogError('INVALID_INPUT', 'messageEnvelope needs a message or an event data object', { details: { field: 'envelope' } })
   return guardInput('messageEnvelope', () => build(envelope, partial === true, extra))
 }
 

@@ -101,7 +101,8 @@ export function parseChatMessage(payload: unknown): ChatMessage {
  * (the zod issues in `details.issues`).
  */
 export function parseFormatPayload(payload: unknown, format?: string): unknown {
-  if (format !== undefined && typeof format !== 'string') throw new TurnlogError('INVALID_INPUT', 'format must be a string', { details: { field: 'format' } })
+  if (format !== undefined && typeof format !== 'string')
+    throw new TurnlogError('INVALID_INPUT', 'format must be a string', { details: { field: 'format' } })
   return guardInput('parseFormatPayload', () => parsePayload(payload, format))
 }
 
@@ -109,7 +110,11 @@ export function parseFormatPayload(payload: unknown, format?: string): unknown {
 function parseMeta(meta: unknown): MessageMeta | undefined {
   if (meta === undefined) return undefined
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
-    throw new TurnlogError('INVALID_MESSAGE', `meta must be a JSON object, got ${meta === null ? 'null' : Array.isArray(meta) ? 'an array' : typeof meta}`, { details: { field: 'meta' } })
+    throw new TurnlogError(
+      'INVALID_MESSAGE',
+      `meta must be a JSON object, got ${meta === null ? 'null' : Array.isArray(meta) ? 'an array' : typeof meta}`,
+      { details: { field: 'meta' } },
+    )
   }
   return toFrozenJson(meta) as MessageMeta
 }
@@ -127,18 +132,27 @@ function normaliseCreatedAt(value: string | Date | undefined): string {
     return value.toISOString()
   }
   if (typeof value !== 'string' || !ISO_RE.test(value) || Number.isNaN(Date.parse(value))) {
-    throw new TurnlogError('INVALID_MESSAGE', `createdAt must be an ISO-8601 timestamp, got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value}`)
+    throw new TurnlogError(
+      'INVALID_MESSAGE',
+      `createdAt must be an ISO-8601 timestamp, got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value}`,
+    )
   }
   return value
 }
 
-function build(id: MessageId, payload: unknown, format: string, createdAt: string, extra: {
-  ephemeral?: boolean | undefined
-  externalId?: string | undefined
-  externalScope?: string | undefined
-  status?: MessageStatus | undefined
-  meta?: MessageMeta | undefined
-}): Message {
+function build(
+  id: MessageId,
+  payload: unknown,
+  format: string,
+  createdAt: string,
+  extra: {
+    ephemeral?: boolean | undefined
+    externalId?: string | undefined
+    externalScope?: string | undefined
+    status?: MessageStatus | undefined
+    meta?: MessageMeta | undefined
+  },
+): Message {
   const message: { -readonly [K in keyof Message<unknown>]: Message<unknown>[K] } = { id, payload, format, createdAt }
   if (extra.meta !== undefined) message.meta = extra.meta
   if (extra.ephemeral === true) message.ephemeral = true
@@ -169,7 +183,9 @@ function build(id: MessageId, payload: unknown, format: string, createdAt: strin
 export function createMessage(payload: OpenAIChatInput, options?: CreateMessageOptions): Message
 export function createMessage<P extends object>(payload: P, options: CreateFormatMessageOptions): Message<P>
 export function createMessage(payload: unknown, options: CreateMessageOptions = {}): Message<unknown> {
-  return guardInput('createMessage', () => create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateMessageOptions))
+  return guardInput('createMessage', () =>
+    create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateMessageOptions),
+  )
 }
 
 /**
@@ -189,9 +205,13 @@ const CreateMessageOptionsSchema = z.object({
 
 function create(payload: unknown, options: CreateMessageOptions): Message {
   if (options.externalId !== undefined && options.scope === undefined) {
-    throw new TurnlogError('INVALID_INPUT', 'externalId needs a scope: where the platform id is unique (e.g. scope: `telegram:${chatId}`), or scope: null for a globally unique externalId', {
-      details: { field: 'options.scope' },
-    })
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      'externalId needs a scope: where the platform id is unique (e.g. scope: `telegram:${chatId}`), or scope: null for a globally unique externalId',
+      {
+        details: { field: 'options.scope' },
+      },
+    )
   }
   if (options.id !== undefined && options.externalId !== undefined) {
     const derived = messageIdFromExternal(options.externalId, options.scope)
@@ -204,14 +224,19 @@ function create(payload: unknown, options: CreateMessageOptions): Message {
   if (options.status !== undefined && options.status !== 'partial') {
     throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or absent`)
   }
-  const id = options.externalId !== undefined
-    ? messageIdFromExternal(options.externalId, options.scope)
-    : options.id !== undefined
-      ? parseMessageId(options.id)
-      : newMessageId()
+  const id =
+    options.externalId !== undefined
+      ? messageIdFromExternal(options.externalId, options.scope)
+      : options.id !== undefined
+        ? parseMessageId(options.id)
+        : newMessageId()
   const externalScope = options.externalId !== undefined && typeof options.scope === 'string' ? options.scope : undefined
   const format = parseFormatName(options.format)
-  return build(id, parsePayload(payload, format), format, normaliseCreatedAt(options.createdAt), { ...options, externalScope, meta: parseMeta(options.meta) })
+  return build(id, parsePayload(payload, format), format, normaliseCreatedAt(options.createdAt), {
+    ...options,
+    externalScope,
+    meta: parseMeta(options.meta),
+  })
 }
 
 /**
@@ -262,7 +287,8 @@ export function isMessage(value: unknown): value is Message<unknown> {
  * status; payload changes are revisions, made with `store.revise`.
  */
 export function withStatus<P = ChatMessage>(message: Message<P>, status: MessageStatus | undefined): Message<P> {
-  if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or undefined`, { details: { field: 'status' } })
+  if (status !== undefined && status !== 'partial')
+    throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or undefined`, { details: { field: 'status' } })
   const m: Message<unknown> = isMessage(message) ? message : toMessage<unknown>(message)
   return build(m.id, m.payload, m.format, m.createdAt, {
     ephemeral: m.ephemeral,
@@ -295,12 +321,14 @@ export function restoreMessage(parts: {
   contentHash?: string | undefined
 }): Message {
   // trusted parts (a store's own rows), but still never a raw TypeError on garbage
-  if (typeof parts !== 'object' || parts === null) throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs { id, payload, createdAt }', { details: { field: 'parts' } })
+  if (typeof parts !== 'object' || parts === null)
+    throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs { id, payload, createdAt }', { details: { field: 'parts' } })
   return guardInput('restoreMessage', () => restore(parts))
 }
 
 function restore(parts: Parameters<typeof restoreMessage>[0]): Message {
-  if (typeof parts.id !== 'string') throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs a string id', { details: { field: 'parts.id' } })
+  if (typeof parts.id !== 'string')
+    throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs a string id', { details: { field: 'parts.id' } })
   const payload = parts.payload
   if (typeof payload === 'object' && payload !== null) {
     deepFreeze(payload, undefined)
@@ -337,14 +365,19 @@ function deepFreeze(value: unknown, seen: Set<object> | undefined): Set<object> 
  */
 export function serializeMessage(message: Message<unknown>): string {
   if (typeof message !== 'object' || message === null) {
-    throw new TurnlogError('INVALID_INPUT', `serializeMessage needs a message, got ${message === null ? 'null' : typeof message}`, { details: { field: 'message' } })
+    throw new TurnlogError('INVALID_INPUT', `serializeMessage needs a message, got ${message === null ? 'null' : typeof message}`, {
+      details: { field: 'message' },
+    })
   }
   return guardInput('serializeMessage', () => JSON.stringify(isMessage(message) ? message : toMessage(message)))
 }
 
 /** Parses the output of {@link serializeMessage} back into an identical, validated message. */
 export function parseMessage<P = ChatMessage>(text: string): Message<P> {
-  if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', `parseMessage needs a JSON text, got ${text === null ? 'null' : typeof text}`, { details: { field: 'text' } })
+  if (typeof text !== 'string')
+    throw new TurnlogError('INVALID_INPUT', `parseMessage needs a JSON text, got ${text === null ? 'null' : typeof text}`, {
+      details: { field: 'text' },
+    })
   let value: unknown
   try {
     value = JSON.parse(text)

@@ -17,7 +17,12 @@ import { TurnlogError, isTurnlogError } from './turnlog-error.js'
  */
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
   try {
-    if (typeof field !== 'string' || typeof schema !== 'object' || schema === null || typeof (schema as { safeParse?: unknown }).safeParse !== 'function') {
+    if (
+      typeof field !== 'string' ||
+      typeof schema !== 'object' ||
+      schema === null ||
+      typeof (schema as { safeParse?: unknown }).safeParse !== 'function'
+    ) {
       throw new TurnlogError('INVALID_INPUT', 'parseInput needs a zod schema, the value and a field name', { details: { field: 'schema' } })
     }
     return parseOrThrow(schema, value, field)
@@ -50,7 +55,10 @@ export function guardInput<T>(what: string, body: () => T): T {
   const name = typeof what === 'string' ? what : 'input'
   const convert = (error: unknown): never => {
     if (isTurnlogError(error)) throw error
-    throw new TurnlogError('INVALID_INPUT', `${name}: the input cannot be read (${describeError(error)})`, { details: { field: name }, cause: error })
+    throw new TurnlogError('INVALID_INPUT', `${name}: the input cannot be read (${describeError(error)})`, {
+      details: { field: name },
+      cause: error,
+    })
   }
   try {
     const result = body()

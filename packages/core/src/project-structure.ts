@@ -135,8 +135,10 @@ interface DataFields {
  * `CORRUPT_LOG`).
  */
 export function applyEvent(state: StructureBuilder, e: StructuralEvent): boolean {
-  if (!guardInput('state', () => state instanceof StructureBuilder)) throw new TurnlogError('INVALID_INPUT', 'applyEvent needs the state newStructure() made', { details: { field: 'state' } })
-  if (typeof e !== 'object' || e === null) throw new TurnlogError('INVALID_INPUT', 'applyEvent needs an event object', { details: { field: 'e' } })
+  if (!guardInput('state', () => state instanceof StructureBuilder))
+    throw new TurnlogError('INVALID_INPUT', 'applyEvent needs the state newStructure() made', { details: { field: 'state' } })
+  if (typeof e !== 'object' || e === null)
+    throw new TurnlogError('INVALID_INPUT', 'applyEvent needs an event object', { details: { field: 'e' } })
   return guardInput('applyEvent', () => applyEventUnchecked(state, e))
 }
 
@@ -153,7 +155,13 @@ export function applyEventUnchecked(state: StructureBuilder, e: StructuralEvent)
         break
       }
       const deferred = data.deferred === true
-      records.set(mid, { id: mid, state: deferred ? 'pending' : 'live', partial: data.status === 'partial', eventSeq: e.seq, events: [e.seq] })
+      records.set(mid, {
+        id: mid,
+        state: deferred ? 'pending' : 'live',
+        partial: data.status === 'partial',
+        eventSeq: e.seq,
+        events: [e.seq],
+      })
       if (!deferred) state.live.push(mid)
       break
     }
@@ -248,7 +256,8 @@ function report(state: StructureBuilder, seq: number, kind: FoldAnomaly['kind'],
 
 /** The live list of a projection as `turnlog.live_messages` rows, in position order. */
 export function projectionRows(state: StructureState): ProjectionRow[] {
-  if (typeof state !== 'object' || state === null) throw new TurnlogError('INVALID_INPUT', 'projectionRows needs a projection state', { details: { field: 'state' } })
+  if (typeof state !== 'object' || state === null)
+    throw new TurnlogError('INVALID_INPUT', 'projectionRows needs a projection state', { details: { field: 'state' } })
   return guardInput('projectionRows', () => rowsOf(state))
 }
 
@@ -264,13 +273,18 @@ function rowsOf(state: StructureState): ProjectionRow[] {
  * and the live list as `turnlog.live_messages` rows (`rows`, in position order). Pure.
  */
 export function projectStructure(events: Iterable<StructuralEvent>): StructureState & { readonly rows: readonly ProjectionRow[] } {
-  if (typeof events !== 'object' || events === null || !guardInput('events', () => typeof (events as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function')) {
+  if (
+    typeof events !== 'object' ||
+    events === null ||
+    !guardInput('events', () => typeof (events as { [Symbol.iterator]?: unknown })[Symbol.iterator] === 'function')
+  ) {
     throw new TurnlogError('INVALID_INPUT', 'projectStructure needs an iterable of events', { details: { field: 'events' } })
   }
   return guardInput('projectStructure', () => {
     const state = newStructure()
     for (const e of events) {
-      if (typeof e !== 'object' || e === null) throw new TurnlogError('INVALID_INPUT', 'projectStructure needs event objects', { details: { field: 'events' } })
+      if (typeof e !== 'object' || e === null)
+        throw new TurnlogError('INVALID_INPUT', 'projectStructure needs event objects', { details: { field: 'events' } })
       applyEventUnchecked(state, e)
     }
     return { live: state.live, messages: state.messages, anomalies: state.anomalies, rows: rowsOf(state) }

@@ -34,7 +34,9 @@ export function redactedPayload(payload: unknown, format?: string): ChatMessage 
     const reading = readingFormat(format)
     const out = reading.redactedPayload ? reading.redactedPayload(payload, REDACTED_CONTENT) : { redacted: true }
     if (!isRedactedPayload(out)) {
-      throw new TurnlogError('INVALID_INPUT', `the redactedPayload hook of format ${reading.name} made no redaction placeholder`, { details: { format: reading.name } })
+      throw new TurnlogError('INVALID_INPUT', `the redactedPayload hook of format ${reading.name} made no redaction placeholder`, {
+        details: { format: reading.name },
+      })
     }
     return out as ChatMessage
   })

@@ -312,5 +312,8 @@ export interface SessionStore {
    * Content hashes are taken as given: verify them first when the source is not trusted (`importEvents`
    * of `@turnlog/audit` does).
    */
-  importSessions?(sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>, options?: ImportSessionsOptions): Promise<ImportSessionsResult>
+  importSessions?(
+    sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>,
+    options?: ImportSessionsOptions,
+  ): Promise<ImportSessionsResult>
 }

@@ -14,8 +14,10 @@ function envelopeLength(m: Message<unknown>): number {
  * over the limit gets a run of its own, where the store reports it.
  */
 export function splitByBatchBytes(messages: readonly Message<unknown>[], limit: number): Message<unknown>[][] {
-  if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs an array of messages', { details: { field: 'messages' } })
-  if (typeof limit !== 'number' || !(limit > 0)) throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs a positive limit', { details: { field: 'limit' } })
+  if (!guardInput('messages', () => Array.isArray(messages)))
+    throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs an array of messages', { details: { field: 'messages' } })
+  if (typeof limit !== 'number' || !(limit > 0))
+    throw new TurnlogError('INVALID_INPUT', 'splitByBatchBytes needs a positive limit', { details: { field: 'limit' } })
   return guardInput('splitByBatchBytes', () => splitRuns(messages, limit))
 }
 

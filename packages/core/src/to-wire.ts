@@ -45,9 +45,15 @@ export function toWire(messages: readonly Message[], options?: ToWireOptions): W
 export function toWire<P>(messages: readonly Message<P>[], options?: ToWireOptions): P[]
 export function toWire(messages: readonly Message<unknown>[], options: ToWireOptions = {}): unknown[] {
   const checked = parseInput(ToWireOptionsSchema, options, 'options') as ToWireOptions
-  if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'toWire needs an array of messages', { details: { field: 'messages' } })
+  if (!guardInput('messages', () => Array.isArray(messages)))
+    throw new TurnlogError('INVALID_INPUT', 'toWire needs an array of messages', { details: { field: 'messages' } })
   // messages made by createMessage pass as they are; anything else is validated (a copy, a literal)
-  return guardInput('toWire', () => wire((messages as readonly unknown[]).map((m) => (isMessage(m) ? m : toMessage(m))), checked))
+  return guardInput('toWire', () =>
+    wire(
+      (messages as readonly unknown[]).map((m) => (isMessage(m) ? m : toMessage(m))),
+      checked,
+    ),
+  )
 }
 
 const ToWireOptionsSchema = z.object({ repairPairing: z.boolean().optional(), interruptedContent: z.string().optional() })
@@ -85,7 +91,9 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
   // unanswered calls waiting for the end of their block of results, with the format that opened them
   let pending: { format: string | undefined; ids: string[]; call: unknown }[] = []
   const flushPending = (): void => {
-    for (const p of pending) for (const payload of readingFormat(p.format).interruptedResults(p.ids, content, p.call)) out.push(readingFormat(p.format).toWire(payload))
+    for (const p of pending)
+      for (const payload of readingFormat(p.format).interruptedResults(p.ids, content, p.call))
+        out.push(readingFormat(p.format).toWire(payload))
     pending = []
   }
   for (const m of messages) {

@@ -94,7 +94,8 @@ export interface PairingInput {
  * pair by id across formats; a format with no pairing (`json`) opens and answers nothing.
  */
 export function toolPairing(messages: readonly PairingInput[]): ToolPairing {
-  if (!guardInput('messages', () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', 'toolPairing needs an array of messages', { details: { field: 'messages' } })
+  if (!guardInput('messages', () => Array.isArray(messages)))
+    throw new TurnlogError('INVALID_INPUT', 'toolPairing needs an array of messages', { details: { field: 'messages' } })
   return guardInput('toolPairing', () => pairing(messages))
 }
 

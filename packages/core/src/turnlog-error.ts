@@ -67,10 +67,7 @@ function readOptions(options: unknown): { cause: unknown; details: ErrorDetails 
  * }
  * ```
  */
-export function isTurnlogError<C extends ErrorCode>(
-  error: unknown,
-  code?: C,
-): error is TurnlogError & { readonly code: C } {
+export function isTurnlogError<C extends ErrorCode>(error: unknown, code?: C): error is TurnlogError & { readonly code: C } {
   if (typeof error !== 'object' || error === null) return false
   try {
     const e = error as { name?: unknown; code?: unknown }

@@ -20,7 +20,7 @@ describe('applyRewind / applyCompact / applyRevision (pure)', () => {
     expect(live).toHaveLength(6)
   })
 
-  it('applyCompact puts the summary in the first covered message\'s place, keeps scaffolding, and appends it when nothing covered is held', () => {
+  it("applyCompact puts the summary in the first covered message's place, keeps scaffolding, and appends it when nothing covered is held", () => {
     // given
     const [a, n, b, c] = [msg('a'), msg('nudge', true), msg('b'), msg('c')]
     const s1 = createMessage({ role: 'system', content: 'summary' })
@@ -46,7 +46,11 @@ describe('applyRewind / applyCompact / applyRevision (pure)', () => {
   it('refuses garbage with INVALID_INPUT', () => {
     const garbage: unknown[] = [null, undefined, 1, 'x', {}, [null], [{}]]
     for (const g of garbage) {
-      for (const call of [() => applyRewind(g as never, { retracted: [] }), () => applyCompact(g as never, { covered: [], summary: [] }), () => applyRevision(g as never, { message: msg('x') })]) {
+      for (const call of [
+        () => applyRewind(g as never, { retracted: [] }),
+        () => applyCompact(g as never, { covered: [], summary: [] }),
+        () => applyRevision(g as never, { message: msg('x') }),
+      ]) {
         let caught: unknown
         try {
           call()

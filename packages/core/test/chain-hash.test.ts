@@ -42,7 +42,15 @@ describe('chainHash', () => {
 
   it('pins the format for an event without message, content hash or payload', () => {
     // given
-    const retract: ChainInput = { ...input, seq: 7, type: 'messages_retracted', messageId: null, contentHash: null, payloadText: null, dataText: '{"ids":[]}' }
+    const retract: ChainInput = {
+      ...input,
+      seq: 7,
+      type: 'messages_retracted',
+      messageId: null,
+      contentHash: null,
+      payloadText: null,
+      dataText: '{"ids":[]}',
+    }
     const prev = 'cd'.repeat(32)
 
     // when / then

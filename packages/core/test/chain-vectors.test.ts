@@ -15,7 +15,7 @@ interface ChainVectors {
 const VECTORS = JSON.parse(readFileSync(new URL('./chain-vectors.json', import.meta.url), 'utf8')) as ChainVectors
 
 describe('chain link golden vectors (TypeScript)', () => {
-  it('the genesis is the vectors\' genesis', () => {
+  it("the genesis is the vectors' genesis", () => {
     expect(GENESIS_HASH).toBe(VECTORS.genesis)
   })
 

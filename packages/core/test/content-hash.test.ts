@@ -6,7 +6,12 @@ import { sha256 } from './support/independent-hashes.js'
 describe('canonicalJson', () => {
   it('writes RFC 8785 text: keys sorted, no whitespace, ECMAScript numbers', () => {
     // given
-    const value = { role: 'user', content: 'hi', b: [1, 2.5, -0, 1e21, 1e-7, 0.1 + 0.2, true, null], a: { é: 1, z: 2, A: 3, '10': 4, '9': 5 } }
+    const value = {
+      role: 'user',
+      content: 'hi',
+      b: [1, 2.5, -0, 1e21, 1e-7, 0.1 + 0.2, true, null],
+      a: { é: 1, z: 2, A: 3, '10': 4, '9': 5 },
+    }
 
     // when
     const text = canonicalJson(value)

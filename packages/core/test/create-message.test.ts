@@ -90,14 +90,28 @@ describe('createMessage', () => {
       const call = (payload['tool_calls'] as Record<string, Record<string, unknown>>[])[0] as Record<string, Record<string, unknown>>
 
       // when / then
-      expect(() => { m['id'] = {} }).toThrow(TypeError)
-      expect(() => { m['ephemeral'] = {} }).toThrow(TypeError)
-      expect(() => { payload['content'] = 'changed' }).toThrow(TypeError)
-      expect(() => { payload['extra'] = 1 }).toThrow(TypeError)
-      expect(() => { delete payload['role'] }).toThrow(TypeError)
-      expect(() => { (content[0] as Record<string, unknown>)['text'] = 'changed' }).toThrow(TypeError)
+      expect(() => {
+        m['id'] = {}
+      }).toThrow(TypeError)
+      expect(() => {
+        m['ephemeral'] = {}
+      }).toThrow(TypeError)
+      expect(() => {
+        payload['content'] = 'changed'
+      }).toThrow(TypeError)
+      expect(() => {
+        payload['extra'] = 1
+      }).toThrow(TypeError)
+      expect(() => {
+        delete payload['role']
+      }).toThrow(TypeError)
+      expect(() => {
+        ;(content[0] as Record<string, unknown>)['text'] = 'changed'
+      }).toThrow(TypeError)
       expect(() => content.push({ type: 'text' })).toThrow(TypeError)
-      expect(() => { (call['function'] as Record<string, unknown>)['arguments'] = '{}' }).toThrow(TypeError)
+      expect(() => {
+        ;(call['function'] as Record<string, unknown>)['arguments'] = '{}'
+      }).toThrow(TypeError)
       expect(make().payload).toEqual(m['payload'])
     })
 
@@ -110,7 +124,7 @@ describe('createMessage', () => {
 
       // when
       part.text = 'mutated'
-      ;((input['extra'] as { nested: string[] }).nested).push('b')
+      ;(input['extra'] as { nested: string[] }).nested.push('b')
       input['role'] = 'system'
       input['added'] = true
 
@@ -199,7 +213,8 @@ describe('createMessage', () => {
 
     it('regression (issue 13.16): one platform message id in two chats gives two ids; the same chat and id gives the same id', () => {
       // given: Telegram message ids are unique only per chat
-      const inChat = (chat: string): string => createMessage({ role: 'user', content: 'hi' }, { externalId: '9001', scope: `telegram:${chat}` }).id
+      const inChat = (chat: string): string =>
+        createMessage({ role: 'user', content: 'hi' }, { externalId: '9001', scope: `telegram:${chat}` }).id
 
       // when
       const [a, b, aAgain] = [inChat('42'), inChat('43'), inChat('42')]
@@ -222,7 +237,11 @@ describe('createMessage', () => {
     })
 
     it('refuses an externalId without a scope, and an empty or non-string scope, with INVALID_INPUT naming the field', () => {
-      for (const options of [{ externalId: '9001' }, { externalId: '9001', scope: '' }, { externalId: '9001', scope: 42 as unknown as string }]) {
+      for (const options of [
+        { externalId: '9001' },
+        { externalId: '9001', scope: '' },
+        { externalId: '9001', scope: 42 as unknown as string },
+      ]) {
         const e = caught(() => createMessage({ role: 'user', content: 'hi' }, options))
         expect(e.code).toBe('INVALID_INPUT')
         expect(e.details['field']).toBe('options.scope')
@@ -283,7 +302,7 @@ describe('createMessage', () => {
       expect('ephemeral' in normal).toBe(false)
     })
 
-    it("marks a streaming reply partial; refuses any other status", () => {
+    it('marks a streaming reply partial; refuses any other status', () => {
       // given / when
       const streaming = createMessage({ role: 'assistant', content: 'Hel' }, { status: 'partial' })
       const e = caught(() => createMessage({ role: 'assistant', content: 'Hello' }, { status: 'final' as 'partial' }))
@@ -317,8 +336,14 @@ describe('createMessage', () => {
       ['user without content', { role: 'user' }],
       ['a content part without a type', { role: 'user', content: [{ text: 'hi' }] }],
       ['a tool result without tool_call_id or call_id', { role: 'tool', content: 'ok' }],
-      ['a tool call without id or call_id', { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }],
-      ['a tool call with an empty id', { role: 'assistant', content: null, tool_calls: [{ id: '', type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+      [
+        'a tool call without id or call_id',
+        { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      ],
+      [
+        'a tool call with an empty id',
+        { role: 'assistant', content: null, tool_calls: [{ id: '', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      ],
       ['tool_calls that is not an array', { role: 'assistant', content: null, tool_calls: { id: 'c' } }],
       ['a name that is not a string', { role: 'user', content: 'hi', name: 7 }],
     ])('refuses %s with INVALID_MESSAGE and details.issues', (_what, payload) => {

@@ -84,9 +84,15 @@ describe('external ids (properties)', () => {
     expect(new Set(here).size).toBe(new Set(names).size)
   })
 
-  it('scoped: UUIDv5 of the externalId in the scope\'s namespace, the same in another process; distinct (scope, externalId) pairs never share an id (issue 13.16)', () => {
+  it("scoped: UUIDv5 of the externalId in the scope's namespace, the same in another process; distinct (scope, externalId) pairs never share an id (issue 13.16)", () => {
     // given: pairs of weird scopes and external ids, with the same external id in several scopes
-    const pairs = fc.sample(fc.tuple(fc.oneof(nonEmptyWeirdStringArb, fc.constantFrom('telegram:1', 'telegram:2', 'slack:T1:C1')), fc.oneof(nonEmptyWeirdStringArb, fc.constantFrom('9001', '1', 'msg'))), 200)
+    const pairs = fc.sample(
+      fc.tuple(
+        fc.oneof(nonEmptyWeirdStringArb, fc.constantFrom('telegram:1', 'telegram:2', 'slack:T1:C1')),
+        fc.oneof(nonEmptyWeirdStringArb, fc.constantFrom('9001', '1', 'msg')),
+      ),
+      200,
+    )
     const SCOPED_CHILD = `
 import { createHash } from 'node:crypto'
 ${RFC4122_V5}const v5 = rfc4122v5
@@ -98,7 +104,11 @@ process.stdout.write(JSON.stringify({ root, ids: pairs.map(([scope, id]) => v5(i
 `
 
     // when
-    const child = spawnSync(process.execPath, ['--input-type=module', '-e', SCOPED_CHILD], { input: JSON.stringify(pairs), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', SCOPED_CHILD], {
+      input: JSON.stringify(pairs),
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    })
     if (child.status !== 0) throw new Error(`child failed: ${child.stderr}`)
     const other = JSON.parse(child.stdout) as { root: string; ids: string[] }
     const here = pairs.map(([scope, externalId]) => createMessage({ role: 'user', content: 'hi' }, { externalId, scope }).id)

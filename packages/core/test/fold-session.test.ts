@@ -24,7 +24,10 @@ const statuses = (state: SessionState): [string, number, string][] =>
 describe('foldSession', () => {
   it('folds appends into the live list, in seq order, ids and envelopes intact', () => {
     // given
-    const a = createMessage({ role: 'user', content: 'a' }, { externalId: 'telegram:1:1', scope: null, createdAt: '2026-01-01T00:00:00.000Z' })
+    const a = createMessage(
+      { role: 'user', content: 'a' },
+      { externalId: 'telegram:1:1', scope: null, createdAt: '2026-01-01T00:00:00.000Z' },
+    )
     const b = assistant('b')
     const c = user('c')
     const log = new EventLog(newSessionId()).append(a).append(b).append(c)
@@ -107,7 +110,10 @@ describe('foldSession', () => {
     const done = foldSession(log.events)
 
     // then
-    expect(streaming.messages.get(reply.id)).toMatchObject({ partial: true, message: { status: 'partial', payload: { content: 'Hello wor' } } })
+    expect(streaming.messages.get(reply.id)).toMatchObject({
+      partial: true,
+      message: { status: 'partial', payload: { content: 'Hello wor' } },
+    })
     expect(statuses(streaming).at(-1)).toEqual(['Hello wor', 1, 'partial'])
     const record = done.messages.get(reply.id)
     expect(record?.partial).toBe(false)
@@ -115,7 +121,10 @@ describe('foldSession', () => {
     expect(record && 'status' in record.message).toBe(false)
     expect(record?.events).toEqual([2, 3, 4])
     expect(statuses(done).at(-1)).toEqual(['Hello wor', 1, 'live'])
-    expect(toWire(liveMessages(done))).toEqual([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello wor' }])
+    expect(toWire(liveMessages(done))).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Hello wor' },
+    ])
   })
 
   it('removes retracted messages from the live list and keeps them in the transcript (rewind)', () => {
@@ -162,7 +171,13 @@ describe('foldSession', () => {
       expect(after.messages.get(s.id)?.events).toEqual([6, 8])
       expect(after.anomalies).toEqual([])
       expect(statuses(after).map(([content, , status]) => `${content}:${status}`)).toEqual([
-        'a:compacted', 'b:compacted', 'c:live', 'd:live', 'e:live', '[CONTEXT COMPACTION] a, b:live', 'f:live',
+        'a:compacted',
+        'b:compacted',
+        'c:live',
+        'd:live',
+        'e:live',
+        '[CONTEXT COMPACTION] a, b:live',
+        'f:live',
       ])
     })
 
@@ -170,7 +185,14 @@ describe('foldSession', () => {
       // given
       const [a, b, c, d, e] = [user('a'), assistant('b'), user('c'), assistant('d'), user('e')]
       const s1 = user('summary of b, d')
-      const log = new EventLog(newSessionId()).append(a).append(b).append(c).append(d).append(e).append(s1, { deferred: true }).compact(coverage(b, d), [s1.id])
+      const log = new EventLog(newSessionId())
+        .append(a)
+        .append(b)
+        .append(c)
+        .append(d)
+        .append(e)
+        .append(s1, { deferred: true })
+        .compact(coverage(b, d), [s1.id])
 
       // when
       const state = foldSession(log.events)
@@ -184,7 +206,13 @@ describe('foldSession', () => {
       const [a, b, c] = [user('a'), assistant('b'), user('c')]
       const s1 = user('summary 1')
       const s2 = assistant('summary 2')
-      const log = new EventLog(newSessionId()).append(a).append(b).append(c).append(s1, { deferred: true }).append(s2, { deferred: true }).compact(coverage(a, b), [s1.id, s2.id])
+      const log = new EventLog(newSessionId())
+        .append(a)
+        .append(b)
+        .append(c)
+        .append(s1, { deferred: true })
+        .append(s2, { deferred: true })
+        .compact(coverage(a, b), [s1.id, s2.id])
 
       // when / then
       expect(foldSession(log.events).live).toEqual([s1.id, s2.id, c.id])
@@ -196,7 +224,11 @@ describe('foldSession', () => {
     const parent = newSessionId()
     const a = user('a')
     const b = assistant('b')
-    const log = new EventLog(newSessionId()).forked(parent, 7, b.id, 2).append(a, { inheritedFrom: parent }).append(b, { inheritedFrom: parent }).append(user('new branch'))
+    const log = new EventLog(newSessionId())
+      .forked(parent, 7, b.id, 2)
+      .append(a, { inheritedFrom: parent })
+      .append(b, { inheritedFrom: parent })
+      .append(user('new branch'))
 
     // when
     const state = foldSession(log.events)
@@ -295,13 +327,21 @@ describe('foldSession', () => {
     it('a revision, finalization or redaction of an unknown message', () => {
       // given
       const ghost = createMessage({ role: 'user', content: 'ghost' }, { id: unknown })
-      const log = new EventLog(newSessionId()).append(user('a')).revise(ghost, { role: 'user', content: 'x' }).finalize(unknown).redact(unknown)
+      const log = new EventLog(newSessionId())
+        .append(user('a'))
+        .revise(ghost, { role: 'user', content: 'x' })
+        .finalize(unknown)
+        .redact(unknown)
 
       // when
       const state = foldSession(log.events)
 
       // then
-      expect(state.anomalies.map((a) => [a.seq, a.kind])).toEqual([[2, 'unknown_message'], [3, 'unknown_message'], [4, 'unknown_message']])
+      expect(state.anomalies.map((a) => [a.seq, a.kind])).toEqual([
+        [2, 'unknown_message'],
+        [3, 'unknown_message'],
+        [4, 'unknown_message'],
+      ])
       expect(state.messages.has(unknown)).toBe(false)
       expect(state.live).toHaveLength(1)
     })
@@ -315,7 +355,10 @@ describe('foldSession', () => {
       const state = foldSession(log.events)
 
       // then
-      expect(state.anomalies.map((x) => [x.seq, x.kind])).toEqual([[4, 'not_live'], [4, 'unknown_message']])
+      expect(state.anomalies.map((x) => [x.seq, x.kind])).toEqual([
+        [4, 'not_live'],
+        [4, 'unknown_message'],
+      ])
       expect(state.live).toEqual([a.id])
       expect(state.messages.get(b.id)?.events).toEqual([2, 3])
     })
@@ -336,7 +379,11 @@ describe('foldSession', () => {
       const state = foldSession(log.events)
 
       // then
-      expect(state.anomalies.map((x) => [x.seq, x.kind])).toEqual([[6, 'not_live'], [6, 'unknown_message'], [6, 'unknown_message']])
+      expect(state.anomalies.map((x) => [x.seq, x.kind])).toEqual([
+        [6, 'not_live'],
+        [6, 'unknown_message'],
+        [6, 'unknown_message'],
+      ])
       expect(state.live).toEqual([s.id, b.id])
       expect(state.messages.get(c.id)?.state).toBe('retracted')
     })
@@ -344,7 +391,11 @@ describe('foldSession', () => {
     it('a revision of a message that is no longer live (the store refuses those with UNKNOWN_MESSAGE)', () => {
       // given
       const [a, b] = [user('a'), assistant('b')]
-      const log = new EventLog(newSessionId()).append(a).append(b).retract([b.id], { from: b.id }).revise(b, { role: 'assistant', content: 'b2' })
+      const log = new EventLog(newSessionId())
+        .append(a)
+        .append(b)
+        .retract([b.id], { from: b.id })
+        .revise(b, { role: 'assistant', content: 'b2' })
 
       // when
       const state = foldSession(log.events)

@@ -65,8 +65,16 @@ function chainText(value: unknown): string {
 /** Every core entry point that takes a caller's JSON value, applied to a payload field holding `deep`. */
 const ENTRY_POINTS: Record<string, (deep: unknown) => unknown> = {
   createMessage: (deep) => createMessage({ role: 'user', content: 'x', deep }),
-  toMessage: (deep) => toMessage({ id: '01890a5d-ac96-774b-bcce-b302099a8057', payload: { role: 'user', content: 'x', deep }, createdAt: '2026-01-01T00:00:00Z' }),
-  parseMessage: (deep) => parseMessage(`{"id":"01890a5d-ac96-774b-bcce-b302099a8057","createdAt":"2026-01-01T00:00:00Z","payload":{"role":"user","content":"x","deep":${chainText(deep)}}}`),
+  toMessage: (deep) =>
+    toMessage({
+      id: '01890a5d-ac96-774b-bcce-b302099a8057',
+      payload: { role: 'user', content: 'x', deep },
+      createdAt: '2026-01-01T00:00:00Z',
+    }),
+  parseMessage: (deep) =>
+    parseMessage(
+      `{"id":"01890a5d-ac96-774b-bcce-b302099a8057","createdAt":"2026-01-01T00:00:00Z","payload":{"role":"user","content":"x","deep":${chainText(deep)}}}`,
+    ),
   toFrozenJson: (deep) => toFrozenJson(deep),
   canonicalJson: (deep) => canonicalJson(deep),
   contentHash: (deep) => contentHash({ role: 'user', content: 'x', deep } as never),
@@ -75,7 +83,10 @@ const ENTRY_POINTS: Record<string, (deep: unknown) => unknown> = {
 
 describe('jsonDepth', () => {
   it('equals the recursive definition on any JSON value', () => {
-    fc.assert(fc.property(fc.jsonValue({ maxDepth: 8 }), (v) => expect(jsonDepth(v, 1000)).toBe(depthOf(v))), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), (v) => expect(jsonDepth(v, 1000)).toBe(depthOf(v))),
+      { numRuns: 300 },
+    )
   })
 
   it('measures 1,000,000 levels and a cycle without a stack overflow, stopping past the limit', () => {
@@ -103,8 +114,18 @@ describe('core entry points and deep JSON', () => {
   it('refuses a circular payload in contentHash and canonicalJson with INVALID_INPUT', () => {
     const cyclic: Record<string, unknown> = { role: 'user', content: 'x' }
     cyclic['self'] = cyclic
-    expect(isTurnlogError(caught(() => contentHash(cyclic as never)), 'INVALID_INPUT')).toBe(true)
-    expect(isTurnlogError(caught(() => canonicalJson(cyclic)), 'INVALID_INPUT')).toBe(true)
+    expect(
+      isTurnlogError(
+        caught(() => contentHash(cyclic as never)),
+        'INVALID_INPUT',
+      ),
+    ).toBe(true)
+    expect(
+      isTurnlogError(
+        caught(() => canonicalJson(cyclic)),
+        'INVALID_INPUT',
+      ),
+    ).toBe(true)
   })
 
   it('accepts exactly MAX_JSON_DEPTH levels everywhere and refuses one more (property over shapes)', () => {
@@ -119,7 +140,8 @@ describe('core entry points and deep JSON', () => {
           const e = caught(() => call(deep))
           // then
           if (own) expect([name, levels, e]).toEqual([name, levels, undefined])
-          else expect([name, levels, isTurnlogError(e) && ['INVALID_MESSAGE', 'INVALID_INPUT'].includes(e.code)]).toEqual([name, levels, true])
+          else
+            expect([name, levels, isTurnlogError(e) && ['INVALID_MESSAGE', 'INVALID_INPUT'].includes(e.code)]).toEqual([name, levels, true])
         }
       }),
       { numRuns: 200 },
@@ -128,7 +150,13 @@ describe('core entry points and deep JSON', () => {
 
   it('refuses a toFrozenJson maxDepth the copy cannot recurse to', () => {
     for (const maxDepth of [0, -1, 1.5, Number.NaN, 1001, 1e9]) {
-      expect([maxDepth, isTurnlogError(caught(() => toFrozenJson({}, { maxDepth })), 'INVALID_INPUT')]).toEqual([maxDepth, true])
+      expect([
+        maxDepth,
+        isTurnlogError(
+          caught(() => toFrozenJson({}, { maxDepth })),
+          'INVALID_INPUT',
+        ),
+      ]).toEqual([maxDepth, true])
     }
     expect(toFrozenJson(nest(999), { maxDepth: 1000 })).toEqual(nest(999))
   })

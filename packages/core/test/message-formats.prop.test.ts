@@ -43,7 +43,11 @@ const itemsFormat: MessageFormat<Item> = {
   toolResults: (p) => (p.type === 'function_call_output' ? [p.call_id] : []),
   interruptedResults: (ids, content) => ids.map((call_id) => ({ type: 'function_call_output', call_id, output: content })),
   toWire: (p) => JSON.parse(JSON.stringify(p)) as unknown,
-  preview: (p) => ({ role: p.type === 'message' ? p.role : 'tool', kind: p.type, text: p.type === 'message' ? p.content : p.type === 'function_call_output' ? p.output : p.name }),
+  preview: (p) => ({
+    role: p.type === 'message' ? p.role : 'tool',
+    kind: p.type,
+    text: p.type === 'message' ? p.content : p.type === 'function_call_output' ? p.output : p.name,
+  }),
 }
 registerMessageFormat(itemsFormat)
 
@@ -75,7 +79,8 @@ describe('the format registry', () => {
   it('a payload without a chat role is refused by default and kept as json; a non-object is refused as json', () => {
     expect(() => createMessage({ kind: 'x' } as never)).toThrow(expect.objectContaining({ code: 'INVALID_MESSAGE' }) as never)
     expect(createMessage({ kind: 'x' }, { format: 'json' }).format).toBe('json')
-    for (const bad of ['hello', [1], null, 3]) expect(() => createMessage(bad as never, { format: 'json' })).toThrow(expect.objectContaining({ code: 'INVALID_MESSAGE' }) as never)
+    for (const bad of ['hello', [1], null, 3])
+      expect(() => createMessage(bad as never, { format: 'json' })).toThrow(expect.objectContaining({ code: 'INVALID_MESSAGE' }) as never)
   })
 })
 
@@ -139,7 +144,7 @@ describe('a format added on the seam (test-items)', () => {
     { maxLength: 10 },
   )
 
-  it('unanswered calls, orphans and duplicates are found, and repairPairing fixes them in the format\'s own shape', () => {
+  it("unanswered calls, orphans and duplicates are found, and repairPairing fixes them in the format's own shape", () => {
     fc.assert(
       fc.property(listArb, (messages) => {
         // when
@@ -149,7 +154,9 @@ describe('a format added on the seam (test-items)', () => {
 
         // then
         expect(again).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
-        const synthetic = repaired.filter((p): p is Extract<Item, { type: 'function_call_output' }> => p.type === 'function_call_output' && p.output === 'INTERRUPTED')
+        const synthetic = repaired.filter(
+          (p): p is Extract<Item, { type: 'function_call_output' }> => p.type === 'function_call_output' && p.output === 'INTERRUPTED',
+        )
         expect(synthetic.map((p) => p.call_id).sort()).toEqual(before.unanswered.map((u) => u.toolCallId).sort())
       }),
       RUNS,
@@ -172,14 +179,26 @@ describe('a format added on the seam (test-items)', () => {
   })
 
   it('calls and results pair across formats by id (a session may mix formats)', () => {
-    const chatCall = createMessage({ role: 'assistant', content: null, tool_calls: [{ id: 'x1', type: 'function', function: { name: 'f', arguments: '{}' } }] })
+    const chatCall = createMessage({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'x1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    })
     const itemOutput = item({ type: 'function_call_output', call_id: 'x1', output: 'done' })
     expect(toolPairing([chatCall, itemOutput] as Message<unknown>[]).ok).toBe(true)
   })
 
   it('previews come from the format', () => {
-    expect(readingFormat('test-items').preview({ type: 'message', role: 'user', content: 'hi' })).toEqual({ role: 'user', kind: 'message', text: 'hi' })
-    expect(readingFormat('openai-chat').preview({ role: 'tool', tool_call_id: 'a', content: 'r' })).toEqual({ role: 'tool', kind: 'tool_result', text: 'r' })
+    expect(readingFormat('test-items').preview({ type: 'message', role: 'user', content: 'hi' })).toEqual({
+      role: 'user',
+      kind: 'message',
+      text: 'hi',
+    })
+    expect(readingFormat('openai-chat').preview({ role: 'tool', tool_call_id: 'a', content: 'r' })).toEqual({
+      role: 'tool',
+      kind: 'tool_result',
+      text: 'r',
+    })
     expect(readingFormat('json').preview({ a: 1 })).toEqual({ role: 'json', kind: 'json', text: '{"a":1}' })
   })
 })

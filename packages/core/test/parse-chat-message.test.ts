@@ -21,7 +21,16 @@ describe('parseChatMessage', () => {
 
     // then
     expect(payload).toEqual(input)
-    expect(Object.keys(payload)).toEqual(['reasoning_details', 'role', 'zzz', 'content', 'tool_calls', 'aaa', 'reasoning_content', 'finish_reason'])
+    expect(Object.keys(payload)).toEqual([
+      'reasoning_details',
+      'role',
+      'zzz',
+      'content',
+      'tool_calls',
+      'aaa',
+      'reasoning_content',
+      'finish_reason',
+    ])
     const call = (payload['tool_calls'] as Record<string, unknown>[])[0] as Record<string, unknown>
     expect(Object.keys(call)).toEqual(['index', 'id', 'type', 'function', 'cache_control'])
     expect(Object.keys(call['function'] as object)).toEqual(['name', 'arguments', 'strict'])
@@ -45,8 +54,21 @@ describe('parseChatMessage', () => {
   it.each([
     ['system', { role: 'system', content: 'You are …' }],
     ['developer', { role: 'developer', content: [{ type: 'text', text: 'rules' }] }],
-    ['user with parts', { role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'data:,' } }], name: 'ana' }],
-    ['assistant with null content and tool calls', { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+    [
+      'user with parts',
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'see' },
+          { type: 'image_url', image_url: { url: 'data:,' } },
+        ],
+        name: 'ana',
+      },
+    ],
+    [
+      'assistant with null content and tool calls',
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+    ],
     ['assistant without content', { role: 'assistant', tool_calls: [{ call_id: 'c1' }] }],
     ['tool with tool_call_id', { role: 'tool', tool_call_id: 'c1', content: '{"ok":true}' }],
     ['tool with call_id', { role: 'tool', call_id: 'c1', content: [{ type: 'text', text: 'ok' }] }],

@@ -16,7 +16,8 @@ import { assistant, user } from './support/messages.js'
 const row = (messageId: MessageId, eventSeq: number, partial = false): ProjectionRow => ({ messageId, eventSeq, partial })
 const partialReply = (content: string) => createMessage({ role: 'assistant', content }, { status: 'partial' })
 /** What the projection reads: seq, type, message id and data; payloads and hashes are noise. */
-const structural = (events: readonly StoredEvent[]) => events.map((e) => ({ seq: e.seq, type: e.type, messageId: e.messageId, data: e.data }))
+const structural = (events: readonly StoredEvent[]) =>
+  events.map((e) => ({ seq: e.seq, type: e.type, messageId: e.messageId, data: e.data }))
 
 // One test per rule written on applyEvent (project-structure.ts): the rows are what turnlog.live_messages
 // holds, in position order.
@@ -49,7 +50,11 @@ describe('projectStructure', () => {
     const a = user('a')
     const b = partialReply('b')
     const c = user('c')
-    const log = new EventLog(newSessionId()).append(a).append(b).append(c).revise(b, { role: 'assistant', content: 'b2' }, { status: 'partial' })
+    const log = new EventLog(newSessionId())
+      .append(a)
+      .append(b)
+      .append(c)
+      .revise(b, { role: 'assistant', content: 'b2' }, { status: 'partial' })
     // a final revision: the envelope of b without its streaming status
     log.revise(toMessage({ id: b.id, payload: b.payload, createdAt: b.createdAt }), { role: 'assistant', content: 'b3' })
 
@@ -65,10 +70,17 @@ describe('projectStructure', () => {
     const s = user('s')
     const stranger = user('x')
     const log = new EventLog(newSessionId()).append(a).append(s, { deferred: true }).retract([a.id], { from: a.id })
-    log.revise(a, { role: 'user', content: 'a2' }).revise(s, { role: 'user', content: 's2' }).revise(stranger, { role: 'user', content: 'x2' })
+    log
+      .revise(a, { role: 'user', content: 'a2' })
+      .revise(s, { role: 'user', content: 's2' })
+      .revise(stranger, { role: 'user', content: 'x2' })
     const p = projectStructure(log.events)
     expect(p.rows).toEqual([])
-    expect(p.anomalies.map((x) => [x.seq, x.kind])).toEqual([[4, 'not_live'], [5, 'not_live'], [6, 'unknown_message']])
+    expect(p.anomalies.map((x) => [x.seq, x.kind])).toEqual([
+      [4, 'not_live'],
+      [5, 'not_live'],
+      [6, 'unknown_message'],
+    ])
     expect(p.messages.get(a.id)?.eventSeq).toBe(1)
   })
 
@@ -85,7 +97,10 @@ describe('projectStructure', () => {
     log.retract([b.id, user('x').id], { after: a.id })
     const p = projectStructure(log.events)
     expect(p.rows).toEqual([row(a.id, 1), row(c.id, 3)])
-    expect(p.anomalies.map((x) => [x.seq, x.kind])).toEqual([[6, 'not_live'], [6, 'unknown_message']])
+    expect(p.anomalies.map((x) => [x.seq, x.kind])).toEqual([
+      [6, 'not_live'],
+      [6, 'unknown_message'],
+    ])
   })
 
   it('messages_compacted: the covered leave; the summaries, in order, take the first covered place with their append seq and partial', () => {
@@ -112,13 +127,20 @@ describe('projectStructure', () => {
     log.append(s, { deferred: true }).compact(coverage(gone), [s.id, a.id])
     const p = projectStructure(log.events)
     expect(p.rows).toEqual([row(a.id, 1), row(s.id, 4)])
-    expect(p.anomalies.map((x) => [x.seq, x.kind])).toEqual([[5, 'not_live'], [5, 'unknown_message']])
+    expect(p.anomalies.map((x) => [x.seq, x.kind])).toEqual([
+      [5, 'not_live'],
+      [5, 'unknown_message'],
+    ])
   })
 
   it('session_forked and the inherited copies: the copies are appends, in the parent order, then the fork goes on', () => {
     const parent = newSessionId()
     const [a, b, c] = [user('a'), partialReply('b'), user('c')]
-    const log = new EventLog(newSessionId()).forked(parent, 7, b.id, 2).append(a, { inheritedFrom: parent }).append(b, { inheritedFrom: parent }).append(c)
+    const log = new EventLog(newSessionId())
+      .forked(parent, 7, b.id, 2)
+      .append(a, { inheritedFrom: parent })
+      .append(b, { inheritedFrom: parent })
+      .append(c)
     const p = projectStructure(log.events)
     expect(p.rows).toEqual([row(a.id, 2), row(b.id, 3, true), row(c.id, 4)])
   })
@@ -134,7 +156,10 @@ describe('projectStructure', () => {
 
   it('an unknown event type changes nothing (bad_event)', () => {
     const a = user('a')
-    const events = [...structural(new EventLog(newSessionId()).append(a).events), { seq: 2, type: 'message_exploded', messageId: a.id, data: {} }]
+    const events = [
+      ...structural(new EventLog(newSessionId()).append(a).events),
+      { seq: 2, type: 'message_exploded', messageId: a.id, data: {} },
+    ]
     const p = projectStructure(events)
     expect(p.rows).toEqual([row(a.id, 1)])
     expect(p.anomalies.map((x) => [x.seq, x.kind])).toEqual([[2, 'bad_event']])
@@ -144,7 +169,11 @@ describe('projectStructure', () => {
     // given: a history touching every rule
     const [a, b, c] = [user('a'), partialReply('b'), user('c')]
     const s = user('s')
-    const log = new EventLog(newSessionId()).append(a).append(b).append(c).revise(b, { role: 'assistant', content: 'b2' }, { status: 'partial' })
+    const log = new EventLog(newSessionId())
+      .append(a)
+      .append(b)
+      .append(c)
+      .revise(b, { role: 'assistant', content: 'b2' }, { status: 'partial' })
     log.finalize(b.id).append(s, { deferred: true }).compact(coverage(a), [s.id]).retract([c.id], { after: b.id }).redact(b.id).append(a)
 
     // when

@@ -25,22 +25,27 @@ describe('serializeMessage / parseMessage (properties)', () => {
 
   it('keeps NUL, lone surrogates and astral characters byte for byte', () => {
     fc.assert(
-      fc.property(weirdStringArb, weirdStringArb, fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '😀', '\ud83d\ude00\ud83d', '\u202e'), (a, b, c) => {
-        // given
-        const content = a + c + b
-        const m = createMessage({ role: 'tool', tool_call_id: `call_${c}`, content, [c]: c }, { externalId: `${b}${c}${a}`, scope: null })
+      fc.property(
+        weirdStringArb,
+        weirdStringArb,
+        fc.constantFrom('\u0000', '\ud800', '\udbff', '\udc00', '\udfff', '😀', '\ud83d\ude00\ud83d', '\u202e'),
+        (a, b, c) => {
+          // given
+          const content = a + c + b
+          const m = createMessage({ role: 'tool', tool_call_id: `call_${c}`, content, [c]: c }, { externalId: `${b}${c}${a}`, scope: null })
 
-        // when
-        const back = parseMessage(serializeMessage(m))
+          // when
+          const back = parseMessage(serializeMessage(m))
 
-        // then
-        expect(back.payload.content).toBe(content)
-        expect(back.payload[c]).toBe(c)
-        expect(back.payload.tool_call_id).toBe(`call_${c}`)
-        expect(back.externalId).toBe(`${b}${c}${a}`)
-        expect(back.id).toBe(m.id)
-        expect(contentHash(back)).toBe(contentHash(m))
-      }),
+          // then
+          expect(back.payload.content).toBe(content)
+          expect(back.payload[c]).toBe(c)
+          expect(back.payload.tool_call_id).toBe(`call_${c}`)
+          expect(back.externalId).toBe(`${b}${c}${a}`)
+          expect(back.id).toBe(m.id)
+          expect(contentHash(back)).toBe(contentHash(m))
+        },
+      ),
       RUNS,
     )
   })

@@ -64,12 +64,51 @@ describe('toMessage / isMessage', () => {
     ['null', null, 'INVALID_MESSAGE'],
     ['a string', 'msg', 'INVALID_MESSAGE'],
     ['no id', { payload: { role: 'user', content: 'hi' }, createdAt: '2026-01-01T00:00:00Z' }, 'INVALID_MESSAGE'],
-    ['an id that is not a UUID', { id: '42', payload: { role: 'user', content: 'hi' }, createdAt: '2026-01-01T00:00:00Z' }, 'INVALID_INPUT'],
-    ['an invalid payload', { id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', payload: { role: 'robot' }, createdAt: '2026-01-01T00:00:00Z' }, 'INVALID_MESSAGE'],
-    ['a bad status', { id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', payload: { role: 'user', content: 'hi' }, createdAt: '2026-01-01T00:00:00Z', status: 'done' }, 'INVALID_MESSAGE'],
-    ['a non-boolean ephemeral', { id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', payload: { role: 'user', content: 'hi' }, createdAt: '2026-01-01T00:00:00Z', ephemeral: 'yes' }, 'INVALID_MESSAGE'],
-    ['a non-string externalId', { id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', payload: { role: 'user', content: 'hi' }, createdAt: '2026-01-01T00:00:00Z', externalId: 7 }, 'INVALID_MESSAGE'],
-    ['a createdAt that is not ISO-8601', { id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', payload: { role: 'user', content: 'hi' }, createdAt: 1767225600000 }, 'INVALID_MESSAGE'],
+    [
+      'an id that is not a UUID',
+      { id: '42', payload: { role: 'user', content: 'hi' }, createdAt: '2026-01-01T00:00:00Z' },
+      'INVALID_INPUT',
+    ],
+    [
+      'an invalid payload',
+      { id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', payload: { role: 'robot' }, createdAt: '2026-01-01T00:00:00Z' },
+      'INVALID_MESSAGE',
+    ],
+    [
+      'a bad status',
+      {
+        id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd',
+        payload: { role: 'user', content: 'hi' },
+        createdAt: '2026-01-01T00:00:00Z',
+        status: 'done',
+      },
+      'INVALID_MESSAGE',
+    ],
+    [
+      'a non-boolean ephemeral',
+      {
+        id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd',
+        payload: { role: 'user', content: 'hi' },
+        createdAt: '2026-01-01T00:00:00Z',
+        ephemeral: 'yes',
+      },
+      'INVALID_MESSAGE',
+    ],
+    [
+      'a non-string externalId',
+      {
+        id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd',
+        payload: { role: 'user', content: 'hi' },
+        createdAt: '2026-01-01T00:00:00Z',
+        externalId: 7,
+      },
+      'INVALID_MESSAGE',
+    ],
+    [
+      'a createdAt that is not ISO-8601',
+      { id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', payload: { role: 'user', content: 'hi' }, createdAt: 1767225600000 },
+      'INVALID_MESSAGE',
+    ],
   ])('refuses %s with %s', (_what, value, code) => {
     expect(codeOf(() => toMessage(value))).toBe(code)
   })
@@ -77,7 +116,13 @@ describe('toMessage / isMessage', () => {
   it('is false for anything createMessage/toMessage did not make', () => {
     expect(isMessage(null)).toBe(false)
     expect(isMessage('x')).toBe(false)
-    expect(isMessage({ id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd', payload: { role: 'user', content: 'hi' }, createdAt: '2026-01-01T00:00:00Z' })).toBe(false)
+    expect(
+      isMessage({
+        id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd',
+        payload: { role: 'user', content: 'hi' },
+        createdAt: '2026-01-01T00:00:00Z',
+      }),
+    ).toBe(false)
   })
 })
 
@@ -119,14 +164,28 @@ describe('restoreMessage', () => {
     const stored = { role: 'user', content: 'stored text' }
     const hash = contentHash(createMessage({ role: 'user', content: 'stored text' }))
     // when
-    const withHash = restoreMessage({ id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd' as MessageId, payload: stored, createdAt: '2026-01-01T00:00:00Z', contentHash: hash })
-    const without = restoreMessage({ id: '0190f5a2-3b4c-7d8e-9f01-23456789abce' as MessageId, payload: { role: 'user', content: 'stored text' }, createdAt: '2026-01-01T00:00:00Z' })
+    const withHash = restoreMessage({
+      id: '0190f5a2-3b4c-7d8e-9f01-23456789abcd' as MessageId,
+      payload: stored,
+      createdAt: '2026-01-01T00:00:00Z',
+      contentHash: hash,
+    })
+    const without = restoreMessage({
+      id: '0190f5a2-3b4c-7d8e-9f01-23456789abce' as MessageId,
+      payload: { role: 'user', content: 'stored text' },
+      createdAt: '2026-01-01T00:00:00Z',
+    })
     // then the given hash is the message's hash, and equals the computed one
     expect(contentHash(withHash)).toBe(hash)
     expect(contentHash(without)).toBe(hash)
     expect(Object.isFrozen(withHash.payload)).toBe(true)
     // the given hash is trusted, not recomputed: a stand-in shows it is what contentHash returns
-    const trusted = restoreMessage({ id: '0190f5a2-3b4c-7d8e-9f01-23456789abcf' as MessageId, payload: { role: 'user', content: 'x' }, createdAt: '2026-01-01T00:00:00Z', contentHash: 'f'.repeat(64) })
+    const trusted = restoreMessage({
+      id: '0190f5a2-3b4c-7d8e-9f01-23456789abcf' as MessageId,
+      payload: { role: 'user', content: 'x' },
+      createdAt: '2026-01-01T00:00:00Z',
+      contentHash: 'f'.repeat(64),
+    })
     expect(contentHash(trusted)).toBe('f'.repeat(64))
   })
 })

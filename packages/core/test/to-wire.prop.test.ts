@@ -24,28 +24,40 @@ const ENVELOPE_KEYS = ['id', 'createdAt', 'ephemeral', 'externalId', 'status'] a
 const CALL_IDS = ['call_a', 'call_b', 'call_c', 'call_d']
 const pairingListArb: fc.Arbitrary<Message[]> = fc.array(
   fc.oneof(
-    fc.uniqueArray(fc.constantFrom(...CALL_IDS), { minLength: 1, maxLength: 3 }).chain((ids) =>
-      fc.constantFrom<'id' | 'call_id'>('id', 'call_id').map((key) =>
-        createMessage({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ [key]: id, type: 'function', function: { name: 'f', arguments: '{}' } })) }),
+    fc
+      .uniqueArray(fc.constantFrom(...CALL_IDS), { minLength: 1, maxLength: 3 })
+      .chain((ids) =>
+        fc
+          .constantFrom<'id' | 'call_id'>('id', 'call_id')
+          .map((key) =>
+            createMessage({
+              role: 'assistant',
+              content: null,
+              tool_calls: ids.map((id) => ({ [key]: id, type: 'function', function: { name: 'f', arguments: '{}' } })),
+            }),
+          ),
       ),
-    ),
-    fc.tuple(fc.constantFrom(...CALL_IDS), fc.constantFrom<'tool_call_id' | 'call_id'>('tool_call_id', 'call_id')).map(([id, key]) =>
-      createMessage({ role: 'tool', [key]: id, content: `result of ${id}` }),
-    ),
-    fc.tuple(fc.constantFrom('user', 'assistant'), fc.boolean()).map(([role, ephemeral]) => createMessage({ role, content: role }, { ephemeral })),
+    fc
+      .tuple(fc.constantFrom(...CALL_IDS), fc.constantFrom<'tool_call_id' | 'call_id'>('tool_call_id', 'call_id'))
+      .map(([id, key]) => createMessage({ role: 'tool', [key]: id, content: `result of ${id}` })),
+    fc
+      .tuple(fc.constantFrom('user', 'assistant'), fc.boolean())
+      .map(([role, ephemeral]) => createMessage({ role, content: role }, { ephemeral })),
     messageArb,
   ),
   { maxLength: 12 },
 )
 
-const asMessages = (wire: readonly WireMessage[]) => wire.map((payload, i) => ({ id: `wire-${i}` as MessageId, payload: payload as ChatMessage }))
+const asMessages = (wire: readonly WireMessage[]) =>
+  wire.map((payload, i) => ({ id: `wire-${i}` as MessageId, payload: payload as ChatMessage }))
 
 function assertNoEnvelopeLeak(messages: readonly Message[], wire: readonly WireMessage[]): void {
   const payloads = new Set(messages.map((m) => JSON.stringify(m.payload)))
   for (const w of wire) {
     const source = payloads.has(JSON.stringify(w)) ? (JSON.parse(JSON.stringify(w)) as Record<string, unknown>) : null
     for (const key of ENVELOPE_KEYS) {
-      if (Object.prototype.hasOwnProperty.call(w, key)) expect(source !== null && Object.prototype.hasOwnProperty.call(source, key)).toBe(true)
+      if (Object.prototype.hasOwnProperty.call(w, key))
+        expect(source !== null && Object.prototype.hasOwnProperty.call(source, key)).toBe(true)
     }
   }
   const text = JSON.stringify(wire)
@@ -91,7 +103,10 @@ describe('toWire (properties)', () => {
         expect(toolPairing(asMessages(wire)).ok).toBe(true)
 
         // then: what remains of the input is the input minus orphans and extra results, in order
-        const dropped = new Set<string>([...pairing.orphans.map((o) => o.messageId), ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1))])
+        const dropped = new Set<string>([
+          ...pairing.orphans.map((o) => o.messageId),
+          ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1)),
+        ])
         const synthetic = wire.filter((w) => w.content === SYNTHETIC)
         const kept = wire.filter((w) => !synthetic.includes(w))
         expect(kept).toEqual(messages.filter((m) => !dropped.has(m.id)).map((m) => m.payload))

@@ -56,7 +56,7 @@ describe('toWire', () => {
     const parts = wire?.content as { type: string; text: string }[]
     ;(parts[0] as { text: string }).text = 'edited'
     parts.push({ type: 'text', text: 'added' })
-    ;((wire?.['meta'] as { tags: string[] }).tags).push('b')
+    ;(wire?.['meta'] as { tags: string[] }).tags.push('b')
     if (wire) wire.role = 'system'
 
     // then
@@ -144,7 +144,14 @@ describe('toWire', () => {
 
     it('leaves the input messages untouched: the repair is in the wire copy only', () => {
       // given
-      const list = [toolResult('x'), assistantCalling(['call_1']), toolResult('call_2'), assistantCalling(['call_2']), toolResult('call_2'), toolResult('call_2')]
+      const list = [
+        toolResult('x'),
+        assistantCalling(['call_1']),
+        toolResult('call_2'),
+        assistantCalling(['call_2']),
+        toolResult('call_2'),
+        toolResult('call_2'),
+      ]
       const before = list.map((m) => serializeMessage(m))
       const pairingBefore = toolPairing(list)
       const copy = [...list]
@@ -182,7 +189,10 @@ describe('toWire', () => {
     it('a second content under the same id is not a copy: it is kept (the store refuses it as a conflict)', () => {
       const m = user('one')
       const other = createMessage({ role: 'user', content: 'two' }, { id: m.id })
-      expect(toWire([m, other])).toEqual([{ role: 'user', content: 'one' }, { role: 'user', content: 'two' }])
+      expect(toWire([m, other])).toEqual([
+        { role: 'user', content: 'one' },
+        { role: 'user', content: 'two' },
+      ])
     })
   })
 })

@@ -92,6 +92,16 @@ describe('ERROR_CODES', () => {
       expect(code).toMatch(/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/)
       expect(ERROR_CODES[code].length).toBeGreaterThan(10)
     }
-    expect(codes).toEqual(expect.arrayContaining(['MESSAGE_CONFLICT', 'VERSION_CONFLICT', 'SESSION_NOT_FOUND', 'INVALID_MESSAGE', 'UNKNOWN_MESSAGE', 'STORE_CLOSED', 'DB_TRANSIENT']))
+    expect(codes).toEqual(
+      expect.arrayContaining([
+        'MESSAGE_CONFLICT',
+        'VERSION_CONFLICT',
+        'SESSION_NOT_FOUND',
+        'INVALID_MESSAGE',
+        'UNKNOWN_MESSAGE',
+        'STORE_CLOSED',
+        'DB_TRANSIENT',
+      ]),
+    )
   })
 })

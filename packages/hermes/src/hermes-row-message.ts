@@ -41,7 +41,8 @@ export function hermesExternalId(hermesSessionId: string, rowId: number): string
   if (typeof hermesSessionId !== 'string' && !(typeof hermesSessionId === 'number' && Number.isFinite(hermesSessionId))) {
     throw new TurnlogError('INVALID_INPUT', 'a hermes session id must be a string', { details: { field: 'hermesSessionId' } })
   }
-  if (typeof rowId !== 'number' || !Number.isSafeInteger(rowId)) throw new TurnlogError('INVALID_INPUT', 'rowId must be an integer', { details: { field: 'rowId' } })
+  if (typeof rowId !== 'number' || !Number.isSafeInteger(rowId))
+    throw new TurnlogError('INVALID_INPUT', 'rowId must be an integer', { details: { field: 'rowId' } })
   return `hermes:${hermesSessionId}:${rowId}`
 }
 
@@ -57,8 +58,17 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool'])
 const STRUCTURAL = new Set(['id', 'session_id', 'active', 'compacted', 'timestamp', 'display_identity', 'display_order'])
 /** Columns mapped onto top-level payload fields. */
 const MESSAGE_FIELDS = new Set([
-  'role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', 'finish_reason', 'reasoning', 'reasoning_content',
-  'reasoning_details', 'codex_reasoning_items', 'codex_message_items',
+  'role',
+  'content',
+  'tool_calls',
+  'tool_call_id',
+  'tool_name',
+  'finish_reason',
+  'reasoning',
+  'reasoning_content',
+  'reasoning_details',
+  'codex_reasoning_items',
+  'codex_message_items',
 ])
 /** Columns holding JSON text that is decoded when it parses. */
 const JSON_COLUMNS = new Set(['reasoning_details', 'codex_reasoning_items', 'codex_message_items', 'display_metadata'])
@@ -109,21 +119,30 @@ function parseJsonText(text: string): { ok: true; value: JsonValue } | { ok: fal
 }
 
 function isToolCallList(value: JsonValue): boolean {
-  return Array.isArray(value) && value.every((c: JsonValue) => {
-    if (typeof c !== 'object' || c === null || Array.isArray(c)) return false
-    const call = c as Record<string, JsonValue>
-    const id = call['id'] ?? call['call_id']
-    if (typeof id !== 'string' || id === '') return false
-    const fn = call['function']
-    if (fn === undefined) return true
-    if (typeof fn !== 'object' || fn === null || Array.isArray(fn)) return false
-    const f = fn as Record<string, JsonValue>
-    return typeof f['name'] === 'string' && typeof f['arguments'] === 'string'
-  })
+  return (
+    Array.isArray(value) &&
+    value.every((c: JsonValue) => {
+      if (typeof c !== 'object' || c === null || Array.isArray(c)) return false
+      const call = c as Record<string, JsonValue>
+      const id = call['id'] ?? call['call_id']
+      if (typeof id !== 'string' || id === '') return false
+      const fn = call['function']
+      if (fn === undefined) return true
+      if (typeof fn !== 'object' || fn === null || Array.isArray(fn)) return false
+      const f = fn as Record<string, JsonValue>
+      return typeof f['name'] === 'string' && typeof f['arguments'] === 'string'
+    })
+  )
 }
 
 function isContentParts(value: JsonValue): boolean {
-  return Array.isArray(value) && value.every((p: JsonValue) => typeof p === 'object' && p !== null && !Array.isArray(p) && typeof (p as Record<string, JsonValue>)['type'] === 'string')
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (p: JsonValue) =>
+        typeof p === 'object' && p !== null && !Array.isArray(p) && typeof (p as Record<string, JsonValue>)['type'] === 'string',
+    )
+  )
 }
 
 /**
@@ -149,7 +168,9 @@ function rowMessage(
   context: { readonly fallbackEpochSeconds: number; readonly warnings: HermesWarnings },
 ): HermesRowMessage | null {
   if (typeof context !== 'object' || context === null || !(context.warnings instanceof HermesWarnings)) {
-    throw new TurnlogError('INVALID_INPUT', 'hermesRowMessage needs { fallbackEpochSeconds, warnings: HermesWarnings }', { details: { field: 'context' } })
+    throw new TurnlogError('INVALID_INPUT', 'hermesRowMessage needs { fallbackEpochSeconds, warnings: HermesWarnings }', {
+      details: { field: 'context' },
+    })
   }
   if (typeof row !== 'object' || row === null || typeof row.columns !== 'object' || row.columns === null) {
     throw new TurnlogError('INVALID_INPUT', 'hermesRowMessage needs a row { rowId, columns }', { details: { field: 'row' } })
@@ -157,7 +178,8 @@ function rowMessage(
   hermesExternalId(hermesSessionId, row.rowId)
   const { warnings } = context
   const col = (name: string): SqliteValue | undefined => row.columns[name]
-  const warn = (code: Parameters<HermesWarnings['row']>[0], message: string): void => warnings.row(code, hermesSessionId, row.rowId, message)
+  const warn = (code: Parameters<HermesWarnings['row']>[0], message: string): void =>
+    warnings.row(code, hermesSessionId, row.rowId, message)
 
   const rawRole = col('role')
   const role = typeof rawRole === 'string' ? rawRole : null
@@ -207,7 +229,10 @@ function rowMessage(
   if (typeof callId === 'string' && callId !== '') payload['tool_call_id'] = callId
   else if (callId !== null && callId !== undefined && callId !== '') payload['tool_call_id'] = String(toJson(callId))
   if (role === 'tool' && payload['tool_call_id'] === undefined) {
-    warn('missing_tool_call_id', 'tool rows without tool_call_id were given tool_call_id "hermes:missing:<rowId>" (they show as orphan results)')
+    warn(
+      'missing_tool_call_id',
+      'tool rows without tool_call_id were given tool_call_id "hermes:missing:<rowId>" (they show as orphan results)',
+    )
     payload['tool_call_id'] = `hermes:missing:${row.rowId}`
     if (callId !== undefined) extra['tool_call_id'] = toJson(callId)
   }
@@ -217,7 +242,14 @@ function rowMessage(
     else extra['tool_name'] = toJson(toolName)
   }
 
-  for (const name of ['finish_reason', 'reasoning', 'reasoning_content', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items']) {
+  for (const name of [
+    'finish_reason',
+    'reasoning',
+    'reasoning_content',
+    'reasoning_details',
+    'codex_reasoning_items',
+    'codex_message_items',
+  ]) {
     const value = col(name)
     if (value === null || value === undefined) continue
     if (JSON_COLUMNS.has(name) && typeof value === 'string') {
@@ -241,7 +273,8 @@ function rowMessage(
   const active = !hasActive || row.columns['active'] === null || Number(row.columns['active']) !== 0
   const compacted = Number(row.columns['compacted'] ?? 0) !== 0
   const state: HermesRowState = active ? 'active' : compacted ? 'compacted' : 'rewound'
-  const summary = (typeof content === 'string' && content.trimStart().startsWith(HERMES_COMPACTION_PREFIX)) ||
+  const summary =
+    (typeof content === 'string' && content.trimStart().startsWith(HERMES_COMPACTION_PREFIX)) ||
     (row.columns['_compressed_summary'] !== undefined && Number(row.columns['_compressed_summary']) === 1)
 
   // timestamp
@@ -249,7 +282,7 @@ function rowMessage(
   const readable = epochSeconds === null ? null : epochToIso(epochSeconds)
   let createdAt = readable
   if (createdAt === null) {
-    if ('timestamp' in row.columns) warn('bad_timestamp', 'rows with a NULL or unreadable timestamp got the previous row\'s time')
+    if ('timestamp' in row.columns) warn('bad_timestamp', "rows with a NULL or unreadable timestamp got the previous row's time")
     createdAt = epochToIso(context.fallbackEpochSeconds) ?? '1970-01-01T00:00:00.000000Z'
   }
 
@@ -257,19 +290,27 @@ function rowMessage(
   const externalId = hermesExternalId(hermesSessionId, row.rowId)
   let message: Message
   try {
-    message = createMessage(payload as ChatMessage, SAFE_TEXT.test(externalId) ? { externalId, scope: null, createdAt } : { id: messageIdFromExternal(externalId), createdAt })
+    message = createMessage(
+      payload as ChatMessage,
+      SAFE_TEXT.test(externalId) ? { externalId, scope: null, createdAt } : { id: messageIdFromExternal(externalId), createdAt },
+    )
   } catch (error) {
-    warn('unsupported_row', `rows that do not form a valid message were skipped (first: ${error instanceof Error ? error.message : String(error)})`)
+    warn(
+      'unsupported_row',
+      `rows that do not form a valid message were skipped (first: ${error instanceof Error ? error.message : String(error)})`,
+    )
     return null
   }
   const p = message.payload as ChatMessage
-  const identity = sha256Hex(canonicalJson({
-    role: p.role,
-    content: p.content ?? null,
-    tool_calls: p.tool_calls ?? null,
-    tool_call_id: p.tool_call_id ?? null,
-    name: p.name ?? null,
-  }))
+  const identity = sha256Hex(
+    canonicalJson({
+      role: p.role,
+      content: p.content ?? null,
+      tool_calls: p.tool_calls ?? null,
+      tool_call_id: p.tool_call_id ?? null,
+      name: p.name ?? null,
+    }),
+  )
   return {
     rowId: row.rowId,
     state,

@@ -21,11 +21,35 @@ export interface HermesMessageRecord {
 }
 
 /** Columns hermes-agent versions are known to have; the ones missing are reported. */
-export const HERMES_SESSION_COLUMNS = ['id', 'source', 'parent_session_id', 'started_at', 'ended_at', 'end_reason', 'title', 'message_count'] as const
+export const HERMES_SESSION_COLUMNS = [
+  'id',
+  'source',
+  'parent_session_id',
+  'started_at',
+  'ended_at',
+  'end_reason',
+  'title',
+  'message_count',
+] as const
 /** See {@link HERMES_SESSION_COLUMNS}. */
 export const HERMES_MESSAGE_COLUMNS = [
-  'id', 'session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp', 'token_count',
-  'finish_reason', 'reasoning', 'reasoning_content', 'reasoning_details', 'platform_message_id', 'active', 'compacted', 'api_content',
+  'id',
+  'session_id',
+  'role',
+  'content',
+  'tool_call_id',
+  'tool_calls',
+  'tool_name',
+  'timestamp',
+  'token_count',
+  'finish_reason',
+  'reasoning',
+  'reasoning_content',
+  'reasoning_details',
+  'platform_message_id',
+  'active',
+  'compacted',
+  'api_content',
 ] as const
 const REQUIRED_MESSAGE_COLUMNS = ['id', 'session_id', 'role', 'content']
 
@@ -64,8 +88,7 @@ export class HermesStateDb {
       })
     }
     try {
-      const columnsOf = (table: string): string[] =>
-        (db.pragma(`table_info(${quote(table)})`) as { name: string }[]).map((c) => c.name)
+      const columnsOf = (table: string): string[] => (db.pragma(`table_info(${quote(table)})`) as { name: string }[]).map((c) => c.name)
       const messageColumns = columnsOf('messages')
       if (messageColumns.length === 0) {
         throw new TurnlogError('IMPORT_FAILED', `${path} has no messages table; is it a hermes state.db?`, { details: { path } })
@@ -78,24 +101,48 @@ export class HermesStateDb {
       }
       let sessionColumns = columnsOf('sessions')
       if (sessionColumns.length === 0) {
-        warnings.add({ code: 'missing_table', table: 'sessions', message: 'no sessions table: sessions are taken from messages.session_id' })
+        warnings.add({
+          code: 'missing_table',
+          table: 'sessions',
+          message: 'no sessions table: sessions are taken from messages.session_id',
+        })
       } else if (!sessionColumns.includes('id')) {
-        warnings.add({ code: 'missing_column', table: 'sessions', column: 'id', message: 'sessions has no id column: sessions are taken from messages.session_id' })
+        warnings.add({
+          code: 'missing_column',
+          table: 'sessions',
+          column: 'id',
+          message: 'sessions has no id column: sessions are taken from messages.session_id',
+        })
         sessionColumns = []
       }
       if (sessionColumns.length > 0) {
         for (const c of HERMES_SESSION_COLUMNS) {
-          if (!sessionColumns.includes(c)) warnings.add({ code: 'missing_column', table: 'sessions', column: c, message: `sessions.${c} is missing (older hermes version?)` })
+          if (!sessionColumns.includes(c))
+            warnings.add({
+              code: 'missing_column',
+              table: 'sessions',
+              column: c,
+              message: `sessions.${c} is missing (older hermes version?)`,
+            })
         }
       }
       for (const c of HERMES_MESSAGE_COLUMNS) {
-        if (!messageColumns.includes(c)) warnings.add({ code: 'missing_column', table: 'messages', column: c, message: `messages.${c} is missing (older hermes version?)` })
+        if (!messageColumns.includes(c))
+          warnings.add({
+            code: 'missing_column',
+            table: 'messages',
+            column: c,
+            message: `messages.${c} is missing (older hermes version?)`,
+          })
       }
       return new HermesStateDb(db, sessionColumns, messageColumns)
     } catch (error) {
       db.close()
       if (error instanceof TurnlogError) throw error
-      throw new TurnlogError('IMPORT_FAILED', `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`, { details: { path }, cause: error })
+      throw new TurnlogError('IMPORT_FAILED', `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`, {
+        details: { path },
+        cause: error,
+      })
     }
   }
 
@@ -108,7 +155,10 @@ export class HermesStateDb {
     const known = new Set<string>()
     if (this.sessionColumns.length > 0) {
       const order = this.sessionColumns.includes('started_at') ? 'started_at, id' : 'id'
-      const rows = this.#db.prepare(`select ${this.sessionColumns.map(quote).join(', ')} from sessions order by ${order}`).all() as Record<string, SqliteValue>[]
+      const rows = this.#db.prepare(`select ${this.sessionColumns.map(quote).join(', ')} from sessions order by ${order}`).all() as Record<
+        string,
+        SqliteValue
+      >[]
       for (const row of rows) {
         const id = row['id']
         if (id === null || id === undefined) continue
@@ -117,7 +167,10 @@ export class HermesStateDb {
         out.push({ id: key, columns: row, orphan: false })
       }
     }
-    const orphans = this.#db.prepare('select distinct session_id from messages where session_id is not null order by session_id').pluck().all() as SqliteValue[]
+    const orphans = this.#db
+      .prepare('select distinct session_id from messages where session_id is not null order by session_id')
+      .pluck()
+      .all() as SqliteValue[]
     for (const raw of orphans) {
       const key = String(raw)
       if (known.has(key)) continue

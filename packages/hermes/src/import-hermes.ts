@@ -96,14 +96,15 @@ function sessionMetadata(s: HermesSessionRecord, parent: string | null, parentEn
     hermes: {
       sessionId: s.id,
       columns,
-      lineage: parent === null
-        ? null
-        : {
-            parentHermesSessionId: parent,
-            parentSessionId: hermesSessionId(parent),
-            // hermes ends a session with end_reason 'compression' when compaction splits it
-            relation: parentEndReason === 'compression' ? 'compression' : 'child',
-          },
+      lineage:
+        parent === null
+          ? null
+          : {
+              parentHermesSessionId: parent,
+              parentSessionId: hermesSessionId(parent),
+              // hermes ends a session with end_reason 'compression' when compaction splits it
+              relation: parentEndReason === 'compression' ? 'compression' : 'child',
+            },
     },
   }
 }
@@ -146,7 +147,8 @@ export async function importHermes(store: SessionStore, path: string, options: I
   if (options.sessions !== undefined && (!Array.isArray(options.sessions) || !options.sessions.every((id) => typeof id === 'string'))) {
     throw new TurnlogError('INVALID_INPUT', 'sessions must be an array of hermes session ids (strings)')
   }
-  if (options.tenantId !== undefined && typeof options.tenantId !== 'string') throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')
+  if (options.tenantId !== undefined && typeof options.tenantId !== 'string')
+    throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')
   const warnings = new HermesWarnings()
   const db = HermesStateDb.open(path, warnings)
   try {
@@ -164,7 +166,11 @@ export async function importHermes(store: SessionStore, path: string, options: I
     }
     // every target session id is checked before anything is written: a session of the file whose id
     // another tenant holds refuses the whole import, not the sessions after the ones already written
-    await checkTargetSessions(store, all.map((s) => hermesSessionId(s.id)), options.tenantId ?? null)
+    await checkTargetSessions(
+      store,
+      all.map((s) => hermesSessionId(s.id)),
+      options.tenantId ?? null,
+    )
     const endReason = new Map(all.map((s) => [s.id, typeof s.columns['end_reason'] === 'string' ? s.columns['end_reason'] : null]))
     const results: HermesSessionImport[] = []
     let done = 0
@@ -207,7 +213,9 @@ async function checkTargetSessions(store: SessionStore, ids: readonly string[], 
       throw error
     }
     if (info.tenantId !== tenant) {
-      throw new TurnlogError('SESSION_EXISTS', `session ${id} exists with another tenant; nothing was imported`, { details: { sessionId: id } })
+      throw new TurnlogError('SESSION_EXISTS', `session ${id} exists with another tenant; nothing was imported`, {
+        details: { sessionId: id },
+      })
     }
   }
 }
@@ -318,7 +326,8 @@ async function importSession(
   }
 
   const loaded = await store.load(sessionId)
-  const liveMatches = loaded.messages.length === plan.target.length &&
+  const liveMatches =
+    loaded.messages.length === plan.target.length &&
     loaded.messages.every((m, k) => m.id === plan.target[k]?.id && contentHash(m) === plan.target[k]?.hash)
   if (!liveMatches) {
     const diff = loaded.messages.findIndex((m, k) => m.id !== plan.target[k]?.id || contentHash(m) !== plan.target[k]?.hash)

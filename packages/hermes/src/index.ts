@@ -19,7 +19,14 @@ export {
   type HermesRowMessage,
   type HermesRowState,
 } from './hermes-row-message.js'
-export { HERMES_MESSAGE_COLUMNS, HERMES_SESSION_COLUMNS, HermesStateDb, type HermesMessageRecord, type HermesSessionRecord, type SqliteValue } from './hermes-state-db.js'
+export {
+  HERMES_MESSAGE_COLUMNS,
+  HERMES_SESSION_COLUMNS,
+  HermesStateDb,
+  type HermesMessageRecord,
+  type HermesSessionRecord,
+  type SqliteValue,
+} from './hermes-state-db.js'
 export { HermesWarnings, type HermesWarning, type HermesWarningCode } from './hermes-warning.js'
 export {
   planHermesSession,

@@ -101,8 +101,10 @@ type BlockMode = 'kept' | 'reinserted' | 'none'
  * covering every archived row and importing its re-inserted rows as new messages (reported).
  */
 export function planHermesSession(rows: readonly HermesRowMessage[], options: PlanHermesSessionOptions = {}): HermesSessionPlan {
-  if (!guardInput('rows', () => Array.isArray(rows))) throw new TurnlogError('INVALID_INPUT', 'rows must be an array of hermes row messages', { details: { field: 'rows' } })
-  if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'options must be an object', { details: { field: 'options' } })
+  if (!guardInput('rows', () => Array.isArray(rows)))
+    throw new TurnlogError('INVALID_INPUT', 'rows must be an array of hermes row messages', { details: { field: 'rows' } })
+  if (typeof options !== 'object' || options === null)
+    throw new TurnlogError('INVALID_INPUT', 'options must be an object', { details: { field: 'options' } })
   return guardInput('planHermesSession', () => plan(rows, options))
 }
 
@@ -311,7 +313,8 @@ function simulate(
     let mode: BlockMode = 'kept'
     if (kept.size > 0) {
       const firstCovered = coveredKept.reduce((min, id) => Math.min(min, pos.get(id) as number), Infinity)
-      const ok = mapCopies &&
+      const ok =
+        mapCopies &&
         coveredKept.length > 0 &&
         [...kept].every((o) => liveRowMessage(o) !== null) &&
         b.head.every(([, o]) => (pos.get(msgOf[o] as MessageId) as number) < firstCovered) &&
@@ -331,7 +334,11 @@ function simulate(
     if (covered.length === 0) {
       mode = 'none'
       if (b.start > b.rangeStart) {
-        issues.push({ code: 'summary_without_compaction', rowIds: [row(b.anchor).rowId], message: 'a compaction summary row that replaced no archived row was appended as an ordinary message' })
+        issues.push({
+          code: 'summary_without_compaction',
+          rowIds: [row(b.anchor).rowId],
+          message: 'a compaction summary row that replaced no archived row was appended as an ordinary message',
+        })
       }
     }
     modeOf.set(b.anchor, mode)
@@ -402,7 +409,9 @@ function simulate(
     }
     if (mapCopies && rewoundLive.size > 0) {
       // a row a rewrite (/retry, edit) re-inserted: equal to a pending rewound message, in live order
-      const p = live.findIndex((id, at) => at > lastReplacePos && rewoundLive.has(id) && row(latestRow.get(id) ?? 0).identity === r.identity)
+      const p = live.findIndex(
+        (id, at) => at > lastReplacePos && rewoundLive.has(id) && row(latestRow.get(id) ?? 0).identity === r.identity,
+      )
       if (p >= 0) {
         const skipped = live.slice(lastReplacePos + 1, p).filter((id) => rewoundLive.has(id))
         const keptFirst = firstRow.get(live[p] as MessageId)
@@ -425,7 +434,11 @@ function simulate(
       issues.push({ code: 'compacted_without_summary', rowIds, message: 'compacted rows no compaction summary follows were retracted' })
       rewindFrom(first)
     } else {
-      issues.push({ code: 'compacted_without_summary', rowIds, message: 'compacted rows no compaction summary follows stay live (they are not a tail)' })
+      issues.push({
+        code: 'compacted_without_summary',
+        rowIds,
+        message: 'compacted rows no compaction summary follows stay live (they are not a tail)',
+      })
     }
   }
 

@@ -33,7 +33,15 @@ import { importHermes, type HermesImportResult } from '@turnlog/hermes'
 import { HermesFixture } from './hermes-fixture.js'
 
 /** The codes bad input may get. Anything else (DB_ERROR above all) is a finding. */
-const INPUT_CODES: readonly ErrorCode[] = ['INVALID_INPUT', 'INVALID_MESSAGE', 'MESSAGE_TOO_LARGE', 'MESSAGE_CONFLICT', 'SESSION_NOT_FOUND', 'SESSION_EXISTS', 'IMPORT_FAILED']
+const INPUT_CODES: readonly ErrorCode[] = [
+  'INVALID_INPUT',
+  'INVALID_MESSAGE',
+  'MESSAGE_TOO_LARGE',
+  'MESSAGE_CONFLICT',
+  'SESSION_NOT_FOUND',
+  'SESSION_EXISTS',
+  'IMPORT_FAILED',
+]
 
 /** What a generated argument can refer to: the progress reports the run's onProgress received. */
 interface Ctx {
@@ -45,10 +53,15 @@ type Build<T = unknown> = KitBuild<Ctx, T>
 const { build, lit, mostly, maybeUndefined, objectOf } = buildKit<Ctx>()
 
 const RECORDING = Symbol('recording onProgress')
-const recordingProgress = build('<recording onProgress>', (c) => Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }))
+const recordingProgress = build('<recording onProgress>', (c) =>
+  Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }),
+)
 /** True when the options carry the run's recording onProgress (garbage may hold another function). */
 const isRecording = (options: unknown): boolean =>
-  typeof options === 'object' && options !== null && typeof (options as { onProgress?: unknown }).onProgress === 'function' && RECORDING in ((options as { onProgress: object }).onProgress)
+  typeof options === 'object' &&
+  options !== null &&
+  typeof (options as { onProgress?: unknown }).onProgress === 'function' &&
+  RECORDING in (options as { onProgress: object }).onProgress
 
 const tally = new Map<string, number>()
 const count = (key: string): void => void tally.set(key, (tally.get(key) ?? 0) + 1)
@@ -58,7 +71,8 @@ function checkRejection(error: unknown): void {
   if (!isTurnlogError(error)) throw new Error(`importHermes threw a raw ${describeThrown(error)}`, { cause: error })
   count(`importHermes ${error.code}`)
   expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
-  if (!INPUT_CODES.includes(error.code)) throw new Error(`importHermes answered bad input with ${error.code}: ${error.message}`, { cause: error })
+  if (!INPUT_CODES.includes(error.code))
+    throw new Error(`importHermes answered bad input with ${error.code}: ${error.message}`, { cause: error })
 }
 
 let dir: string
@@ -119,8 +133,18 @@ interface HermesCall {
 const importHermesArb: fc.Arbitrary<HermesCall> = fc.record({
   path: fc.oneof(
     { weight: 2, arbitrary: fc.constant(build('<state>', () => paths['state'])) },
-    { weight: 3, arbitrary: fc.constantFrom('notSqlite', 'empty', 'truncated', 'directory', 'missing', 'missingDir', 'noMessages', 'fewColumns').map((k) => build(`<${k}>`, () => paths[k])) },
-    { weight: 1, arbitrary: lit(fc.constantFrom<unknown>('', ':memory:', 'file::memory:', '/', '.', '\u0000', 'state.db\u0000.txt', '/dev/null', '/proc/self/mem')) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .constantFrom('notSqlite', 'empty', 'truncated', 'directory', 'missing', 'missingDir', 'noMessages', 'fewColumns')
+        .map((k) => build(`<${k}>`, () => paths[k])),
+    },
+    {
+      weight: 1,
+      arbitrary: lit(
+        fc.constantFrom<unknown>('', ':memory:', 'file::memory:', '/', '.', '\u0000', 'state.db\u0000.txt', '/dev/null', '/proc/self/mem'),
+      ),
+    },
     { weight: 1, arbitrary: lit(fc.oneof(sqlArb, weirdStringArb, garbageArb)) },
   ),
   options: maybeUndefined(
@@ -157,7 +181,11 @@ async function runImport(store: PostgresStore, call: HermesCall): Promise<void> 
 }
 
 // cases every run includes (fast-check `examples`): each once escaped raw, reached the database, or half-wrote
-const value = (v: unknown): Build => build(() => (v === null ? 'null' : fc.stringify(v)), () => v)
+const value = (v: unknown): Build =>
+  build(
+    () => (v === null ? 'null' : fc.stringify(v)),
+    () => v,
+  )
 const EXAMPLES: [HermesCall][] = [
   [{ path: build('<state>', () => paths['state']), options: value({ sessions: 5 }) }],
   [{ path: build('<state>', () => paths['state']), options: value({ onProgress: 'yes' }) }],
@@ -178,7 +206,10 @@ describe('importHermes: garbage paths and options', () => {
   it('on PGlite: the same, a smaller run', async () => {
     const store = await openStore({ embedded: true })
     try {
-      await fc.assert(fc.asyncProperty(importHermesArb, (call) => runImport(store, call)), { numRuns: 20, examples: EXAMPLES })
+      await fc.assert(
+        fc.asyncProperty(importHermesArb, (call) => runImport(store, call)),
+        { numRuns: 20, examples: EXAMPLES },
+      )
     } finally {
       await store.close()
     }

@@ -75,8 +75,20 @@ export class HermesFixture {
     if (this.old) {
       this.db.prepare('INSERT INTO sessions (id, source, started_at) VALUES (?, ?, ?)').run(id, 'cli', this.tick())
     } else {
-      this.db.prepare('INSERT INTO sessions (id, source, model, parent_session_id, started_at, end_reason, title, system_prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(id, 'telegram', 'qwen3-max', options.parent ?? null, this.tick(), options.endReason ?? null, options.title ?? null, 'You are Hermes.')
+      this.db
+        .prepare(
+          'INSERT INTO sessions (id, source, model, parent_session_id, started_at, end_reason, title, system_prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(
+          id,
+          'telegram',
+          'qwen3-max',
+          options.parent ?? null,
+          this.tick(),
+          options.endReason ?? null,
+          options.title ?? null,
+          'You are Hermes.',
+        )
     }
     return this
   }
@@ -86,16 +98,43 @@ export class HermesFixture {
     const toolCalls = m.tool_calls === undefined ? null : typeof m.tool_calls === 'string' ? m.tool_calls : JSON.stringify(m.tool_calls)
     const timestamp = m.timestamp === undefined ? this.tick() : m.timestamp
     if (this.old) {
-      return Number(this.db.prepare('INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, active) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-        .run(sessionId, m.role, m.content ?? null, m.tool_call_id ?? null, toolCalls, m.tool_name ?? null, timestamp, extra.active ?? 1).lastInsertRowid)
+      return Number(
+        this.db
+          .prepare(
+            'INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, active) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          )
+          .run(sessionId, m.role, m.content ?? null, m.tool_call_id ?? null, toolCalls, m.tool_name ?? null, timestamp, extra.active ?? 1)
+          .lastInsertRowid,
+      )
     }
     const details = m.reasoning_details === undefined ? null : JSON.stringify(m.reasoning_details)
-    return Number(this.db.prepare(`INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count,
+    return Number(
+      this.db
+        .prepare(
+          `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count,
         finish_reason, reasoning, reasoning_content, reasoning_details, platform_message_id, _compressed_summary, active, compacted, api_content)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .run(sessionId, m.role, m.content ?? null, m.tool_call_id ?? null, toolCalls, m.tool_name ?? null, timestamp, m.token_count ?? null,
-        m.finish_reason ?? null, m.reasoning ?? null, m.reasoning_content ?? null, details, m.platform_message_id ?? null,
-        extra.summary === true ? 1 : 0, extra.active ?? 1, extra.compacted ?? 0, m.api_content ?? null).lastInsertRowid)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          sessionId,
+          m.role,
+          m.content ?? null,
+          m.tool_call_id ?? null,
+          toolCalls,
+          m.tool_name ?? null,
+          timestamp,
+          m.token_count ?? null,
+          m.finish_reason ?? null,
+          m.reasoning ?? null,
+          m.reasoning_content ?? null,
+          details,
+          m.platform_message_id ?? null,
+          extra.summary === true ? 1 : 0,
+          extra.active ?? 1,
+          extra.compacted ?? 0,
+          m.api_content ?? null,
+        ).lastInsertRowid,
+    )
   }
 
   /** Every row of a session, in row order. */
@@ -112,7 +151,16 @@ export class HermesFixture {
   #reloaded(rowId: number): HermesMessageInput {
     const r = this.db.prepare('SELECT * FROM messages WHERE id = ?').get(rowId) as Record<string, unknown>
     const m: Record<string, unknown> = { role: r['role'], content: r['content'], timestamp: r['timestamp'] }
-    for (const c of ['tool_call_id', 'tool_calls', 'tool_name', 'finish_reason', 'reasoning', 'reasoning_content', 'platform_message_id', 'api_content']) {
+    for (const c of [
+      'tool_call_id',
+      'tool_calls',
+      'tool_name',
+      'finish_reason',
+      'reasoning',
+      'reasoning_content',
+      'platform_message_id',
+      'api_content',
+    ]) {
       if (r[c] !== null && r[c] !== undefined) m[c] = r[c]
     }
     if (typeof r['reasoning_details'] === 'string') m['reasoning_details'] = JSON.parse(r['reasoning_details'])
@@ -136,7 +184,13 @@ export class HermesFixture {
 
   /** `/undo`-style rewind: active rows after `rowId` become active=0, compacted=0. */
   rewindAfter(sessionId: string, rowId: number): void {
-    this.db.prepare(this.old ? 'UPDATE messages SET active = 0 WHERE session_id = ? AND active = 1 AND id > ?' : 'UPDATE messages SET active = 0, compacted = 0 WHERE session_id = ? AND active = 1 AND id > ?').run(sessionId, rowId)
+    this.db
+      .prepare(
+        this.old
+          ? 'UPDATE messages SET active = 0 WHERE session_id = ? AND active = 1 AND id > ?'
+          : 'UPDATE messages SET active = 0, compacted = 0 WHERE session_id = ? AND active = 1 AND id > ?',
+      )
+      .run(sessionId, rowId)
   }
 
   /** `/retry`: `replace_messages(archive_dropped=True)` keeping the first `keep` active messages. */

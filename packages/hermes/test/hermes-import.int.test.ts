@@ -19,7 +19,11 @@ let fixture: HermesFixture
 let snapshots: string[]
 const shapes: Record<string, number> = {}
 
-const call = (id: string, name: string, args: unknown): unknown => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } })
+const call = (id: string, name: string, args: unknown): unknown => ({
+  id,
+  type: 'function',
+  function: { name, arguments: JSON.stringify(args) },
+})
 const multiplicity = (messages: readonly Message[], content: string): number => messages.filter((m) => m.payload.content === content).length
 const sessionResult = (result: HermesImportResult, hermesId: string): HermesImportResult['sessions'][number] => {
   const found = result.sessions.find((s) => s.hermesSessionId === hermesId)
@@ -38,13 +42,27 @@ function buildStateDb(path: string, snapshots: readonly string[]): HermesFixture
   f.session('s-tools', { title: 'README' })
   f.add('s-tools', { role: 'user', content: "What's in README.md?", token_count: 9, platform_message_id: 'tg:1001' })
   const callRow = f.add('s-tools', {
-    role: 'assistant', content: '', tool_calls: [call('call_01', 'read_file', { path: 'README.md' })], finish_reason: 'tool_calls',
-    reasoning_content: 'I should read it.', reasoning_details: [{ type: 'reasoning.text', text: 'read it' }], token_count: 31,
+    role: 'assistant',
+    content: '',
+    tool_calls: [call('call_01', 'read_file', { path: 'README.md' })],
+    finish_reason: 'tool_calls',
+    reasoning_content: 'I should read it.',
+    reasoning_details: [{ type: 'reasoning.text', text: 'read it' }],
+    token_count: 31,
   })
-  const callTs = (f.rows('s-tools').find((r) => r.id === callRow)?.timestamp ?? 0)
-  f.add('s-tools', { role: 'tool', tool_call_id: 'call_01', tool_name: 'read_file', content: '{"ok":true,"text":"# acme\\u0000"}', timestamp: callTs - 7.5 })
+  const callTs = f.rows('s-tools').find((r) => r.id === callRow)?.timestamp ?? 0
+  f.add('s-tools', {
+    role: 'tool',
+    tool_call_id: 'call_01',
+    tool_name: 'read_file',
+    content: '{"ok":true,"text":"# acme\\u0000"}',
+    timestamp: callTs - 7.5,
+  })
   f.add('s-tools', { role: 'assistant', content: 'It says "# acme" 😀', finish_reason: 'stop' })
-  f.add('s-tools', { role: 'user', content: '\u0001json:[{"type":"text","text":"and this?"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]' })
+  f.add('s-tools', {
+    role: 'user',
+    content: '\u0001json:[{"type":"text","text":"and this?"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]',
+  })
   f.add('s-tools', { role: 'assistant', content: null, tool_calls: [call('call_02', 'run_tests', {})], finish_reason: 'tool_calls' })
   f.add('s-tools', { role: 'session_meta', content: '{"model":"qwen3-max"}' })
 
@@ -149,7 +167,10 @@ describe('importHermes', () => {
     for (const hermesId of ids) {
       // when
       const loaded = await store.load(hermesSessionId(hermesId))
-      const expected = fixture.activeRows(hermesId).filter((r) => r.role !== 'session_meta').map(expectedCore)
+      const expected = fixture
+        .activeRows(hermesId)
+        .filter((r) => r.role !== 'session_meta')
+        .map(expectedCore)
 
       // then
       expect({ hermesId, live: loaded.messages.map((m) => importedCore(m.payload)) }).toEqual({ hermesId, live: expected })
@@ -169,18 +190,37 @@ describe('importHermes', () => {
     expect(loaded.messages.map((m) => m.id)).toEqual(rows.slice(0, 6).map((r) => messageIdFromExternal(`hermes:s-tools:${r.id}`)))
     expect(loaded.messages.map((m) => m.createdAt)).toEqual(rows.slice(0, 6).map((r) => epochToIso(r.timestamp ?? 0)))
     expect(question?.externalId).toBe(`hermes:s-tools:${rows[0]?.id}`)
-    expect(question?.payload).toEqual({ role: 'user', content: "What's in README.md?", hermes: { token_count: 9, platform_message_id: 'tg:1001' } })
+    expect(question?.payload).toEqual({
+      role: 'user',
+      content: "What's in README.md?",
+      hermes: { token_count: 9, platform_message_id: 'tg:1001' },
+    })
     expect(assistant?.payload).toMatchObject({
-      finish_reason: 'tool_calls', reasoning_content: 'I should read it.', reasoning_details: [{ type: 'reasoning.text', text: 'read it' }],
+      finish_reason: 'tool_calls',
+      reasoning_content: 'I should read it.',
+      reasoning_details: [{ type: 'reasoning.text', text: 'read it' }],
       hermes: { token_count: 31 },
     })
-    expect(tool?.payload).toEqual({ role: 'tool', content: '{"ok":true,"text":"# acme\\u0000"}', tool_call_id: 'call_01', name: 'read_file' })
-    expect(parts?.payload.content).toEqual([{ type: 'text', text: 'and this?' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }])
+    expect(tool?.payload).toEqual({
+      role: 'tool',
+      content: '{"ok":true,"text":"# acme\\u0000"}',
+      tool_call_id: 'call_01',
+      name: 'read_file',
+    })
+    expect(parts?.payload.content).toEqual([
+      { type: 'text', text: 'and this?' },
+      { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+    ])
     // the session row is kept in the metadata
     const info = await store.getSession(hermesSessionId('s-tools'))
     expect(info.tenantId).toBe('acme')
-    expect(info.metadata).toMatchObject({ source: 'hermes', hermes: { sessionId: 's-tools', columns: { title: 'README', model: 'qwen3-max', system_prompt: 'You are Hermes.' }, lineage: null } })
-    expect(first.warnings).toContainEqual(expect.objectContaining({ code: 'unsupported_role', hermesSessionId: 's-tools', rowIds: [rows[6]?.id] }))
+    expect(info.metadata).toMatchObject({
+      source: 'hermes',
+      hermes: { sessionId: 's-tools', columns: { title: 'README', model: 'qwen3-max', system_prompt: 'You are Hermes.' }, lineage: null },
+    })
+    expect(first.warnings).toContainEqual(
+      expect.objectContaining({ code: 'unsupported_role', hermesSessionId: 's-tools', rowIds: [rows[6]?.id] }),
+    )
   })
 
   it('keeps re-inserted kept rows as the same messages and compacts exactly what hermes summarised', async () => {
@@ -200,11 +240,16 @@ describe('importHermes', () => {
     expect(loaded.messages[1]?.id).toBe(messageIdFromExternal(`hermes:s-compact:${rows[1]?.id}`))
     // the re-insert dropped token_count: a revision of the same message, the original content kept in history
     expect(loaded.messages[1]?.payload).toEqual({ role: 'assistant', content: 'Sure: three steps.' })
-    expect(transcript.entries.filter((e) => e.message.id === loaded.messages[1]?.id).map((e) => e.status)).toEqual(['superseded-revision', 'live'])
+    expect(transcript.entries.filter((e) => e.message.id === loaded.messages[1]?.id).map((e) => e.status)).toEqual([
+      'superseded-revision',
+      'live',
+    ])
     // each compaction names the rows it covered; the first covered the middle six rows
     const firstCovered = compactions[0]?.type === 'messages_compacted' ? compactions[0].data.covered.map((c) => c.id) : []
     expect(firstCovered).toEqual(rows.slice(2, 6).map((r) => messageIdFromExternal(`hermes:s-compact:${r.id}`)))
-    expect(compactions[0]?.type === 'messages_compacted' && compactions[0].data.metadata).toMatchObject({ hermes: { summaryRowId: rows[10]?.id } })
+    expect(compactions[0]?.type === 'messages_compacted' && compactions[0].data.metadata).toMatchObject({
+      hermes: { summaryRowId: rows[10]?.id },
+    })
     // no message is live twice: the copies did not become duplicates
     expect(new Set(loaded.messages.map((m) => canonicalJson(m.payload))).size).toBe(loaded.messages.length)
   })
@@ -212,7 +257,8 @@ describe('importHermes', () => {
   it('shows the hermes incident signatures to the audit', async () => {
     // when
     const report = await audit(store, { all: true })
-    const kinds = (hermesId: string): string[] => report.findings.filter((f) => f.sessionId === hermesSessionId(hermesId)).map((f) => f.kind)
+    const kinds = (hermesId: string): string[] =>
+      report.findings.filter((f) => f.sessionId === hermesSessionId(hermesId)).map((f) => f.kind)
 
     // then: #92231, live copies multiply across compactions: 2, then 4 live copies of "u2"
     expect([shapes['dupAfterFirst'], shapes['dupAfterSecond']]).toEqual([2, 4])
@@ -228,7 +274,9 @@ describe('importHermes', () => {
     expect(report.findings.filter((f) => f.severity === 'critical')).toEqual([])
     // the clock went back between the call and its result: reported by the importer, visible as createdAt
     const toolRows = fixture.rows('s-tools')
-    expect(first.warnings).toContainEqual(expect.objectContaining({ code: 'timestamp_regression', hermesSessionId: 's-tools', rowIds: [toolRows[2]?.id] }))
+    expect(first.warnings).toContainEqual(
+      expect.objectContaining({ code: 'timestamp_regression', hermesSessionId: 's-tools', rowIds: [toolRows[2]?.id] }),
+    )
     const tools = await store.load(hermesSessionId('s-tools'))
     expect((tools.messages[2]?.createdAt ?? '') < (tools.messages[1]?.createdAt ?? '')).toBe(true)
     // and the audit reports it as a finding (regression: the importer's warning said so, no finding did)
@@ -279,7 +327,9 @@ describe('importHermes', () => {
 
     // then
     expect(again.eventsWritten).toBe(0)
-    expect(again.sessions.map((s) => [s.appended, s.revised, s.rewinds, s.compactions, s.liveMatches])).toEqual(first.sessions.map(() => [0, 0, 0, 0, true]))
+    expect(again.sessions.map((s) => [s.appended, s.revised, s.rewinds, s.compactions, s.liveMatches])).toEqual(
+      first.sessions.map(() => [0, 0, 0, 0, true]),
+    )
     const after = await Promise.all(first.sessionIds.map((id) => store.getSession(id)))
     expect(after.map((s) => s.version)).toEqual(before.map((s) => s.version))
   })
@@ -315,7 +365,15 @@ describe('importHermes', () => {
 
     // then
     const missing = result.warnings.filter((w) => w.code === 'missing_column').map((w) => `${String(w.table)}.${String(w.column)}`)
-    expect(missing).toEqual(expect.arrayContaining(['sessions.end_reason', 'sessions.parent_session_id', 'messages.compacted', 'messages.reasoning_details', 'messages.token_count']))
+    expect(missing).toEqual(
+      expect.arrayContaining([
+        'sessions.end_reason',
+        'sessions.parent_session_id',
+        'messages.compacted',
+        'messages.reasoning_details',
+        'messages.token_count',
+      ]),
+    )
     expect(result.warnings).toContainEqual(expect.objectContaining({ code: 'bad_timestamp', hermesSessionId: 'old-1' }))
     expect(result.warnings).toContainEqual(expect.objectContaining({ code: 'orphan_messages' }))
     const old = await store.load(hermesSessionId('old-1'))

@@ -30,18 +30,60 @@ const idOf = (rowId: number): MessageId => messageIdFromExternal(`${'hermes'}:${
 function replay(steps: readonly HermesPlanStep[]): MessageId[] {
   const sessionId = newSessionId()
   const events: StoredEvent[] = []
-  const base = (): { sessionId: typeof sessionId; seq: number; eventId: ReturnType<typeof newEventId>; recordedAt: string; hash: string } =>
-    ({ sessionId, seq: events.length + 1, eventId: newEventId(), recordedAt: '2026-01-01T00:00:00.000Z', hash: '' })
+  const base = (): {
+    sessionId: typeof sessionId
+    seq: number
+    eventId: ReturnType<typeof newEventId>
+    recordedAt: string
+    hash: string
+  } => ({ sessionId, seq: events.length + 1, eventId: newEventId(), recordedAt: '2026-01-01T00:00:00.000Z', hash: '' })
   for (const step of steps) {
     if (step.kind === 'append') {
-      for (const m of step.messages) events.push({ ...base(), type: 'message_appended', messageId: m.id, contentHash: 'x' as never, payload: m.payload, data: { createdAt: m.createdAt } })
+      for (const m of step.messages)
+        events.push({
+          ...base(),
+          type: 'message_appended',
+          messageId: m.id,
+          contentHash: 'x' as never,
+          payload: m.payload,
+          data: { createdAt: m.createdAt },
+        })
     } else if (step.kind === 'revise') {
-      events.push({ ...base(), type: 'message_revised', messageId: step.messageId, contentHash: step.hash as never, payload: step.payload, data: { createdAt: '2026-01-01T00:00:00.000Z', revision: step.revision } })
+      events.push({
+        ...base(),
+        type: 'message_revised',
+        messageId: step.messageId,
+        contentHash: step.hash as never,
+        payload: step.payload,
+        data: { createdAt: '2026-01-01T00:00:00.000Z', revision: step.revision },
+      })
     } else if (step.kind === 'rewind') {
-      events.push({ ...base(), type: 'messages_retracted', messageId: null, contentHash: null, payload: null, data: { ids: step.ids, target: { from: step.from } } })
+      events.push({
+        ...base(),
+        type: 'messages_retracted',
+        messageId: null,
+        contentHash: null,
+        payload: null,
+        data: { ids: step.ids, target: { from: step.from } },
+      })
     } else {
-      for (const m of step.summary) events.push({ ...base(), type: 'message_appended', messageId: m.id, contentHash: 'x' as never, payload: m.payload, data: { createdAt: m.createdAt, deferred: true } })
-      events.push({ ...base(), type: 'messages_compacted', messageId: null, contentHash: null, payload: null, data: { covered: step.covered.map((id) => ({ id, contentHash: '' })), summary: step.summary.map((m) => m.id) } })
+      for (const m of step.summary)
+        events.push({
+          ...base(),
+          type: 'message_appended',
+          messageId: m.id,
+          contentHash: 'x' as never,
+          payload: m.payload,
+          data: { createdAt: m.createdAt, deferred: true },
+        })
+      events.push({
+        ...base(),
+        type: 'messages_compacted',
+        messageId: null,
+        contentHash: null,
+        payload: null,
+        data: { covered: step.covered.map((id) => ({ id, contentHash: '' })), summary: step.summary.map((m) => m.id) },
+      })
     }
   }
   const state = foldSession(events)
@@ -55,24 +97,44 @@ describe('hermesRowMessage', () => {
     const warnings = new HermesWarnings()
     const calls = [{ id: 'call_01', type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }]
     // when
-    const [assistant, tool, parts] = rowsOf([
-      {
-        id: 7, role: 'assistant', content: '', tool_calls: JSON.stringify(calls), finish_reason: 'tool_calls', reasoning_content: 'think',
-        reasoning_details: '[{"type":"reasoning.text","text":"t"}]', token_count: 42, platform_message_id: 'tg:9', observed: 0, api_content: 'raw',
-      },
-      { id: 8, role: 'tool', content: '{"ok":true}', tool_call_id: 'call_01', tool_name: 'read_file' },
-      { id: 9, role: 'user', content: '\u0001json:[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:x"}}]' },
-    ], warnings)
+    const [assistant, tool, parts] = rowsOf(
+      [
+        {
+          id: 7,
+          role: 'assistant',
+          content: '',
+          tool_calls: JSON.stringify(calls),
+          finish_reason: 'tool_calls',
+          reasoning_content: 'think',
+          reasoning_details: '[{"type":"reasoning.text","text":"t"}]',
+          token_count: 42,
+          platform_message_id: 'tg:9',
+          observed: 0,
+          api_content: 'raw',
+        },
+        { id: 8, role: 'tool', content: '{"ok":true}', tool_call_id: 'call_01', tool_name: 'read_file' },
+        { id: 9, role: 'user', content: '\u0001json:[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:x"}}]' },
+      ],
+      warnings,
+    )
 
     // then
     expect(assistant?.message.id).toBe(idOf(7))
     expect(assistant?.message.externalId).toBe(`hermes:${SID}:7`)
     expect(assistant?.message.payload).toEqual({
-      role: 'assistant', content: '', tool_calls: calls, finish_reason: 'tool_calls', reasoning_content: 'think',
-      reasoning_details: [{ type: 'reasoning.text', text: 't' }], hermes: { token_count: 42, platform_message_id: 'tg:9', api_content: 'raw' },
+      role: 'assistant',
+      content: '',
+      tool_calls: calls,
+      finish_reason: 'tool_calls',
+      reasoning_content: 'think',
+      reasoning_details: [{ type: 'reasoning.text', text: 't' }],
+      hermes: { token_count: 42, platform_message_id: 'tg:9', api_content: 'raw' },
     })
     expect(tool?.message.payload).toEqual({ role: 'tool', content: '{"ok":true}', tool_call_id: 'call_01', name: 'read_file' })
-    expect(parts?.message.payload.content).toEqual([{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:x' } }])
+    expect(parts?.message.payload.content).toEqual([
+      { type: 'text', text: 'look' },
+      { type: 'image_url', image_url: { url: 'data:x' } },
+    ])
     expect(warnings.toArray()).toEqual([])
   })
 
@@ -80,16 +142,23 @@ describe('hermesRowMessage', () => {
     // given
     const warnings = new HermesWarnings()
     // when
-    const built = rowsOf([
-      { id: 1, role: 'session_meta', content: '{}' },
-      { id: 2, role: 'assistant', content: 'x', tool_calls: '[{"function":{"name":"f","arguments":"{}"}}]' },
-      { id: 3, role: 'tool', content: null },
-      { id: 4, role: 'user', content: 'late', timestamp: null },
-    ], warnings)
+    const built = rowsOf(
+      [
+        { id: 1, role: 'session_meta', content: '{}' },
+        { id: 2, role: 'assistant', content: 'x', tool_calls: '[{"function":{"name":"f","arguments":"{}"}}]' },
+        { id: 3, role: 'tool', content: null },
+        { id: 4, role: 'user', content: 'late', timestamp: null },
+      ],
+      warnings,
+    )
 
     // then
     expect(built.map((r) => r.rowId)).toEqual([2, 3, 4])
-    expect(built[0]?.message.payload).toEqual({ role: 'assistant', content: 'x', hermes: { tool_calls: '[{"function":{"name":"f","arguments":"{}"}}]' } })
+    expect(built[0]?.message.payload).toEqual({
+      role: 'assistant',
+      content: 'x',
+      hermes: { tool_calls: '[{"function":{"name":"f","arguments":"{}"}}]' },
+    })
     expect(built[1]?.message.payload).toEqual({ role: 'tool', content: '', tool_call_id: 'hermes:missing:3' })
     expect(built[2]?.message.createdAt).toBe('1970-01-01T00:00:00.000000Z')
     expect(warnings.toArray().map((w) => [w.code, w.rowIds])).toEqual([

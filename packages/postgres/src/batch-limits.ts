@@ -18,7 +18,10 @@ export const MAX_BATCH_BYTES_CEILING = 256 * 1024 * 1024
 export function checkMaxBatchBytes(value: unknown): number {
   if (value === undefined) return DEFAULT_MAX_BATCH_BYTES
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_BATCH_BYTES_CEILING) {
-    throw new TurnlogError('INVALID_INPUT', `maxBatchBytes must be an integer from 1 to ${MAX_BATCH_BYTES_CEILING}, got ${typeof value === 'number' ? String(value) : typeof value}`)
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      `maxBatchBytes must be an integer from 1 to ${MAX_BATCH_BYTES_CEILING}, got ${typeof value === 'number' ? String(value) : typeof value}`,
+    )
   }
   return value
 }

@@ -74,7 +74,11 @@ export function checkExpectedVersion(options: WriteOptions | undefined): number 
  */
 export function checkCallOptions<T>(value: T, what: string): T {
   if (value !== undefined && (typeof value !== 'object' || value === null || guardInput(what, () => Array.isArray(value)))) {
-    throw new TurnlogError('INVALID_INPUT', `${what} must be an object, got ${value === null ? 'null' : guardInput(what, () => Array.isArray(value)) ? 'an array' : typeof value}`, { details: { field: what } })
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      `${what} must be an object, got ${value === null ? 'null' : guardInput(what, () => Array.isArray(value)) ? 'an array' : typeof value}`,
+      { details: { field: what } },
+    )
   }
   return value === undefined ? value : copyOf(value as T & object, what)
 }

@@ -38,7 +38,8 @@ export function ensureDataDir(dataDir: string): 'created' | 'exists' {
     throw invalid(dataDir, `cannot be read (${(error as Error).message})`, 'check the path and its permissions', error)
   }
   if (stats !== undefined) {
-    if (!stats.isDirectory()) throw invalid(dataDir, 'is not a directory', 'point dataDir at a directory (an empty or new one starts a new database)')
+    if (!stats.isDirectory())
+      throw invalid(dataDir, 'is not a directory', 'point dataDir at a directory (an empty or new one starts a new database)')
     return 'exists'
   }
   try {
@@ -87,11 +88,16 @@ function check(dataDir: string): 'empty' | 'database' {
     throw invalid(dataDir, `has an unreadable PG_VERSION (${(error as Error).message})`, RESTORE, error)
   }
   // a major version other than PGlite's own fails when PGlite starts (wrapped below, with its reason)
-  if (!/^\d{1,3}$/.test(version)) throw invalid(dataDir, `is damaged: PG_VERSION holds ${JSON.stringify(version.slice(0, 20))}, not a version number`, RESTORE)
+  if (!/^\d{1,3}$/.test(version))
+    throw invalid(dataDir, `is damaged: PG_VERSION holds ${JSON.stringify(version.slice(0, 20))}, not a version number`, RESTORE)
   const control = statOrUndefined(join(dataDir, 'global', 'pg_control'))
   if (control === undefined || !control.isFile()) throw invalid(dataDir, 'is damaged: global/pg_control is missing', RESTORE)
   if (control.size !== PG_CONTROL_SIZE) {
-    throw invalid(dataDir, `is damaged: global/pg_control is ${control.size} bytes, not ${PG_CONTROL_SIZE} (truncated or overwritten)`, RESTORE)
+    throw invalid(
+      dataDir,
+      `is damaged: global/pg_control is ${control.size} bytes, not ${PG_CONTROL_SIZE} (truncated or overwritten)`,
+      RESTORE,
+    )
   }
   for (const dir of ['pg_wal', 'base']) {
     const s = statOrUndefined(join(dataDir, dir))
@@ -102,6 +108,12 @@ function check(dataDir: string): 'empty' | 'database' {
 
 /** Wraps a failure of PGlite to start on `dataDir` (it passed the cheap checks) as `DATA_DIR_INVALID`. */
 export function pgliteStartFailed(dataDir: string, error: unknown): TurnlogError {
-  const message = error instanceof Error ? error.message : typeof error === 'object' && error !== null ? JSON.stringify(error) : String(error)
-  return invalid(dataDir, `could not be opened by PGlite (${message.slice(0, 300)}); it is damaged or was written by another program`, RESTORE, error)
+  const message =
+    error instanceof Error ? error.message : typeof error === 'object' && error !== null ? JSON.stringify(error) : String(error)
+  return invalid(
+    dataDir,
+    `could not be opened by PGlite (${message.slice(0, 300)}); it is damaged or was written by another program`,
+    RESTORE,
+    error,
+  )
 }

@@ -42,7 +42,9 @@ export interface DataDirLock {
   release(): void
 }
 
-type LockRecord = ({ readonly state: 'held'; readonly nonce: string } & DataDirLockHolder) | { readonly state: 'free'; readonly pid: number; readonly at: string }
+type LockRecord =
+  | ({ readonly state: 'held'; readonly nonce: string } & DataDirLockHolder)
+  | { readonly state: 'free'; readonly pid: number; readonly at: string }
 
 /** What the current lock file says. */
 type Reading =
@@ -98,7 +100,8 @@ function parseRecord(text: string): LockRecord | undefined {
   if (!text.endsWith('\n')) return undefined
   try {
     const r = JSON.parse(text) as Record<string, unknown>
-    if (r['state'] === 'free' && typeof r['pid'] === 'number' && typeof r['at'] === 'string') return { state: 'free', pid: r['pid'], at: r['at'] }
+    if (r['state'] === 'free' && typeof r['pid'] === 'number' && typeof r['at'] === 'string')
+      return { state: 'free', pid: r['pid'], at: r['at'] }
     if (
       r['state'] === 'held' &&
       typeof r['pid'] === 'number' &&
@@ -201,7 +204,8 @@ function cleanUp(dataDir: string, below: number): void {
   for (const name of temps) {
     const [pidText, host] = name.slice(DATA_DIR_LOCK_PREFIX.length + TEMP_MARK.length).split('-')
     const pid = Number(pidText)
-    if (host === HOST_TAG && Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !pidAlive(pid)) removeQuietly(join(dataDir, name))
+    if (host === HOST_TAG && Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !pidAlive(pid))
+      removeQuietly(join(dataDir, name))
   }
 }
 
@@ -283,7 +287,8 @@ function acquire(dataDir: string): DataDirLock {
         released = true
         try {
           // the next generation, free; nobody else can create it while this process holds the lock
-          if (createGeneration(dataDir, generation + 1, { state: 'free', pid: process.pid, at: new Date().toISOString() })) cleanUp(dataDir, generation + 1)
+          if (createGeneration(dataDir, generation + 1, { state: 'free', pid: process.pid, at: new Date().toISOString() }))
+            cleanUp(dataDir, generation + 1)
         } catch {
           // the directory is gone or unwritable: with it gone there is nothing left to lock; otherwise
           // the record names this process, which is stale as soon as it exits
@@ -291,7 +296,11 @@ function acquire(dataDir: string): DataDirLock {
       },
     }
   }
-  throw new TurnlogError('DATA_DIR_LOCKED', `could not lock the embedded database ${dataDir}: the lock changed hands 1000 times while this process tried`, {
-    details: { dataDir, holder: null },
-  })
+  throw new TurnlogError(
+    'DATA_DIR_LOCKED',
+    `could not lock the embedded database ${dataDir}: the lock changed hands 1000 times while this process tried`,
+    {
+      details: { dataDir, holder: null },
+    },
+  )
 }

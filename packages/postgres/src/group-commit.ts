@@ -92,7 +92,7 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
     const sessions = new Set<string>()
     const { weight, maxWeight = Number.POSITIVE_INFINITY } = this.#options
     let total = 0
-    for (let i = 0; i < this.#queue.length && group.length < this.#options.maxBatches; ) {
+    for (let i = 0; i < this.#queue.length && group.length < this.#options.maxBatches;) {
       const p = this.#queue[i] as Pending<T, R>
       const session = p.item.sessionId
       const w = weight === undefined ? 0 : weight(p.item)

@@ -5,7 +5,15 @@
  * @packageDocumentation
  */
 export { parseOpenStoreConfig } from './open-store-config.js'
-export { openStore, type OpenStoreConfig, type OpenStoreCommonConfig, type ConnectionStringConfig, type PoolConfigInput, type KyselyConfig, type EmbeddedConfig } from './open-store.js'
+export {
+  openStore,
+  type OpenStoreConfig,
+  type OpenStoreCommonConfig,
+  type ConnectionStringConfig,
+  type PoolConfigInput,
+  type KyselyConfig,
+  type EmbeddedConfig,
+} from './open-store.js'
 export type { DataDirLockHolder } from './data-dir-lock.js'
 export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type GroupCommitSettings } from './postgres-store.js'
 export type { FindSessionIdsOptions } from './lookups/find-session-ids.js'
@@ -29,9 +37,23 @@ export {
   type SubscribedEvent,
   type SubscriptionFilter,
 } from './subscriptions/read-committed-events.js'
-export { oldestOpenTransaction, type OpenTransactionInfo, type OldestOpenTransactionOptions } from './subscriptions/oldest-open-transaction.js'
-export { rebaseSubscription, type RebaseTarget, type RebaseResult, type SubscriptionAdminStore } from './subscriptions/rebase-subscription.js'
-export { rebaseAfterRestore, REBASED_TX_ID, type RebaseAfterRestoreOptions, type RebaseAfterRestoreResult } from './subscriptions/rebase-after-restore.js'
+export {
+  oldestOpenTransaction,
+  type OpenTransactionInfo,
+  type OldestOpenTransactionOptions,
+} from './subscriptions/oldest-open-transaction.js'
+export {
+  rebaseSubscription,
+  type RebaseTarget,
+  type RebaseResult,
+  type SubscriptionAdminStore,
+} from './subscriptions/rebase-subscription.js'
+export {
+  rebaseAfterRestore,
+  REBASED_TX_ID,
+  type RebaseAfterRestoreOptions,
+  type RebaseAfterRestoreResult,
+} from './subscriptions/rebase-after-restore.js'
 export { listSubscriptions, type SubscriptionInfo } from './subscriptions/list-subscriptions.js'
 export { dropSubscription } from './subscriptions/drop-subscription.js'
 export {

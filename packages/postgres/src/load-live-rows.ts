@@ -8,7 +8,13 @@ export interface LiveMessageRow {
   readonly partial: boolean | null
   /** Hex SHA-256 of the canonical payload. */
   readonly content_hash: string
-  readonly data: { readonly createdAt: string; readonly externalId?: string; readonly externalScope?: string; readonly format?: string; readonly meta?: unknown }
+  readonly data: {
+    readonly createdAt: string
+    readonly externalId?: string
+    readonly externalScope?: string
+    readonly format?: string
+    readonly meta?: unknown
+  }
   readonly payload: unknown
 }
 

@@ -3,7 +3,13 @@ import { CUSTOM_SQLSTATES, customSqlState } from './custom-sqlstates.js'
 
 /** SQLSTATEs after which the same call may succeed: connection loss, serialization, deadlock, shutdown. */
 const TRANSIENT_SQLSTATES = new Set([
-  '08000', '08001', '08003', '08004', '08006', '08007', '08P01', // connection exceptions
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '08007',
+  '08P01', // connection exceptions
   '40001', // serialization_failure
   '40P01', // deadlock_detected
   '55P03', // lock_not_available
@@ -105,13 +111,20 @@ function mapReadable(error: unknown): TurnlogError {
       const constraint = constraintOf(error)
       // a session id is global (another tenant's session hides behind row level security): taken is taken
       if (constraint === 'sessions_pkey') {
-        return new TurnlogError('SESSION_EXISTS', `a session with this id already exists: ${message}`, { details: { ...details, constraint }, cause: error })
-      }
-      if (constraint === 'message_ids_pkey') {
-        return new TurnlogError('DB_TRANSIENT', `a concurrent writer stored the same message id; retry (it is then a duplicate or a conflict): ${message}`, {
+        return new TurnlogError('SESSION_EXISTS', `a session with this id already exists: ${message}`, {
           details: { ...details, constraint },
           cause: error,
         })
+      }
+      if (constraint === 'message_ids_pkey') {
+        return new TurnlogError(
+          'DB_TRANSIENT',
+          `a concurrent writer stored the same message id; retry (it is then a duplicate or a conflict): ${message}`,
+          {
+            details: { ...details, constraint },
+            cause: error,
+          },
+        )
       }
       break
     }
@@ -135,7 +148,11 @@ function mapReadable(error: unknown): TurnlogError {
     // node-postgres' client-side `query_timeout`: the client stopped waiting, the server may still run
     // (and commit) the statement, so the outcome is unknown, as after a lost connection
     if (message === 'Query read timeout') {
-      return new TurnlogError('DB_TIMEOUT', `no answer from the database in time (query_timeout); the statement may still complete: ${message}`, { cause: error })
+      return new TurnlogError(
+        'DB_TIMEOUT',
+        `no answer from the database in time (query_timeout); the statement may still complete: ${message}`,
+        { cause: error },
+      )
     }
     if (TRANSIENT_MESSAGES.some((m) => message.includes(m))) {
       return new TurnlogError('DB_TRANSIENT', `connection failure: ${message}`, { cause: error })

@@ -60,8 +60,10 @@ function rolesStep(error: unknown): { readonly missing: readonly string[]; reado
 /** The hint of a failed run: the roles step's own, else one about the SQLSTATE. */
 function hintFor(state: string | undefined, roles: ReturnType<typeof rolesStep>): string {
   if (roles !== undefined) {
-    return 'The roles step failed: creating cluster roles needs CREATEROLE. Have a DBA run the SQL printed by `turnlog migrate --roles-sql` ' +
+    return (
+      'The roles step failed: creating cluster roles needs CREATEROLE. Have a DBA run the SQL printed by `turnlog migrate --roles-sql` ' +
       '(rolesSql() in @turnlog/postgres) once, as a superuser or a CREATEROLE role, then migrate again.'
+    )
   }
   if (state === '42501') {
     return 'The migrating role lacks a privilege (see the cause): migrate as the owner of the database and a member of turnlog_owner (docs/operations.md).'
@@ -81,7 +83,8 @@ export function migrationFailed(error: unknown, results: readonly MigrationResul
   const cause = error instanceof Error ? error.message : String(error)
   const statuses = (results ?? []).map((r) => ({ name: r.migrationName, status: r.status === 'Success' ? 'RolledBack' : r.status }))
   const rolledBack = statuses.filter((r) => r.status === 'RolledBack').map((r) => r.name)
-  const message = `turnlog migration ${failed ?? '(before any migration)'} failed${state === undefined ? '' : ` (SQLSTATE ${state})`}: ${cause}; ` +
+  const message =
+    `turnlog migration ${failed ?? '(before any migration)'} failed${state === undefined ? '' : ` (SQLSTATE ${state})`}: ${cause}; ` +
     `nothing was applied${rolledBack.length === 0 ? '' : ` (rolled back with it: ${rolledBack.join(', ')})`}, the schema stays at its previous version`
   return new TurnlogError('MIGRATION_FAILED', message, {
     details: {
@@ -138,14 +141,25 @@ async function rolesStepRefusal(db: Kysely<unknown>): Promise<(Error & { code: s
     return undefined
   }
   if (facts === undefined) return undefined
-  const missing = Array.isArray(facts.missing) ? facts.missing : String(facts.missing).replace(/^\{|\}$/g, '').split(',').filter((m) => m !== '')
+  const missing = Array.isArray(facts.missing)
+    ? facts.missing
+    : String(facts.missing)
+        .replace(/^\{|\}$/g, '')
+        .split(',')
+        .filter((m) => m !== '')
   const refusal = (message: string, detail: Record<string, unknown>): Error & { code: string; detail: string } =>
     Object.assign(new Error(message), { code: '42501', detail: JSON.stringify({ step: 'roles', ...detail, role: facts?.role ?? null }) })
   if (missing.length > 0 && !facts.can_create) {
-    return refusal(`turnlog roles step: the cluster roles ${missing.join(', ')} do not exist, and role ${facts.role} may not create them (CREATE ROLE needs CREATEROLE)`, { missing })
+    return refusal(
+      `turnlog roles step: the cluster roles ${missing.join(', ')} do not exist, and role ${facts.role} may not create them (CREATE ROLE needs CREATEROLE)`,
+      { missing },
+    )
   }
   if (missing.length === 0 && facts.member === false && !facts.can_grant) {
-    return refusal(`turnlog roles step: role ${facts.role} is not a member of turnlog_owner and may not grant it to itself`, { missing: [], needs: 'grant turnlog_owner' })
+    return refusal(`turnlog roles step: role ${facts.role} is not a member of turnlog_owner and may not grant it to itself`, {
+      missing: [],
+      needs: 'grant turnlog_owner',
+    })
   }
   return undefined
 }
@@ -199,11 +213,14 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<MigrateResul
   if (existed === false) {
     const refused = await rolesStepRefusal(db)
     if (refused !== undefined) {
-      throw migrationFailed(refused, Object.keys(MIGRATIONS).map((name) => ({
-        migrationName: name,
-        direction: 'Up' as const,
-        status: name === ROLES_MIGRATION ? ('Error' as const) : ('NotExecuted' as const),
-      })))
+      throw migrationFailed(
+        refused,
+        Object.keys(MIGRATIONS).map((name) => ({
+          migrationName: name,
+          direction: 'Up' as const,
+          status: name === ROLES_MIGRATION ? ('Error' as const) : ('NotExecuted' as const),
+        })),
+      )
     }
   }
   const { error, results } = await migrator.migrateToLatest()

@@ -12,7 +12,11 @@ const withMethods = (what: string, ...methods: string[]): z.ZodType<object> =>
   )
 
 const plainObject = z.custom<Record<string, unknown>>(
-  (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && [Object.prototype, null].includes(Object.getPrototypeOf(v) as object | null),
+  (v) =>
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    [Object.prototype, null].includes(Object.getPrototypeOf(v) as object | null),
   { message: 'must be a plain object' },
 )
 
@@ -20,15 +24,21 @@ const plainObject = z.custom<Record<string, unknown>>(
 const common = {
   maxMessageBytes: positiveInt.optional(),
   knownSessions: positiveInt.optional(),
-  groupCommit: z.union([z.boolean(), plainObject.pipe(z.strictObject({ maxBatches: positiveInt.optional(), maxInFlight: positiveInt.optional() }))]).optional(),
+  groupCommit: z
+    .union([z.boolean(), plainObject.pipe(z.strictObject({ maxBatches: positiveInt.optional(), maxInFlight: positiveInt.optional() }))])
+    .optional(),
   migrate: z.boolean().optional(),
-  telemetry: z.union([
-    z.literal(false),
-    plainObject.pipe(z.strictObject({
-      tracer: withMethods('an OpenTelemetry Tracer', 'startSpan').optional(),
-      meter: withMethods('an OpenTelemetry Meter', 'createHistogram', 'createCounter').optional(),
-    })),
-  ]).optional(),
+  telemetry: z
+    .union([
+      z.literal(false),
+      plainObject.pipe(
+        z.strictObject({
+          tracer: withMethods('an OpenTelemetry Tracer', 'startSpan').optional(),
+          meter: withMethods('an OpenTelemetry Meter', 'createHistogram', 'createCounter').optional(),
+        }),
+      ),
+    ])
+    .optional(),
 }
 
 // eslint-disable-next-line no-control-regex
@@ -38,13 +48,20 @@ const schemas = {
   embedded: z.looseObject({
     ...common,
     embedded: z.literal(true),
-    dataDir: z.string().min(1).refine((d) => !NUL.test(d), { message: 'must not contain NUL' }).optional(),
+    dataDir: z
+      .string()
+      .min(1)
+      .refine((d) => !NUL.test(d), { message: 'must not contain NUL' })
+      .optional(),
     onLockTakenOver: z.custom<unknown>((v) => typeof v === 'function', { message: 'must be a function' }).optional(),
   }),
   kysely: z.looseObject({ ...common, kysely: withMethods('a Kysely instance', 'executeQuery', 'transaction', 'destroy') }),
   connectionString: z.looseObject({
     ...common,
-    connectionString: z.string().min(1).refine((s) => !NUL.test(s), { message: 'must not contain NUL' }),
+    connectionString: z
+      .string()
+      .min(1)
+      .refine((s) => !NUL.test(s), { message: 'must not contain NUL' }),
     pool: plainObject.optional(),
     directConnection: z.boolean().optional(),
   }),
@@ -57,7 +74,8 @@ const schemas = {
  * `INVALID_INPUT` naming the field. Returns a shallow copy.
  */
 export function parseStoreInit<T>(init: T): T {
-  if (typeof init !== 'object' || init === null) throw new TurnlogError('INVALID_INPUT', 'a PostgresStore needs its init object (use openStore)', { details: { field: 'init' } })
+  if (typeof init !== 'object' || init === null)
+    throw new TurnlogError('INVALID_INPUT', 'a PostgresStore needs its init object (use openStore)', { details: { field: 'init' } })
   return parseFields(StoreInitSchema.shape, init, 'init') as T
 }
 
@@ -92,7 +110,9 @@ export function parseOpenStoreConfig<T>(config: T): T {
   const has = (key: string): boolean => guardInput('config', () => key in config)
   const kind = (['embedded', 'kysely', 'connectionString', 'pool'] as const).find((k) => has(k))
   if (kind === undefined) {
-    throw new TurnlogError('INVALID_INPUT', 'openStore needs one of { connectionString }, { pool }, { kysely } or { embedded: true }', { details: { field: 'config' } })
+    throw new TurnlogError('INVALID_INPUT', 'openStore needs one of { connectionString }, { pool }, { kysely } or { embedded: true }', {
+      details: { field: 'config' },
+    })
   }
   return parseFields(schemas[kind].shape, config, 'config') as T
 }

@@ -9,7 +9,11 @@ import { parseOpenStoreConfig } from './open-store-config.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import { loadOpenTelemetry } from './telemetry/load-open-telemetry.js'
 import { PostgresStore, type PostgresStoreSettings } from './postgres-store.js'
-import { dedicatedConnectionFromConfig, dedicatedConnectionFromPool, type DedicatedConnectionFactory } from './subscriptions/dedicated-connection.js'
+import {
+  dedicatedConnectionFromConfig,
+  dedicatedConnectionFromPool,
+  type DedicatedConnectionFactory,
+} from './subscriptions/dedicated-connection.js'
 
 /** Options every way of opening a store accepts. */
 export interface OpenStoreCommonConfig extends PostgresStoreSettings {
@@ -61,7 +65,9 @@ export interface EmbeddedConfig extends OpenStoreCommonConfig {
 /** What {@link openStore} accepts: exactly one way to reach the database. */
 export type OpenStoreConfig = ConnectionStringConfig | PoolConfigInput | KyselyConfig | EmbeddedConfig
 
-async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; flavor: 'postgres' | 'pglite'; close: () => Promise<void>; ownPool?: Pool }> {
+async function connect(
+  config: OpenStoreConfig,
+): Promise<{ db: Kysely<unknown>; flavor: 'postgres' | 'pglite'; close: () => Promise<void>; ownPool?: Pool }> {
   if ('embedded' in config) {
     const { PGlite } = await import('@electric-sql/pglite')
     if (config.dataDir === undefined) {
@@ -99,7 +105,11 @@ async function connect(config: OpenStoreConfig): Promise<{ db: Kysely<unknown>; 
     // (7-9 ms instead of 0.5 ms); the functions set the same, and the prepared load needs it (see load)
     const direct = config.directConnection === true
     const options = direct
-      ? { options: [config.pool?.options, '-c jit=off -c max_parallel_workers_per_gather=0'].filter((o) => o !== undefined && o !== '').join(' ') }
+      ? {
+          options: [config.pool?.options, '-c jit=off -c max_parallel_workers_per_gather=0']
+            .filter((o) => o !== undefined && o !== '')
+            .join(' '),
+        }
       : {}
     const pool = new pg.default.Pool({ max: 10, ...config.pool, ...options, connectionString: config.connectionString })
     // an idle client's error (server restart) must not crash the process; the next query reports it
@@ -203,6 +213,7 @@ async function migrateWithRetry(db: Kysely<unknown>): Promise<void> {
 /** Where a subscription consumer gets its own session: new clients from the same settings, or the caller's pool. */
 function subscriptionConnection(config: OpenStoreConfig): { dedicatedConnection?: DedicatedConnectionFactory } {
   if ('embedded' in config || 'kysely' in config) return {}
-  if ('connectionString' in config) return { dedicatedConnection: dedicatedConnectionFromConfig({ ...config.pool, connectionString: config.connectionString }) }
+  if ('connectionString' in config)
+    return { dedicatedConnection: dedicatedConnectionFromConfig({ ...config.pool, connectionString: config.connectionString }) }
   return { dedicatedConnection: dedicatedConnectionFromPool(config.pool) }
 }

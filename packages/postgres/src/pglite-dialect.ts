@@ -36,7 +36,12 @@ export class PGliteDialect implements Dialect {
 
   /** Throws `INVALID_INPUT` unless `config.pglite` is a PGlite instance (by shape) and `closeOnDestroy` a boolean. */
   constructor(config: PGliteDialectConfig) {
-    checkMethods(guardInput('config', () => (typeof config === 'object' && config !== null ? config.pglite : undefined)), 'config.pglite', 'a PGlite instance', ['query', 'exec', 'close'])
+    checkMethods(
+      guardInput('config', () => (typeof config === 'object' && config !== null ? config.pglite : undefined)),
+      'config.pglite',
+      'a PGlite instance',
+      ['query', 'exec', 'close'],
+    )
     const closeOnDestroy = guardInput('config', () => config.closeOnDestroy)
     if (closeOnDestroy !== undefined && typeof closeOnDestroy !== 'boolean') {
       throw new TurnlogError('INVALID_INPUT', 'config.closeOnDestroy must be a boolean', { details: { field: 'config.closeOnDestroy' } })
@@ -140,6 +145,8 @@ class PGliteConnection implements DatabaseConnection {
 
   // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new TurnlogError('INVALID_INPUT', 'PGlite does not support streaming queries; page with keyset queries instead', { details: { operation: 'stream' } })
+    throw new TurnlogError('INVALID_INPUT', 'PGlite does not support streaming queries; page with keyset queries instead', {
+      details: { operation: 'stream' },
+    })
   }
 }

@@ -252,7 +252,10 @@ export class PostgresStore implements SessionStore {
    * `importEvents` of `@turnlog/audit`): see {@link SessionStore.importSessions}. On a store bound to a
    * transaction, one session per batch, in that transaction.
    */
-  async importSessions(sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>, options: ImportSessionsOptions = {}): Promise<ImportSessionsResult> {
+  async importSessions(
+    sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>,
+    options: ImportSessionsOptions = {},
+  ): Promise<ImportSessionsResult> {
     return this.#admin.importSessions(sessions, options)
   }
 

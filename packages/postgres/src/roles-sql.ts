@@ -29,7 +29,9 @@ export function rolesSql(options: RolesSqlOptions = {}): string {
   if (migrator !== undefined && (typeof migrator !== 'string' || migrator === '' || migrator.length > 63 || migrator.includes('\u0000'))) {
     throw new TurnlogError('INVALID_INPUT', 'migrator must be a role name (1-63 characters, no NUL)')
   }
-  const create = TURNLOG_ROLES.map((r) => `  if not exists (select 1 from pg_catalog.pg_roles where rolname = '${r}') then\n    create role ${r} nologin;\n  end if;`).join('\n')
+  const create = TURNLOG_ROLES.map(
+    (r) => `  if not exists (select 1 from pg_catalog.pg_roles where rolname = '${r}') then\n    create role ${r} nologin;\n  end if;`,
+  ).join('\n')
   const lines = [
     '-- turnlog: the cluster roles, once per cluster, as a superuser or a role with CREATEROLE (docs/operations.md)',
     'do $turnlog_roles$',

@@ -8,8 +8,14 @@ import { mapDatabaseError } from './map-database-error.js'
  * in it. What `work` throws is rethrown as it is (the transaction rolls back); a failure of the
  * transaction itself (begin, commit) is mapped to a turnlog error.
  */
-export async function runAtomically<S, T>(db: Kysely<unknown>, current: S, bind: (trx: Transaction<unknown>) => S, work: (store: S) => Promise<T>): Promise<T> {
-  if (typeof work !== 'function') throw new TurnlogError('INVALID_INPUT', 'atomically needs a function (store => Promise)', { details: { field: 'work' } })
+export async function runAtomically<S, T>(
+  db: Kysely<unknown>,
+  current: S,
+  bind: (trx: Transaction<unknown>) => S,
+  work: (store: S) => Promise<T>,
+): Promise<T> {
+  if (typeof work !== 'function')
+    throw new TurnlogError('INVALID_INPUT', 'atomically needs a function (store => Promise)', { details: { field: 'work' } })
   if (db.isTransaction) return await work(current)
   const failed: { error?: unknown } = {}
   try {

@@ -41,7 +41,8 @@ export function checkSafeJson(value: JsonValue, what: string): JsonValue {
         for (const item of v as readonly JsonValue[]) stack.push(item)
       } else if (v !== null && typeof v === 'object') {
         for (const [k, item] of Object.entries(v)) {
-          if (UNSAFE.test(k)) throw new TurnlogError('INVALID_INPUT', `${what} has a key with NUL or a lone surrogate`, { details: { what } })
+          if (UNSAFE.test(k))
+            throw new TurnlogError('INVALID_INPUT', `${what} has a key with NUL or a lone surrogate`, { details: { what } })
           stack.push(item as JsonValue)
         }
       }

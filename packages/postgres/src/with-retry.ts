@@ -7,7 +7,9 @@ const RetryOptionsSchema = z.object({
   attempts: z.number().int().positive().max(1000).optional(),
   baseDelayMs: z.number().finite().nonnegative().optional(),
   maxDelayMs: z.number().finite().nonnegative().optional(),
-  onRetry: z.custom<(error: unknown, attempt: number) => void>((v) => typeof v === 'function', { message: 'must be a function' }).optional(),
+  onRetry: z
+    .custom<(error: unknown, attempt: number) => void>((v) => typeof v === 'function', { message: 'must be a function' })
+    .optional(),
 })
 
 /** Retry policy for {@link withRetry}. */

@@ -77,9 +77,29 @@ const INPUT_CODES: readonly ErrorCode[] = [
  * `withTransaction` is called as `withTransaction(trx).append(session, messages, options)`.
  */
 type Method =
-  | 'createSession' | 'getSession' | 'append' | 'flush' | 'load' | 'events' | 'sessions' | 'rewind' | 'compact'
-  | 'revise' | 'finalize' | 'fork' | 'rebuild' | 'transcript' | 'state' | 'conflicts' | 'redact'
-  | 'oldestOpenTransaction' | 'withTransaction' | 'importSessions' | 'atomically' | 'findSessionIds' | 'countConflicts'
+  | 'createSession'
+  | 'getSession'
+  | 'append'
+  | 'flush'
+  | 'load'
+  | 'events'
+  | 'sessions'
+  | 'rewind'
+  | 'compact'
+  | 'revise'
+  | 'finalize'
+  | 'fork'
+  | 'rebuild'
+  | 'transcript'
+  | 'state'
+  | 'conflicts'
+  | 'redact'
+  | 'oldestOpenTransaction'
+  | 'withTransaction'
+  | 'importSessions'
+  | 'atomically'
+  | 'findSessionIds'
+  | 'countConflicts'
 
 /** What a generated call can refer to: resolved against the database right before the call. */
 interface Ctx {
@@ -159,9 +179,34 @@ const sparse: unknown[] = []
 sparse[1] = 1
 
 const exoticArb: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
-  NaN, Infinity, -Infinity, -0, 2 ** 53 + 1, -1, 1.5, 1e308, Number.MIN_VALUE, true, false, null, undefined,
-  10n, Symbol('s'), () => 'fn', new Date(NaN), new Date(0), /re/g, new Map([['a', 1]]), new Set([1]),
-  new Uint8Array(3), new Error('boom'), Object.create(null) as unknown, sparse, new Foo(), Object('boxed'), Object(1),
+  NaN,
+  Infinity,
+  -Infinity,
+  -0,
+  2 ** 53 + 1,
+  -1,
+  1.5,
+  1e308,
+  Number.MIN_VALUE,
+  true,
+  false,
+  null,
+  undefined,
+  10n,
+  Symbol('s'),
+  () => 'fn',
+  new Date(NaN),
+  new Date(0),
+  /re/g,
+  new Map([['a', 1]]),
+  new Set([1]),
+  new Uint8Array(3),
+  new Error('boom'),
+  Object.create(null) as unknown,
+  sparse,
+  new Foo(),
+  Object('boxed'),
+  Object(1),
 )
 
 /** Nesting far beyond the 64 levels a payload may have. */
@@ -232,7 +277,14 @@ const payloadLikeArb = fc.record(
     content: fc.oneof(weirdStringArb, sqlArb, garbageArb),
     tool_calls: fc.oneof(
       garbageArb,
-      fc.array(fc.record({ id: fc.oneof(toolCallIdArb, garbageArb), type: fc.constant('function'), function: fc.oneof(fc.record({ name: fc.string(), arguments: fc.oneof(fc.string(), garbageArb) }), garbageArb) }), { maxLength: 2 }),
+      fc.array(
+        fc.record({
+          id: fc.oneof(toolCallIdArb, garbageArb),
+          type: fc.constant('function'),
+          function: fc.oneof(fc.record({ name: fc.string(), arguments: fc.oneof(fc.string(), garbageArb) }), garbageArb),
+        }),
+        { maxLength: 2 },
+      ),
     ),
     tool_call_id: fc.oneof(toolCallIdArb, garbageArb),
     name: fc.oneof(weirdStringArb, garbageArb),
@@ -250,18 +302,17 @@ const payloadArg: fc.Arbitrary<Build> = fc.oneof(
   { weight: 1, arbitrary: lit(garbageArb) },
 )
 
-const messageLikeArb = fc
-  .record(
-    {
-      id: fc.oneof(fc.uuid(), invalidIdArb, garbageArb),
-      payload: payloadArg.map((b) => b({} as Ctx)),
-      createdAt: fc.oneof(createdAtArb, garbageArb),
-      ephemeral: fc.oneof(fc.boolean(), garbageArb),
-      status: fc.oneof(fc.constant('partial'), garbageArb),
-      externalId: fc.oneof(weirdStringArb, garbageArb),
-    },
-    { requiredKeys: [] },
-  )
+const messageLikeArb = fc.record(
+  {
+    id: fc.oneof(fc.uuid(), invalidIdArb, garbageArb),
+    payload: payloadArg.map((b) => b({} as Ctx)),
+    createdAt: fc.oneof(createdAtArb, garbageArb),
+    ephemeral: fc.oneof(fc.boolean(), garbageArb),
+    status: fc.oneof(fc.constant('partial'), garbageArb),
+    externalId: fc.oneof(weirdStringArb, garbageArb),
+  },
+  { requiredKeys: [] },
+)
 
 const messageArg: fc.Arbitrary<Build> = fc.oneof(
   { weight: 4, arbitrary: lit(messageArb) },
@@ -269,14 +320,22 @@ const messageArg: fc.Arbitrary<Build> = fc.oneof(
   { weight: 1, arbitrary: fc.nat(5).map((i) => build(`<copy of live[${i}]>`, (c) => ({ ...(c.live[i % c.live.length] as Message) }))) },
   {
     weight: 1,
-    arbitrary: fc.nat(5).map((i) => build(`<live[${i}].id with other content>`, (c) => createMessage({ role: 'user', content: `changed ${randomUUID()}` }, { id: (c.live[i % c.live.length] as Message).id }))),
+    arbitrary: fc
+      .nat(5)
+      .map((i) =>
+        build(`<live[${i}].id with other content>`, (c) =>
+          createMessage({ role: 'user', content: `changed ${randomUUID()}` }, { id: (c.live[i % c.live.length] as Message).id }),
+        ),
+      ),
   },
   { weight: 1, arbitrary: fc.constant(build('<foreign message>', (c) => c.foreign)) },
   { weight: 1, arbitrary: lit(garbageArb) },
 )
 
 const listOf = (item: fc.Arbitrary<Build>): fc.Arbitrary<Build> =>
-  fc.array(item, { maxLength: 4 }).map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c))))
+  fc
+    .array(item, { maxLength: 4 })
+    .map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c))))
 
 const objectOf = (fields: Record<string, fc.Arbitrary<Build>>): fc.Arbitrary<Build> =>
   fc.record(fields, { requiredKeys: [] }).map((record) => {
@@ -293,7 +352,10 @@ const ROOT_KYSELY = Object.freeze({ stand_in: 'store.db itself (not a transactio
 const trxArg: fc.Arbitrary<Build> = fc.oneof(
   { weight: 4, arbitrary: fc.constant(build('<transaction>', () => REAL_TRX)) },
   { weight: 1, arbitrary: fc.constant(build('<store.db, not a transaction>', () => ROOT_KYSELY)) },
-  { weight: 1, arbitrary: lit(fc.constantFrom<unknown>({ isTransaction: true }, { isTransaction: true, getExecutor: 1 }, { transaction: () => ({}) })) },
+  {
+    weight: 1,
+    arbitrary: lit(fc.constantFrom<unknown>({ isTransaction: true }, { isTransaction: true, getExecutor: 1 }, { transaction: () => ({}) })),
+  },
   { weight: 2, arbitrary: lit(garbageArb) },
 )
 
@@ -309,17 +371,74 @@ function preview(value: unknown): string {
 
 /** A one-event session to import, its chain link right; `damage` replaces one field of it (or of its event) with garbage. */
 const importedSessionArb: fc.Arbitrary<Build> = fc
-  .tuple(chatPayloadArb, createdAtArb, fc.option(fc.tuple(fc.constantFrom('id', 'tenantId', 'metadata', 'createdAt', 'parent', 'events', 'line', 'event.seq', 'event.eventId', 'event.type', 'event.messageId', 'event.contentHash', 'event.payload', 'event.data', 'event.recordedAt', 'event.hash', 'event.payloadDigest', 'event.line'), garbageArb), { nil: undefined, freq: 2 }), fc.option(safeTextArb, { nil: null }))
+  .tuple(
+    chatPayloadArb,
+    createdAtArb,
+    fc.option(
+      fc.tuple(
+        fc.constantFrom(
+          'id',
+          'tenantId',
+          'metadata',
+          'createdAt',
+          'parent',
+          'events',
+          'line',
+          'event.seq',
+          'event.eventId',
+          'event.type',
+          'event.messageId',
+          'event.contentHash',
+          'event.payload',
+          'event.data',
+          'event.recordedAt',
+          'event.hash',
+          'event.payloadDigest',
+          'event.line',
+        ),
+        garbageArb,
+      ),
+      { nil: undefined, freq: 2 },
+    ),
+    fc.option(safeTextArb, { nil: null }),
+  )
   .map(([payload, createdAt, damage, tenantId]) =>
     build(`<one-event session${damage === undefined ? '' : `, ${damage[0]} = ${preview(damage[1])}`}>`, () => {
       const id = randomUUID()
       const messageId = randomUUID()
       const event: Record<string, unknown> = {
-        seq: 1, eventId: randomUUID(), type: 'message_appended', messageId, contentHash: contentHash(payload),
-        payload, data: { createdAt }, recordedAt: createdAt, line: 2,
+        seq: 1,
+        eventId: randomUUID(),
+        type: 'message_appended',
+        messageId,
+        contentHash: contentHash(payload),
+        payload,
+        data: { createdAt },
+        recordedAt: createdAt,
+        line: 2,
       }
-      event['hash'] = eventChainHash(GENESIS_HASH, { ...(event as { seq: number; eventId: string; type: string; messageId: string; contentHash: string; payload: unknown; data: unknown }), sessionId: id })
-      const session: Record<string, unknown> = { id, tenantId, metadata: null, createdAt, updatedAt: createdAt, parent: null, events: [event], line: 1 }
+      event['hash'] = eventChainHash(GENESIS_HASH, {
+        ...(event as {
+          seq: number
+          eventId: string
+          type: string
+          messageId: string
+          contentHash: string
+          payload: unknown
+          data: unknown
+        }),
+        sessionId: id,
+      })
+      const session: Record<string, unknown> = {
+        id,
+        tenantId,
+        metadata: null,
+        createdAt,
+        updatedAt: createdAt,
+        parent: null,
+        events: [event],
+        line: 1,
+      }
       if (damage !== undefined) {
         const [field, value] = damage
         if (field.startsWith('event.')) event[field.slice(6)] = value
@@ -331,7 +450,16 @@ const importedSessionArb: fc.Arbitrary<Build> = fc
 
 const importSourceArg: fc.Arbitrary<Build> = fc.oneof(
   { weight: 3, arbitrary: importedSessionArb.map((b) => build(`[${b[fc.toStringMethod]()}]`, (c) => [b(c)])) },
-  { weight: 1, arbitrary: importedSessionArb.map((b) => build(`<async [${b[fc.toStringMethod]()}]>`, (c) => (async function* () { yield b(c) })())) },
+  {
+    weight: 1,
+    arbitrary: importedSessionArb.map((b) =>
+      build(`<async [${b[fc.toStringMethod]()}]>`, (c) =>
+        (async function* () {
+          yield b(c)
+        })(),
+      ),
+    ),
+  },
   { weight: 1, arbitrary: lit(fc.array(garbageArb, { maxLength: 1 })) },
   { weight: 1, arbitrary: lit(garbageArb) },
 )
@@ -342,11 +470,14 @@ const workArg: fc.Arbitrary<Build> = fc.oneof(
     weight: 3,
     arbitrary: fc.tuple(fc.array(messageArb, { minLength: 1, maxLength: 3 }), fc.boolean()).map(([messages, fails]) =>
       build(`<store => store.append(session, ${messages.length} message(s))${fails ? ', then throw' : ''}>`, (c) =>
-        Object.assign(async (s: PostgresStore) => {
-          const result = await s.append(c.session, messages)
-          if (fails) throw new TurnlogError('INVALID_INPUT', 'the work gave up after its append')
-          return result
-        }, { session: c.session, messages }),
+        Object.assign(
+          async (s: PostgresStore) => {
+            const result = await s.append(c.session, messages)
+            if (fails) throw new TurnlogError('INVALID_INPUT', 'the work gave up after its append')
+            return result
+          },
+          { session: c.session, messages },
+        ),
       ),
     ),
   },
@@ -357,28 +488,177 @@ const versionArg = mostly(lit(fc.nat(40)))
 const writeOptionsArg = maybeUndefined(mostly(objectOf({ expectedVersion: versionArg })))
 
 const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof(
-  { weight: 2, arbitrary: fc.tuple(maybeUndefined(mostly(objectOf({ id: mostly(lit(fc.uuid())), tenantId: mostly(lit(weirdStringArb)), metadata: mostly(lit(jsonValueArb)) })))).map((args) => ({ method: 'createSession' as const, args })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(
+        maybeUndefined(
+          mostly(objectOf({ id: mostly(lit(fc.uuid())), tenantId: mostly(lit(weirdStringArb)), metadata: mostly(lit(jsonValueArb)) })),
+        ),
+      )
+      .map((args) => ({ method: 'createSession' as const, args })),
+  },
   { weight: 2, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'getSession' as const, args })) },
-  { weight: 4, arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'append' as const, args })) },
-  { weight: 4, arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'flush' as const, args })) },
-  { weight: 2, arbitrary: fc.tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg })))).map((args) => ({ method: 'load' as const, args })) },
-  { weight: 2, arbitrary: fc.tuple(sessionArg, maybeUndefined(mostly(objectOf({ fromSeq: versionArg, toSeq: versionArg })))).map((args) => ({ method: 'events' as const, args })) },
-  { weight: 2, arbitrary: fc.tuple(maybeUndefined(mostly(objectOf({ tenantId: mostly(lit(weirdStringArb)), limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))), after: mostly(lit(fc.uuid())) })))).map((args) => ({ method: 'sessions' as const, args })) },
-  { weight: 3, arbitrary: fc.tuple(sessionArg, mostly(fc.oneof(objectOf({ after: messageIdArg }), objectOf({ from: messageIdArg }), objectOf({ after: messageIdArg, from: messageIdArg }))), maybeUndefined(mostly(objectOf({ expectedVersion: versionArg, reason: mostly(lit(weirdStringArb)) })))).map((args) => ({ method: 'rewind' as const, args })) },
-  { weight: 3, arbitrary: fc.tuple(sessionArg, mostly(objectOf({ covered: mostly(fc.array(messageIdArg, { maxLength: 4 }).map((ids) => build(`[${ids.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => ids.map((i) => i(c))))), summary: mostly(fc.oneof(messageArg, listOf(messageArg))), reason: mostly(lit(weirdStringArb)), metadata: mostly(lit(jsonValueArb)), expectedVersion: versionArg }))).map((args) => ({ method: 'compact' as const, args })) },
-  { weight: 3, arbitrary: fc.tuple(sessionArg, messageIdArg, payloadArg, maybeUndefined(mostly(objectOf({ status: mostly(lit(fc.constantFrom('partial', 'final'))), expectedVersion: versionArg })))).map((args) => ({ method: 'revise' as const, args })) },
-  { weight: 3, arbitrary: fc.tuple(sessionArg, messageIdArg, maybeUndefined(payloadArg), writeOptionsArg).map((args) => ({ method: 'finalize' as const, args })) },
-  { weight: 3, arbitrary: fc.tuple(sessionArg, mostly(objectOf({ at: messageIdArg, id: mostly(lit(fc.uuid())), tenantId: mostly(lit(weirdStringArb)), metadata: mostly(lit(jsonValueArb)) }))).map((args) => ({ method: 'fork' as const, args })) },
-  { weight: 1, arbitrary: fc.tuple(maybeUndefined(mostly(objectOf({ sessionId: sessionArg, verify: mostly(lit(fc.boolean())), onProgress: mostly(lit(fc.constant(() => {}))) })))).map((args) => ({ method: 'rebuild' as const, args })) },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'append' as const, args })),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'flush' as const, args })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg }))))
+      .map((args) => ({ method: 'load' as const, args })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ fromSeq: versionArg, toSeq: versionArg }))))
+      .map((args) => ({ method: 'events' as const, args })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(
+        maybeUndefined(
+          mostly(
+            objectOf({
+              tenantId: mostly(lit(weirdStringArb)),
+              limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))),
+              after: mostly(lit(fc.uuid())),
+            }),
+          ),
+        ),
+      )
+      .map((args) => ({ method: 'sessions' as const, args })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        sessionArg,
+        mostly(
+          fc.oneof(
+            objectOf({ after: messageIdArg }),
+            objectOf({ from: messageIdArg }),
+            objectOf({ after: messageIdArg, from: messageIdArg }),
+          ),
+        ),
+        maybeUndefined(mostly(objectOf({ expectedVersion: versionArg, reason: mostly(lit(weirdStringArb)) }))),
+      )
+      .map((args) => ({ method: 'rewind' as const, args })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        sessionArg,
+        mostly(
+          objectOf({
+            covered: mostly(
+              fc
+                .array(messageIdArg, { maxLength: 4 })
+                .map((ids) => build(`[${ids.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => ids.map((i) => i(c)))),
+            ),
+            summary: mostly(fc.oneof(messageArg, listOf(messageArg))),
+            reason: mostly(lit(weirdStringArb)),
+            metadata: mostly(lit(jsonValueArb)),
+            expectedVersion: versionArg,
+          }),
+        ),
+      )
+      .map((args) => ({ method: 'compact' as const, args })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        sessionArg,
+        messageIdArg,
+        payloadArg,
+        maybeUndefined(mostly(objectOf({ status: mostly(lit(fc.constantFrom('partial', 'final'))), expectedVersion: versionArg }))),
+      )
+      .map((args) => ({ method: 'revise' as const, args })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(sessionArg, messageIdArg, maybeUndefined(payloadArg), writeOptionsArg)
+      .map((args) => ({ method: 'finalize' as const, args })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        sessionArg,
+        mostly(
+          objectOf({
+            at: messageIdArg,
+            id: mostly(lit(fc.uuid())),
+            tenantId: mostly(lit(weirdStringArb)),
+            metadata: mostly(lit(jsonValueArb)),
+          }),
+        ),
+      )
+      .map((args) => ({ method: 'fork' as const, args })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        maybeUndefined(
+          mostly(objectOf({ sessionId: sessionArg, verify: mostly(lit(fc.boolean())), onProgress: mostly(lit(fc.constant(() => {}))) })),
+        ),
+      )
+      .map((args) => ({ method: 'rebuild' as const, args })),
+  },
   { weight: 1, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'transcript' as const, args })) },
-  { weight: 1, arbitrary: fc.tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg })))).map((args) => ({ method: 'state' as const, args })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg }))))
+      .map((args) => ({ method: 'state' as const, args })),
+  },
   { weight: 1, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'conflicts' as const, args })) },
-  { weight: 3, arbitrary: fc.tuple(sessionArg, messageIdArg, maybeUndefined(mostly(objectOf({ reason: mostly(lit(weirdStringArb)) })))).map((args) => ({ method: 'redact' as const, args })) },
-  { weight: 1, arbitrary: fc.tuple(maybeUndefined(mostly(objectOf({ scope: mostly(lit(fc.constantFrom('cluster', 'database'))) })))).map((args) => ({ method: 'oldestOpenTransaction' as const, args })) },
-  { weight: 3, arbitrary: fc.tuple(trxArg, sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'withTransaction' as const, args })) },
-  { weight: 3, arbitrary: fc.tuple(importSourceArg, maybeUndefined(mostly(objectOf({ onSession: mostly(lit(fc.constant(() => {}))) })))).map((args) => ({ method: 'importSessions' as const, args })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(sessionArg, messageIdArg, maybeUndefined(mostly(objectOf({ reason: mostly(lit(weirdStringArb)) }))))
+      .map((args) => ({ method: 'redact' as const, args })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(maybeUndefined(mostly(objectOf({ scope: mostly(lit(fc.constantFrom('cluster', 'database'))) }))))
+      .map((args) => ({ method: 'oldestOpenTransaction' as const, args })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(trxArg, sessionArg, mostly(listOf(messageArg)), writeOptionsArg)
+      .map((args) => ({ method: 'withTransaction' as const, args })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(importSourceArg, maybeUndefined(mostly(objectOf({ onSession: mostly(lit(fc.constant(() => {}))) }))))
+      .map((args) => ({ method: 'importSessions' as const, args })),
+  },
   { weight: 2, arbitrary: fc.tuple(workArg).map((args) => ({ method: 'atomically' as const, args })) },
-  { weight: 1, arbitrary: fc.tuple(mostly(fc.oneof(lit(fc.stringMatching(/^[0-9a-fA-F-]{1,12}$/)), fc.constant(build('<session suffix>', (c) => c.session.slice(-8))))), maybeUndefined(mostly(objectOf({ limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))) })))).map((args) => ({ method: 'findSessionIds' as const, args })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(
+        mostly(
+          fc.oneof(lit(fc.stringMatching(/^[0-9a-fA-F-]{1,12}$/)), fc.constant(build('<session suffix>', (c) => c.session.slice(-8)))),
+        ),
+        maybeUndefined(mostly(objectOf({ limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))) }))),
+      )
+      .map((args) => ({ method: 'findSessionIds' as const, args })),
+  },
   { weight: 1, arbitrary: fc.constant(null).map(() => ({ method: 'countConflicts' as const, args: [] as Build[] })) },
 )
 
@@ -387,19 +667,67 @@ const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
  * SQL text, unknown provider fields), so that the "stored losslessly" branch runs often.
  */
 const hostileCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof(
-  fc.tuple(fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 4 }))).map((args) => ({ method: 'append' as const, args })),
-  fc.tuple(fc.constant(build('<session>', (c) => c.session)), fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms]))).map((args) => ({ method: 'flush' as const, args })),
-  fc.tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(chatPayloadArb)).map((args) => ({ method: 'revise' as const, args })),
-  fc.tuple(fc.constant(build('<session>', (c) => c.session)), fc.tuple(fc.integer({ min: 1, max: 3 }), messageArb, safeTextArb, fc.jsonValue({ maxDepth: 3 })).map(([n, summary, reason, metadata]) =>
-    build(`{ covered: live[0..${n}], summary, reason, metadata }`, (c) => ({ covered: c.live.slice(0, n).map((m) => m.id), summary, reason, metadata })),
-  )).map((args) => ({ method: 'compact' as const, args })),
-  fc.tuple(fc.constant(build('<session>', (c) => c.session)), fc.tuple(fc.nat(5), jsonValueArb).map(([i, metadata]) =>
-    build(`{ at: live[${i}], id: <new>, metadata }`, (c) => ({ at: (c.live[i % c.live.length] as Message).id, id: randomUUID(), metadata })),
-  )).map((args) => ({ method: 'fork' as const, args })),
-  fc.tuple(lit(fc.record({ id: fc.uuid(), tenantId: safeTextArb, metadata: jsonValueArb }, { requiredKeys: ['id'] }))).map((args) => ({ method: 'createSession' as const, args })),
-  fc.tuple(fc.constant(build('<session>', (c) => c.session)), fc.nat(5).map((i) => build(`{ after: live[${i}] }`, (c) => ({ after: (c.live[i % c.live.length] as Message).id }))), lit(fc.record({ reason: safeTextArb }))).map((args) => ({ method: 'rewind' as const, args })),
-  fc.tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(fc.record({ reason: safeTextArb }, { requiredKeys: [] }))).map((args) => ({ method: 'redact' as const, args })),
-  fc.tuple(fc.constant(build('<transaction>', () => REAL_TRX)), fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 3 }))).map((args) => ({ method: 'withTransaction' as const, args })),
+  fc
+    .tuple(fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 4 })))
+    .map((args) => ({ method: 'append' as const, args })),
+  fc
+    .tuple(
+      fc.constant(build('<session>', (c) => c.session)),
+      fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
+    )
+    .map((args) => ({ method: 'flush' as const, args })),
+  fc
+    .tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(chatPayloadArb))
+    .map((args) => ({ method: 'revise' as const, args })),
+  fc
+    .tuple(
+      fc.constant(build('<session>', (c) => c.session)),
+      fc
+        .tuple(fc.integer({ min: 1, max: 3 }), messageArb, safeTextArb, fc.jsonValue({ maxDepth: 3 }))
+        .map(([n, summary, reason, metadata]) =>
+          build(`{ covered: live[0..${n}], summary, reason, metadata }`, (c) => ({
+            covered: c.live.slice(0, n).map((m) => m.id),
+            summary,
+            reason,
+            metadata,
+          })),
+        ),
+    )
+    .map((args) => ({ method: 'compact' as const, args })),
+  fc
+    .tuple(
+      fc.constant(build('<session>', (c) => c.session)),
+      fc
+        .tuple(fc.nat(5), jsonValueArb)
+        .map(([i, metadata]) =>
+          build(`{ at: live[${i}], id: <new>, metadata }`, (c) => ({
+            at: (c.live[i % c.live.length] as Message).id,
+            id: randomUUID(),
+            metadata,
+          })),
+        ),
+    )
+    .map((args) => ({ method: 'fork' as const, args })),
+  fc
+    .tuple(lit(fc.record({ id: fc.uuid(), tenantId: safeTextArb, metadata: jsonValueArb }, { requiredKeys: ['id'] })))
+    .map((args) => ({ method: 'createSession' as const, args })),
+  fc
+    .tuple(
+      fc.constant(build('<session>', (c) => c.session)),
+      fc.nat(5).map((i) => build(`{ after: live[${i}] }`, (c) => ({ after: (c.live[i % c.live.length] as Message).id }))),
+      lit(fc.record({ reason: safeTextArb })),
+    )
+    .map((args) => ({ method: 'rewind' as const, args })),
+  fc
+    .tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(fc.record({ reason: safeTextArb }, { requiredKeys: [] })))
+    .map((args) => ({ method: 'redact' as const, args })),
+  fc
+    .tuple(
+      fc.constant(build('<transaction>', () => REAL_TRX)),
+      fc.constant(build('<session>', (c) => c.session)),
+      lit(fc.array(messageArb, { minLength: 1, maxLength: 3 })),
+    )
+    .map((args) => ({ method: 'withTransaction' as const, args })),
 )
 
 const callArb = fc.oneof({ weight: 3, arbitrary: garbageCallArb }, { weight: 1, arbitrary: hostileCallArb })
@@ -432,7 +760,8 @@ const storedText = (m: Message): string => JSON.stringify(m.payload)
 
 /** After a successful call, reads back what it wrote and compares it with what was given. */
 async function checkLossless(store: PostgresStore, method: Method, args: unknown[], result: unknown, created: boolean): Promise<void> {
-  const byId = async (session: string): Promise<Map<string, Message>> => new Map((await store.load(session)).messages.map((m) => [m.id as string, m]))
+  const byId = async (session: string): Promise<Map<string, Message>> =>
+    new Map((await store.load(session)).messages.map((m) => [m.id as string, m]))
   if (method === 'withTransaction') {
     // the transaction committed: what its append wrote reads back like a plain append's
     await checkLossless(store, 'append', args.slice(1), result, created)
@@ -474,14 +803,16 @@ async function checkLossless(store: PostgresStore, method: Method, args: unknown
     const record = events.filter((e) => e.type === 'message_redacted' && e.messageId === messageId).at(-1)
     expect(record).toBeDefined()
     const reason = (args[2] as { reason?: string } | undefined)?.reason
-    if ((sessions.find((s) => s.sessionId === session)?.scrubbed ?? 0) > 0) expect((record?.data as { reason?: unknown }).reason).toBe(reason)
+    if ((sessions.find((s) => s.sessionId === session)?.scrubbed ?? 0) > 0)
+      expect((record?.data as { reason?: unknown }).reason).toBe(reason)
   } else if (method === 'oldestOpenTransaction') {
     if (result !== null) {
       const r = result as Record<string, unknown>
       expect(Object.keys(r).sort()).toEqual(['ageMs', 'applicationName', 'database', 'pid', 'query', 'state', 'xid'])
       expect(Number.isSafeInteger(r['ageMs']) && (r['ageMs'] as number) >= 0).toBe(true)
       expect(r['xid']).toMatch(/^[0-9]+$/)
-      for (const k of ['pid', 'state', 'query', 'database', 'applicationName']) expect(['object', 'string', 'number']).toContain(typeof r[k])
+      for (const k of ['pid', 'state', 'query', 'database', 'applicationName'])
+        expect(['object', 'string', 'number']).toContain(typeof r[k])
     }
   } else if (method === 'append' || method === 'flush') {
     const session = String(args[0]).toLowerCase()
@@ -550,7 +881,11 @@ async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T>
 const tally = new Map<string, number>()
 
 /** Cases every run includes (fast-check `examples`): rare draws that once escaped as raw or DB errors. */
-const value = (v: unknown): Build => build(() => (v === null ? 'null' : fc.stringify(v)), () => v)
+const value = (v: unknown): Build =>
+  build(
+    () => (v === null ? 'null' : fc.stringify(v)),
+    () => v,
+  )
 const SESSION = build('<session>', (c) => c.session)
 const LIVE0 = build('<live[0].id>', (c) => (c.live[0] as Message).id)
 const EXAMPLES: [{ method: Method; args: Build[] }][] = [
@@ -602,7 +937,8 @@ function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () =>
           const key = `${method} ${error.code}`
           tally.set(key, (tally.get(key) ?? 0) + 1)
           expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
-          if (!INPUT_CODES.includes(error.code)) throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
+          if (!INPUT_CODES.includes(error.code))
+            throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
           expect(await snapshot(store)).toBe(before)
         }),
         { numRuns, examples: EXAMPLES },
@@ -626,9 +962,17 @@ afterAll(async () => {
 })
 
 describe('garbage against every public call', () => {
-  it('Postgres: stored losslessly or refused with an input error code, never a partial write', runProperty(() => openStore({ connectionString: db.connectionString }), Number(process.env['TURNLOG_BAD_INPUT_RUNS'] ?? 400)), 120_000)
+  it(
+    'Postgres: stored losslessly or refused with an input error code, never a partial write',
+    runProperty(() => openStore({ connectionString: db.connectionString }), Number(process.env['TURNLOG_BAD_INPUT_RUNS'] ?? 400)),
+    120_000,
+  )
 
-  it('PGlite: the same, a smaller run', runProperty(() => openStore({ embedded: true }), 100), 120_000)
+  it(
+    'PGlite: the same, a smaller run',
+    runProperty(() => openStore({ embedded: true }), 100),
+    120_000,
+  )
 })
 
 // ---------------------------------------------------------------------------------------------------
@@ -666,7 +1010,10 @@ const subObject = (fields: Record<string, fc.Arbitrary<SubBuild>>): fc.Arbitrary
   })
 
 const msArb = (max: number): fc.Arbitrary<SubBuild> =>
-  fc.oneof({ weight: 5, arbitrary: subLit(fc.integer({ min: 1, max })) }, { weight: 1, arbitrary: subLit(fc.constantFrom(0, -1, 1.5, 2 ** 31, 2 ** 53 - 1, 2 ** 53, Infinity)) })
+  fc.oneof(
+    { weight: 5, arbitrary: subLit(fc.integer({ min: 1, max })) },
+    { weight: 1, arbitrary: subLit(fc.constantFrom(0, -1, 1.5, 2 ** 31, 2 ** 53 - 1, 2 ** 53, Infinity)) },
+  )
 
 const subNameArg: fc.Arbitrary<SubBuild> = fc.oneof(
   { weight: 16, arbitrary: fc.constant(subBuild('<fresh name>', (c) => c.fresh)) },
@@ -678,7 +1025,11 @@ const subNameArg: fc.Arbitrary<SubBuild> = fc.oneof(
 
 const checkpointLikeArb = fc.record(
   {
-    txId: fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 66n }).map(String), fc.constantFrom('', '01', '-1', '1e3', ' 1', '18446744073709551616'), garbageArb),
+    txId: fc.oneof(
+      fc.bigInt({ min: 0n, max: 2n ** 66n }).map(String),
+      fc.constantFrom('', '01', '-1', '1e3', ' 1', '18446744073709551616'),
+      garbageArb,
+    ),
     globalPosition: fc.oneof(fc.nat(), fc.constantFrom(-1, 1.5, NaN, 2 ** 53), garbageArb),
   },
   { requiredKeys: [] },
@@ -716,19 +1067,28 @@ const subFilterArg: fc.Arbitrary<SubBuild> = subMaybe(
 const subHandlerArg: fc.Arbitrary<SubBuild> = fc.oneof(
   {
     weight: 8,
-    arbitrary: fc.constant(subBuild('<collecting handler>', (c) => (e: SubscribedEvent) => {
-      c.seen.handlerCalls++
-      c.seen.events.push(e)
-    })),
+    arbitrary: fc.constant(
+      subBuild('<collecting handler>', (c) => (e: SubscribedEvent) => {
+        c.seen.handlerCalls++
+        c.seen.events.push(e)
+      }),
+    ),
   },
   {
     weight: 1,
-    arbitrary: fc.constantFrom<unknown>(new Error('handler refuses'), 'a string', undefined, null, Symbol('thrown'), Object.create(null), { message: 1 }).map((thrown) =>
-      subBuild(`<handler throwing ${typeof thrown === 'symbol' ? 'a symbol' : thrown instanceof Error ? 'an Error' : typeof thrown === 'object' && thrown !== null && Object.getPrototypeOf(thrown) === null ? 'a null-prototype object' : fc.stringify(thrown)}>`, (c) => () => {
-        c.seen.handlerCalls++
-        throw thrown
-      }),
-    ),
+    arbitrary: fc
+      .constantFrom<unknown>(new Error('handler refuses'), 'a string', undefined, null, Symbol('thrown'), Object.create(null), {
+        message: 1,
+      })
+      .map((thrown) =>
+        subBuild(
+          `<handler throwing ${typeof thrown === 'symbol' ? 'a symbol' : thrown instanceof Error ? 'an Error' : typeof thrown === 'object' && thrown !== null && Object.getPrototypeOf(thrown) === null ? 'a null-prototype object' : fc.stringify(thrown)}>`,
+          (c) => () => {
+            c.seen.handlerCalls++
+            throw thrown
+          },
+        ),
+      ),
   },
   { weight: 2, arbitrary: subLit(garbageArb) },
 )
@@ -740,10 +1100,30 @@ const subOptionsArg: fc.Arbitrary<SubBuild> = subMaybe(
       maxAttempts: subMostly(subLit(fc.integer({ min: 1, max: 3 })), 12),
       backoff: subMostly(
         fc.oneof(
-          subLit(fc.record({ initialDelayMs: fc.integer({ min: 1, max: 5 }), maxDelayMs: fc.integer({ min: 1, max: 10 }), factor: fc.oneof(fc.constantFrom(1, 2, 1.5), garbageArb) }, { requiredKeys: [] })),
-          subLit(fc.constantFrom<unknown>(() => 0, () => 1, () => Infinity, () => NaN, () => -5, () => 'soon', () => Symbol('when'), () => {
-            throw new Error('backoff refuses')
-          })),
+          subLit(
+            fc.record(
+              {
+                initialDelayMs: fc.integer({ min: 1, max: 5 }),
+                maxDelayMs: fc.integer({ min: 1, max: 10 }),
+                factor: fc.oneof(fc.constantFrom(1, 2, 1.5), garbageArb),
+              },
+              { requiredKeys: [] },
+            ),
+          ),
+          subLit(
+            fc.constantFrom<unknown>(
+              () => 0,
+              () => 1,
+              () => Infinity,
+              () => NaN,
+              () => -5,
+              () => 'soon',
+              () => Symbol('when'),
+              () => {
+                throw new Error('backoff refuses')
+              },
+            ),
+          ),
         ),
       ),
       transactional: subMostly(subLit(fc.boolean()), 12),
@@ -760,14 +1140,24 @@ const subOptionsArg: fc.Arbitrary<SubBuild> = subMaybe(
         { weight: 1, arbitrary: subLit(garbageArb) },
       ),
       onError: fc.oneof(
-        { weight: 8, arbitrary: fc.constant(subBuild('<recording onError>', (c) => Object.assign((e: unknown) => void c.seen.errors.push(e), { recording: true }))) },
+        {
+          weight: 8,
+          arbitrary: fc.constant(
+            subBuild('<recording onError>', (c) => Object.assign((e: unknown) => void c.seen.errors.push(e), { recording: true })),
+          ),
+        },
         { weight: 1, arbitrary: subLit(garbageArb) },
       ),
       onStateChange: fc.oneof(
         { weight: 5, arbitrary: subLit(fc.constant(() => {})) },
-        { weight: 2, arbitrary: subLit(fc.constant(() => {
-          throw new Error('listener refuses')
-        })) },
+        {
+          weight: 2,
+          arbitrary: subLit(
+            fc.constant(() => {
+              throw new Error('listener refuses')
+            }),
+          ),
+        },
         { weight: 1, arbitrary: subLit(garbageArb) },
       ),
     }),
@@ -777,7 +1167,9 @@ const subOptionsArg: fc.Arbitrary<SubBuild> = subMaybe(
 const subscribeCallArb = fc.tuple(
   fc.record({ name: subNameArg, from: subFromArg, filter: subFilterArg }, { requiredKeys: ['name'] }).map((r) => {
     const entries = Object.entries(r) as [string, SubBuild][]
-    return subBuild(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) => Object.fromEntries(entries.map(([k, v]) => [k, v(c)])))
+    return subBuild(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) =>
+      Object.fromEntries(entries.map(([k, v]) => [k, v(c)])),
+    )
   }),
   subHandlerArg,
   subOptionsArg,
@@ -792,26 +1184,66 @@ const COLLECT = subBuild('<collecting handler>', (c) => (e: SubscribedEvent) => 
   c.seen.handlerCalls++
   c.seen.events.push(e)
 })
-const throwing = (thrown: unknown, label: string): SubBuild => subBuild(label, (c) => () => {
-  c.seen.handlerCalls++
-  throw thrown
-})
-const configOf = (fields: Record<string, SubBuild>): SubBuild => subBuild(`{ ${Object.entries(fields).map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v(c)])))
+const throwing = (thrown: unknown, label: string): SubBuild =>
+  subBuild(label, (c) => () => {
+    c.seen.handlerCalls++
+    throw thrown
+  })
+const configOf = (fields: Record<string, SubBuild>): SubBuild =>
+  subBuild(
+    `{ ${Object.entries(fields)
+      .map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`)
+      .join(', ')} }`,
+    (c) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v(c)])),
+  )
 
 /** Cases every subscribe run includes: each once escaped as a raw error, was silently ignored, or left a poisoned name. */
 const SUBSCRIBE_EXAMPLES: [[SubBuild, SubBuild, SubBuild]][] = [
   [[configOf({ name: FRESH }), COLLECT, subValue(null)]],
-  [[configOf({ name: FRESH, from: subValue({ txId: Object.create(null) as unknown, globalPosition: 0 }, '{ txId: <null-prototype object> }') }), COLLECT, subValue(undefined)]],
+  [
+    [
+      configOf({
+        name: FRESH,
+        from: subValue({ txId: Object.create(null) as unknown, globalPosition: 0 }, '{ txId: <null-prototype object> }'),
+      }),
+      COLLECT,
+      subValue(undefined),
+    ],
+  ],
   [[configOf({ name: FRESH, filter: subValue({ types: [Symbol('type')] }, '{ types: [<symbol>] }') }), COLLECT, subValue(undefined)]],
   [[configOf({ name: FRESH, from: subValue({ txId: '18446744073709551615', globalPosition: 0 }) }), COLLECT, subValue(undefined)]],
   [[configOf({ name: FRESH }), throwing(Object.create(null), '<handler throwing a null-prototype object>'), subValue({ maxAttempts: 1 })]],
-  [[configOf({ name: FRESH }), throwing(new Error('no'), '<handler throwing an Error>'), subValue({ maxAttempts: 2, backoff: () => Symbol('when') }, '{ maxAttempts: 2, backoff: () => <symbol> }')]],
-  [[configOf({ name: FRESH }), throwing(new Error('no'), '<handler throwing an Error>'), subValue({ maxAttempts: 2, backoff: () => { throw new Error('backoff refuses') } }, '{ maxAttempts: 2, backoff: <throws> }')]],
+  [
+    [
+      configOf({ name: FRESH }),
+      throwing(new Error('no'), '<handler throwing an Error>'),
+      subValue({ maxAttempts: 2, backoff: () => Symbol('when') }, '{ maxAttempts: 2, backoff: () => <symbol> }'),
+    ],
+  ],
+  [
+    [
+      configOf({ name: FRESH }),
+      throwing(new Error('no'), '<handler throwing an Error>'),
+      subValue(
+        {
+          maxAttempts: 2,
+          backoff: () => {
+            throw new Error('backoff refuses')
+          },
+        },
+        '{ maxAttempts: 2, backoff: <throws> }',
+      ),
+    ],
+  ],
   [[configOf({ name: FRESH }), COLLECT, subValue({ onError: 'log it' })]],
   [[configOf({ name: FRESH }), COLLECT, subValue({ transactional: 'yes' })]],
 ]
 
-function subscribeProperty(open: () => Promise<PostgresStore>, connectionString: () => string | undefined, numRuns: number): () => Promise<void> {
+function subscribeProperty(
+  open: () => Promise<PostgresStore>,
+  connectionString: () => string | undefined,
+  numRuns: number,
+): () => Promise<void> {
   return async () => {
     const store = await open()
     let busy: Subscription | undefined
@@ -826,7 +1258,9 @@ function subscribeProperty(open: () => Promise<PostgresStore>, connectionString:
       await store.rewind(session, { from: c.id })
       await store.redact(session, a.id, { reason: 'test' })
       const { rows: lastRows } = await sql<{ tx_id: string; global_position: string }>`
-        select tx_id::text as tx_id, global_position::text as global_position from turnlog.events order by tx_id desc, global_position desc limit 1`.execute(store.db)
+        select tx_id::text as tx_id, global_position::text as global_position from turnlog.events order by tx_id desc, global_position desc limit 1`.execute(
+        store.db,
+      )
       const last: Checkpoint = { txId: lastRows[0]?.tx_id ?? '0', globalPosition: Number(lastRows[0]?.global_position ?? 0) }
       const { rows: all } = await sql<{ tx_id: string; global_position: string; session_id: string; type: string }>`
         select tx_id::text as tx_id, global_position::text as global_position, session_id::text as session_id, type
@@ -839,7 +1273,15 @@ function subscribeProperty(open: () => Promise<PostgresStore>, connectionString:
         fc.asyncProperty(subscribeCallArb, async ([configB, handlerB, optionsB]) => {
           // given
           const seen = { events: [] as SubscribedEvent[], errors: [] as unknown[], handlerCalls: 0 }
-          const ctx: SubCtx = { fresh: `bad-input-${randomUUID()}`, busy: busyName, session, missing: randomUUID(), last, connectionString: connectionString(), seen }
+          const ctx: SubCtx = {
+            fresh: `bad-input-${randomUUID()}`,
+            busy: busyName,
+            session,
+            missing: randomUUID(),
+            last,
+            connectionString: connectionString(),
+            seen,
+          }
           const config = configB(ctx) as { name?: unknown; from?: unknown; filter?: { types?: unknown; sessionId?: unknown } }
           const handler = handlerB(ctx)
           const options = optionsB(ctx) as { onError?: unknown } | undefined
@@ -857,21 +1299,29 @@ function subscribeProperty(open: () => Promise<PostgresStore>, connectionString:
           if (sub === undefined) {
             if (!isTurnlogError(error)) throw new Error(`subscribe threw a raw ${String(error)}`, { cause: error })
             tally.set(`subscribe ${error.code}`, (tally.get(`subscribe ${error.code}`) ?? 0) + 1)
-            if (!INPUT_CODES.includes(error.code)) throw new Error(`subscribe answered bad input with ${error.code}: ${error.message}`, { cause: error })
+            if (!INPUT_CODES.includes(error.code))
+              throw new Error(`subscribe answered bad input with ${error.code}: ${error.message}`, { cause: error })
             // refused before it started: no checkpoint row
-            expect((await sql<{ n: string }>`select count(*)::text as n from turnlog.subscriptions`.execute(store.db)).rows[0]?.n).toBe(rowsBefore)
+            expect((await sql<{ n: string }>`select count(*)::text as n from turnlog.subscriptions`.execute(store.db)).rows[0]?.n).toBe(
+              rowsBefore,
+            )
             return
           }
           const running = sub
           // started: every option it took has its documented type (none was silently ignored or coerced)
           const o = (options ?? {}) as Record<string, unknown>
-          for (const k of ['transactional', 'listen', 'waitForLock', 'reconnect']) if (o[k] !== undefined) expect(typeof o[k]).toBe('boolean')
+          for (const k of ['transactional', 'listen', 'waitForLock', 'reconnect'])
+            if (o[k] !== undefined) expect(typeof o[k]).toBe('boolean')
           for (const k of ['onError', 'onStateChange']) if (o[k] !== undefined) expect(typeof o[k]).toBe('function')
           let outcome: 'caught up' | 'failed' | 'still running'
           let checkpoint: Checkpoint | undefined
           let failure: unknown
           try {
-            checkpoint = await within(SUBSCRIPTION_DEADLINE_MS, 'catchUp', Promise.race([running.catchUp(), running.done.then(() => Promise.reject(new Error('done resolved before catchUp')))]))
+            checkpoint = await within(
+              SUBSCRIPTION_DEADLINE_MS,
+              'catchUp',
+              Promise.race([running.catchUp(), running.done.then(() => Promise.reject(new Error('done resolved before catchUp')))]),
+            )
             outcome = 'caught up'
           } catch (e) {
             if (e instanceof Error && e.message.startsWith('HANG:')) outcome = 'still running'
@@ -883,17 +1333,29 @@ function subscribeProperty(open: () => Promise<PostgresStore>, connectionString:
           // stop() always settles (it is what close() waits for)
           await within(10_000, 'stop', running.stop())
           expect(['stopped', 'failed']).toContain(running.state)
-          tally.set(`subscribe ${outcome === 'failed' && isTurnlogError(failure) ? failure.code : outcome}`, (tally.get(`subscribe ${outcome === 'failed' && isTurnlogError(failure) ? failure.code : outcome}`) ?? 0) + 1)
+          tally.set(
+            `subscribe ${outcome === 'failed' && isTurnlogError(failure) ? failure.code : outcome}`,
+            (tally.get(`subscribe ${outcome === 'failed' && isTurnlogError(failure) ? failure.code : outcome}`) ?? 0) + 1,
+          )
           if (outcome === 'failed') {
             if (!isTurnlogError(failure)) throw new Error(`the subscription failed with a raw ${String(failure)}`, { cause: failure })
             expect(Object.hasOwn(ERROR_CODES, failure.code)).toBe(true)
             // the handler gave up, the name is taken, or the input is refused; a connection error only for a bad connectionString
             const ownConnection = (options as { connectionString?: unknown } | undefined)?.connectionString
-            const allowed = ['SUBSCRIPTION_FAILED', 'SUBSCRIPTION_LOCKED', 'INVALID_INPUT', ...(ownConnection !== undefined && ownConnection !== ctx.connectionString ? ['DB_ERROR', 'DB_TRANSIENT', 'DB_TIMEOUT'] : [])]
-            if (!allowed.includes(failure.code)) throw new Error(`the subscription failed with ${failure.code}: ${failure.message}`, { cause: failure })
+            const allowed = [
+              'SUBSCRIPTION_FAILED',
+              'SUBSCRIPTION_LOCKED',
+              'INVALID_INPUT',
+              ...(ownConnection !== undefined && ownConnection !== ctx.connectionString ? ['DB_ERROR', 'DB_TRANSIENT', 'DB_TIMEOUT'] : []),
+            ]
+            if (!allowed.includes(failure.code))
+              throw new Error(`the subscription failed with ${failure.code}: ${failure.message}`, { cause: failure })
             if (failure.code === 'SUBSCRIPTION_FAILED') expect(seen.handlerCalls).toBeGreaterThan(0)
             // refused input leaves no checkpoint row behind (the name stays usable)
-            if (failure.code === 'INVALID_INPUT') expect((await sql<{ n: string }>`select count(*)::text as n from turnlog.subscriptions`.execute(store.db)).rows[0]?.n).toBe(rowsBefore)
+            if (failure.code === 'INVALID_INPUT')
+              expect((await sql<{ n: string }>`select count(*)::text as n from turnlog.subscriptions`.execute(store.db)).rows[0]?.n).toBe(
+                rowsBefore,
+              )
             expect(running.error).toBe(failure)
             if ((options?.onError as { recording?: boolean } | undefined)?.recording === true) expect(seen.errors).toEqual([failure])
             return
@@ -902,7 +1364,9 @@ function subscribeProperty(open: () => Promise<PostgresStore>, connectionString:
           if (outcome === 'still running') return
           // caught up: the stored checkpoint is the one the consumer reports, and it covers the log
           const { rows } = await sql<{ tx_id: string; global_position: string }>`
-            select tx_id::text as tx_id, global_position::text as global_position from turnlog.subscriptions where name = ${running.name}`.execute(store.db)
+            select tx_id::text as tx_id, global_position::text as global_position from turnlog.subscriptions where name = ${running.name}`.execute(
+            store.db,
+          )
           expect(rows.map((r) => ({ txId: r.tx_id, globalPosition: Number(r.global_position) }))).toEqual([checkpoint])
           expect(running.checkpoint).toEqual(checkpoint)
           // delivered in (txId, globalPosition) order, each matching the filter
@@ -914,7 +1378,8 @@ function subscribeProperty(open: () => Promise<PostgresStore>, connectionString:
           }
           const types = Array.isArray(config.filter?.types) ? (config.filter.types as string[]) : undefined
           const sessionFilter = typeof config.filter?.sessionId === 'string' ? config.filter.sessionId.toLowerCase() : undefined
-          const matches = (r: { type: string; session_id: string }): boolean => (types === undefined || types.includes(r.type)) && (sessionFilter === undefined || r.session_id === sessionFilter)
+          const matches = (r: { type: string; session_id: string }): boolean =>
+            (types === undefined || types.includes(r.type)) && (sessionFilter === undefined || r.session_id === sessionFilter)
           for (const e of seen.events) expect(matches({ type: e.type, session_id: e.sessionId })).toBe(true)
           // a new name from the start of the log: every matching event, once
           if (config.name === ctx.fresh && (config.from === undefined || config.from === 'start')) {
@@ -946,17 +1411,33 @@ describe('subscribe: garbage config, handler and options', () => {
 
   it('Postgres: refused with INVALID_INPUT and no checkpoint row, or a consumer that catches up, fails with a registry code, or stops', async () => {
     const url = (subDb as TestDatabase).connectionString
-    await subscribeProperty(() => openStore({ connectionString: url }), () => url, Number(process.env['TURNLOG_BAD_INPUT_SUBSCRIBE_RUNS'] ?? 80))()
+    await subscribeProperty(
+      () => openStore({ connectionString: url }),
+      () => url,
+      Number(process.env['TURNLOG_BAD_INPUT_SUBSCRIBE_RUNS'] ?? 80),
+    )()
   }, 120_000)
 
-  it('PGlite: the same, a smaller run', subscribeProperty(() => openStore({ embedded: true }), () => undefined, 40), 120_000)
+  it(
+    'PGlite: the same, a smaller run',
+    subscribeProperty(
+      () => openStore({ embedded: true }),
+      () => undefined,
+      40,
+    ),
+    120_000,
+  )
 
   it('a poll interval beyond the timer limit (2^31 - 1 ms) waits instead of spinning', async () => {
     // given: a consumer that caught up and then sleeps for pollIntervalMs (no LISTEN)
     const store = await openStore({ connectionString: (subDb as TestDatabase).connectionString })
     const session = await store.createSession()
     const seen: string[] = []
-    const sub = store.subscribe({ name: `long-poll-${randomUUID()}`, from: 'now', filter: { sessionId: session } }, (e) => void seen.push(e.eventId), { pollIntervalMs: 2 ** 31, listen: false })
+    const sub = store.subscribe(
+      { name: `long-poll-${randomUUID()}`, from: 'now', filter: { sessionId: session } },
+      (e) => void seen.push(e.eventId),
+      { pollIntervalMs: 2 ** 31, listen: false },
+    )
     try {
       await within(10_000, 'catchUp', sub.catchUp())
       // when: an event commits while it sleeps
@@ -978,7 +1459,11 @@ describe('redaction of messages whose pairing ids hold NUL or lone surrogates', 
     const store = await openStore({ connectionString: db.connectionString })
     const session = await store.createSession()
     const pairing = 'call_\u0000\ud800'
-    const call = createMessage({ role: 'assistant', content: '', tool_calls: [{ id: pairing, type: 'function', function: { name: 'f', arguments: '{}' } }] })
+    const call = createMessage({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: pairing, type: 'function', function: { name: 'f', arguments: '{}' } }],
+    })
     const result = createMessage({ role: 'tool', tool_call_id: pairing, content: 'personal data' })
     await store.append(session, [call, result])
     try {
@@ -1004,7 +1489,11 @@ describe('large values', () => {
     // given
     const store = await openStore({ connectionString: db.connectionString, migrate: false })
     const session = await store.createSession()
-    const big = createMessage({ role: 'tool', tool_call_id: 'call_big', content: `${'\u{1F916}'.repeat(3)}\u0000\ud800${'z'.repeat(TEN_MB)}` })
+    const big = createMessage({
+      role: 'tool',
+      tool_call_id: 'call_big',
+      content: `${'\u{1F916}'.repeat(3)}\u0000\ud800${'z'.repeat(TEN_MB)}`,
+    })
     // when
     const result = await store.append(session, [big])
     // then
@@ -1114,9 +1603,29 @@ export const POSTGRES_EXPORTS = {
 
 /** The store methods the garbage property above calls (`Method`), as a value to compare with the class. */
 const STORE_METHODS_UNDER_TEST: readonly Method[] = [
-  'createSession', 'getSession', 'append', 'flush', 'load', 'events', 'sessions', 'rewind', 'compact', 'revise', 'finalize', 'fork',
-  'rebuild', 'transcript', 'state', 'conflicts', 'redact', 'oldestOpenTransaction', 'withTransaction',
-  'importSessions', 'atomically', 'findSessionIds', 'countConflicts',
+  'createSession',
+  'getSession',
+  'append',
+  'flush',
+  'load',
+  'events',
+  'sessions',
+  'rewind',
+  'compact',
+  'revise',
+  'finalize',
+  'fork',
+  'rebuild',
+  'transcript',
+  'state',
+  'conflicts',
+  'redact',
+  'oldestOpenTransaction',
+  'withTransaction',
+  'importSessions',
+  'atomically',
+  'findSessionIds',
+  'countConflicts',
 ]
 
 describe('every export of @turnlog/postgres, called with garbage (issue 13.11)', () => {
@@ -1137,14 +1646,22 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
     const store = await openStore({ embedded: true })
     try {
       const names = Object.getOwnPropertyNames(postgres.PostgresStore.prototype).filter(
-        (name) => name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(postgres.PostgresStore.prototype, name)?.value === 'function',
+        (name) =>
+          name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(postgres.PostgresStore.prototype, name)?.value === 'function',
       )
       const methods = Object.fromEntries(
-        names.map((name) => [name, (...args: unknown[]) => {
-          const result = (store as unknown as Record<string, (...a: unknown[]) => unknown>)[name]?.(...args)
-          // events() is an async generator: its work happens when it is iterated
-          return name === 'events' ? (async () => { for await (const _ of result as AsyncIterable<unknown>) void _ })() : result
-        }]),
+        names.map((name) => [
+          name,
+          (...args: unknown[]) => {
+            const result = (store as unknown as Record<string, (...a: unknown[]) => unknown>)[name]?.(...args)
+            // events() is an async generator: its work happens when it is iterated
+            return name === 'events'
+              ? (async () => {
+                  for await (const _ of result as AsyncIterable<unknown>) void _
+                })()
+              : result
+          },
+        ]),
       )
       const specs = Object.fromEntries(names.map((name): [string, ExportSpec] => [name, { kind: 'function', arity: 4 }]))
       // when / then: close would end the store; subscribe has a property of its own
@@ -1165,15 +1682,27 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
     }
     expect(await codeOf(() => withRetry(async () => 1, null as never))).toEqual(['INVALID_INPUT', 'options'])
     for (const bad of [NaN, 'abc', {}, 0, -1, 1.5, Infinity]) {
-      expect(await codeOf(() => openStore({ embedded: true, maxMessageBytes: bad as never }))).toEqual(['INVALID_INPUT', 'config.maxMessageBytes'])
+      expect(await codeOf(() => openStore({ embedded: true, maxMessageBytes: bad as never }))).toEqual([
+        'INVALID_INPUT',
+        'config.maxMessageBytes',
+      ])
     }
-    expect(await codeOf(() => openStore({ embedded: true, knownSessions: '10' as never }))).toEqual(['INVALID_INPUT', 'config.knownSessions'])
-    expect(await codeOf(() => openStore({ embedded: true, groupCommit: { maxBatches: 0 } }))).toEqual(['INVALID_INPUT', 'config.groupCommit.maxBatches'])
+    expect(await codeOf(() => openStore({ embedded: true, knownSessions: '10' as never }))).toEqual([
+      'INVALID_INPUT',
+      'config.knownSessions',
+    ])
+    expect(await codeOf(() => openStore({ embedded: true, groupCommit: { maxBatches: 0 } }))).toEqual([
+      'INVALID_INPUT',
+      'config.groupCommit.maxBatches',
+    ])
     expect(await codeOf(() => openStore({ embedded: true, migrate: 'no' as never }))).toEqual(['INVALID_INPUT', 'config.migrate'])
     expect(await codeOf(() => openStore({ embedded: true, dataDir: 42 as never }))).toEqual(['INVALID_INPUT', 'config.dataDir'])
     expect(await codeOf(() => openStore({ embedded: 'yes' as never }))).toEqual(['INVALID_INPUT', 'config.embedded'])
     expect(await codeOf(() => openStore({ pool: {} as never }))).toEqual(['INVALID_INPUT', 'config.pool'])
-    expect(await codeOf(() => openStore({ connectionString: 'postgres://x', pool: 'max=1' as never }))).toEqual(['INVALID_INPUT', 'config.pool'])
+    expect(await codeOf(() => openStore({ connectionString: 'postgres://x', pool: 'max=1' as never }))).toEqual([
+      'INVALID_INPUT',
+      'config.pool',
+    ])
     expect(await codeOf(() => openStore({ kysely: {} as never }))).toEqual(['INVALID_INPUT', 'config.kysely'])
   })
 
@@ -1187,8 +1716,14 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
           knownSessions: (v) => typeof v === 'number' && Number.isSafeInteger(v) && v > 0,
           groupCommit: (v) =>
             typeof v === 'boolean' ||
-            (typeof v === 'object' && v !== null && [Object.prototype, null].includes(Object.getPrototypeOf(v) as object | null) &&
-              Object.entries(v).every(([k, n]) => ['maxBatches', 'maxInFlight'].includes(k) && (n === undefined || (typeof n === 'number' && Number.isSafeInteger(n) && n > 0)))),
+            (typeof v === 'object' &&
+              v !== null &&
+              [Object.prototype, null].includes(Object.getPrototypeOf(v) as object | null) &&
+              Object.entries(v).every(
+                ([k, n]) =>
+                  ['maxBatches', 'maxInFlight'].includes(k) &&
+                  (n === undefined || (typeof n === 'number' && Number.isSafeInteger(n) && n > 0)),
+              )),
           migrate: (v) => typeof v === 'boolean',
           dataDir: () => false,
         }
@@ -1208,7 +1743,9 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
         } catch (error) {
           caught = error
         }
-        expect(isTurnlogError(caught, 'INVALID_INPUT') ? String(caught.details['field']).split('.').slice(0, 2).join('.') : caught).toBe(`config.${field}`)
+        expect(isTurnlogError(caught, 'INVALID_INPUT') ? String(caught.details['field']).split('.').slice(0, 2).join('.') : caught).toBe(
+          `config.${field}`,
+        )
       }),
       { numRuns: 150 },
     )

@@ -119,7 +119,11 @@ describe('maxBatchBytes', () => {
       ]
 
       // then
-      for (const e of errors) expect([isTurnlogError(e, 'BATCH_TOO_LARGE'), (e as { details?: unknown }).details]).toEqual([true, { what: 'metadata', limit: 1000, size: 1011 }])
+      for (const e of errors)
+        expect([isTurnlogError(e, 'BATCH_TOO_LARGE'), (e as { details?: unknown }).details]).toEqual([
+          true,
+          { what: 'metadata', limit: 1000, size: 1011 },
+        ])
       expect(await snapshot(small)).toBe(before)
       // and a metadata at the limit is fine
       await small.createSession({ metadata: { note: 'y'.repeat(1000 - 11) } })
@@ -138,7 +142,9 @@ describe('maxBatchBytes', () => {
     let sizes: number[]
     try {
       const sessionId = await tiny.createSession()
-      sizes = await Promise.all(messages.map(async (m) => ((await caught(tiny.append(sessionId, [m]))) as { details: { size: number } }).details.size))
+      sizes = await Promise.all(
+        messages.map(async (m) => ((await caught(tiny.append(sessionId, [m]))) as { details: { size: number } }).details.size),
+      )
     } finally {
       await tiny.close()
     }
@@ -187,7 +193,11 @@ describe('maxBatchBytes', () => {
 
   it('keeps group statements within maxBatchBytes: 24 concurrent appends that together exceed it all commit', async () => {
     // given: each batch ≈ 3,000 of a 10,000 limit; the group commit would join up to 32 of them
-    const small = await openStore({ connectionString: db.connectionString, maxBatchBytes: 10_000, groupCommit: { maxBatches: 32, maxInFlight: 1 } })
+    const small = await openStore({
+      connectionString: db.connectionString,
+      maxBatchBytes: 10_000,
+      groupCommit: { maxBatches: 32, maxInFlight: 1 },
+    })
     try {
       const sessions = await Promise.all(Array.from({ length: 24 }, () => small.createSession()))
       const batches = sessions.map((_, i) => [createMessage({ role: 'user', content: `${i}:${'w'.repeat(2900)}` })])
@@ -197,7 +207,8 @@ describe('maxBatchBytes', () => {
 
       // then
       expect(results.map((r) => r.appended.length)).toEqual(sessions.map(() => 1))
-      for (const [i, s] of sessions.entries()) expect((await small.load(s)).messages.map((m) => m.payload.content)).toEqual([batches[i]?.[0]?.payload.content])
+      for (const [i, s] of sessions.entries())
+        expect((await small.load(s)).messages.map((m) => m.payload.content)).toEqual([batches[i]?.[0]?.payload.content])
     } finally {
       await small.close()
     }
@@ -212,36 +223,45 @@ describe('maxBatchBytes', () => {
 })
 
 describe('JSON nesting depth', () => {
-  it.each([5_000, 100_000])('refuses %i levels in every write that takes JSON with a typed error, and writes nothing (incident)', async (levels) => {
-    // given
-    const sessionId = await store.createSession()
-    const q = createMessage({ role: 'user', content: 'q' })
-    const streaming = createMessage({ role: 'assistant', content: 'a' }, { status: 'partial' })
-    await store.append(sessionId, [q, streaming])
-    const deep = nest(levels)
-    const raw = { id: q.id, payload: { role: 'user', content: 'x', deep }, createdAt: q.createdAt } as never
-    const before = await snapshot(store)
+  it.each([5_000, 100_000])(
+    'refuses %i levels in every write that takes JSON with a typed error, and writes nothing (incident)',
+    async (levels) => {
+      // given
+      const sessionId = await store.createSession()
+      const q = createMessage({ role: 'user', content: 'q' })
+      const streaming = createMessage({ role: 'assistant', content: 'a' }, { status: 'partial' })
+      await store.append(sessionId, [q, streaming])
+      const deep = nest(levels)
+      const raw = { id: q.id, payload: { role: 'user', content: 'x', deep }, createdAt: q.createdAt } as never
+      const before = await snapshot(store)
 
-    // when
-    const errors = {
-      createMessage: await caught(() => createMessage({ role: 'user', content: 'x', deep })),
-      createSession: await caught(store.createSession({ metadata: deep as never })),
-      fork: await caught(store.fork(sessionId, { at: q.id, metadata: deep as never })),
-      compact: await caught(store.compact(sessionId, { covered: [q.id], summary: [createMessage({ role: 'system', content: 's' })], metadata: deep as never })),
-      revise: await caught(store.revise(sessionId, q.id, { role: 'user', content: 'q', deep })),
-      append: await caught(store.append(sessionId, [raw])),
-      flush: await caught(store.flush(sessionId, [q, raw])),
-      transaction: await caught(store.db.transaction().execute((trx) => store.withTransaction(trx).append(sessionId, [raw]))),
-      finalize: await caught(store.finalize(sessionId, streaming.id, { role: 'assistant', content: 'a', deep })),
-    }
+      // when
+      const errors = {
+        createMessage: await caught(() => createMessage({ role: 'user', content: 'x', deep })),
+        createSession: await caught(store.createSession({ metadata: deep as never })),
+        fork: await caught(store.fork(sessionId, { at: q.id, metadata: deep as never })),
+        compact: await caught(
+          store.compact(sessionId, {
+            covered: [q.id],
+            summary: [createMessage({ role: 'system', content: 's' })],
+            metadata: deep as never,
+          }),
+        ),
+        revise: await caught(store.revise(sessionId, q.id, { role: 'user', content: 'q', deep })),
+        append: await caught(store.append(sessionId, [raw])),
+        flush: await caught(store.flush(sessionId, [q, raw])),
+        transaction: await caught(store.db.transaction().execute((trx) => store.withTransaction(trx).append(sessionId, [raw]))),
+        finalize: await caught(store.finalize(sessionId, streaming.id, { role: 'assistant', content: 'a', deep })),
+      }
 
-    // then
-    for (const [entry, e] of Object.entries(errors)) {
-      expect([entry, isTurnlogError(e) && ['INVALID_MESSAGE', 'INVALID_INPUT'].includes(e.code)]).toEqual([entry, true])
-      expect([entry, (e as Error).message]).toEqual([entry, expect.stringMatching(new RegExp(`deeper than ${MAX_JSON_DEPTH}`))])
-    }
-    expect(await snapshot(store)).toBe(before)
-  })
+      // then
+      for (const [entry, e] of Object.entries(errors)) {
+        expect([entry, isTurnlogError(e) && ['INVALID_MESSAGE', 'INVALID_INPUT'].includes(e.code)]).toEqual([entry, true])
+        expect([entry, (e as Error).message]).toEqual([entry, expect.stringMatching(new RegExp(`deeper than ${MAX_JSON_DEPTH}`))])
+      }
+      expect(await snapshot(store)).toBe(before)
+    },
+  )
 })
 
 // ---------------------------------------------------------------------------------------------------
@@ -293,17 +313,33 @@ describe('limits of every write (property)', () => {
             const metadata = meta.depth === 0 ? { pad: 'm'.repeat(meta.size) } : { pad: 'm'.repeat(meta.size), deep: nest(meta.depth) }
 
             // when
-            const result = built !== undefined && !['createSession', 'fork', 'compactMetadata'].includes(op) ? built : await caught((async () => {
-              switch (op) {
-                case 'append': return small.append(sessionId, messages)
-                case 'flush': return small.flush(sessionId, [q, ...messages])
-                case 'transaction': return small.db.transaction().execute((trx) => small.withTransaction(trx).append(sessionId, messages))
-                case 'compact': return small.compact(sessionId, { covered: [q.id], summary: messages })
-                case 'createSession': return small.createSession({ metadata: metadata as never })
-                case 'fork': return small.fork(sessionId, { at: q.id, metadata: metadata as never })
-                case 'compactMetadata': return small.compact(sessionId, { covered: [q.id], summary: [createMessage({ role: 'system', content: 's' })], metadata: metadata as never })
-              }
-            })())
+            const result =
+              built !== undefined && !['createSession', 'fork', 'compactMetadata'].includes(op)
+                ? built
+                : await caught(
+                    (async () => {
+                      switch (op) {
+                        case 'append':
+                          return small.append(sessionId, messages)
+                        case 'flush':
+                          return small.flush(sessionId, [q, ...messages])
+                        case 'transaction':
+                          return small.db.transaction().execute((trx) => small.withTransaction(trx).append(sessionId, messages))
+                        case 'compact':
+                          return small.compact(sessionId, { covered: [q.id], summary: messages })
+                        case 'createSession':
+                          return small.createSession({ metadata: metadata as never })
+                        case 'fork':
+                          return small.fork(sessionId, { at: q.id, metadata: metadata as never })
+                        case 'compactMetadata':
+                          return small.compact(sessionId, {
+                            covered: [q.id],
+                            summary: [createMessage({ role: 'system', content: 's' })],
+                            metadata: metadata as never,
+                          })
+                      }
+                    })(),
+                  )
 
             // then: the outcome the limits predict
             const metadataOp = ['createSession', 'fork', 'compactMetadata'].includes(op)

@@ -51,11 +51,16 @@ describe('batch rebuild (Postgres)', () => {
         const intact = await store.rebuild()
         expect(intact.drift).toEqual([])
         expect(await projection()).toEqual(inline)
-        const { rows: sessions } = await sql<{ session_id: string }>`select session_id::text from turnlog.sessions order by 1`.execute(store.db)
+        const { rows: sessions } = await sql<{ session_id: string }>`select session_id::text from turnlog.sessions order by 1`.execute(
+          store.db,
+        )
         const victims = sessions.filter((_, i) => (i + damage) % 3 === 0).map((s) => s.session_id)
         for (const [i, sid] of victims.entries()) {
           if (i % 3 === 0) await sql`delete from turnlog.live_messages where session_id = ${sid}`.execute(store.db)
-          else if (i % 3 === 1) await sql`update turnlog.live_messages set partial = not partial, position = position + 1000 where session_id = ${sid}`.execute(store.db)
+          else if (i % 3 === 1)
+            await sql`update turnlog.live_messages set partial = not partial, position = position + 1000 where session_id = ${sid}`.execute(
+              store.db,
+            )
           else await sql`update turnlog.live_messages set event_seq = event_seq + 1 where session_id = ${sid}`.execute(store.db)
         }
 
@@ -82,7 +87,8 @@ describe('batch rebuild (Postgres)', () => {
         const sid = sessions[(w * 3 + (op % 3)) % sessions.length] as SessionId
         const live = (await store.load(sid)).messages
         if (op % 7 === 6 && live.length > 2) await store.rewind(sid, { from: (live[live.length - 1] as Message).id })
-        else if (op % 11 === 10 && live.length > 3) await store.compact(sid, { covered: live.slice(0, 2).map((m) => m.id), summary: text(`summary ${op}`) })
+        else if (op % 11 === 10 && live.length > 3)
+          await store.compact(sid, { covered: live.slice(0, 2).map((m) => m.id), summary: text(`summary ${op}`) })
         else await store.append(sid, [text(`w${w} op${op} a`), text(`w${w} op${op} b`)])
       }
     }

@@ -43,7 +43,13 @@ describe('schema catalog (Postgres)', () => {
     // given: the migrated schema
 
     // when: every unique index (primary keys and unique constraints are backed by one), from pg_catalog
-    const { rows: indexes } = await sql<{ table_name: string; index_name: string; is_primary: boolean; columns: string[] | string; definition: string }>`
+    const { rows: indexes } = await sql<{
+      table_name: string
+      index_name: string
+      is_primary: boolean
+      columns: string[] | string
+      definition: string
+    }>`
       select t.relname as table_name, i.relname as index_name, x.indisprimary as is_primary,
              array(select a.attname::text from unnest(x.indkey) with ordinality k(attnum, ord)
                      left join pg_attribute a on a.attrelid = t.oid and a.attnum = k.attnum
@@ -57,7 +63,12 @@ describe('schema catalog (Postgres)', () => {
          and t.relname not in (${sql.join(MIGRATION_TABLES)})
        order by 1, 2`.execute(store.db)
     // and every primary/unique constraint with its columns, from information_schema
-    const { rows: constraints } = await sql<{ table_name: string; constraint_name: string; constraint_type: string; columns: string[] | string }>`
+    const { rows: constraints } = await sql<{
+      table_name: string
+      constraint_name: string
+      constraint_type: string
+      columns: string[] | string
+    }>`
       select tc.table_name::text, tc.constraint_name::text, tc.constraint_type::text,
              array(select k.column_name::text from information_schema.key_column_usage k
                     where k.constraint_schema = tc.constraint_schema and k.constraint_name = tc.constraint_name
@@ -83,12 +94,18 @@ describe('schema catalog (Postgres)', () => {
     const perSession = new Set(tables.filter((t) => t.has_session_id && !byMessage.has(t.table_name)).map((t) => t.table_name))
     // the message-keyed tables: every unique key includes message_id
     expect([
-      ...indexes.filter((i) => byMessage.has(i.table_name) && !list(i.columns).includes('message_id')).map((i) => `${i.table_name}: ${i.definition}`),
-      ...constraints.filter((c) => byMessage.has(c.table_name) && !list(c.columns).includes('message_id')).map((c) => `${c.table_name}.${c.constraint_name}`),
+      ...indexes
+        .filter((i) => byMessage.has(i.table_name) && !list(i.columns).includes('message_id'))
+        .map((i) => `${i.table_name}: ${i.definition}`),
+      ...constraints
+        .filter((c) => byMessage.has(c.table_name) && !list(c.columns).includes('message_id'))
+        .map((c) => `${c.table_name}.${c.constraint_name}`),
     ]).toEqual([])
     // and every primary/unique key of every table that holds session data includes session_id
     const withoutSession = [
-      ...indexes.filter((i) => perSession.has(i.table_name) && !list(i.columns).includes('session_id')).map((i) => `${i.table_name}: ${i.definition}`),
+      ...indexes
+        .filter((i) => perSession.has(i.table_name) && !list(i.columns).includes('session_id'))
+        .map((i) => `${i.table_name}: ${i.definition}`),
       ...constraints
         .filter((c) => perSession.has(c.table_name) && !list(c.columns).includes('session_id'))
         .map((c) => `${c.table_name}.${c.constraint_name} (${c.constraint_type})`),

@@ -57,8 +57,13 @@ describe('turnlog.chain_link golden vectors (SQL)', () => {
     const first = VECTORS.vectors[0]!
     expect(first.prev).toBe(VECTORS.genesis)
     const i = first.input
-    const scrubbed: ChainInput = { ...i, sessionId: '0190d2c4-3a6e-7c1b-9f1e-2b7d4c8a9eff', messageId: '0190d2c4-3a6e-7c1b-9f1e-2b7d4c8a9efe',
-      payloadText: '{"role":"user","content":"[redacted]"}', payloadDigest: 'c0ffee00'.repeat(8) }
+    const scrubbed: ChainInput = {
+      ...i,
+      sessionId: '0190d2c4-3a6e-7c1b-9f1e-2b7d4c8a9eff',
+      messageId: '0190d2c4-3a6e-7c1b-9f1e-2b7d4c8a9efe',
+      payloadText: '{"role":"user","content":"[redacted]"}',
+      payloadDigest: 'c0ffee00'.repeat(8),
+    }
 
     // when both are inserted (the trigger computes the links)
     const links: string[] = []
@@ -97,8 +102,17 @@ describe('turnlog.chain_link golden vectors (SQL)', () => {
         // given inputs as the store writes them (JSON.stringify texts)
         const vectors = inputs.map((v) => ({
           prev: v.prev,
-          input: { sessionId: v.sessionId, seq: v.seq, eventId: v.eventId, type: v.type, messageId: v.messageId, contentHash: v.contentHash,
-            dataText: JSON.stringify(v.data), payloadText: v.payload === null ? null : JSON.stringify(v.payload), payloadDigest: v.payloadDigest } satisfies ChainInput,
+          input: {
+            sessionId: v.sessionId,
+            seq: v.seq,
+            eventId: v.eventId,
+            type: v.type,
+            messageId: v.messageId,
+            contentHash: v.contentHash,
+            dataText: JSON.stringify(v.data),
+            payloadText: v.payload === null ? null : JSON.stringify(v.payload),
+            payloadDigest: v.payloadDigest,
+          } satisfies ChainInput,
         }))
         // when the database links each (one statement for the batch)
         const { rows } = await sql<{ link: string }>`

@@ -26,7 +26,7 @@ async function freshStore(): Promise<PostgresStore> {
 class Rollback extends Error {}
 
 describe('compaction retry when the heap returns a later revision first (Postgres)', () => {
-  it('a retried compaction is a no-op even when the summary\'s revision row sits before its original row in the heap', async () => {
+  it("a retried compaction is a no-op even when the summary's revision row sits before its original row in the heap", async () => {
     // given: dead tuples early in the heap (a rolled-back batch), then a compaction at the end of the heap
     const store = await freshStore()
     const sid = await store.createSession()

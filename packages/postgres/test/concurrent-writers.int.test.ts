@@ -35,7 +35,9 @@ async function eventsOf(sid: SessionId): Promise<StoredEvent[]> {
 /** Deterministic batch sizes 1..4 so a failure reproduces. */
 function batchesFor(writer: number, count: number): Message[][] {
   return Array.from({ length: count }, (_, b) =>
-    Array.from({ length: 1 + ((writer * 7 + b * 3) % 4) }, (_, k) => createMessage({ role: k % 2 === 0 ? 'user' : 'assistant', content: `w${writer} b${b} m${k}` })),
+    Array.from({ length: 1 + ((writer * 7 + b * 3) % 4) }, (_, k) =>
+      createMessage({ role: k % 2 === 0 ? 'user' : 'assistant', content: `w${writer} b${b} m${k}` }),
+    ),
   )
 }
 

@@ -6,7 +6,15 @@
  * transaction) and on PGlite.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { contentHash, createMessage, isTurnlogError, type ConflictRecord, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
+import {
+  contentHash,
+  createMessage,
+  isTurnlogError,
+  type ConflictRecord,
+  type Message,
+  type SessionId,
+  type TurnlogError,
+} from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
@@ -35,13 +43,18 @@ afterAll(async () => {
 const user = (content: string, id?: string): Message => createMessage({ role: 'user', content }, id === undefined ? {} : { id })
 
 async function refusal(p: Promise<unknown>): Promise<TurnlogError> {
-  const error = await p.then(() => undefined, (e: unknown) => e)
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   if (!isTurnlogError(error, 'MESSAGE_CONFLICT')) throw new Error(`expected MESSAGE_CONFLICT, got ${String(error)}`)
   return error
 }
 
 async function eventCount(store: PostgresStore, session: SessionId): Promise<number> {
-  const { rows } = await sql<{ n: string | number }>`select count(*) as n from turnlog.events where session_id = ${session}`.execute(store.db)
+  const { rows } = await sql<{ n: string | number }>`select count(*) as n from turnlog.events where session_id = ${session}`.execute(
+    store.db,
+  )
   return Number(rows[0]?.n)
 }
 
@@ -51,7 +64,10 @@ type Kind = 'content_mismatch' | 'foreign_session'
  * A session with `stored` messages, another session owning `foreign`, and a batch that conflicts with
  * them as `kinds` says, between new messages and a duplicate.
  */
-async function conflictingBatch(store: PostgresStore, kinds: readonly Kind[]): Promise<{
+async function conflictingBatch(
+  store: PostgresStore,
+  kinds: readonly Kind[],
+): Promise<{
   session: SessionId
   owner: SessionId
   batch: Message[]
@@ -74,7 +90,12 @@ async function conflictingBatch(store: PostgresStore, kinds: readonly Kind[]): P
   return { session, owner, batch, conflicting }
 }
 
-function expectEvidence(records: readonly ConflictRecord[], session: SessionId, owner: SessionId, conflicting: { message: Message; kind: Kind; storedHash: string }[]): void {
+function expectEvidence(
+  records: readonly ConflictRecord[],
+  session: SessionId,
+  owner: SessionId,
+  conflicting: { message: Message; kind: Kind; storedHash: string }[],
+): void {
   expect(records.map((r) => r.messageId)).toEqual(conflicting.map((c) => c.message.id))
   records.forEach((r, i) => {
     const c = conflicting[i]!
@@ -100,22 +121,27 @@ const KIND_SETS: readonly (readonly Kind[])[] = [
 ]
 
 describe.each(['postgres', 'pglite'] as const)('conflict evidence (%s)', (flavor) => {
-  it.each(KIND_SETS.map((k) => [k.join(', '), k] as const))('a batch with conflicts %s records one row per conflicting message, nothing else', async (_, kinds) => {
-    // given
-    const store = stores[flavor]!
-    const { session, owner, batch, conflicting } = await conflictingBatch(store, kinds)
-    const before = await eventCount(store, session)
+  it.each(KIND_SETS.map((k) => [k.join(', '), k] as const))(
+    'a batch with conflicts %s records one row per conflicting message, nothing else',
+    async (_, kinds) => {
+      // given
+      const store = stores[flavor]!
+      const { session, owner, batch, conflicting } = await conflictingBatch(store, kinds)
+      const before = await eventCount(store, session)
 
-    // when
-    const error = await refusal(store.append(session, batch))
+      // when
+      const error = await refusal(store.append(session, batch))
 
-    // then: the error lists every conflict (and names the first), the evidence has a row for each
-    expect((error.details as { conflicts: { messageId: string }[] }).conflicts.map((c) => c.messageId)).toEqual(conflicting.map((c) => c.message.id))
-    expect(error.details).toMatchObject({ messageId: conflicting[0]!.message.id, reason: kinds[0] })
-    expectEvidence(await store.conflicts(session), session, owner, conflicting)
-    expect(await store.conflicts(owner)).toEqual([])
-    expect(await eventCount(store, session)).toBe(before)
-  })
+      // then: the error lists every conflict (and names the first), the evidence has a row for each
+      expect((error.details as { conflicts: { messageId: string }[] }).conflicts.map((c) => c.messageId)).toEqual(
+        conflicting.map((c) => c.message.id),
+      )
+      expect(error.details).toMatchObject({ messageId: conflicting[0]!.message.id, reason: kinds[0] })
+      expectEvidence(await store.conflicts(session), session, owner, conflicting)
+      expect(await store.conflicts(owner)).toEqual([])
+      expect(await eventCount(store, session)).toBe(before)
+    },
+  )
 
   it('through flush too, and a second attempt adds its own rows', async () => {
     // given
@@ -137,11 +163,14 @@ describe.each(['postgres', 'pglite'] as const)('conflict evidence (%s)', (flavor
   it('property: any mix of new, duplicate and conflicting messages records exactly the conflicting ones', async () => {
     const store = stores[flavor]!
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom<Kind>('content_mismatch', 'foreign_session'), { minLength: 1, maxLength: 6 }), async (kinds) => {
-        const { session, owner, batch, conflicting } = await conflictingBatch(store, kinds)
-        await refusal(store.append(session, batch))
-        expectEvidence(await store.conflicts(session), session, owner, conflicting)
-      }),
+      fc.asyncProperty(
+        fc.array(fc.constantFrom<Kind>('content_mismatch', 'foreign_session'), { minLength: 1, maxLength: 6 }),
+        async (kinds) => {
+          const { session, owner, batch, conflicting } = await conflictingBatch(store, kinds)
+          await refusal(store.append(session, batch))
+          expectEvidence(await store.conflicts(session), session, owner, conflicting)
+        },
+      ),
       { numRuns: 10 },
     )
   })
@@ -151,7 +180,11 @@ describe('conflict evidence (postgres paths)', () => {
   it('a conflicting batch in a group commit: its evidence is complete, the other batches are written', async () => {
     // given
     const store = stores.postgres!
-    const { session, owner, batch, conflicting } = await conflictingBatch(store, ['content_mismatch', 'foreign_session', 'content_mismatch'])
+    const { session, owner, batch, conflicting } = await conflictingBatch(store, [
+      'content_mismatch',
+      'foreign_session',
+      'content_mismatch',
+    ])
     const others = await Promise.all(Array.from({ length: 4 }, () => store.createSession()))
 
     // when: appends made in the same tick go out as one group statement
@@ -170,9 +203,12 @@ describe('conflict evidence (postgres paths)', () => {
     const { session, owner, batch, conflicting } = await conflictingBatch(store, ['foreign_session', 'content_mismatch'])
 
     // when
-    await store.db.transaction().execute(async (trx) => {
-      await refusal(store.withTransaction(trx).append(session, batch))
-    }).catch(() => {})
+    await store.db
+      .transaction()
+      .execute(async (trx) => {
+        await refusal(store.withTransaction(trx).append(session, batch))
+      })
+      .catch(() => {})
 
     // then
     expectEvidence(await store.conflicts(session), session, owner, conflicting)

@@ -18,19 +18,23 @@ function sources(dir: string): string[] {
 }
 
 // every package's src/, and the store's schema (packages/postgres/sql, one file per object)
-const srcFiles = readdirSync(packagesDir).flatMap((p) => ['src', 'sql'].flatMap((dir) => {
-  try {
-    return sources(join(packagesDir, p, dir))
-  } catch {
-    return []
-  }
-}))
+const srcFiles = readdirSync(packagesDir).flatMap((p) =>
+  ['src', 'sql'].flatMap((dir) => {
+    try {
+      return sources(join(packagesDir, p, dir))
+    } catch {
+      return []
+    }
+  }),
+)
 const states = Object.keys(CUSTOM_SQLSTATES) as CustomSqlState[]
 
 describe('the one table of custom SQLSTATEs', () => {
   it('holds exactly the TL states the SQL raises, each mapped to a registered error code', () => {
     // given every `errcode = 'TL…'` in the store's SQL (the sql/ files and any SQL in migrations)
-    const raised = new Set(srcFiles.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/errcode\s*=\s*'(TL[0-9A-Z]{3})'/gi)].map((m) => m[1] as string)))
+    const raised = new Set(
+      srcFiles.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/errcode\s*=\s*'(TL[0-9A-Z]{3})'/gi)].map((m) => m[1] as string)),
+    )
     // then the table is that set, and each state maps to a code of the registry
     expect([...raised].sort()).toEqual([...states].sort())
     for (const s of states) expect(CUSTOM_SQLSTATES[s] in ERROR_CODES).toBe(true)
@@ -38,24 +42,31 @@ describe('the one table of custom SQLSTATEs', () => {
 
   it('knows every TL state the TypeScript compares against', () => {
     // given every 'TL…' string literal in the sources of every package
-    const used = srcFiles.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/'(TL[0-9A-Z]{3})'/g)].map((m) => ({ f, state: m[1] as string })))
+    const used = srcFiles.flatMap((f) =>
+      [...readFileSync(f, 'utf8').matchAll(/'(TL[0-9A-Z]{3})'/g)].map((m) => ({ f, state: m[1] as string })),
+    )
     // then none names a state outside the table (a typo would never match a real error)
     expect(used.filter((u) => !(u.state in CUSTOM_SQLSTATES))).toEqual([])
   })
 
   it('is what mapDatabaseError maps every custom state through, keeping the SQLSTATE and the cause (regression: TLM01, TLU01, TLC02 became DB_ERROR)', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...states), fc.string(), fc.option(fc.nat().map(String), { nil: undefined }), (state, message, detail) => {
-        // given a driver error carrying one of turnlog's own SQLSTATEs
-        const driverError = Object.assign(new Error(message), { code: state, ...(detail === undefined ? {} : { detail }) })
-        // when it is mapped
-        const mapped = mapDatabaseError(driverError)
-        // then the code is the table's, the state is in details, the cause is the driver error
-        expect(mapped.code).toBe(CUSTOM_SQLSTATES[state])
-        expect(mapped.details['sqlState']).toBe(state)
-        expect(mapped.cause).toBe(driverError)
-        expect(customSqlState(driverError)).toBe(state)
-      }),
+      fc.property(
+        fc.constantFrom(...states),
+        fc.string(),
+        fc.option(fc.nat().map(String), { nil: undefined }),
+        (state, message, detail) => {
+          // given a driver error carrying one of turnlog's own SQLSTATEs
+          const driverError = Object.assign(new Error(message), { code: state, ...(detail === undefined ? {} : { detail }) })
+          // when it is mapped
+          const mapped = mapDatabaseError(driverError)
+          // then the code is the table's, the state is in details, the cause is the driver error
+          expect(mapped.code).toBe(CUSTOM_SQLSTATES[state])
+          expect(mapped.details['sqlState']).toBe(state)
+          expect(mapped.cause).toBe(driverError)
+          expect(customSqlState(driverError)).toBe(state)
+        },
+      ),
       { numRuns: 200 },
     )
   })

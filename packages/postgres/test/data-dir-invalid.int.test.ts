@@ -93,112 +93,144 @@ describe('a damaged or foreign embedded data directory', () => {
     expect((error as Error).message).toMatch(/writable directory on a file system with hard links/)
   })
 
-  it('a non-empty directory without a database is refused, not initialised among foreign files', async () => {
-    // given
-    const dir = join(root, 'foreign')
-    mkdirSync(dir)
-    writeFileSync(join(dir, 'notes.txt'), 'mine')
-    // when
-    const error = await openError(dir)
-    // then
-    expectInvalid(error, /holds no database \(no PG_VERSION; it has notes\.txt\)/)
-    expect(readdirSync(dir).filter((n) => !n.startsWith(DATA_DIR_LOCK_PREFIX))).toEqual(['notes.txt'])
-  }, SLOW)
+  it(
+    'a non-empty directory without a database is refused, not initialised among foreign files',
+    async () => {
+      // given
+      const dir = join(root, 'foreign')
+      mkdirSync(dir)
+      writeFileSync(join(dir, 'notes.txt'), 'mine')
+      // when
+      const error = await openError(dir)
+      // then
+      expectInvalid(error, /holds no database \(no PG_VERSION; it has notes\.txt\)/)
+      expect(readdirSync(dir).filter((n) => !n.startsWith(DATA_DIR_LOCK_PREFIX))).toEqual(['notes.txt'])
+    },
+    SLOW,
+  )
 
-  it('a truncated global/pg_control', async () => {
-    // given
-    const dir = damaged((d) => truncateSync(join(d, 'global', 'pg_control'), 100))
-    const before = snapshot(dir)
-    // when
-    const error = await openError(dir)
-    // then
-    expectInvalid(error, /global\/pg_control is 100 bytes, not 8192/)
-    expect(snapshot(dir)).toEqual(before)
-  }, SLOW)
+  it(
+    'a truncated global/pg_control',
+    async () => {
+      // given
+      const dir = damaged((d) => truncateSync(join(d, 'global', 'pg_control'), 100))
+      const before = snapshot(dir)
+      // when
+      const error = await openError(dir)
+      // then
+      expectInvalid(error, /global\/pg_control is 100 bytes, not 8192/)
+      expect(snapshot(dir)).toEqual(before)
+    },
+    SLOW,
+  )
 
-  it('a missing pg_wal directory', async () => {
-    // given
-    const dir = damaged((d) => rmSync(join(d, 'pg_wal'), { recursive: true }))
-    // when
-    const error = await openError(dir)
-    // then
-    expectInvalid(error, /the pg_wal directory is missing/)
-  }, SLOW)
+  it(
+    'a missing pg_wal directory',
+    async () => {
+      // given
+      const dir = damaged((d) => rmSync(join(d, 'pg_wal'), { recursive: true }))
+      // when
+      const error = await openError(dir)
+      // then
+      expectInvalid(error, /the pg_wal directory is missing/)
+    },
+    SLOW,
+  )
 
-  it('the global directory replaced by a file (found by the property below: a raw ENOTDIR before)', async () => {
-    // given
-    const dir = damaged((d) => {
-      rmSync(join(d, 'global'), { recursive: true })
-      writeFileSync(join(d, 'global'), 'x')
-    })
-    // when
-    const error = await openError(dir)
-    // then
-    expectInvalid(error, /global\/pg_control is missing/)
-  }, SLOW)
+  it(
+    'the global directory replaced by a file (found by the property below: a raw ENOTDIR before)',
+    async () => {
+      // given
+      const dir = damaged((d) => {
+        rmSync(join(d, 'global'), { recursive: true })
+        writeFileSync(join(d, 'global'), 'x')
+      })
+      // when
+      const error = await openError(dir)
+      // then
+      expectInvalid(error, /global\/pg_control is missing/)
+    },
+    SLOW,
+  )
 
-  it('a pg_control of the right size but overwritten: PGlite fails to start, wrapped', async () => {
-    // given
-    const dir = damaged((d) => writeFileSync(join(d, 'global', 'pg_control'), Buffer.alloc(8192, 0x5a)))
-    // when
-    const error = await openError(dir)
-    // then
-    expectInvalid(error, /could not be opened by PGlite/)
-    expect((error as Error).cause).toBeDefined()
-  }, SLOW)
+  it(
+    'a pg_control of the right size but overwritten: PGlite fails to start, wrapped',
+    async () => {
+      // given
+      const dir = damaged((d) => writeFileSync(join(d, 'global', 'pg_control'), Buffer.alloc(8192, 0x5a)))
+      // when
+      const error = await openError(dir)
+      // then
+      expectInvalid(error, /could not be opened by PGlite/)
+      expect((error as Error).cause).toBeDefined()
+    },
+    SLOW,
+  )
 
-  it('after any refusal the directory is not left locked', async () => {
-    // given
-    const dir = damaged((d) => truncateSync(join(d, 'global', 'pg_control'), 0))
-    // when
-    await openError(dir)
-    // then
-    const lock = acquireDataDirLock(dir)
-    lock.release()
-    expect(existsSync(dir)).toBe(true)
-  }, SLOW)
+  it(
+    'after any refusal the directory is not left locked',
+    async () => {
+      // given
+      const dir = damaged((d) => truncateSync(join(d, 'global', 'pg_control'), 0))
+      // when
+      await openError(dir)
+      // then
+      const lock = acquireDataDirLock(dir)
+      lock.release()
+      expect(existsSync(dir)).toBe(true)
+    },
+    SLOW,
+  )
 
-  it('class: any one file or directory of a database deleted, truncated or overwritten opens, or fails with DATA_DIR_INVALID', async () => {
-    // given: the top-level entries, and the files that PGlite reads at start
-    const targets = [...readdirSync(good).filter((n) => !n.startsWith(DATA_DIR_LOCK_PREFIX)), 'global/pg_control', 'global/pg_filenode.map', 'pg_xact/0000']
-    const outcomes = new Map<string, number>()
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...targets),
-        fc.constantFrom('delete', 'truncate', 'garbage'),
-        fc.nat({ max: 9000 }),
-        async (target, action, size) => {
-          // given
-          const dir = damaged((d) => {
-            const path = join(d, target)
-            if (!existsSync(path)) return
-            const isDir = statSync(path).isDirectory()
-            if (action === 'delete' || isDir) rmSync(path, { recursive: true, force: true })
-            if (action === 'truncate' && !isDir) truncateSync(path, Math.min(size, statSync(path).size))
-            if (action === 'garbage') writeFileSync(path, Buffer.alloc(size, 0xa5))
-          })
-          // when
-          let outcome: string
-          try {
-            const store = await openStore({ embedded: true, dataDir: dir })
+  it(
+    'class: any one file or directory of a database deleted, truncated or overwritten opens, or fails with DATA_DIR_INVALID',
+    async () => {
+      // given: the top-level entries, and the files that PGlite reads at start
+      const targets = [
+        ...readdirSync(good).filter((n) => !n.startsWith(DATA_DIR_LOCK_PREFIX)),
+        'global/pg_control',
+        'global/pg_filenode.map',
+        'pg_xact/0000',
+      ]
+      const outcomes = new Map<string, number>()
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...targets),
+          fc.constantFrom('delete', 'truncate', 'garbage'),
+          fc.nat({ max: 9000 }),
+          async (target, action, size) => {
+            // given
+            const dir = damaged((d) => {
+              const path = join(d, target)
+              if (!existsSync(path)) return
+              const isDir = statSync(path).isDirectory()
+              if (action === 'delete' || isDir) rmSync(path, { recursive: true, force: true })
+              if (action === 'truncate' && !isDir) truncateSync(path, Math.min(size, statSync(path).size))
+              if (action === 'garbage') writeFileSync(path, Buffer.alloc(size, 0xa5))
+            })
+            // when
+            let outcome: string
             try {
-              await store.sessions({ limit: 1 })
-            } finally {
-              await store.close()
+              const store = await openStore({ embedded: true, dataDir: dir })
+              try {
+                await store.sessions({ limit: 1 })
+              } finally {
+                await store.close()
+              }
+              outcome = 'opened'
+            } catch (error) {
+              // then: damage is named, never a raw error
+              outcome = isTurnlogError(error) ? error.code : `raw ${String(error)}`
             }
-            outcome = 'opened'
-          } catch (error) {
-            // then: damage is named, never a raw error
-            outcome = isTurnlogError(error) ? error.code : `raw ${String(error)}`
-          }
-          outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
-          expect(['opened', 'DATA_DIR_INVALID', 'DB_ERROR', 'MIGRATION_FAILED']).toContain(outcome)
-          rmSync(dir, { recursive: true, force: true })
-        },
-      ),
-      { numRuns: 12 },
-    )
-    expect(outcomes.get('DATA_DIR_INVALID') ?? 0).toBeGreaterThan(0)
-  }, SLOW)
+            outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1)
+            expect(['opened', 'DATA_DIR_INVALID', 'DB_ERROR', 'MIGRATION_FAILED']).toContain(outcome)
+            rmSync(dir, { recursive: true, force: true })
+          },
+        ),
+        { numRuns: 12 },
+      )
+      expect(outcomes.get('DATA_DIR_INVALID') ?? 0).toBeGreaterThan(0)
+    },
+    SLOW,
+  )
 })
-

@@ -77,7 +77,9 @@ class Writer {
     if (seen !== undefined) return Promise.resolve(seen)
     return new Promise((resolve, reject) => {
       this.#waiters.push({ test, resolve })
-      void this.exited.then(() => setTimeout(() => reject(new Error(`writer exited before "${words.join('|')}": ${this.lines.join(' / ')}\n${this.stderr}`)), 50))
+      void this.exited.then(() =>
+        setTimeout(() => reject(new Error(`writer exited before "${words.join('|')}": ${this.lines.join(' / ')}\n${this.stderr}`)), 50),
+      )
     })
   }
 
@@ -96,115 +98,138 @@ function lockFiles(dir: string): string[] {
 }
 
 describe('the embedded data-directory lock', () => {
-  it('incident: a second process opening the same dataDir through the library is refused, and no acknowledged write is lost', async () => {
-    // given: process A has the store open and has acknowledged writes
-    const dataDir = join(root, 'incident')
-    const sessionId = newSessionId()
-    const a = new Writer({ dataDir, sessionId, prefix: 'a', count: 20 })
-    await a.waitFor('idle')
-    // when: process B opens the same directory (and would write, were it let in)
-    const b = new Writer({ dataDir, sessionId, prefix: 'b', count: 20 })
-    const answer = await b.waitFor('refused', 'opened')
-    // A keeps writing, then closes
-    const more = a.next('idle')
-    a.send('more 20')
-    await more
-    const before = a.lines.length
-    a.send('close')
-    await a.waitFor('closed')
-    b.send('close') // were B let in (no lock), it closes now, after A
+  it(
+    'incident: a second process opening the same dataDir through the library is refused, and no acknowledged write is lost',
+    async () => {
+      // given: process A has the store open and has acknowledged writes
+      const dataDir = join(root, 'incident')
+      const sessionId = newSessionId()
+      const a = new Writer({ dataDir, sessionId, prefix: 'a', count: 20 })
+      await a.waitFor('idle')
+      // when: process B opens the same directory (and would write, were it let in)
+      const b = new Writer({ dataDir, sessionId, prefix: 'b', count: 20 })
+      const answer = await b.waitFor('refused', 'opened')
+      // A keeps writing, then closes
+      const more = a.next('idle')
+      a.send('more 20')
+      await more
+      const before = a.lines.length
+      a.send('close')
+      await a.waitFor('closed')
+      b.send('close') // were B let in (no lock), it closes now, after A
 
-    await Promise.all([a.exited, b.exited])
-    // then: B was refused with the holder named, and every write A saw acknowledged is there
-    expect(answer.split(' ').slice(0, 2)).toEqual(['refused', 'DATA_DIR_LOCKED'])
-    const details = JSON.parse(answer.split(' ').slice(2).join(' ')) as { holder: DataDirLockHolder; dataDir: string }
-    expect(details.holder).toMatchObject({ pid: a.child.pid, hostname: hostname() })
-    expect(details.dataDir).toBe(dataDir)
-    expect(b.acked()).toEqual([])
-    expect(before).toBeGreaterThan(40)
-    const store = await openStore({ embedded: true, dataDir })
-    try {
-      const loaded = await store.load(sessionId)
-      expect(loaded.messages.map((m) => m.id)).toEqual(a.acked())
-      expect(a.acked()).toHaveLength(40)
-    } finally {
-      await store.close()
-    }
-  }, SLOW)
-
-  it('class: 6 processes taking and giving up the lock in a loop, some dying while they hold it, never hold it at once', async () => {
-    // given
-    const dir = join(root, 'race')
-    await import('node:fs/promises').then((fs) => fs.mkdir(dir))
-    const log = join(root, 'race.log')
-    writeFileSync(log, '')
-    const untilMs = Date.now() + 8_000
-    const results: string[] = []
-    const errors: string[] = []
-    // when: six racers for 8 s; every racer dies holding the lock on its 10th acquisition and is replaced
-    const racer = (): Promise<void> =>
-      new Promise((resolve) => {
-        const child = spawn(process.execPath, [join(SUPPORT, 'lock-racer.js'), JSON.stringify({ dir, log, untilMs, dieEvery: 10 })], { stdio: ['ignore', 'pipe', 'pipe'] })
-        let out = ''
-        let err = ''
-        child.stdout.on('data', (c: Buffer) => (out += c.toString()))
-        child.stderr.on('data', (c: Buffer) => (err += c.toString()))
-        child.on('exit', (code) => {
-          results.push(out.trim())
-          if (code !== 0) errors.push(`exit ${code}: ${err}`)
-          if (out.includes('died') && Date.now() < untilMs) void racer().then(resolve)
-          else resolve()
-        })
-      })
-    await Promise.all(Array.from({ length: 6 }, racer))
-    // then: the log alternates enter/exit of one process; nobody entered while another was inside
-    const lines = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '')
-    let inside: string | undefined
-    let overlaps = 0
-    for (const line of lines) {
-      const [word, pid] = line.split(' ')
-      if (word === 'enter') {
-        if (inside !== undefined) overlaps++
-        inside = pid
-      } else {
-        if (inside !== pid) overlaps++
-        inside = undefined
+      await Promise.all([a.exited, b.exited])
+      // then: B was refused with the holder named, and every write A saw acknowledged is there
+      expect(answer.split(' ').slice(0, 2)).toEqual(['refused', 'DATA_DIR_LOCKED'])
+      const details = JSON.parse(answer.split(' ').slice(2).join(' ')) as { holder: DataDirLockHolder; dataDir: string }
+      expect(details.holder).toMatchObject({ pid: a.child.pid, hostname: hostname() })
+      expect(details.dataDir).toBe(dataDir)
+      expect(b.acked()).toEqual([])
+      expect(before).toBeGreaterThan(40)
+      const store = await openStore({ embedded: true, dataDir })
+      try {
+        const loaded = await store.load(sessionId)
+        expect(loaded.messages.map((m) => m.id)).toEqual(a.acked())
+        expect(a.acked()).toHaveLength(40)
+      } finally {
+        await store.close()
       }
-    }
-    const held = lines.filter((l) => l.startsWith('enter')).length
-    const deaths = results.filter((r) => r.includes('died')).length
-    expect(errors).toEqual([])
-    expect(overlaps).toBe(0)
-    expect(held).toBeGreaterThan(50)
-    expect(deaths).toBeGreaterThan(0) // stale locks were taken over during the race
-    expect(lockFiles(dir).length).toBeLessThanOrEqual(2)
-  }, SLOW)
+    },
+    SLOW,
+  )
 
-  it('a holder killed with SIGKILL: its lock is taken over by the next opener, with its writes', async () => {
-    // given
-    const dataDir = join(root, 'killed')
-    const sessionId = newSessionId()
-    const a = new Writer({ dataDir, sessionId, prefix: 'a', count: 5 })
-    await a.waitFor('idle')
-    // when
-    a.child.kill('SIGKILL')
-    await a.exited
-    let previous: DataDirLockHolder | undefined
-    const store = await openStore({ embedded: true, dataDir, onLockTakenOver: (p) => (previous = p) })
-    try {
-      // then
-      expect(previous).toMatchObject({ pid: a.child.pid, startTime: processStartTime(process.pid) === null ? null : expect.any(String) })
-      expect((await store.load(sessionId)).messages.map((m) => m.id)).toEqual(a.acked())
-    } finally {
-      await store.close()
-    }
-  }, SLOW)
+  it(
+    'class: 6 processes taking and giving up the lock in a loop, some dying while they hold it, never hold it at once',
+    async () => {
+      // given
+      const dir = join(root, 'race')
+      await import('node:fs/promises').then((fs) => fs.mkdir(dir))
+      const log = join(root, 'race.log')
+      writeFileSync(log, '')
+      const untilMs = Date.now() + 8_000
+      const results: string[] = []
+      const errors: string[] = []
+      // when: six racers for 8 s; every racer dies holding the lock on its 10th acquisition and is replaced
+      const racer = (): Promise<void> =>
+        new Promise((resolve) => {
+          const child = spawn(process.execPath, [join(SUPPORT, 'lock-racer.js'), JSON.stringify({ dir, log, untilMs, dieEvery: 10 })], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          })
+          let out = ''
+          let err = ''
+          child.stdout.on('data', (c: Buffer) => (out += c.toString()))
+          child.stderr.on('data', (c: Buffer) => (err += c.toString()))
+          child.on('exit', (code) => {
+            results.push(out.trim())
+            if (code !== 0) errors.push(`exit ${code}: ${err}`)
+            if (out.includes('died') && Date.now() < untilMs) void racer().then(resolve)
+            else resolve()
+          })
+        })
+      await Promise.all(Array.from({ length: 6 }, racer))
+      // then: the log alternates enter/exit of one process; nobody entered while another was inside
+      const lines = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+      let inside: string | undefined
+      let overlaps = 0
+      for (const line of lines) {
+        const [word, pid] = line.split(' ')
+        if (word === 'enter') {
+          if (inside !== undefined) overlaps++
+          inside = pid
+        } else {
+          if (inside !== pid) overlaps++
+          inside = undefined
+        }
+      }
+      const held = lines.filter((l) => l.startsWith('enter')).length
+      const deaths = results.filter((r) => r.includes('died')).length
+      expect(errors).toEqual([])
+      expect(overlaps).toBe(0)
+      expect(held).toBeGreaterThan(50)
+      expect(deaths).toBeGreaterThan(0) // stale locks were taken over during the race
+      expect(lockFiles(dir).length).toBeLessThanOrEqual(2)
+    },
+    SLOW,
+  )
+
+  it(
+    'a holder killed with SIGKILL: its lock is taken over by the next opener, with its writes',
+    async () => {
+      // given
+      const dataDir = join(root, 'killed')
+      const sessionId = newSessionId()
+      const a = new Writer({ dataDir, sessionId, prefix: 'a', count: 5 })
+      await a.waitFor('idle')
+      // when
+      a.child.kill('SIGKILL')
+      await a.exited
+      let previous: DataDirLockHolder | undefined
+      const store = await openStore({ embedded: true, dataDir, onLockTakenOver: (p) => (previous = p) })
+      try {
+        // then
+        expect(previous).toMatchObject({ pid: a.child.pid, startTime: processStartTime(process.pid) === null ? null : expect.any(String) })
+        expect((await store.load(sessionId)).messages.map((m) => m.id)).toEqual(a.acked())
+      } finally {
+        await store.close()
+      }
+    },
+    SLOW,
+  )
 
   it('an empty or partial lock file (its writer may be alive) is never taken over', async () => {
     // given
     const dir = join(root, 'partial')
     await import('node:fs/promises').then((fs) => fs.mkdir(dir))
-    const record = JSON.stringify({ state: 'held', pid: 999_999_999, startTime: null, hostname: hostname(), since: new Date().toISOString(), nonce: 'x' })
+    const record = JSON.stringify({
+      state: 'held',
+      pid: 999_999_999,
+      startTime: null,
+      hostname: hostname(),
+      since: new Date().toISOString(),
+      nonce: 'x',
+    })
     for (const content of ['', record.slice(0, 20), record /* no newline: not known complete */]) {
       writeFileSync(join(dir, `${DATA_DIR_LOCK_PREFIX}1`), content)
       // when
@@ -253,20 +278,24 @@ describe('the embedded data-directory lock', () => {
     }
   })
 
-  it('a second openStore on an open dataDir in the same process is refused; after close it opens', async () => {
-    // given
-    const dataDir = join(root, 'same-process')
-    const first = await openStore({ embedded: true, dataDir })
-    // when
-    const second = await openStore({ embedded: true, dataDir }).then(
-      (s) => s,
-      (e: unknown) => e,
-    )
-    await first.close()
-    const third = await openStore({ embedded: true, dataDir })
-    await third.close()
-    // then
-    expect(isTurnlogError(second, 'DATA_DIR_LOCKED')).toBe(true)
-    expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true)
-  }, SLOW)
+  it(
+    'a second openStore on an open dataDir in the same process is refused; after close it opens',
+    async () => {
+      // given
+      const dataDir = join(root, 'same-process')
+      const first = await openStore({ embedded: true, dataDir })
+      // when
+      const second = await openStore({ embedded: true, dataDir }).then(
+        (s) => s,
+        (e: unknown) => e,
+      )
+      await first.close()
+      const third = await openStore({ embedded: true, dataDir })
+      await third.close()
+      // then
+      expect(isTurnlogError(second, 'DATA_DIR_LOCKED')).toBe(true)
+      expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true)
+    },
+    SLOW,
+  )
 })

@@ -55,7 +55,12 @@ describe.each(['unnamed statements', 'directConnection'] as const)('a flush of m
 
     // when: the same list, copies of it, and the list with scaffolding around it
     const same = await counted(() => store.flush(sid, live))
-    const copies = await counted(() => store.flush(sid, live.map((m) => toMessage(JSON.parse(JSON.stringify(m)) as unknown))))
+    const copies = await counted(() =>
+      store.flush(
+        sid,
+        live.map((m) => toMessage(JSON.parse(JSON.stringify(m)) as unknown)),
+      ),
+    )
     const withScaffolding = await counted(() => store.flush(sid, [scaffolding('continue'), ...live, scaffolding('(empty)')]))
     const shrunk = await counted(() => store.flush(sid, live.slice(1)))
 

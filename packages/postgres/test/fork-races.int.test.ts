@@ -21,7 +21,8 @@ const roles: LoginRole[] = []
 beforeAll(async () => {
   db = await createTestDatabase()
   stores = []
-  for (let i = 0; i < WRITERS; i++) stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 2 }, migrate: i === 0 }))
+  for (let i = 0; i < WRITERS; i++)
+    stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 2 }, migrate: i === 0 }))
 })
 
 afterAll(async () => {
@@ -91,7 +92,9 @@ describe('fork with one child id from many connections (Postgres)', () => {
       const plan = stores.map((_, w) => ({ parent: at(parents, w % 2), point: w % 4 }))
 
       // when
-      const outcomes = await Promise.all(plan.map((p, w) => outcome(() => at(stores, w).fork(p.parent.id, { at: at(p.parent.messages, p.point).id, id: child }))))
+      const outcomes = await Promise.all(
+        plan.map((p, w) => outcome(() => at(stores, w).fork(p.parent.id, { at: at(p.parent.messages, p.point).id, id: child }))),
+      )
 
       // then: one child, from one of the plans; exactly the writers with that plan got the id
       const info = await at(stores, 0).getSession(child)
@@ -113,16 +116,22 @@ describe('fork with one child id from many connections (Postgres)', () => {
       const id = newSessionId()
 
       // when: half fork, half create a plain session with that id
-      const outcomes = await Promise.all(stores.map((s, w) => outcome(() => (w % 2 === 0 ? s.fork(parent.id, { at: at(parent.messages, 1).id, id }) : s.createSession({ id })))))
+      const outcomes = await Promise.all(
+        stores.map((s, w) =>
+          outcome(() => (w % 2 === 0 ? s.fork(parent.id, { at: at(parent.messages, 1).id, id }) : s.createSession({ id }))),
+        ),
+      )
 
       // then
       for (const o of outcomes) expect(o.ok ? o.id : o.code).toMatch(new RegExp(`^(${id}|SESSION_EXISTS)$`))
-      const { rows } = await sql<{ n: string }>`select count(*) as n from turnlog.sessions where session_id = ${id}`.execute(at(stores, 0).db)
+      const { rows } = await sql<{ n: string }>`select count(*) as n from turnlog.sessions where session_id = ${id}`.execute(
+        at(stores, 0).db,
+      )
       expect(rows[0]?.n).toBe('1')
     }
   })
 
-  it('fork({ id }) with an id another tenant\'s session holds: SESSION_EXISTS, nothing written', async () => {
+  it("fork({ id }) with an id another tenant's session holds: SESSION_EXISTS, nothing written", async () => {
     // given: tenant A's login, and a session of tenant B
     const a = await createLoginRole(db, 'fork_a', { groups: ['turnlog_writer'], tenant: 'fork-a' })
     roles.push(a)

@@ -44,7 +44,8 @@ afterAll(async () => {
   await db?.drop()
 })
 
-const msgs = (label: string, n: number): Message[] => Array.from({ length: n }, (_, i) => createMessage({ role: 'user', content: `${label} ${i + 1}` }))
+const msgs = (label: string, n: number): Message[] =>
+  Array.from({ length: n }, (_, i) => createMessage({ role: 'user', content: `${label} ${i + 1}` }))
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function waitFor(what: string, predicate: () => boolean, timeoutMs = 5_000): Promise<void> {
@@ -65,14 +66,18 @@ function expectOneAtATime(session: string, from = 0): void {
   for (let i = 1; i < own.length; i++) {
     const [before, after] = [own[i - 1]!, own[i]!]
     if (!(after.start >= before.end)) {
-      throw new Error(`statement ${i + 1} of session ${session} started ${(before.end - after.start).toFixed(1)} ms before statement ${i} returned`)
+      throw new Error(
+        `statement ${i + 1} of session ${session} started ${(before.end - after.start).toFixed(1)} ms before statement ${i} returned`,
+      )
     }
   }
 }
 
 async function messageIds(session: SessionId): Promise<string[]> {
   const { rows } = await sql<{ message_id: string }>`
-    select message_id::text as message_id from turnlog.events where session_id = ${session} and type = 'message_appended' order by seq`.execute(store.db)
+    select message_id::text as message_id from turnlog.events where session_id = ${session} and type = 'message_appended' order by seq`.execute(
+    store.db,
+  )
   return rows.map((r) => r.message_id)
 }
 
@@ -107,7 +112,10 @@ describe("a session's next batch waits for its previous one", () => {
       // ... and while it is in flight, s appends again, together with another session
       const secondCall = store.append(s, second)
       const vCall = store.append(v, msgs('v', 1))
-      const firstOutcome = await firstCall.then((r) => r, (e: unknown) => e)
+      const firstOutcome = await firstCall.then(
+        (r) => r,
+        (e: unknown) => e,
+      )
       const [secondResult, vResult] = await Promise.all([secondCall, vCall])
       await Promise.all(others)
 
@@ -147,30 +155,37 @@ describe("a session's next batch waits for its previous one", () => {
       gapMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 15 })),
     })
     await fc.assert(
-      fc.asyncProperty(fc.array(call, { minLength: 2, maxLength: 10 }), fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 8 }), async (calls, delays) => {
-        const from = log.statements.length
-        let n = 0
-        log.hold = () => delays[n++ % delays.length]!
-        const before = await Promise.all(sessions.map((s) => messageIds(s)))
-        // when
-        const issued: { session: number; batch: Message[]; outcome: Promise<unknown> }[] = []
-        for (const c of calls) {
-          if (c.gapMs > 0) await sleep(c.gapMs)
-          const batch = msgs(`call ${issued.length}`, c.size)
-          const outcome = store.append(sessions[c.session]!, batch, c.stale ? { expectedVersion: 10_000 } : {}).then(() => true, (e: unknown) => {
-            if (isTurnlogError(e, 'VERSION_CONFLICT')) return false
-            throw e
-          })
-          issued.push({ session: c.session, batch, outcome })
-        }
-        const written = await Promise.all(issued.map((i) => i.outcome))
-        // then
-        for (const [k, s] of sessions.entries()) {
-          expectOneAtATime(s, from)
-          const expected = issued.filter((i, j) => i.session === k && written[j] === true).flatMap((i) => i.batch.map((m) => m.id))
-          expect(await messageIds(s)).toEqual([...before[k]!, ...expected])
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(call, { minLength: 2, maxLength: 10 }),
+        fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 8 }),
+        async (calls, delays) => {
+          const from = log.statements.length
+          let n = 0
+          log.hold = () => delays[n++ % delays.length]!
+          const before = await Promise.all(sessions.map((s) => messageIds(s)))
+          // when
+          const issued: { session: number; batch: Message[]; outcome: Promise<unknown> }[] = []
+          for (const c of calls) {
+            if (c.gapMs > 0) await sleep(c.gapMs)
+            const batch = msgs(`call ${issued.length}`, c.size)
+            const outcome = store.append(sessions[c.session]!, batch, c.stale ? { expectedVersion: 10_000 } : {}).then(
+              () => true,
+              (e: unknown) => {
+                if (isTurnlogError(e, 'VERSION_CONFLICT')) return false
+                throw e
+              },
+            )
+            issued.push({ session: c.session, batch, outcome })
+          }
+          const written = await Promise.all(issued.map((i) => i.outcome))
+          // then
+          for (const [k, s] of sessions.entries()) {
+            expectOneAtATime(s, from)
+            const expected = issued.filter((i, j) => i.session === k && written[j] === true).flatMap((i) => i.batch.map((m) => m.id))
+            expect(await messageIds(s)).toEqual([...before[k]!, ...expected])
+          }
+        },
+      ),
       { numRuns: 15 },
     )
   })

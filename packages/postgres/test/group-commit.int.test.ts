@@ -20,7 +20,11 @@ let admin: pg.Client
 beforeAll(async () => {
   db = await createTestDatabase()
   // directConnection: the group statement runs as a named prepared statement (the plain store runs unnamed ones)
-  store = await openStore({ connectionString: db.connectionString, directConnection: true, groupCommit: { maxBatches: 16, maxInFlight: 1 } })
+  store = await openStore({
+    connectionString: db.connectionString,
+    directConnection: true,
+    groupCommit: { maxBatches: 16, maxInFlight: 1 },
+  })
   plain = await openStore({ connectionString: db.connectionString, migrate: false, groupCommit: false })
   admin = new pg.Client({ connectionString: db.connectionString })
   await admin.connect()
@@ -39,12 +43,21 @@ const assistant = (content: string): Message => createMessage({ role: 'assistant
 /** The distinct transactions that wrote these sessions' events at or after `fromSeq`. */
 async function transactions(sessions: readonly SessionId[], fromSeq = 1): Promise<number> {
   const { rows } = await admin.query<{ n: string }>(
-    'select count(distinct tx_id) as n from turnlog.events where session_id = any($1::uuid[]) and seq >= $2', [sessions, fromSeq])
+    'select count(distinct tx_id) as n from turnlog.events where session_id = any($1::uuid[]) and seq >= $2',
+    [sessions, fromSeq],
+  )
   return Number(rows[0]?.n)
 }
 
 async function settle<T>(promises: readonly Promise<T>[]): Promise<({ ok: true; value: T } | { ok: false; error: unknown })[]> {
-  return Promise.all(promises.map((p) => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))))
+  return Promise.all(
+    promises.map((p) =>
+      p.then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+    ),
+  )
 }
 
 function codeOf(outcome: { ok: boolean; error?: unknown }): string | null {
@@ -56,7 +69,9 @@ describe('group commit', () => {
   it('writes the batches of appends made in the same tick in one transaction, each with its own result', async () => {
     // given eight sessions
     const sessions = await Promise.all(Array.from({ length: 8 }, () => store.createSession()))
-    const batches = sessions.map((_, i) => Array.from({ length: 1 + (i % 3) }, (_, k) => (k % 2 === 0 ? user(`s${i} m${k}`) : assistant(`s${i} m${k}`))))
+    const batches = sessions.map((_, i) =>
+      Array.from({ length: 1 + (i % 3) }, (_, k) => (k % 2 === 0 ? user(`s${i} m${k}`) : assistant(`s${i} m${k}`))),
+    )
     // when every session appends at once
     const results = await Promise.all(sessions.map((s, i) => store.append(s, batches[i] ?? [])))
     // then one transaction wrote them all, and each caller got its own batch's result
@@ -128,7 +143,7 @@ describe('group commit', () => {
     expect((await plain.load(a)).messages.map((m) => m.id)).toEqual([shared.id])
   })
 
-  it('keeps one session\'s appends in call order, one at a time, while other sessions share groups', async () => {
+  it("keeps one session's appends in call order, one at a time, while other sessions share groups", async () => {
     // given
     const sessions = await Promise.all(Array.from({ length: 3 }, () => store.createSession()))
     const turns = sessions.map((_, i) => Array.from({ length: 5 }, (_, t) => [user(`s${i} t${t}`), assistant(`s${i} t${t}`)]))
@@ -209,7 +224,11 @@ describe('group commit', () => {
   })
 
   it('refuses bad settings with INVALID_INPUT', async () => {
-    await expect(openStore({ connectionString: db.connectionString, migrate: false, groupCommit: { maxBatches: 0 } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
-    await expect(openStore({ connectionString: db.connectionString, migrate: false, groupCommit: { maxInFlight: 1.5 } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    await expect(
+      openStore({ connectionString: db.connectionString, migrate: false, groupCommit: { maxBatches: 0 } }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    await expect(
+      openStore({ connectionString: db.connectionString, migrate: false, groupCommit: { maxInFlight: 1.5 } }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' })
   })
 })

@@ -65,24 +65,38 @@ describe('group commit (property)', () => {
           model.createSession(sid)
           sessions.push(sid)
         }
-        await Promise.all(writers.map(async (appends, w) => {
-          const sid = sessions[w] as SessionId
-          const created: Message[] = []
-          for (const [k, spec] of appends.entries()) {
-            const fresh = spec.fresh.map(create)
-            const resent = created.length === 0 ? [] : [...new Set(spec.resend.map((r) => r % created.length))].map((r) => created[r] as Message)
-            const edited = spec.edit && created.length > 0
-              ? [{ ...(created[(salt + k) % created.length] as Message), payload: { role: 'user' as const, content: `edited ${salt} ${k}` } } as Message]
-              : []
-            // an edited message is never also re-sent unchanged in the same batch (a batch names an id once)
-            const batch = [...resent.filter((m) => !edited.some((e) => e.id === m.id)), ...edited, ...fresh]
-            const current = model.version(sid) ?? 0
-            const expectedVersion = spec.stale === null ? undefined : spec.stale ? current + 1 : current
-            const options = expectedVersion === undefined ? {} : { expectedVersion }
-            const outcome = await expectSameOutcome('append', () => model.append(sid, batch, expectedVersion), () => store.append(sid, batch, options), stats)
-            if (outcome.ok) created.push(...fresh)
-          }
-        }))
+        await Promise.all(
+          writers.map(async (appends, w) => {
+            const sid = sessions[w] as SessionId
+            const created: Message[] = []
+            for (const [k, spec] of appends.entries()) {
+              const fresh = spec.fresh.map(create)
+              const resent =
+                created.length === 0 ? [] : [...new Set(spec.resend.map((r) => r % created.length))].map((r) => created[r] as Message)
+              const edited =
+                spec.edit && created.length > 0
+                  ? [
+                      {
+                        ...(created[(salt + k) % created.length] as Message),
+                        payload: { role: 'user' as const, content: `edited ${salt} ${k}` },
+                      } as Message,
+                    ]
+                  : []
+              // an edited message is never also re-sent unchanged in the same batch (a batch names an id once)
+              const batch = [...resent.filter((m) => !edited.some((e) => e.id === m.id)), ...edited, ...fresh]
+              const current = model.version(sid) ?? 0
+              const expectedVersion = spec.stale === null ? undefined : spec.stale ? current + 1 : current
+              const options = expectedVersion === undefined ? {} : { expectedVersion }
+              const outcome = await expectSameOutcome(
+                'append',
+                () => model.append(sid, batch, expectedVersion),
+                () => store.append(sid, batch, options),
+                stats,
+              )
+              if (outcome.ok) created.push(...fresh)
+            }
+          }),
+        )
         for (const sid of sessions) await checkSession(store, model, sid, stats)
       }),
       { numRuns: NUM_RUNS },
@@ -98,8 +112,14 @@ describe('group commit (property)', () => {
       fc.asyncProperty(fc.integer({ min: 2, max: 6 }), fc.integer({ min: 0, max: 5 }), async (n, extra) => {
         const shared = createMessage({ role: 'user', content: 'claimed by all' })
         const sessions = await Promise.all(Array.from({ length: n }, () => store.createSession()))
-        const outcomes = await Promise.allSettled(sessions.map((s, i) =>
-          store.append(s, [...Array.from({ length: (i + extra) % 3 }, (_, k) => createMessage({ role: 'user', content: `own ${i} ${k}` })), shared])))
+        const outcomes = await Promise.allSettled(
+          sessions.map((s, i) =>
+            store.append(s, [
+              ...Array.from({ length: (i + extra) % 3 }, (_, k) => createMessage({ role: 'user', content: `own ${i} ${k}` })),
+              shared,
+            ]),
+          ),
+        )
         const won = outcomes.filter((o) => o.status === 'fulfilled')
         if (won.length !== 1) throw new Error(`${won.length} sessions got the shared id`)
         for (const o of outcomes) {

@@ -68,14 +68,22 @@ describe('GroupCommit', () => {
     expect(groups.map((g) => g.items.map((i) => i.n))).toEqual([[1, 2, 3]])
     groups[0]?.done.resolve(['r1', 'r2', 'r3'])
     await tick()
-    expect(groups.map((g) => g.items.map((i) => i.n))).toEqual([[1, 2, 3], [4, 5]])
+    expect(groups.map((g) => g.items.map((i) => i.n))).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ])
     groups[1]?.done.resolve(['r4', 'r5'])
     await expect(Promise.all(results)).resolves.toEqual(['r1', 'r2', 'r3', 'r4', 'r5'])
   })
 
   it('keeps one batch per session in flight, in submission order', async () => {
     const { gc, groups } = recorder({ maxInFlight: 4 })
-    const results = [gc.submit({ sessionId: 'a', n: 1 }), gc.submit({ sessionId: 'a', n: 2 }), gc.submit({ sessionId: 'b', n: 3 }), gc.submit({ sessionId: 'a', n: 4 })]
+    const results = [
+      gc.submit({ sessionId: 'a', n: 1 }),
+      gc.submit({ sessionId: 'a', n: 2 }),
+      gc.submit({ sessionId: 'b', n: 3 }),
+      gc.submit({ sessionId: 'a', n: 4 }),
+    ]
     await tick()
     expect(groups.map((g) => g.items.map((i) => i.n))).toEqual([[1, 3]])
     groups[0]?.done.resolve(['r1', 'r3'])
@@ -91,7 +99,12 @@ describe('GroupCommit', () => {
   it('runs a batch the group left out (null) alone, with its own outcome', async () => {
     const { gc, groups, alone, failAlone } = recorder()
     failAlone((item) => (item.n === 2 ? new Error('conflict of 2') : null))
-    const results = [1, 2, 3].map((n) => gc.submit({ sessionId: `s${n}`, n }).then((v) => v, (e: Error) => e.message))
+    const results = [1, 2, 3].map((n) =>
+      gc.submit({ sessionId: `s${n}`, n }).then(
+        (v) => v,
+        (e: Error) => e.message,
+      ),
+    )
     await tick()
     groups[0]?.done.resolve(['r1', null, null])
     expect(await Promise.all(results)).toEqual(['r1', 'conflict of 2', 'alone 3'])
@@ -111,7 +124,12 @@ describe('GroupCommit', () => {
 
   it('reports an ambiguous failure (maybe committed) to every batch and retries none', async () => {
     const { gc, groups, alone } = recorder({ rolledBack: () => false })
-    const results = [1, 2].map((n) => gc.submit({ sessionId: `s${n}`, n }).then(() => 'resolved', (e: Error) => e.message))
+    const results = [1, 2].map((n) =>
+      gc.submit({ sessionId: `s${n}`, n }).then(
+        () => 'resolved',
+        (e: Error) => e.message,
+      ),
+    )
     await tick()
     groups[0]?.done.reject(new Error('connection lost'))
     expect(await Promise.all(results)).toEqual(['connection lost', 'connection lost'])
@@ -133,37 +151,48 @@ describe('GroupCommit', () => {
 
   it('keeps each group within maxWeight (its texts travel as one string), a heavy batch alone, order per session kept', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.record({ session: fc.constantFrom('a', 'b', 'c', 'd', 'e'), w: fc.integer({ min: 1, max: 120 }) }), { minLength: 1, maxLength: 30 }), async (items) => {
-        // given: no statement ever returns, so every group the scheduler forms is visible at once
-        const groups: Item[][] = []
-        const weights = new Map<number, number>()
-        const gc = new GroupCommit<Item, string>({
-          maxBatches: 8,
-          maxInFlight: 1_000,
-          maxWeight: 100,
-          weight: (item) => weights.get(item.n) ?? 0,
-          runGroup: (group) => {
-            groups.push([...group])
-            return new Promise(() => {})
-          },
-          runAlone: (item) => {
-            groups.push([item])
-            return new Promise(() => {})
-          },
-          rolledBack: () => true,
-        })
-        // when: all submitted in one tick, the scheduler forms as many groups as slots and sessions allow
-        items.forEach((it, n) => {
-          weights.set(n, it.w)
-          void gc.submit({ sessionId: it.session, n })
-        })
-        await tick()
-        // then: every group of several batches weighs at most maxWeight; a session's first batch goes first
-        for (const g of groups) if (g.length > 1) expect(g.reduce((sum, i) => sum + (weights.get(i.n) ?? 0), 0)).toBeLessThanOrEqual(100)
-        const firsts = new Map<string, number>()
-        items.forEach((it, n) => (firsts.has(it.session) ? undefined : firsts.set(it.session, n)))
-        expect(groups.flat().map((i) => i.n).sort((a, b) => a - b)).toEqual([...firsts.values()].sort((a, b) => a - b))
-      }),
+      fc.asyncProperty(
+        fc.array(fc.record({ session: fc.constantFrom('a', 'b', 'c', 'd', 'e'), w: fc.integer({ min: 1, max: 120 }) }), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        async (items) => {
+          // given: no statement ever returns, so every group the scheduler forms is visible at once
+          const groups: Item[][] = []
+          const weights = new Map<number, number>()
+          const gc = new GroupCommit<Item, string>({
+            maxBatches: 8,
+            maxInFlight: 1_000,
+            maxWeight: 100,
+            weight: (item) => weights.get(item.n) ?? 0,
+            runGroup: (group) => {
+              groups.push([...group])
+              return new Promise(() => {})
+            },
+            runAlone: (item) => {
+              groups.push([item])
+              return new Promise(() => {})
+            },
+            rolledBack: () => true,
+          })
+          // when: all submitted in one tick, the scheduler forms as many groups as slots and sessions allow
+          items.forEach((it, n) => {
+            weights.set(n, it.w)
+            void gc.submit({ sessionId: it.session, n })
+          })
+          await tick()
+          // then: every group of several batches weighs at most maxWeight; a session's first batch goes first
+          for (const g of groups) if (g.length > 1) expect(g.reduce((sum, i) => sum + (weights.get(i.n) ?? 0), 0)).toBeLessThanOrEqual(100)
+          const firsts = new Map<string, number>()
+          items.forEach((it, n) => (firsts.has(it.session) ? undefined : firsts.set(it.session, n)))
+          expect(
+            groups
+              .flat()
+              .map((i) => i.n)
+              .sort((a, b) => a - b),
+          ).toEqual([...firsts.values()].sort((a, b) => a - b))
+        },
+      ),
       { numRuns: 200 },
     )
   })

@@ -52,7 +52,16 @@ function session(n: number, line = 1): ImportedSession {
     const chat: ChatMessage = { role: seq % 2 === 1 ? 'user' : 'assistant', content: `message ${seq}` }
     const payload = chat as unknown as JsonValue
     const recordedAt = new Date(Date.UTC(2025, 0, 1, 0, 0, seq)).toISOString()
-    const event = { seq, eventId: randomUUID(), type: 'message_appended', messageId: randomUUID(), contentHash: contentHash(chat), payload, data: { createdAt: recordedAt }, recordedAt }
+    const event = {
+      seq,
+      eventId: randomUUID(),
+      type: 'message_appended',
+      messageId: randomUUID(),
+      contentHash: contentHash(chat),
+      payload,
+      data: { createdAt: recordedAt },
+      recordedAt,
+    }
     const hash = eventChainHash(prev, { ...event, sessionId: id })
     events.push({ ...event, hash, line: line + seq })
     prev = hash
@@ -76,14 +85,24 @@ describe('importSessions', () => {
 
     // when
     const first = await store.importSessions([{ ...a, events: a.events.slice(0, 2) }, b], { onSession: (o) => progress.push(o) })
-    const again = await store.importSessions((async function* () { yield a; yield b })())
+    const again = await store.importSessions(
+      (async function* () {
+        yield a
+        yield b
+      })(),
+    )
 
     // then
     expect(first).toEqual({ sessions: 2, eventsWritten: 4, eventsSkipped: 0, sessionIds: [a.id, b.id] })
-    expect(progress).toEqual([{ sessionId: a.id, written: 2, skipped: 0 }, { sessionId: b.id, written: 2, skipped: 0 }])
+    expect(progress).toEqual([
+      { sessionId: a.id, written: 2, skipped: 0 },
+      { sessionId: b.id, written: 2, skipped: 0 },
+    ])
     expect(again).toEqual({ sessions: 2, eventsWritten: 1, eventsSkipped: 4, sessionIds: [a.id, b.id] })
     const stored = await eventsOf(a.id)
-    expect(stored.map((e) => [e.seq, e.eventId, e.messageId, e.hash, e.recordedAt])).toEqual(a.events.map((e) => [e.seq, e.eventId, e.messageId, e.hash, e.recordedAt]))
+    expect(stored.map((e) => [e.seq, e.eventId, e.messageId, e.hash, e.recordedAt])).toEqual(
+      a.events.map((e) => [e.seq, e.eventId, e.messageId, e.hash, e.recordedAt]),
+    )
     expect((await store.getSession(a.id)).version).toBe(3)
     expect((await store.load(a.id)).messages).toHaveLength(3)
   })
@@ -103,7 +122,7 @@ describe('importSessions', () => {
     expect(isTurnlogError(await caught(store.getSession(c.id)), 'SESSION_NOT_FOUND')).toBe(true)
   })
 
-  it("commits the sessions a source yielded before its own error, then throws that error", async () => {
+  it('commits the sessions a source yielded before its own error, then throws that error', async () => {
     // given
     const a = session(1)
     const boom = new Error('disk gone')
@@ -122,8 +141,14 @@ describe('importSessions', () => {
 
   it('refuses a malformed record with IMPORT_FAILED naming its line, and garbage with INVALID_INPUT, writing nothing', async () => {
     const a = session(1, 20)
-    expect(await caught(store.importSessions([{ ...a, tenantId: 'nul \u0000' }]))).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 20 } })
-    expect(await caught(store.importSessions([{ ...a, events: [{ ...(a.events[0] as ImportedEvent), seq: 2 }] }]))).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 21 } })
+    expect(await caught(store.importSessions([{ ...a, tenantId: 'nul \u0000' }]))).toMatchObject({
+      code: 'IMPORT_FAILED',
+      details: { line: 20 },
+    })
+    expect(await caught(store.importSessions([{ ...a, events: [{ ...(a.events[0] as ImportedEvent), seq: 2 }] }]))).toMatchObject({
+      code: 'IMPORT_FAILED',
+      details: { line: 21 },
+    })
     expect(await caught(store.importSessions([a, a]))).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 20 } })
     expect(await caught(store.importSessions(42 as never))).toMatchObject({ code: 'INVALID_INPUT' })
     expect(await caught(store.importSessions([null as never]))).toMatchObject({ code: 'INVALID_INPUT' })

@@ -14,13 +14,21 @@ function batch(n: number, tag: string): Message[] {
   return Array.from({ length: n }, (_, i) => createMessage({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${tag} ${i}` }))
 }
 
-async function storedCount(store: PostgresStore, session: string): Promise<{ events: number; live: number; claimed: number; version: number }> {
+async function storedCount(
+  store: PostgresStore,
+  session: string,
+): Promise<{ events: number; live: number; claimed: number; version: number }> {
   const { rows } = await sql<{ events: string; live: string; claimed: string }>`
     select (select count(*) from turnlog.events where session_id = ${session}) as events,
            (select count(*) from turnlog.live_messages where session_id = ${session}) as live,
            (select count(*) from turnlog.message_ids where session_id = ${session}) as claimed`.execute(store.db)
   const row = rows[0]
-  return { events: Number(row?.events), live: Number(row?.live), claimed: Number(row?.claimed), version: (await store.getSession(session)).version }
+  return {
+    events: Number(row?.events),
+    live: Number(row?.live),
+    claimed: Number(row?.claimed),
+    version: (await store.getSession(session)).version,
+  }
 }
 
 describe('large batches (Postgres)', () => {
@@ -55,7 +63,7 @@ describe('large batches (Postgres)', () => {
     expect(again).toEqual({ version: n, appended: [], duplicates: messages.map((m) => m.id) })
   })
 
-  it('append of 16,000 new messages through the group commit (append_batches), beside other sessions\' batches', async () => {
+  it("append of 16,000 new messages through the group commit (append_batches), beside other sessions' batches", async () => {
     // given
     const session = await grouped.createSession()
     const others = await Promise.all([1, 2, 3].map(() => grouped.createSession()))

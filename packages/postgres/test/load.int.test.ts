@@ -5,7 +5,16 @@
  * the function's settings and grants, row level security, and that `load_live` (the two-statement read kept for direct SQL callers) still agrees.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { contentHash, createMessage, isMessage, newSessionId, restoreMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
+import {
+  contentHash,
+  createMessage,
+  isMessage,
+  newSessionId,
+  restoreMessage,
+  type Message,
+  type MessageId,
+  type SessionId,
+} from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
@@ -49,8 +58,11 @@ describe('load', () => {
     // given
     const session = await store.createSession()
     const expected = await historyOutOfSeqOrder(store, session)
-    const rows = await runSql<{ message_id: string; position: string; event_seq: string }>(db.connectionString,
-      'select message_id::text, position, event_seq from turnlog.live_messages where session_id = $1 order by event_seq', [session])
+    const rows = await runSql<{ message_id: string; position: string; event_seq: string }>(
+      db.connectionString,
+      'select message_id::text, position, event_seq from turnlog.live_messages where session_id = $1 order by event_seq',
+      [session],
+    )
     expect(rows.map((r) => r.message_id)).not.toEqual(expected) // seq order is not the live order here
 
     // when: a store with an empty cache
@@ -69,7 +81,12 @@ describe('load', () => {
   it('returns every payload exactly: NUL, lone surrogates, astral characters, key order, odd keys', async () => {
     // given
     const session = await store.createSession()
-    const weird = createMessage({ zeta: 1, role: 'user', content: 'a\u0000b\ud800c\udfffd😀', alpha: { '': [null, 1.5, '\u0000'], __proto__x: true } })
+    const weird = createMessage({
+      zeta: 1,
+      role: 'user',
+      content: 'a\u0000b\ud800c\udfffd😀',
+      alpha: { '': [null, 1.5, '\u0000'], __proto__x: true },
+    })
     const tool = createMessage({ role: 'tool', tool_call_id: 'call\u0000\ud800', content: '\\u0000 is not NUL' })
     await store.append(session, [weird, tool])
 
@@ -99,7 +116,10 @@ describe('load', () => {
 
     // then
     expect(loaded.messages.every((m) => isMessage(m) && Object.isFrozen(m) && Object.isFrozen(m.payload))).toBe(true)
-    expect(loaded.messages.map((m) => [m.externalId, m.status])).toEqual([['chat:42', undefined], [undefined, 'partial']])
+    expect(loaded.messages.map((m) => [m.externalId, m.status])).toEqual([
+      ['chat:42', undefined],
+      [undefined, 'partial'],
+    ])
     expect(flushed).toEqual({ version: loaded.version, appended: [], duplicates: ids(loaded.messages) })
   })
 
@@ -119,8 +139,11 @@ describe('load', () => {
     const expected = await historyOutOfSeqOrder(store, session)
 
     // when
-    const rows = await runSql<{ version: string; message_id: string }>(db.connectionString,
-      'select version, message_id::text from turnlog.load_live($1)', [session])
+    const rows = await runSql<{ version: string; message_id: string }>(
+      db.connectionString,
+      'select version, message_id::text from turnlog.load_live($1)',
+      [session],
+    )
 
     // then
     expect(rows.map((r) => r.message_id)).toEqual(expected)
@@ -131,12 +154,15 @@ describe('load', () => {
 describe('turnlog.load_session', () => {
   it('runs as the caller, without JIT or parallel workers, for the writer and the reader only', async () => {
     // when
-    const [fn] = await runSql<{ prosecdef: boolean; proconfig: string[]; writer: boolean; reader: boolean; public_can: boolean }>(db.connectionString, `
+    const [fn] = await runSql<{ prosecdef: boolean; proconfig: string[]; writer: boolean; reader: boolean; public_can: boolean }>(
+      db.connectionString,
+      `
       select p.prosecdef, p.proconfig,
              has_function_privilege('turnlog_writer', p.oid, 'execute') as writer,
              has_function_privilege('turnlog_reader', p.oid, 'execute') as reader,
              exists (select 1 from aclexplode(p.proacl) a where a.grantee = 0 and a.privilege_type = 'EXECUTE') as public_can
-        from pg_proc p where p.oid = 'turnlog.load_session(uuid)'::regprocedure`)
+        from pg_proc p where p.oid = 'turnlog.load_session(uuid)'::regprocedure`,
+    )
 
     // then
     expect(fn).toEqual({
@@ -189,9 +215,14 @@ describe('load on PGlite', () => {
 })
 
 describe('load with directConnection: a named prepared statement', () => {
-  it('uses the prepared statement on a connection that runs without JIT and parallel workers, keeping the caller\'s options', async () => {
+  it("uses the prepared statement on a connection that runs without JIT and parallel workers, keeping the caller's options", async () => {
     // given a store with its own one-connection pool and an option of the caller's
-    const own = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true, pool: { max: 1, options: '-c statement_timeout=4321' } })
+    const own = await openStore({
+      connectionString: db.connectionString,
+      migrate: false,
+      directConnection: true,
+      pool: { max: 1, options: '-c statement_timeout=4321' },
+    })
     try {
       const session = await own.createSession()
       await own.append(session, [user('prepared')])
@@ -200,7 +231,9 @@ describe('load with directConnection: a named prepared statement', () => {
       // then (the one connection: the prepared statement and the settings are its own)
       const { rows } = await sql<{ name: string; jit: string; workers: string; timeout: string }>`
         select (select string_agg(name, ',' order by name) from pg_prepared_statements) as name, current_setting('jit') as jit,
-               current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout`.execute(own.db)
+               current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout`.execute(
+        own.db,
+      )
       expect(rows[0]).toEqual({ name: 'turnlog_append_messages_1,turnlog_load_session_1', jit: 'off', workers: '0', timeout: '4321ms' })
     } finally {
       await own.close()
@@ -212,8 +245,13 @@ describe('load with directConnection: a named prepared statement', () => {
       await plain.append(session, [user('unnamed')])
       await plain.load(session)
       const { rows } = await sql<{ n: string; workers: string }>`
-        select (select count(*) from pg_prepared_statements) as n, current_setting('max_parallel_workers_per_gather') as workers`.execute(plain.db)
-      const [server] = await runSql<{ workers: string }>(db.connectionString, "select current_setting('max_parallel_workers_per_gather') as workers")
+        select (select count(*) from pg_prepared_statements) as n, current_setting('max_parallel_workers_per_gather') as workers`.execute(
+        plain.db,
+      )
+      const [server] = await runSql<{ workers: string }>(
+        db.connectionString,
+        "select current_setting('max_parallel_workers_per_gather') as workers",
+      )
       expect(rows[0]).toEqual({ n: '0', workers: server?.workers })
     } finally {
       await plain.close()
@@ -258,7 +296,9 @@ describe('load with directConnection: a named prepared statement', () => {
         const loaded = await own.load(session)
         // then
         expect(loaded.version).toBe(reference.version)
-        expect(loaded.messages.map((m) => [m.id, m.payload, m.createdAt, m.status])).toEqual(reference.messages.map((m) => [m.id, m.payload, m.createdAt, m.status]))
+        expect(loaded.messages.map((m) => [m.id, m.payload, m.createdAt, m.status])).toEqual(
+          reference.messages.map((m) => [m.id, m.payload, m.createdAt, m.status]),
+        )
         expect(loaded.messages.map((m) => contentHash(m))).toEqual(reference.messages.map((m) => contentHash(m)))
       }
       await expect(own.load(newSessionId())).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })

@@ -24,9 +24,11 @@ beforeAll(async () => {
   stores = []
   grouped = []
   // "processes": each writer has its own store and pool; appends go alone (append_messages) ...
-  for (let i = 0; i < WRITERS; i++) stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 2 }, groupCommit: false }))
+  for (let i = 0; i < WRITERS; i++)
+    stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 2 }, groupCommit: false }))
   // ... or through the group commit (append_batches, one statement for several sessions)
-  for (let i = 0; i < WRITERS; i++) grouped.push(await openStore({ connectionString: db.connectionString, pool: { max: 3 }, migrate: false }))
+  for (let i = 0; i < WRITERS; i++)
+    grouped.push(await openStore({ connectionString: db.connectionString, pool: { max: 3 }, migrate: false }))
 })
 
 afterAll(async () => {
@@ -43,7 +45,9 @@ function at<T>(list: readonly T[], i: number): T {
 /** Sessions holding a content event of `id` (any type), by SQL. */
 async function holders(id: MessageId): Promise<string[]> {
   const { rows } = await sql<{ session_id: string }>`
-    select distinct session_id::text from turnlog.events where message_id = ${id} and content_hash is not null order by 1`.execute(at(stores, 0).db)
+    select distinct session_id::text from turnlog.events where message_id = ${id} and content_hash is not null order by 1`.execute(
+    at(stores, 0).db,
+  )
   return rows.map((r) => r.session_id)
 }
 
@@ -75,10 +79,13 @@ async function sessionsWithOneMessage(): Promise<{ id: SessionId; first: Message
 async function expectOneHolder(x: MessageId, outcomes: readonly Outcome[]): Promise<void> {
   const winners = outcomes.filter((o) => o.ok)
   expect(winners).toHaveLength(1)
-  for (const o of outcomes) if (!o.ok) expect({ code: o.code, reason: o.reason }).toEqual({ code: 'MESSAGE_CONFLICT', reason: 'foreign_session' })
+  for (const o of outcomes)
+    if (!o.ok) expect({ code: o.code, reason: o.reason }).toEqual({ code: 'MESSAGE_CONFLICT', reason: 'foreign_session' })
   expect(await holders(x)).toEqual([at(winners, 0).session])
   // and the arbiter's row names the same session
-  const { rows } = await sql<{ session_id: string }>`select session_id::text from turnlog.message_ids where message_id = ${x}`.execute(at(stores, 0).db)
+  const { rows } = await sql<{ session_id: string }>`select session_id::text from turnlog.message_ids where message_id = ${x}`.execute(
+    at(stores, 0).db,
+  )
   expect(rows.map((r) => r.session_id)).toEqual([at(winners, 0).session])
 }
 
@@ -105,30 +112,38 @@ describe('one message id, one session: every introducing path races every other 
     ['group', 'group'],
     ['append', 'group'],
   ]
-  it.each(pairs)('%s vs %s with the same new id in several sessions: exactly one session holds it, the others get MESSAGE_CONFLICT foreign_session', async (a, b) => {
-    for (let round = 0; round < ROUNDS; round++) {
-      // given: one new message and a session per writer
-      const sessions = await sessionsWithOneMessage()
-      const x = createMessage({ role: 'assistant', content: `contended in round ${round}` })
+  it.each(pairs)(
+    '%s vs %s with the same new id in several sessions: exactly one session holds it, the others get MESSAGE_CONFLICT foreign_session',
+    async (a, b) => {
+      for (let round = 0; round < ROUNDS; round++) {
+        // given: one new message and a session per writer
+        const sessions = await sessionsWithOneMessage()
+        const x = createMessage({ role: 'assistant', content: `contended in round ${round}` })
 
-      // when: every writer introduces it at once, half through each path; group-commit writers also
-      // send unrelated appends at the same moment so that several batches share a statement
-      const outcomes = await Promise.all(
-        sessions.map(async (s, w) => {
-          const path = w % 2 === 0 ? a : b
-          const filler = path === 'group' ? Promise.all([1, 2].map(async () => {
-            const other = await at(grouped, w).createSession()
-            await at(grouped, w).append(other, [createMessage({ role: 'user', content: 'filler' })])
-          })) : Promise.resolve()
-          const [o] = await Promise.all([outcome(s.id, () => introduce(path, w, s, x)), filler])
-          return o
-        }),
-      )
+        // when: every writer introduces it at once, half through each path; group-commit writers also
+        // send unrelated appends at the same moment so that several batches share a statement
+        const outcomes = await Promise.all(
+          sessions.map(async (s, w) => {
+            const path = w % 2 === 0 ? a : b
+            const filler =
+              path === 'group'
+                ? Promise.all(
+                    [1, 2].map(async () => {
+                      const other = await at(grouped, w).createSession()
+                      await at(grouped, w).append(other, [createMessage({ role: 'user', content: 'filler' })])
+                    }),
+                  )
+                : Promise.resolve()
+            const [o] = await Promise.all([outcome(s.id, () => introduce(path, w, s, x)), filler])
+            return o
+          }),
+        )
 
-      // then
-      await expectOneHolder(x.id, outcomes)
-    }
-  })
+        // then
+        await expectOneHolder(x.id, outcomes)
+      }
+    },
+  )
 
   it('a replayed compaction racing itself in one session is one compaction; the other sessions lose', async () => {
     // given: a compaction every writer sends twice (a retry after an ambiguous commit), half of them to one session
@@ -138,9 +153,11 @@ describe('one message id, one session: every introducing path races every other 
 
     // when
     const outcomes = await Promise.all(
-      sessions.map((s, w) => (w % 2 === 0
-        ? outcome(target.id, () => at(stores, w).compact(target.id, { covered: [target.first.id], summary: x }))
-        : outcome(s.id, () => at(stores, w).compact(s.id, { covered: [s.first.id], summary: x })))),
+      sessions.map((s, w) =>
+        w % 2 === 0
+          ? outcome(target.id, () => at(stores, w).compact(target.id, { covered: [target.first.id], summary: x }))
+          : outcome(s.id, () => at(stores, w).compact(s.id, { covered: [s.first.id], summary: x })),
+      ),
     )
 
     // then: every call on the target succeeded (one wrote, the rest are replays) or lost to another
@@ -185,15 +202,25 @@ describe('one message id, one session: every introducing path races every other 
       const b = await at(stores, 1).createSession()
       const x = createMessage({ role: 'user', content: `pending ${end}` })
       let release: () => void = () => {}
-      const released = new Promise<void>((resolve) => { release = resolve })
+      const released = new Promise<void>((resolve) => {
+        release = resolve
+      })
       let claimed: () => void = () => {}
-      const hasClaimed = new Promise<void>((resolve) => { claimed = resolve })
-      const first = at(stores, 0).db.transaction().execute(async (trx) => {
-        await at(stores, 0).withTransaction(trx).append(a, [x])
-        claimed()
-        await released
-        if (end === 'rollback') throw new Error('rolled back on purpose')
-      }).then(() => 'committed', () => 'rolled back')
+      const hasClaimed = new Promise<void>((resolve) => {
+        claimed = resolve
+      })
+      const first = at(stores, 0)
+        .db.transaction()
+        .execute(async (trx) => {
+          await at(stores, 0).withTransaction(trx).append(a, [x])
+          claimed()
+          await released
+          if (end === 'rollback') throw new Error('rolled back on purpose')
+        })
+        .then(
+          () => 'committed',
+          () => 'rolled back',
+        )
       await hasClaimed
 
       // when: writer 1 appends x to session b, then the first transaction ends
@@ -210,26 +237,35 @@ describe('one message id, one session: every introducing path races every other 
     }
   })
 
-  it('inside a caller\'s transaction the loser of a race gets DB_TRANSIENT (its transaction is aborted), and nothing of it is written', async () => {
+  it("inside a caller's transaction the loser of a race gets DB_TRANSIENT (its transaction is aborted), and nothing of it is written", async () => {
     // given: writer 1 claimed x in an open transaction; writer 0's transaction appends x to another session
     const a = await at(stores, 0).createSession()
     const b = await at(stores, 1).createSession()
     const x = createMessage({ role: 'user', content: 'claimed in a transaction' })
     let release: () => void = () => {}
-    const released = new Promise<void>((resolve) => { release = resolve })
-    let claimed: () => void = () => {}
-    const hasClaimed = new Promise<void>((resolve) => { claimed = resolve })
-    const winner = at(stores, 1).db.transaction().execute(async (trx) => {
-      await at(stores, 1).withTransaction(trx).append(b, [x])
-      claimed()
-      await released
+    const released = new Promise<void>((resolve) => {
+      release = resolve
     })
+    let claimed: () => void = () => {}
+    const hasClaimed = new Promise<void>((resolve) => {
+      claimed = resolve
+    })
+    const winner = at(stores, 1)
+      .db.transaction()
+      .execute(async (trx) => {
+        await at(stores, 1).withTransaction(trx).append(b, [x])
+        claimed()
+        await released
+      })
     await hasClaimed
 
     // when
-    const loser = at(stores, 0).db.transaction().execute(async (trx) => {
-      await at(stores, 0).withTransaction(trx).append(a, [x])
-    }).catch((e: unknown) => e)
+    const loser = at(stores, 0)
+      .db.transaction()
+      .execute(async (trx) => {
+        await at(stores, 0).withTransaction(trx).append(a, [x])
+      })
+      .catch((e: unknown) => e)
     await new Promise((resolve) => setTimeout(resolve, 200))
     release()
     await winner

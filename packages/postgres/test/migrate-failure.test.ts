@@ -24,7 +24,12 @@ describe('migrationFailed', () => {
     // then
     expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
     expect(error.details).toMatchObject({ failed: '0003_c', step: '0003_c', sqlState: 'P0001' })
-    expect((error.details?.['results'] as { status: string }[]).map((r) => r.status)).toEqual(['RolledBack', 'RolledBack', 'Error', 'NotExecuted'])
+    expect((error.details?.['results'] as { status: string }[]).map((r) => r.status)).toEqual([
+      'RolledBack',
+      'RolledBack',
+      'Error',
+      'NotExecuted',
+    ])
     expect(error.message).toMatch(/rolled back with it: 0001_a, 0002_b/)
     expect(error.message).not.toMatch(/Success/)
   })

@@ -27,13 +27,20 @@ describe('errors of the embedded store', () => {
 
   it('mapDatabaseError turns any thrown value into a TurnlogError with a registered code', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.anything(), fc.string().map((m) => new Error(m)), fc.record({ code: fc.string(), message: fc.string() })), (thrown) => {
-        // when any value a driver (or anything else) can throw is mapped
-        const mapped = mapDatabaseError(thrown)
-        // then it is a TurnlogError with a code of the registry
-        expect(isTurnlogError(mapped)).toBe(true)
-        expect(mapped.code in ERROR_CODES).toBe(true)
-      }),
+      fc.property(
+        fc.oneof(
+          fc.anything(),
+          fc.string().map((m) => new Error(m)),
+          fc.record({ code: fc.string(), message: fc.string() }),
+        ),
+        (thrown) => {
+          // when any value a driver (or anything else) can throw is mapped
+          const mapped = mapDatabaseError(thrown)
+          // then it is a TurnlogError with a code of the registry
+          expect(isTurnlogError(mapped)).toBe(true)
+          expect(mapped.code in ERROR_CODES).toBe(true)
+        },
+      ),
       { numRuns: 300 },
     )
   })

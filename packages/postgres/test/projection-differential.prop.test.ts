@@ -33,18 +33,28 @@ describe('the differential can fail, and names the rule', () => {
     const planted = await createTestDatabase()
     const broken = await openStore({ connectionString: planted.connectionString, pool: { max: 2 } })
     try {
-      const { rows } = await sql<{ def: string }>`select pg_get_functiondef('turnlog.project_event(turnlog.events)'::regprocedure) as def`.execute(broken.db)
+      const { rows } = await sql<{
+        def: string
+      }>`select pg_get_functiondef('turnlog.project_event(turnlog.events)'::regprocedure) as def`.execute(broken.db)
       const def = rows[0]?.def ?? ''
       const wrong = def.replace(/set\s+event_seq\s*=\s*e\.seq\s*,\s*partial\s*=/, 'set partial =')
       expect(wrong).not.toBe(def)
       await sql.raw(wrong).execute(broken.db)
 
       // when / then
-      const run = fc.assert(fc.asyncProperty(historyFor('message_revised'), (commands) => runDifferential(broken, commands, newDiffStats())), { numRuns: NUM_RUNS })
-      const failure = await run.then(() => null, (error: unknown) => error)
+      const run = fc.assert(
+        fc.asyncProperty(historyFor('message_revised'), (commands) => runDifferential(broken, commands, newDiffStats())),
+        { numRuns: NUM_RUNS },
+      )
+      const failure = await run.then(
+        () => null,
+        (error: unknown) => error,
+      )
       // fast-check reports the failing check as the cause of its error
       const cause = (failure as { cause?: unknown } | null)?.cause
-      expect(cause instanceof Error ? cause.message : String(cause)).toMatch(/"where": "rule message_revised \(seqs \d+\.\.\d+\) after command #\d+ \{\\"kind\\":\\"revise\\"/)
+      expect(cause instanceof Error ? cause.message : String(cause)).toMatch(
+        /"where": "rule message_revised \(seqs \d+\.\.\d+\) after command #\d+ \{\\"kind\\":\\"revise\\"/,
+      )
     } finally {
       await broken.close()
       await planted.drop()

@@ -71,7 +71,9 @@ describe('rebuild after projection corruption (Postgres, raw SQL)', () => {
     // b was revised: point it back at its first version
     await sql`update turnlog.live_messages l set event_seq = (select min(e.seq) from turnlog.events e where e.session_id = l.session_id and e.message_id = l.message_id)
               where l.session_id = ${stale.sid} and l.message_id = ${stale.live[1] as string}`.execute(store.db)
-    await sql`update turnlog.live_messages set partial = not partial where session_id = ${flag.sid} and message_id = ${flag.live[3] as string}`.execute(store.db)
+    await sql`update turnlog.live_messages set partial = not partial where session_id = ${flag.sid} and message_id = ${flag.live[3] as string}`.execute(
+      store.db,
+    )
     // the retracted message comes back to life
     await sql`insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
               select session_id, message_id, 1000, seq, false from turnlog.events

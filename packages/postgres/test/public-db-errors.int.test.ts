@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { ERROR_CODES, isTurnlogError } from '@turnlog/core'
-import { START_CHECKPOINT, listSubscriptions, oldestOpenTransaction, readCommittedEvents, rebaseAfterRestore, rebaseSubscription } from '@turnlog/postgres'
+import {
+  START_CHECKPOINT,
+  listSubscriptions,
+  oldestOpenTransaction,
+  readCommittedEvents,
+  rebaseAfterRestore,
+  rebaseSubscription,
+} from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 
 /** The public functions that take a kysely (or a `{ db, flavor }`) instead of a store. */
@@ -26,7 +33,9 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 let unmigrated: TestDatabase
 const opened: Kysely<unknown>[] = []
 function kysely(config: pg.PoolConfig): Kysely<unknown> {
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ max: 2, connectionTimeoutMillis: 5_000, ...config }) }) })
+  const db = new Kysely<unknown>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ max: 2, connectionTimeoutMillis: 5_000, ...config }) }),
+  })
   opened.push(db)
   return db
 }
@@ -40,15 +49,18 @@ afterAll(async () => {
 })
 
 describe('public calls that take a database handle', () => {
-  it.each(calls)('%s on a refused connection is a TurnlogError DB_TRANSIENT, not the driver error (regression: readCommittedEvents, oldestOpenTransaction)', async (_name, call) => {
-    // given a kysely whose pool points at a port nothing listens on
-    const db = kysely({ host: '127.0.0.1', port: 1, user: 'nobody', database: 'nothing' })
-    // when the call runs
-    const error = await rejection(call(db))
-    // then it failed with the library's code, the driver error kept as cause
-    expect(isTurnlogError(error, 'DB_TRANSIENT')).toBe(true)
-    expect((error as Error).cause).toBeDefined()
-  })
+  it.each(calls)(
+    '%s on a refused connection is a TurnlogError DB_TRANSIENT, not the driver error (regression: readCommittedEvents, oldestOpenTransaction)',
+    async (_name, call) => {
+      // given a kysely whose pool points at a port nothing listens on
+      const db = kysely({ host: '127.0.0.1', port: 1, user: 'nobody', database: 'nothing' })
+      // when the call runs
+      const error = await rejection(call(db))
+      // then it failed with the library's code, the driver error kept as cause
+      expect(isTurnlogError(error, 'DB_TRANSIENT')).toBe(true)
+      expect((error as Error).cause).toBeDefined()
+    },
+  )
 
   it.each(calls)('%s on a database without the turnlog schema is a TurnlogError with a registered code', async (name, call) => {
     // given a real database where the migrations never ran

@@ -16,7 +16,8 @@ import { catalogSnapshot } from './support/catalog-snapshot.js'
 const SNAPSHOT = fileURLToPath(new URL('./schema-catalog.snapshot.txt', import.meta.url))
 const UPDATE_ENV = 'TURNLOG_UPDATE_CATALOG_SNAPSHOT'
 const VERSION_LINE = '# taken on PostgreSQL '
-const HOW_TO_UPDATE = `If the change is intended, regenerate the snapshot and commit it with the change:\n` +
+const HOW_TO_UPDATE =
+  `If the change is intended, regenerate the snapshot and commit it with the change:\n` +
   `  ${UPDATE_ENV}=1 NODE_OPTIONS='--experimental-vm-modules --no-warnings=ExperimentalWarning' npx jest packages/postgres/test/schema-catalog.int.test.ts`
 
 let db: TestDatabase
@@ -42,7 +43,10 @@ afterAll(async () => {
 function lineDiff(expected: string, actual: string): string {
   const want = new Set(expected.split('\n').filter((l) => l !== ''))
   const have = new Set(actual.split('\n').filter((l) => l !== ''))
-  return [...[...want].filter((l) => !have.has(l)).map((l) => `- ${l}`), ...[...have].filter((l) => !want.has(l)).map((l) => `+ ${l}`)].join('\n')
+  return [
+    ...[...want].filter((l) => !have.has(l)).map((l) => `- ${l}`),
+    ...[...have].filter((l) => !want.has(l)).map((l) => `+ ${l}`),
+  ].join('\n')
 }
 
 describe('schema catalog snapshot', () => {
@@ -55,7 +59,9 @@ describe('schema catalog snapshot', () => {
     try {
       // when its catalog is dumped
       actual = await catalogSnapshot(client)
-      major = Math.floor(Number((await client.query<{ v: string }>("select current_setting('server_version_num') as v")).rows[0]?.v) / 10000)
+      major = Math.floor(
+        Number((await client.query<{ v: string }>("select current_setting('server_version_num') as v")).rows[0]?.v) / 10000,
+      )
     } finally {
       await client.end()
     }
@@ -67,10 +73,13 @@ describe('schema catalog snapshot', () => {
     const taken = file.startsWith(VERSION_LINE) ? Number(file.slice(VERSION_LINE.length, file.indexOf('\n'))) : undefined
     const expected = file.startsWith(VERSION_LINE) ? file.slice(file.indexOf('\n') + 1) : file
     if (actual !== expected) {
-      const note = taken !== undefined && taken !== major
-        ? `\n(the snapshot was taken on PostgreSQL ${taken}, this server is ${major}: a line that differs only in how a definition is printed is not a schema change)`
-        : ''
-      throw new Error(`the turnlog schema differs from the committed catalog snapshot (${SNAPSHOT}):\n${lineDiff(expected, actual)}${note}\n\n${HOW_TO_UPDATE}`)
+      const note =
+        taken !== undefined && taken !== major
+          ? `\n(the snapshot was taken on PostgreSQL ${taken}, this server is ${major}: a line that differs only in how a definition is printed is not a schema change)`
+          : ''
+      throw new Error(
+        `the turnlog schema differs from the committed catalog snapshot (${SNAPSHOT}):\n${lineDiff(expected, actual)}${note}\n\n${HOW_TO_UPDATE}`,
+      )
     }
     expect(actual).toBe(expected)
   })

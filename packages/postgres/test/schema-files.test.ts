@@ -13,7 +13,8 @@ const DIR = fileURLToPath(SCHEMA_DIR)
 
 function sqlFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sqlFiles(join(dir, e.name)) : e.name.endsWith('.sql') ? [relative(DIR, join(dir, e.name)).split('\\').join('/')] : [])
+    e.isDirectory() ? sqlFiles(join(dir, e.name)) : e.name.endsWith('.sql') ? [relative(DIR, join(dir, e.name)).split('\\').join('/')] : [],
+  )
 }
 
 describe('schema files', () => {

@@ -52,7 +52,12 @@ const versionOf = (m: AgentModel, stale: boolean | null): number | undefined => 
 
 /** The runtime produces messages (and maybe scaffolding) and appends them directly. */
 class AppendCommand implements AgentCommand {
-  constructor(readonly fresh: readonly PayloadSpec[], readonly resend: number | null, readonly edit: boolean, readonly stale: boolean | null) {}
+  constructor(
+    readonly fresh: readonly PayloadSpec[],
+    readonly resend: number | null,
+    readonly edit: boolean,
+    readonly stale: boolean | null,
+  ) {}
   check(): boolean {
     return true
   }
@@ -63,10 +68,19 @@ class AppendCommand implements AgentCommand {
     const old = this.resend === null ? undefined : m.created[this.resend % m.created.length]
     // a re-sent earlier message: a JSON copy (a duplicate), or a shallow copy with edited content (a conflict)
     if (old && !batch.includes(old)) {
-      batch.unshift(this.edit ? toMessage({ ...old, payload: { ...old.payload, content: `${String(old.payload.content)}!` } }) : parseMessage(serializeMessage(old)))
+      batch.unshift(
+        this.edit
+          ? toMessage({ ...old, payload: { ...old.payload, content: `${String(old.payload.content)}!` } })
+          : parseMessage(serializeMessage(old)),
+      )
     }
     const expectedVersion = versionOf(m, this.stale)
-    const outcome = await expectSameOutcome('append', () => m.model.append(m.sid, batch, expectedVersion), () => r.store.append(m.sid, batch, expectedVersion === undefined ? {} : { expectedVersion }), stats)
+    const outcome = await expectSameOutcome(
+      'append',
+      () => m.model.append(m.sid, batch, expectedVersion),
+      () => r.store.append(m.sid, batch, expectedVersion === undefined ? {} : { expectedVersion }),
+      stats,
+    )
     if (outcome.ok) m.last = { label: 'append', batch, expectedVersion, flush: false }
   }
   toString(): string {
@@ -76,7 +90,11 @@ class AppendCommand implements AgentCommand {
 
 /** The runtime adds messages (and scaffolding) to its list and flushes the whole list. */
 class FlushCommand implements AgentCommand {
-  constructor(readonly fresh: readonly PayloadSpec[], readonly scaffolding: boolean, readonly stale: boolean | null) {}
+  constructor(
+    readonly fresh: readonly PayloadSpec[],
+    readonly scaffolding: boolean,
+    readonly stale: boolean | null,
+  ) {}
   check(): boolean {
     return true
   }
@@ -87,7 +105,12 @@ class FlushCommand implements AgentCommand {
     if (this.scaffolding) m.list.push(createMessage({ role: 'user', content: 'please continue' }, { ephemeral: true }))
     const list = [...m.list]
     const expectedVersion = versionOf(m, this.stale)
-    const outcome = await expectSameOutcome('flush', () => m.model.flush(m.sid, list, expectedVersion), () => r.store.flush(m.sid, list, expectedVersion === undefined ? {} : { expectedVersion }), stats)
+    const outcome = await expectSameOutcome(
+      'flush',
+      () => m.model.flush(m.sid, list, expectedVersion),
+      () => r.store.flush(m.sid, list, expectedVersion === undefined ? {} : { expectedVersion }),
+      stats,
+    )
     if (outcome.ok) m.last = { label: 'flush', batch: list, expectedVersion, flush: true }
   }
   toString(): string {
@@ -157,14 +180,25 @@ class LoadCommand implements AgentCommand {
   }
 }
 
-const staleArb = fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) })
+const staleArb = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(null) },
+  { weight: 2, arbitrary: fc.constant(false) },
+  { weight: 1, arbitrary: fc.constant(true) },
+)
 
 const commandsArb = fc.commands(
   [
     fc
-      .tuple(fc.array(payloadArb, { minLength: 1, maxLength: 3 }), fc.option(fc.nat({ max: 50 }), { nil: null, freq: 3 }), fc.boolean(), staleArb)
+      .tuple(
+        fc.array(payloadArb, { minLength: 1, maxLength: 3 }),
+        fc.option(fc.nat({ max: 50 }), { nil: null, freq: 3 }),
+        fc.boolean(),
+        staleArb,
+      )
       .map(([f, resend, edit, s]) => new AppendCommand(f, resend, edit, s)),
-    fc.tuple(fc.array(payloadArb, { maxLength: 3 }), fc.boolean(), staleArb).map(([f, scaffolding, s]) => new FlushCommand(f, scaffolding, s)),
+    fc
+      .tuple(fc.array(payloadArb, { maxLength: 3 }), fc.boolean(), staleArb)
+      .map(([f, scaffolding, s]) => new FlushCommand(f, scaffolding, s)),
     fc.integer({ min: 2, max: 4 }).map((k) => new ShrinkCommand(k)),
     fc.constant(new RetryCommand()),
     fc.boolean().map((restart) => new LoadCommand(restart)),

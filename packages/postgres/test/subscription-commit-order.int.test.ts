@@ -58,9 +58,13 @@ interface Seen {
 
 function record(name: string, from: 'now' | Checkpoint, batchSize: number): { sub: Subscription; seen: Seen[] } {
   const seen: Seen[] = []
-  const sub = store.subscribe({ name, from }, (e) => {
-    seen.push({ messageId: e.messageId ?? null, txId: BigInt(e.txId), globalPosition: e.globalPosition })
-  }, { batchSize, pollIntervalMs: 50, heldBackPollIntervalMs: 20 })
+  const sub = store.subscribe(
+    { name, from },
+    (e) => {
+      seen.push({ messageId: e.messageId ?? null, txId: BigInt(e.txId), globalPosition: e.globalPosition })
+    },
+    { batchSize, pollIntervalMs: 50, heldBackPollIntervalMs: 20 },
+  )
   return { sub, seen }
 }
 
@@ -72,7 +76,10 @@ function record(name: string, from: 'now' | Checkpoint, batchSize: number): { su
  */
 async function takeIdFirstCommitLast(): Promise<{ expected: string[]; a: Message[]; b: Message[] }> {
   const [sa, sb, sc, sd]: [SessionId, SessionId, SessionId, SessionId] = [
-    await store.createSession(), await store.createSession(), await store.createSession(), await store.createSession(),
+    await store.createSession(),
+    await store.createSession(),
+    await store.createSession(),
+    await store.createSession(),
   ]
   const a = msgs('A: took its id first, commits last', 2)
   const b = msgs('B: appends and commits while A is open', 3)
@@ -108,35 +115,38 @@ async function takeIdFirstCommitLast(): Promise<{ expected: string[]; a: Message
 }
 
 describe('subscription order when transaction-id order and position order differ', () => {
-  it.each([1, 2, 1000])('a live subscriber (batch size %i) delivers every event exactly once, in (txId, globalPosition) order', async (batchSize) => {
-    // given: a caught-up subscriber, and a replay subscriber that will start from the same checkpoint
-    const live = record(`live-${batchSize}`, 'now', batchSize)
-    const start = await live.sub.catchUp()
+  it.each([1, 2, 1000])(
+    'a live subscriber (batch size %i) delivers every event exactly once, in (txId, globalPosition) order',
+    async (batchSize) => {
+      // given: a caught-up subscriber, and a replay subscriber that will start from the same checkpoint
+      const live = record(`live-${batchSize}`, 'now', batchSize)
+      const start = await live.sub.catchUp()
 
-    // when: a transaction takes its id first and commits last
-    const { expected, a, b } = await takeIdFirstCommitLast()
+      // when: a transaction takes its id first and commits last
+      const { expected, a, b } = await takeIdFirstCommitLast()
 
-    // then: the live subscriber delivers each event once, A's first
-    await live.sub.catchUp()
-    expect(live.seen.map((e) => e.messageId)).toEqual(expected)
-    expect(live.seen[0]!.txId).toBeLessThan(live.seen[a.length]!.txId)
-    expect(live.seen[0]!.globalPosition).toBeGreaterThan(live.seen[a.length + b.length - 1]!.globalPosition)
-    // and nothing more arrives later (a reader that re-reads past its checkpoint would repeat B, C, D)
-    await new Promise((resolve) => setTimeout(resolve, 150))
-    await live.sub.catchUp()
-    expect(live.seen.map((e) => e.messageId)).toEqual(expected)
-    await live.sub.stop()
+      // then: the live subscriber delivers each event once, A's first
+      await live.sub.catchUp()
+      expect(live.seen.map((e) => e.messageId)).toEqual(expected)
+      expect(live.seen[0]!.txId).toBeLessThan(live.seen[a.length]!.txId)
+      expect(live.seen[0]!.globalPosition).toBeGreaterThan(live.seen[a.length + b.length - 1]!.globalPosition)
+      // and nothing more arrives later (a reader that re-reads past its checkpoint would repeat B, C, D)
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      await live.sub.catchUp()
+      expect(live.seen.map((e) => e.messageId)).toEqual(expected)
+      await live.sub.stop()
 
-    // when: a new subscriber replays the same stretch of the log after the fact
-    const replay = record(`replay-${batchSize}`, start, batchSize)
-    await replay.sub.catchUp()
-    await new Promise((resolve) => setTimeout(resolve, 150))
-    await replay.sub.catchUp()
+      // when: a new subscriber replays the same stretch of the log after the fact
+      const replay = record(`replay-${batchSize}`, start, batchSize)
+      await replay.sub.catchUp()
+      await new Promise((resolve) => setTimeout(resolve, 150))
+      await replay.sub.catchUp()
 
-    // then: the same events, once each, in the same order
-    expect(replay.seen.map((e) => e.messageId)).toEqual(expected)
-    await replay.sub.stop()
-  })
+      // then: the same events, once each, in the same order
+      expect(replay.seen.map((e) => e.messageId)).toEqual(expected)
+      await replay.sub.stop()
+    },
+  )
 
   it.each([1, 1000])('readCommittedEvents pages (limit %i) cover the stretch once each, in order', async (limit) => {
     // given

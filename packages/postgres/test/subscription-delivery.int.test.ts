@@ -69,7 +69,9 @@ async function storedCheckpoint(name: string): Promise<{ txId: string; globalPos
 
 async function keyOf(messageId: string): Promise<{ txId: string; globalPosition: number }> {
   const { rows } = await sql<{ tx_id: string; global_position: string }>`
-    select tx_id::text as tx_id, global_position from turnlog.events where message_id = ${messageId} and type = 'message_appended'`.execute(store.db)
+    select tx_id::text as tx_id, global_position from turnlog.events where message_id = ${messageId} and type = 'message_appended'`.execute(
+    store.db,
+  )
   return { txId: rows[0]!.tx_id, globalPosition: Number(rows[0]!.global_position) }
 }
 
@@ -197,9 +199,13 @@ describe('what is delivered', () => {
     const b = await sessionWith(2)
     await store.rewind(a.session, { after: a.messages[0]!.id })
     const seen: SubscribedEvent[] = []
-    const sub = store.subscribe({ name: 'filtered', filter: { sessionId: a.session, types: ['messages_retracted'] } }, (e) => {
-      seen.push(e)
-    }, { batchSize: 2 })
+    const sub = store.subscribe(
+      { name: 'filtered', filter: { sessionId: a.session, types: ['messages_retracted'] } },
+      (e) => {
+        seen.push(e)
+      },
+      { batchSize: 2 },
+    )
 
     // when
     const checkpoint = await sub.catchUp()
@@ -251,8 +257,11 @@ describe('what is delivered', () => {
     // then: in order, each page after the previous one's last key
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4])
     const keys = events.map((e) => [BigInt(e.txId), e.globalPosition] as const)
-    for (let i = 1; i < keys.length; i++) expect(keys[i]![0] > keys[i - 1]![0] || (keys[i]![0] === keys[i - 1]![0] && keys[i]![1] > keys[i - 1]![1])).toBe(true)
-    await expect(readCommittedEvents(store.db, START_CHECKPOINT, { filter: { types: ['no_such_type' as never] } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    for (let i = 1; i < keys.length; i++)
+      expect(keys[i]![0] > keys[i - 1]![0] || (keys[i]![0] === keys[i - 1]![0] && keys[i]![1] > keys[i - 1]![1])).toBe(true)
+    await expect(readCommittedEvents(store.db, START_CHECKPOINT, { filter: { types: ['no_such_type' as never] } })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    })
   })
 })
 
@@ -272,9 +281,13 @@ describe('one consumer per name', () => {
 
     // when: a waiting consumer, then the holder stops
     const seen: number[] = []
-    const third = store.subscribe({ name: 'exclusive', filter: { sessionId: session } }, (e) => {
-      seen.push(e.seq)
-    }, { lockRetryMs: 20 })
+    const third = store.subscribe(
+      { name: 'exclusive', filter: { sessionId: session } },
+      (e) => {
+        seen.push(e.seq)
+      },
+      { lockRetryMs: 20 },
+    )
     await waitFor('waiting', () => third.state === 'waiting')
     await first.stop()
     await store.append(session, [msg('for the new holder')])
@@ -290,9 +303,13 @@ describe('one consumer per name', () => {
     const { session } = await sessionWith(1)
     const seen: number[] = []
     const states: string[] = []
-    const sub = store.subscribe({ name: 'reconnects', filter: { sessionId: session } }, (e) => {
-      seen.push(e.seq)
-    }, { onStateChange: (s) => states.push(s) })
+    const sub = store.subscribe(
+      { name: 'reconnects', filter: { sessionId: session } },
+      (e) => {
+        seen.push(e.seq)
+      },
+      { onStateChange: (s) => states.push(s) },
+    )
     await sub.catchUp()
     const pid = (await listSubscriptions(store)).find((s) => s.name === 'reconnects')?.holderPid
 
@@ -347,7 +364,10 @@ describe('rebase', () => {
     await replay.stop()
 
     // then
-    expect(result.to).toEqual({ txId: (await keyOf(messages[2]!.id)).txId, globalPosition: (await keyOf(messages[2]!.id)).globalPosition - 1 })
+    expect(result.to).toEqual({
+      txId: (await keyOf(messages[2]!.id)).txId,
+      globalPosition: (await keyOf(messages[2]!.id)).globalPosition - 1,
+    })
     expect(seen).toEqual([3, 4])
 
     // when: to the start, then to now
@@ -363,7 +383,9 @@ describe('rebase', () => {
 
     // then
     expect(seen).toEqual([1, 2, 3, 4])
-    await expect(rebaseSubscription(store, 'no-such-subscription', { toNow: true })).rejects.toMatchObject({ code: 'SUBSCRIPTION_NOT_FOUND' })
+    await expect(rebaseSubscription(store, 'no-such-subscription', { toNow: true })).rejects.toMatchObject({
+      code: 'SUBSCRIPTION_NOT_FOUND',
+    })
   })
 
   it('after a restore from a cluster ahead in transaction ids: refuses to run, then rebaseAfterRestore repairs the order', async () => {
@@ -372,7 +394,9 @@ describe('rebase', () => {
     const target = await openStore({ connectionString: restored.connectionString, migrate: false })
     try {
       const session = await target.createSession()
-      const { rows: ahead } = await sql<{ tx: string }>`select (pg_snapshot_xmax(pg_current_snapshot())::text::bigint + 1000000)::text as tx`.execute(target.db)
+      const { rows: ahead } = await sql<{
+        tx: string
+      }>`select (pg_snapshot_xmax(pg_current_snapshot())::text::bigint + 1000000)::text as tx`.execute(target.db)
       const base = BigInt(ahead[0]!.tx)
       for (let seq = 1; seq <= 3; seq++) {
         const m = msg(`restored ${seq}`)
@@ -409,7 +433,11 @@ describe('rebase', () => {
       expect(result.needed).toBe(true)
       expect(result.eventsRewritten).toBe(3)
       expect(result.subscriptions).toEqual([
-        { name: 'restored', from: { txId: String(base + 1n), globalPosition: Number(firstRow[0]!.global_position) }, to: { txId: '2', globalPosition: Number(firstRow[0]!.global_position) } },
+        {
+          name: 'restored',
+          from: { txId: String(base + 1n), globalPosition: Number(firstRow[0]!.global_position) },
+          to: { txId: '2', globalPosition: Number(firstRow[0]!.global_position) },
+        },
       ])
       expect(seen).toEqual([2, 3, 4])
       await sub.stop()

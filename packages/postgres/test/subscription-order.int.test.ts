@@ -55,9 +55,13 @@ function gate(): { wait: Promise<void>; open: () => void } {
 /** Subscribes with a recording handler; polling so slow that only notifications and held-back re-polls wake it. */
 function record(name: string): { sub: Subscription; seen: SubscribedEvent[] } {
   const seen: SubscribedEvent[] = []
-  const sub = store.subscribe({ name, from: 'now' }, (e) => {
-    seen.push(e)
-  }, { pollIntervalMs: 60_000 })
+  const sub = store.subscribe(
+    { name, from: 'now' },
+    (e) => {
+      seen.push(e)
+    },
+    { pollIntervalMs: 60_000 },
+  )
   return { sub, seen }
 }
 
@@ -217,9 +221,13 @@ describe('commit order', () => {
     // given: a subscriber that would poll once a minute
     const session: SessionId = await store.createSession()
     const arrived = new Map<string, number>()
-    const sub = store.subscribe({ name: 'latency', from: 'now', filter: { sessionId: session } }, (e) => {
-      arrived.set(e.messageId ?? '', performance.now())
-    }, { pollIntervalMs: 60_000 })
+    const sub = store.subscribe(
+      { name: 'latency', from: 'now', filter: { sessionId: session } },
+      (e) => {
+        arrived.set(e.messageId ?? '', performance.now())
+      },
+      { pollIntervalMs: 60_000 },
+    )
     await sub.catchUp()
 
     // when: 100 appends commit one after another
@@ -238,7 +246,9 @@ describe('commit order', () => {
     const p50 = latencies[49]!
     const p95 = latencies[94]!
     const max = latencies[99]!
-    process.stdout.write(`[subscription] commit→handler latency over 100 appends: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, max ${max.toFixed(1)} ms\n`)
+    process.stdout.write(
+      `[subscription] commit→handler latency over 100 appends: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, max ${max.toFixed(1)} ms\n`,
+    )
     expect(p95).toBeLessThan(500)
     await sub.stop()
   })

@@ -50,9 +50,13 @@ describe('subscriptions on PGlite', () => {
     await sub.stop()
     await rebaseSubscription(store, 'embedded', { toStart: true })
     const replayed: number[] = []
-    const replay = store.subscribe({ name: 'embedded', filter: { sessionId: session } }, (e) => {
-      replayed.push(e.seq)
-    }, { pollIntervalMs: 20 })
+    const replay = store.subscribe(
+      { name: 'embedded', filter: { sessionId: session } },
+      (e) => {
+        replayed.push(e.seq)
+      },
+      { pollIntervalMs: 20 },
+    )
     await replay.catchUp()
 
     // then

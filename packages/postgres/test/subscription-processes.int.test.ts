@@ -300,7 +300,10 @@ describe('subscription consumers in separate processes', () => {
     const ours = log.filter((e) => compareKeys(e, { tx: BigInt(from.txId), gp: from.globalPosition }) > 0)
     expect(ours.length).toBeGreaterThanOrEqual(250)
     const expectedKeys = ours.map(keyString)
-    await standby.until('every event', () => standby.events.length > 0 && keyString(standby.events[standby.events.length - 1]!) === expectedKeys[expectedKeys.length - 1])
+    await standby.until(
+      'every event',
+      () => standby.events.length > 0 && keyString(standby.events[standby.events.length - 1]!) === expectedKeys[expectedKeys.length - 1],
+    )
     const checkpoint = standby.startCheckpoint
     expect(checkpoint).not.toBeNull()
     const k = indexAfter(ours, checkpoint)

@@ -132,7 +132,12 @@ describe.each(flavors)('%s', (flavor, open) => {
     // then
     const spans = t.spans()
     expect(spans.map((s) => s.name)).toEqual(['turnlog.flush'])
-    expect(spans[0]?.attributes).toMatchObject({ 'gen_ai.conversation.id': session, 'turnlog.messages.appended': 1, 'turnlog.messages.duplicates': 2, 'turnlog.session.version': 3 })
+    expect(spans[0]?.attributes).toMatchObject({
+      'gen_ai.conversation.id': session,
+      'turnlog.messages.appended': 1,
+      'turnlog.messages.duplicates': 2,
+      'turnlog.session.version': 3,
+    })
   })
 
   it('a failure: the span has error status and the error code as error.type, and counts as a conflict', async () => {
@@ -181,7 +186,7 @@ describe.each(flavors)('%s', (flavor, open) => {
     expect(spans[0]?.attributes).toMatchObject({ 'gen_ai.conversation.id': session, 'turnlog.events.count': seen.length })
   })
 
-  it('the caller\'s active span is the parent of the store\'s span', async () => {
+  it("the caller's active span is the parent of the store's span", async () => {
     // given
     const session = await store.createSession()
     const tracer = trace.getTracer('test')
@@ -198,7 +203,7 @@ describe.each(flavors)('%s', (flavor, open) => {
   })
 
   if (flavor === 'Postgres') {
-    it('every query the pg client sends runs with the store\'s span active', async () => {
+    it("every query the pg client sends runs with the store's span active", async () => {
       // given
       const session = await store.createSession()
       querySpans.length = 0
@@ -212,7 +217,7 @@ describe.each(flavors)('%s', (flavor, open) => {
       for (const id of querySpans) expect(ids.has(id ?? '')).toBe(true)
     })
 
-    it('instrumentation-pg: the driver\'s query spans are children of the store\'s span', async () => {
+    it("instrumentation-pg: the driver's query spans are children of the store's span", async () => {
       // given: the instrumentation patches pg.Client by hand (its require hook never sees jest's module loader)
       const instrumentation = new PgInstrumentation({ enabled: false })
       const pgModule = instrumentation.getModuleDefinitions().find((d) => d.name === 'pg')

@@ -64,33 +64,85 @@ const index = fc.integer({ min: 0, max: 3 })
 
 /** Writes the stale caller may send (each valid against the state the caller saw). */
 const staleWrite: fc.Arbitrary<Write> = fc.oneof(
-  index.map((k) => ({ name: `append new after ${k}`, run: (f: Fixture, v: number) => store.append(f.id, [createMessage({ role: 'user', content: `new ${k}` })], { expectedVersion: v }) })),
-  index.map((k) => ({ name: `append edited ${k}`, run: (f: Fixture, v: number) => store.append(f.id, [{ ...pick(f, k), payload: { role: 'user', content: `edited ${k}` } }], { expectedVersion: v }) })),
+  index.map((k) => ({
+    name: `append new after ${k}`,
+    run: (f: Fixture, v: number) => store.append(f.id, [createMessage({ role: 'user', content: `new ${k}` })], { expectedVersion: v }),
+  })),
+  index.map((k) => ({
+    name: `append edited ${k}`,
+    run: (f: Fixture, v: number) =>
+      store.append(f.id, [{ ...pick(f, k), payload: { role: 'user', content: `edited ${k}` } }], { expectedVersion: v }),
+  })),
   fc.constant({ name: 'append foreign', run: (f: Fixture, v: number) => store.append(f.id, [f.foreign], { expectedVersion: v }) }),
-  fc.constant({ name: 'flush live + new', run: (f: Fixture, v: number) => store.flush(f.id, [...f.messages, createMessage({ role: 'user', content: 'next' })], { expectedVersion: v }) }),
-  index.map((k) => ({ name: `rewind after ${k}`, run: (f: Fixture, v: number) => store.rewind(f.id, { after: pick(f, k).id }, { expectedVersion: v }) })),
-  index.map((k) => ({ name: `rewind from ${k}`, run: (f: Fixture, v: number) => store.rewind(f.id, { from: pick(f, k).id }, { expectedVersion: v }) })),
-  index.map((k) => ({ name: `compact ${k}`, run: (f: Fixture, v: number) => store.compact(f.id, { covered: [pick(f, k).id], summary: createMessage({ role: 'system', content: `summary ${k}` }), expectedVersion: v }) })),
-  index.map((k) => ({ name: `compact ${k} with a foreign summary`, run: (f: Fixture, v: number) => store.compact(f.id, { covered: [pick(f, k).id], summary: f.foreign, expectedVersion: v }) })),
-  index.map((k) => ({ name: `revise ${k}`, run: (f: Fixture, v: number) => store.revise(f.id, pick(f, k).id, { role: 'assistant', content: `revised ${k}` }, { expectedVersion: v }) })),
-  index.map((k) => ({ name: `finalize ${k}`, run: (f: Fixture, v: number) => store.finalize(f.id, pick(f, k).id, undefined, { expectedVersion: v }) })),
-  index.map((k) => ({ name: `finalize ${k} with content`, run: (f: Fixture, v: number) => store.finalize(f.id, pick(f, k).id, { role: 'assistant', content: `final ${k}` }, { expectedVersion: v }) })),
+  fc.constant({
+    name: 'flush live + new',
+    run: (f: Fixture, v: number) =>
+      store.flush(f.id, [...f.messages, createMessage({ role: 'user', content: 'next' })], { expectedVersion: v }),
+  }),
+  index.map((k) => ({
+    name: `rewind after ${k}`,
+    run: (f: Fixture, v: number) => store.rewind(f.id, { after: pick(f, k).id }, { expectedVersion: v }),
+  })),
+  index.map((k) => ({
+    name: `rewind from ${k}`,
+    run: (f: Fixture, v: number) => store.rewind(f.id, { from: pick(f, k).id }, { expectedVersion: v }),
+  })),
+  index.map((k) => ({
+    name: `compact ${k}`,
+    run: (f: Fixture, v: number) =>
+      store.compact(f.id, {
+        covered: [pick(f, k).id],
+        summary: createMessage({ role: 'system', content: `summary ${k}` }),
+        expectedVersion: v,
+      }),
+  })),
+  index.map((k) => ({
+    name: `compact ${k} with a foreign summary`,
+    run: (f: Fixture, v: number) => store.compact(f.id, { covered: [pick(f, k).id], summary: f.foreign, expectedVersion: v }),
+  })),
+  index.map((k) => ({
+    name: `revise ${k}`,
+    run: (f: Fixture, v: number) =>
+      store.revise(f.id, pick(f, k).id, { role: 'assistant', content: `revised ${k}` }, { expectedVersion: v }),
+  })),
+  index.map((k) => ({
+    name: `finalize ${k}`,
+    run: (f: Fixture, v: number) => store.finalize(f.id, pick(f, k).id, undefined, { expectedVersion: v }),
+  })),
+  index.map((k) => ({
+    name: `finalize ${k} with content`,
+    run: (f: Fixture, v: number) =>
+      store.finalize(f.id, pick(f, k).id, { role: 'assistant', content: `final ${k}` }, { expectedVersion: v }),
+  })),
 )
 
 /** Writes another writer makes meanwhile (each succeeds and moves the version). */
 const interveningWrite: fc.Arbitrary<Write> = fc.oneof(
   fc.constant({ name: 'append', run: (f: Fixture) => store.append(f.id, [createMessage({ role: 'user', content: 'meanwhile' })]) }),
-  fc.integer({ min: 0, max: 2 }).map((k) => ({ name: `rewind after ${k}`, run: (f: Fixture) => store.rewind(f.id, { after: pick(f, k).id }) })),
+  fc
+    .integer({ min: 0, max: 2 })
+    .map((k) => ({ name: `rewind after ${k}`, run: (f: Fixture) => store.rewind(f.id, { after: pick(f, k).id }) })),
   index.map((k) => ({ name: `rewind from ${k}`, run: (f: Fixture) => store.rewind(f.id, { from: pick(f, k).id }) })),
-  index.map((k) => ({ name: `revise ${k}`, run: (f: Fixture) => store.revise(f.id, pick(f, k).id, { role: 'assistant', content: `other ${k}` }) })),
+  index.map((k) => ({
+    name: `revise ${k}`,
+    run: (f: Fixture) => store.revise(f.id, pick(f, k).id, { role: 'assistant', content: `other ${k}` }),
+  })),
   fc.constant({ name: 'finalize 3', run: (f: Fixture) => store.finalize(f.id, pick(f, 3).id) }),
-  index.map((k) => ({ name: `compact ${k}`, run: (f: Fixture) => store.compact(f.id, { covered: [pick(f, k).id], summary: createMessage({ role: 'system', content: `their summary ${k}` }) }) })),
+  index.map((k) => ({
+    name: `compact ${k}`,
+    run: (f: Fixture) =>
+      store.compact(f.id, { covered: [pick(f, k).id], summary: createMessage({ role: 'system', content: `their summary ${k}` }) }),
+  })),
 )
 
 /** True for a result that says the call changed nothing (a replay). */
 function isNoOp(result: unknown): boolean {
   const r = result as { unchanged?: boolean; appended?: readonly MessageId[]; retracted?: readonly MessageId[] }
-  return r.unchanged === true || (Array.isArray(r.appended) && r.appended.length === 0) || (Array.isArray(r.retracted) && r.retracted.length === 0)
+  return (
+    r.unchanged === true ||
+    (Array.isArray(r.appended) && r.appended.length === 0) ||
+    (Array.isArray(r.retracted) && r.retracted.length === 0)
+  )
 }
 
 describe('every write checks expectedVersion first (property, Postgres)', () => {
@@ -130,15 +182,25 @@ describe('every write checks expectedVersion first (property, Postgres)', () => 
     await store.rewind(f.id, { from: pick(f, 3).id })
 
     // when
-    const revise = await store.revise(f.id, pick(f, 3).id, { role: 'assistant', content: 'done' }, { expectedVersion: seen }).catch((e: unknown) => e)
+    const revise = await store
+      .revise(f.id, pick(f, 3).id, { role: 'assistant', content: 'done' }, { expectedVersion: seen })
+      .catch((e: unknown) => e)
     const finalize = await store.finalize(f.id, pick(f, 3).id, undefined, { expectedVersion: seen }).catch((e: unknown) => e)
-    const append = await store.append(f.id, [{ ...pick(f, 1), payload: { role: 'user', content: 'edited' } }], { expectedVersion: seen }).catch((e: unknown) => e)
+    const append = await store
+      .append(f.id, [{ ...pick(f, 1), payload: { role: 'user', content: 'edited' } }], { expectedVersion: seen })
+      .catch((e: unknown) => e)
 
     // then
-    expect([revise, finalize, append].map((e) => (isTurnlogError(e) ? e.code : e))).toEqual(['VERSION_CONFLICT', 'VERSION_CONFLICT', 'VERSION_CONFLICT'])
+    expect([revise, finalize, append].map((e) => (isTurnlogError(e) ? e.code : e))).toEqual([
+      'VERSION_CONFLICT',
+      'VERSION_CONFLICT',
+      'VERSION_CONFLICT',
+    ])
     // and with the current version the real problem shows
     const current = (await store.getSession(f.id)).version
-    const again = await store.revise(f.id, pick(f, 3).id, { role: 'assistant', content: 'done' }, { expectedVersion: current }).catch((e: unknown) => e)
+    const again = await store
+      .revise(f.id, pick(f, 3).id, { role: 'assistant', content: 'done' }, { expectedVersion: current })
+      .catch((e: unknown) => e)
     expect(isTurnlogError(again, 'UNKNOWN_MESSAGE')).toBe(true)
   })
 })

@@ -31,7 +31,13 @@ const flavors: { name: string; open: () => Promise<{ store: PostgresStore; done:
     open: async () => {
       const db: TestDatabase = await createTestDatabase()
       const store = await openStore({ connectionString: db.connectionString, pool: { max: 4 } })
-      return { store, done: async () => { await store.close(); await db.drop() } }
+      return {
+        store,
+        done: async () => {
+          await store.close()
+          await db.drop()
+        },
+      }
     },
   },
   {
@@ -63,13 +69,16 @@ describe.each(flavors)('store.withTransaction(trx) ($name)', ({ name, open }) =>
 
     // when
     await expect(
-      within(10_000, store.db.transaction().execute(async (trx) => {
-        const t = store.withTransaction(trx)
-        await t.append(sid, [m])
-        await t.revise(sid, m.id, { role: 'user', content: 'rolled back too' })
-        seenInside = (await t.load(sid)).messages.map((x) => String(x.payload.content))
-        throw new Rollback('roll back on purpose')
-      })),
+      within(
+        10_000,
+        store.db.transaction().execute(async (trx) => {
+          const t = store.withTransaction(trx)
+          await t.append(sid, [m])
+          await t.revise(sid, m.id, { role: 'user', content: 'rolled back too' })
+          seenInside = (await t.load(sid)).messages.map((x) => String(x.payload.content))
+          throw new Rollback('roll back on purpose')
+        }),
+      ),
     ).rejects.toBeInstanceOf(Rollback)
 
     // then: the transaction saw its own writes; afterwards they never happened
@@ -80,19 +89,22 @@ describe.each(flavors)('store.withTransaction(trx) ($name)', ({ name, open }) =>
     expect(await store.flush(sid, [m])).toEqual({ version: 1, appended: [m.id], duplicates: [] })
   })
 
-  it('committed with the caller transaction: stored, atomically with the caller\'s own statements', async () => {
+  it("committed with the caller transaction: stored, atomically with the caller's own statements", async () => {
     // given
     const sid = await store.createSession()
     const m = createMessage({ role: 'assistant', content: 'committed' })
 
     // when
-    const result = await within(10_000, store.db.transaction().execute(async (trx) => {
-      const r = await store.withTransaction(trx).append(sid, [m])
-      await sql`update turnlog.sessions set metadata = '{"caller":"wrote this"}' where session_id = ${sid}`.execute(trx)
-      // another connection does not see it before the commit (PGlite has no other connection)
-      const before = name === 'Postgres' ? (await store.load(sid)).messages.length : 0
-      return { r, before }
-    }))
+    const result = await within(
+      10_000,
+      store.db.transaction().execute(async (trx) => {
+        const r = await store.withTransaction(trx).append(sid, [m])
+        await sql`update turnlog.sessions set metadata = '{"caller":"wrote this"}' where session_id = ${sid}`.execute(trx)
+        // another connection does not see it before the commit (PGlite has no other connection)
+        const before = name === 'Postgres' ? (await store.load(sid)).messages.length : 0
+        return { r, before }
+      }),
+    )
 
     // then
     expect(result).toEqual({ r: { version: 1, appended: [m.id], duplicates: [] }, before: 0 })
@@ -111,14 +123,17 @@ describe.each(flavors)('store.withTransaction(trx) ($name)', ({ name, open }) =>
 
     // when
     await expect(
-      within(10_000, store.db.transaction().execute(async (trx) => {
-        try {
-          await store.withTransaction(trx).append(sid, [fresh, clash])
-        } catch (error) {
-          code = isTurnlogError(error) ? error.code : error
-          throw error
-        }
-      })),
+      within(
+        10_000,
+        store.db.transaction().execute(async (trx) => {
+          try {
+            await store.withTransaction(trx).append(sid, [fresh, clash])
+          } catch (error) {
+            code = isTurnlogError(error) ? error.code : error
+            throw error
+          }
+        }),
+      ),
     ).rejects.toMatchObject({ code: 'MESSAGE_CONFLICT' })
 
     // then
@@ -126,7 +141,11 @@ describe.each(flavors)('store.withTransaction(trx) ($name)', ({ name, open }) =>
     expect((await eventsOf(store, sid)).map((e) => e.messageId)).toEqual([original.id])
     const evidence = await store.conflicts(sid)
     expect(evidence).toHaveLength(1)
-    expect(evidence[0]).toMatchObject({ messageId: original.id, reason: 'content_mismatch', incomingPayload: { role: 'user', content: 'clash' } })
+    expect(evidence[0]).toMatchObject({
+      messageId: original.id,
+      reason: 'content_mismatch',
+      incomingPayload: { role: 'user', content: 'clash' },
+    })
   })
 
   it('conflict evidence survives a failed standalone batch', async () => {

@@ -39,7 +39,12 @@ export const weirdStringArb: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .tuple(fc.string({ unit: weirdCharArb, maxLength: 4 }), weirdCharArb, fc.integer({ min: 64, max: 4096 }), fc.string({ unit: weirdCharArb, maxLength: 4 }))
+      .tuple(
+        fc.string({ unit: weirdCharArb, maxLength: 4 }),
+        weirdCharArb,
+        fc.integer({ min: 64, max: 4096 }),
+        fc.string({ unit: weirdCharArb, maxLength: 4 }),
+      )
       .map(([head, c, n, tail]) => head + c.repeat(n) + tail),
   },
 )
@@ -75,8 +80,23 @@ const RESERVED_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_ca
 const extraKeyArb: fc.Arbitrary<string> = fc
   .oneof(
     fc.constantFrom(
-      'reasoning_details', 'refusal', 'audio', 'annotations', 'cache_control', 'prefix',
-      'id', 'createdAt', 'ephemeral', 'externalId', 'status', 'payload', '__proto__', 'constructor', 'toString', '0', '10',
+      'reasoning_details',
+      'refusal',
+      'audio',
+      'annotations',
+      'cache_control',
+      'prefix',
+      'id',
+      'createdAt',
+      'ephemeral',
+      'externalId',
+      'status',
+      'payload',
+      '__proto__',
+      'constructor',
+      'toString',
+      '0',
+      '10',
     ),
     weirdStringArb,
   )
@@ -91,7 +111,10 @@ type Entries = [string, unknown][]
  * Builds an object from entries in a random order, with `Object.fromEntries` so that a `__proto__`
  * key becomes a plain own property (as `JSON.parse` makes it), never the prototype.
  */
-function objectArb(required: fc.Arbitrary<Entries>, extras: fc.Arbitrary<[string, JsonValue][]> = extraFieldsArb): fc.Arbitrary<Record<string, unknown>> {
+function objectArb(
+  required: fc.Arbitrary<Entries>,
+  extras: fc.Arbitrary<[string, JsonValue][]> = extraFieldsArb,
+): fc.Arbitrary<Record<string, unknown>> {
   return fc
     .tuple(required, extras)
     .chain(([known, more]) => {
@@ -108,7 +131,13 @@ function objectArb(required: fc.Arbitrary<Entries>, extras: fc.Arbitrary<[string
 }
 
 const partArb: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
-  objectArb(fc.tuple(weirdStringArb).map(([text]): Entries => [['type', 'text'], ['text', text]]), fc.constant([])),
+  objectArb(
+    fc.tuple(weirdStringArb).map(([text]): Entries => [
+      ['type', 'text'],
+      ['text', text],
+    ]),
+    fc.constant([]),
+  ),
   objectArb(
     fc.tuple(fc.webUrl(), fc.option(fc.constantFrom('auto', 'low', 'high'), { nil: undefined })).map(([url, detail]): Entries => [
       ['type', 'image_url'],
@@ -116,7 +145,12 @@ const partArb: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
     ]),
     fc.constant([]),
   ),
-  objectArb(fc.tuple(fc.constantFrom('input_audio', 'file', 'refusal', 'thinking'), weirdStringArb).map(([type, data]): Entries => [['type', type], ['data', data]])),
+  objectArb(
+    fc.tuple(fc.constantFrom('input_audio', 'file', 'refusal', 'thinking'), weirdStringArb).map(([type, data]): Entries => [
+      ['type', type],
+      ['data', data],
+    ]),
+  ),
 )
 
 /** Content of a system/developer/user/tool message: a string or a non-empty list of parts. */
@@ -134,7 +168,15 @@ export const toolCallIdArb: fc.Arbitrary<string> = fc.oneof(
 )
 
 const toolCallArb: fc.Arbitrary<Record<string, unknown>> = fc
-  .tuple(toolCallIdArb, fc.boolean(), fc.stringMatching(/^[a-z_]{1,16}$/), fc.oneof(jsonValueArb.map((v) => JSON.stringify(v)), weirdStringArb))
+  .tuple(
+    toolCallIdArb,
+    fc.boolean(),
+    fc.stringMatching(/^[a-z_]{1,16}$/),
+    fc.oneof(
+      jsonValueArb.map((v) => JSON.stringify(v)),
+      weirdStringArb,
+    ),
+  )
   .chain(([id, useCallId, name, args]) =>
     objectArb(
       fc.constant<Entries>([
@@ -142,14 +184,26 @@ const toolCallArb: fc.Arbitrary<Record<string, unknown>> = fc
         ['type', 'function'],
         ['function', { name, arguments: args }],
       ]),
-      fc.array(fc.tuple(extraKeyArb.filter((k) => k !== 'id' && k !== 'type' && k !== 'function'), jsonValueArb), { maxLength: 1 }),
+      fc.array(
+        fc.tuple(
+          extraKeyArb.filter((k) => k !== 'id' && k !== 'type' && k !== 'function'),
+          jsonValueArb,
+        ),
+        { maxLength: 1 },
+      ),
     ),
   )
 
 const nameArb = maybe(weirdStringArb)
 
 const plainRoleArb = (role: 'system' | 'developer' | 'user'): fc.Arbitrary<Record<string, unknown>> =>
-  objectArb(fc.tuple(contentArb, nameArb).map(([content, name]): Entries => [['role', role], ['content', content], ['name', name]]))
+  objectArb(
+    fc.tuple(contentArb, nameArb).map(([content, name]): Entries => [
+      ['role', role],
+      ['content', content],
+      ['name', name],
+    ]),
+  )
 
 const assistantArb: fc.Arbitrary<Record<string, unknown>> = objectArb(
   fc

@@ -12,20 +12,55 @@ import { weirdStringArb } from './arbitraries.js'
 const ONE_MB = 'y'.repeat(1024 * 1024)
 
 /** SQL-looking text: injection attempts, placeholders, casts. */
-export const sqlArb: fc.Arbitrary<string> = fc.constantFrom("'); drop table turnlog.events; --", '1 or 1=1', '$1::uuid', "'::json", '%s%s%n', 'null', '[object Object]')
+export const sqlArb: fc.Arbitrary<string> = fc.constantFrom(
+  "'); drop table turnlog.events; --",
+  '1 or 1=1',
+  '$1::uuid',
+  "'::json",
+  '%s%s%n',
+  'null',
+  '[object Object]',
+)
 
 /** `[<hole>, 1]`: a sparse array. */
 const sparse: unknown[] = []
 sparse[1] = 1
 
 const exoticArb: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
-  NaN, Infinity, -0, 2 ** 53 + 1, -1, 1.5, true, false, null, undefined, 10n, Symbol('s'), () => 'fn', new Date(NaN),
-  /re/g, new Map([['a', 1]]), new Set([1]), new Uint8Array(3), new Error('boom'), Object.create(null) as unknown, sparse, Object('boxed'),
+  NaN,
+  Infinity,
+  -0,
+  2 ** 53 + 1,
+  -1,
+  1.5,
+  true,
+  false,
+  null,
+  undefined,
+  10n,
+  Symbol('s'),
+  () => 'fn',
+  new Date(NaN),
+  /re/g,
+  new Map([['a', 1]]),
+  new Set([1]),
+  new Uint8Array(3),
+  new Error('boom'),
+  Object.create(null) as unknown,
+  sparse,
+  Object('boxed'),
 )
 
 /** Ids that are not UUIDs, or nearly are. */
 export const invalidIdArb: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom('', ' ', 'not-a-uuid', '00000000-0000-0000-0000-000000000000', '01234567-89ab-4def-8123-456789abcdef\u0000', "01234567-89ab-4def-8123-456789abcdef'; --"),
+  fc.constantFrom(
+    '',
+    ' ',
+    'not-a-uuid',
+    '00000000-0000-0000-0000-000000000000',
+    '01234567-89ab-4def-8123-456789abcdef\u0000',
+    "01234567-89ab-4def-8123-456789abcdef'; --",
+  ),
   fc.uuid().map((u) => ` ${u}`),
   weirdStringArb,
 )
@@ -41,11 +76,30 @@ const deepArb: fc.Arbitrary<unknown> = fc.integer({ min: 65, max: 5_000 }).map((
  * `__proto__` keys, deep nesting, a 1 MB string.
  */
 export const garbageArb: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 4, arbitrary: fc.anything({ maxDepth: 2, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withBoxedValues: true }) },
+  {
+    weight: 4,
+    arbitrary: fc.anything({
+      maxDepth: 2,
+      withBigInt: true,
+      withDate: true,
+      withMap: true,
+      withSet: true,
+      withTypedArray: true,
+      withSparseArray: true,
+      withNullPrototype: true,
+      withBoxedValues: true,
+    }),
+  },
   { weight: 2, arbitrary: sqlArb },
   { weight: 2, arbitrary: invalidIdArb },
   { weight: 2, arbitrary: exoticArb },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>(JSON.parse('{"__proto__":{"polluted":"yes"}}'), JSON.parse('[{"constructor":{"prototype":{"polluted":"yes"}}}]')) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(
+      JSON.parse('{"__proto__":{"polluted":"yes"}}'),
+      JSON.parse('[{"constructor":{"prototype":{"polluted":"yes"}}}]'),
+    ),
+  },
   { weight: 1, arbitrary: deepArb },
   { weight: 1, arbitrary: fc.constant(ONE_MB) },
 )
@@ -77,14 +131,17 @@ export function buildKit<C>(): BuildKit<C> {
 
   const lit = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<Build<C, T>> =>
     arb.map((v) =>
-      build(() => {
-        try {
-          const text = fc.stringify(v)
-          return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} chars)` : text
-        } catch {
-          return '<too deep to print>'
-        }
-      }, () => v),
+      build(
+        () => {
+          try {
+            const text = fc.stringify(v)
+            return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} chars)` : text
+          } catch {
+            return '<too deep to print>'
+          }
+        },
+        () => v,
+      ),
     )
 
   const mostly = (valid: fc.Arbitrary<Build<C>>, validWeight = 3): fc.Arbitrary<Build<C>> =>
@@ -95,17 +152,25 @@ export function buildKit<C>(): BuildKit<C> {
   const objectOf = (fields: Record<string, fc.Arbitrary<Build<C>>>): fc.Arbitrary<Build<C>> =>
     fc.record(fields, { requiredKeys: [] }).map((record) => {
       const entries = Object.entries(record) as [string, Build<C>][]
-      return build(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) => Object.fromEntries(entries.map(([k, v]) => [k, v(c)])))
+      return build(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) =>
+        Object.fromEntries(entries.map(([k, v]) => [k, v(c)])),
+      )
     })
 
   const listOf = (item: fc.Arbitrary<Build<C>>, maxLength = 4): fc.Arbitrary<Build<C>> =>
-    fc.array(item, { maxLength }).map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c))))
+    fc
+      .array(item, { maxLength })
+      .map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c))))
 
   return { build, lit, mostly, maybeUndefined, objectOf, listOf }
 }
 
 /** Runs a call, never longer than `ms`: a hang is a finding (an error starting `HANG:`), not a jest timeout. */
-export async function settle<T>(ms: number, what: string, work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+export async function settle<T>(
+  ms: number,
+  what: string,
+  work: () => Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`HANG: ${what} did not settle within ${ms} ms`)), ms)

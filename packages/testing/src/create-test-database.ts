@@ -58,10 +58,7 @@ async function dropDatabase(adminUrl: string, name: string): Promise<void> {
   await withAdmin(adminUrl, async (admin) => {
     // A pool that was not closed may reconnect between the terminate and the drop: try a few times.
     for (let attempt = 1; ; attempt++) {
-      await admin.query(
-        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-        [name],
-      )
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])
       try {
         await admin.query(`DROP DATABASE IF EXISTS "${name}"`)
         return

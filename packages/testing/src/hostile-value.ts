@@ -16,7 +16,10 @@ function trapEverything(): unknown {
   const fail = (): never => {
     throw new TypeError('hostile proxy trap')
   }
-  return new Proxy({}, { get: fail, has: fail, ownKeys: fail, getPrototypeOf: fail, getOwnPropertyDescriptor: fail, set: fail, apply: fail })
+  return new Proxy(
+    {},
+    { get: fail, has: fail, ownKeys: fail, getPrototypeOf: fail, getOwnPropertyDescriptor: fail, set: fail, apply: fail },
+  )
 }
 
 /** A revoked Proxy: every operation on it (even `Array.isArray`) throws a TypeError. */
@@ -28,15 +31,73 @@ function revoked(array: boolean): unknown {
 
 /** An object whose `key` getter throws (enumerable, so spreading and key walks reach it). */
 function throwingGetter(key: string): unknown {
-  return Object.defineProperty({}, key, { enumerable: true, get: () => { throw new RangeError(`getter ${key} throws`) } })
+  return Object.defineProperty({}, key, {
+    enumerable: true,
+    get: () => {
+      throw new RangeError(`getter ${key} throws`)
+    },
+  })
 }
 
 const FIELD_NAMES = [
-  'id', 'payload', 'role', 'content', 'createdAt', 'externalId', 'scope', 'status', 'ephemeral', 'messages', 'live', 'covered', 'summary',
-  'retracted', 'message', 'sessionId', 'seq', 'eventId', 'type', 'messageId', 'contentHash', 'data', 'dataText', 'payloadText', 'tool_calls',
-  'tool_call_id', 'call_id', 'attempts', 'baseDelayMs', 'maxDelayMs', 'onRetry', 'repairPairing', 'interruptedContent', 'maxDepth', 'at',
-  'events', 'version', 'length', 'load', 'getSession', 'sessions', 'transcript', 'state', 'maxMessageBytes', 'knownSessions', 'groupCommit',
-  'migrate', 'txId', 'globalPosition', 'position', 'all', 'checks', 'tenantId', 'db', 'flavor', 'maxBatches', 'maxInFlight', 'runGroup',
+  'id',
+  'payload',
+  'role',
+  'content',
+  'createdAt',
+  'externalId',
+  'scope',
+  'status',
+  'ephemeral',
+  'messages',
+  'live',
+  'covered',
+  'summary',
+  'retracted',
+  'message',
+  'sessionId',
+  'seq',
+  'eventId',
+  'type',
+  'messageId',
+  'contentHash',
+  'data',
+  'dataText',
+  'payloadText',
+  'tool_calls',
+  'tool_call_id',
+  'call_id',
+  'attempts',
+  'baseDelayMs',
+  'maxDelayMs',
+  'onRetry',
+  'repairPairing',
+  'interruptedContent',
+  'maxDepth',
+  'at',
+  'events',
+  'version',
+  'length',
+  'load',
+  'getSession',
+  'sessions',
+  'transcript',
+  'state',
+  'maxMessageBytes',
+  'knownSessions',
+  'groupCommit',
+  'migrate',
+  'txId',
+  'globalPosition',
+  'position',
+  'all',
+  'checks',
+  'tenantId',
+  'db',
+  'flavor',
+  'maxBatches',
+  'maxInFlight',
+  'runGroup',
   // never 'embedded', 'dataDir', 'connectionString', 'pool' or 'kysely': garbage that happened to be valid would open databases
 ] as const
 
@@ -55,25 +116,79 @@ export interface HostileRecipe {
 const plain = (value: unknown): HostileRecipe => ({ label: describeArg(value), make: () => value })
 
 const MAKERS: readonly HostileRecipe[] = [
-  { label: 'null', make: () => null }, { label: 'undefined', make: () => undefined }, { label: 'NaN', make: () => NaN },
-  { label: 'Infinity', make: () => Infinity }, { label: '-0', make: () => -0 }, { label: '2^53+1', make: () => 2 ** 53 + 1 },
-  { label: '-1', make: () => -1 }, { label: '10n', make: () => 10n }, { label: 'a symbol', make: () => Symbol('s') },
-  { label: 'Object.create(null)', make: () => Object.create(null) as unknown }, { label: 'an invalid Date', make: () => new Date(NaN) },
-  { label: '[]', make: () => [] }, { label: '[undefined]', make: () => [undefined] }, { label: "''", make: () => '' }, { label: "'abc'", make: () => 'abc' },
-  { label: '{}', make: () => ({}) }, { label: 'a function', make: () => () => 'fn' },
-  { label: 'a throwing function', make: () => () => { throw new HostileCallbackError('callback throws') } },
-  { label: 'a rejecting async function', make: () => async () => { throw new HostileCallbackError('async callback rejects') } },
-  { label: 'a Proxy trapping everything', make: trapEverything }, { label: 'a revoked Proxy', make: () => revoked(false) },
-  { label: 'a revoked array Proxy', make: () => revoked(true) }, { label: 'a throwing payload getter', make: () => throwingGetter('payload') },
-  { label: 'a throwing id getter', make: () => throwingGetter('id') }, { label: 'a throwing role getter', make: () => throwingGetter('role') },
-  { label: 'a throwing then getter', make: () => throwingGetter('then') }, { label: 'a throwing length getter', make: () => throwingGetter('length') },
+  { label: 'null', make: () => null },
+  { label: 'undefined', make: () => undefined },
+  { label: 'NaN', make: () => NaN },
+  { label: 'Infinity', make: () => Infinity },
+  { label: '-0', make: () => -0 },
+  { label: '2^53+1', make: () => 2 ** 53 + 1 },
+  { label: '-1', make: () => -1 },
+  { label: '10n', make: () => 10n },
+  { label: 'a symbol', make: () => Symbol('s') },
+  { label: 'Object.create(null)', make: () => Object.create(null) as unknown },
+  { label: 'an invalid Date', make: () => new Date(NaN) },
+  { label: '[]', make: () => [] },
+  { label: '[undefined]', make: () => [undefined] },
+  { label: "''", make: () => '' },
+  { label: "'abc'", make: () => 'abc' },
+  { label: '{}', make: () => ({}) },
+  { label: 'a function', make: () => () => 'fn' },
+  {
+    label: 'a throwing function',
+    make: () => () => {
+      throw new HostileCallbackError('callback throws')
+    },
+  },
+  {
+    label: 'a rejecting async function',
+    make: () => async () => {
+      throw new HostileCallbackError('async callback rejects')
+    },
+  },
+  { label: 'a Proxy trapping everything', make: trapEverything },
+  { label: 'a revoked Proxy', make: () => revoked(false) },
+  { label: 'a revoked array Proxy', make: () => revoked(true) },
+  { label: 'a throwing payload getter', make: () => throwingGetter('payload') },
+  { label: 'a throwing id getter', make: () => throwingGetter('id') },
+  { label: 'a throwing role getter', make: () => throwingGetter('role') },
+  { label: 'a throwing then getter', make: () => throwingGetter('then') },
+  { label: 'a throwing length getter', make: () => throwingGetter('length') },
   { label: '[a Proxy trapping everything]', make: () => [trapEverything()] },
-  { label: 'a cyclic object', make: () => { const cyclic: Record<string, unknown> = {}; cyclic['self'] = cyclic; return cyclic } },
-  { label: '5,000-deep array', make: () => { let v: unknown = 'deep'; for (let i = 0; i < 5000; i++) v = [v]; return v } },
+  {
+    label: 'a cyclic object',
+    make: () => {
+      const cyclic: Record<string, unknown> = {}
+      cyclic['self'] = cyclic
+      return cyclic
+    },
+  },
+  {
+    label: '5,000-deep array',
+    make: () => {
+      let v: unknown = 'deep'
+      for (let i = 0; i < 5000; i++) v = [v]
+      return v
+    },
+  },
 ]
 
 const leafArb: fc.Arbitrary<HostileRecipe> = fc.oneof(
-  { weight: 3, arbitrary: fc.anything({ maxDepth: 2, withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true, withBoxedValues: true }).map(plain) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .anything({
+        maxDepth: 2,
+        withBigInt: true,
+        withDate: true,
+        withMap: true,
+        withSet: true,
+        withTypedArray: true,
+        withSparseArray: true,
+        withNullPrototype: true,
+        withBoxedValues: true,
+      })
+      .map(plain),
+  },
   { weight: 1, arbitrary: weirdStringArb.map(plain) },
   { weight: 3, arbitrary: fc.constantFrom(...MAKERS) },
   { weight: 1, arbitrary: messageArb.map((m): HostileRecipe => ({ label: `message ${m.id}`, make: () => m })) },
@@ -90,12 +205,16 @@ export const hostileValueArb: fc.Arbitrary<HostileRecipe> = fc.oneof(
   { weight: 3, arbitrary: leafArb },
   {
     weight: 1,
-    arbitrary: fc.array(leafArb, { maxLength: 3 }).map((items): HostileRecipe => ({ label: `[${items.map((i) => i.label).join(', ')}]`, make: () => items.map((i) => i.make()) })),
+    arbitrary: fc
+      .array(leafArb, { maxLength: 3 })
+      .map((items): HostileRecipe => ({ label: `[${items.map((i) => i.label).join(', ')}]`, make: () => items.map((i) => i.make()) })),
   },
   {
     weight: 2,
     arbitrary: fc.dictionary(fc.constantFrom(...FIELD_NAMES), leafArb, { maxKeys: 4 }).map((o): HostileRecipe => ({
-      label: `{ ${Object.entries(o).map(([k, v]) => `${k}: ${v.label}`).join(', ')} }`,
+      label: `{ ${Object.entries(o)
+        .map(([k, v]) => `${k}: ${v.label}`)
+        .join(', ')} }`,
       make: () => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v.make()])),
     })),
   },
@@ -137,9 +256,12 @@ export async function expectEveryExportRejectsGarbage(
           const result = spec.kind === 'class' ? new (target as unknown as new (...a: unknown[]) => unknown)(...args) : target(...args)
           if (result instanceof Promise) {
             let timer: NodeJS.Timeout | undefined
-            const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve('timeout'), options.timeoutMs ?? 5000) })
+            const timeout = new Promise((resolve) => {
+              timer = setTimeout(() => resolve('timeout'), options.timeoutMs ?? 5000)
+            })
             try {
-              if ((await Promise.race([result, timeout])) === 'timeout') throw new Error(`${name} did not settle within ${options.timeoutMs ?? 5000} ms`)
+              if ((await Promise.race([result, timeout])) === 'timeout')
+                throw new Error(`${name} did not settle within ${options.timeoutMs ?? 5000} ms`)
             } finally {
               clearTimeout(timer)
             }
@@ -152,12 +274,15 @@ export async function expectEveryExportRejectsGarbage(
           outcome = (isTurnlogError(error) && error.code in ERROR_CODES) || error instanceof HostileCallbackError ? 'turnlog error' : error
         }
         if (outcome !== 'ok' && outcome !== 'turnlog error') {
-          throw new Error(`${name}(${recipes.map((r) => r.label).join(', ')}) threw a raw error: ${describeArg(outcome)}`, { cause: outcome })
+          throw new Error(`${name}(${recipes.map((r) => r.label).join(', ')}) threw a raw error: ${describeArg(outcome)}`, {
+            cause: outcome,
+          })
         }
       }),
       { numRuns: options.numRuns ?? 60 },
     )
-    if (details.failed) failures.push(details.errorInstance instanceof Error ? details.errorInstance.message : `${name}: ${String(details.errorInstance)}`)
+    if (details.failed)
+      failures.push(details.errorInstance instanceof Error ? details.errorInstance.message : `${name}: ${String(details.errorInstance)}`)
   }
   // every failing export at once, each with its shrunk counterexample
   expect(failures).toEqual([])

@@ -3,11 +3,7 @@
  * Private; a dev dependency only.
  * @packageDocumentation
  */
-export {
-  createTestDatabase,
-  type CreateTestDatabaseOptions,
-  type TestDatabase,
-} from './create-test-database.js'
+export { createTestDatabase, type CreateTestDatabaseOptions, type TestDatabase } from './create-test-database.js'
 export {
   DEBIAN_POSTGRES_LIB_DIR,
   FORCE_PRIVATE_CLUSTER_ENV,
@@ -22,7 +18,17 @@ export {
   type TestServer,
   type TestServerSource,
 } from './resolve-test-server.js'
-export { buildKit, describeThrown, garbageArb, invalidIdArb, settle, sqlArb, storeSnapshot, type Build, type BuildKit } from './bad-input-kit.js'
+export {
+  buildKit,
+  describeThrown,
+  garbageArb,
+  invalidIdArb,
+  settle,
+  sqlArb,
+  storeSnapshot,
+  type Build,
+  type BuildKit,
+} from './bad-input-kit.js'
 export {
   chatPayloadArb,
   createdAtArb,
@@ -39,12 +45,40 @@ export {
 } from './arbitraries.js'
 export { openAIResponsesCallArb, openAIResponsesItemArb } from './format-arbitraries/openai-responses-arbitrary.js'
 export { openAIAgentsCallArb, openAIAgentsItemArb } from './format-arbitraries/openai-agents-arbitrary.js'
-export { anthropicAnsweringArb, anthropicCallingArb, anthropicPayloadArb, anthropicToolResultBlockArb, anthropicToolUseBlockArb, anthropicToolUseIdArb } from './format-arbitraries/anthropic-arbitrary.js'
+export {
+  anthropicAnsweringArb,
+  anthropicCallingArb,
+  anthropicPayloadArb,
+  anthropicToolResultBlockArb,
+  anthropicToolUseBlockArb,
+  anthropicToolUseIdArb,
+} from './format-arbitraries/anthropic-arbitrary.js'
 export { aiSdkUiPayloadArb, aiSdkUiPayloadArbWith } from './format-arbitraries/ai-sdk-ui-arbitrary.js'
 export { aiSdkModelPayloadArb, aiSdkModelPayloadArbWith } from './format-arbitraries/ai-sdk-model-arbitrary.js'
-export { describeStoreContract, type ContractContext, type OpenContractStore, type OpenedStore, type StoreContractOptions } from './store-contract.js'
-export { startTcpProxy, type ProxyCloseMode, type ProxyFault, type ProxyFaultKind, type ProxyFaultReport, type TcpProxy, type TcpProxyConfig, type TcpProxyStats } from './tcp-proxy.js'
+export {
+  describeStoreContract,
+  type ContractContext,
+  type OpenContractStore,
+  type OpenedStore,
+  type StoreContractOptions,
+} from './store-contract.js'
+export {
+  startTcpProxy,
+  type ProxyCloseMode,
+  type ProxyFault,
+  type ProxyFaultKind,
+  type ProxyFaultReport,
+  type TcpProxy,
+  type TcpProxyConfig,
+  type TcpProxyStats,
+} from './tcp-proxy.js'
 export { Ledger, type LedgerReport } from './ledger.js'
 export { SessionModel, type ModelLoad, type ModelMessage, type ModelOutcome } from './session-model.js'
-export { HostileCallbackError, expectEveryExportRejectsGarbage, hostileValueArb, type ExportSpec, type HostileRecipe } from './hostile-value.js'
+export {
+  HostileCallbackError,
+  expectEveryExportRejectsGarbage,
+  hostileValueArb,
+  type ExportSpec,
+  type HostileRecipe,
+} from './hostile-value.js'
 export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'

@@ -13,9 +13,7 @@ const SERVER_KEY = Symbol.for('turnlog.testing.server')
 export default async function setup(): Promise<void> {
   // Jest loads this file with plain Node plus a ts-jest require hook, not through its module map, so a
   // `./resolve-test-server.js` import would not find the `.ts` source: require the source itself.
-  const { resolveTestServer, TEST_ADMIN_URL_ENV } = createRequire(import.meta.url)(
-    './resolve-test-server.ts',
-  ) as typeof ServerModule
+  const { resolveTestServer, TEST_ADMIN_URL_ENV } = createRequire(import.meta.url)('./resolve-test-server.ts') as typeof ServerModule
   const started = Date.now()
   const server = await resolveTestServer()
   Object.assign(globalThis, { [SERVER_KEY]: server })

@@ -225,9 +225,22 @@ export class Ledger {
       })
       if (!sameIds || !sameContent) {
         liveMismatches++
-        problem(`${sessionId}: live list differs (${sameIds ? 'content or status' : `ids: store ${ids.length}, ledger ${model.live.length}`})`)
+        problem(
+          `${sessionId}: live list differs (${sameIds ? 'content or status' : `ids: store ${ids.length}, ledger ${model.live.length}`})`,
+        )
       }
     }
-    return { sessions: this.#sessions.size, messages, events, lost, duplicated, phantom, outOfOrder, liveMismatches, brokenChains, problems }
+    return {
+      sessions: this.#sessions.size,
+      messages,
+      events,
+      lost,
+      duplicated,
+      phantom,
+      outOfOrder,
+      liveMismatches,
+      brokenChains,
+      problems,
+    }
   }
 }

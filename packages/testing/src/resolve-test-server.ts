@@ -101,9 +101,7 @@ async function probe(url: string, timeoutMs: number): Promise<string | undefined
   client.on('error', () => {}) // a dropped idle connection must not crash the process
   try {
     await client.connect()
-    const { rows } = await client.query<{ ok: boolean }>(
-      'SELECT rolsuper OR rolcreatedb AS ok FROM pg_roles WHERE rolname = current_user',
-    )
+    const { rows } = await client.query<{ ok: boolean }>('SELECT rolsuper OR rolcreatedb AS ok FROM pg_roles WHERE rolname = current_user')
     return rows[0]?.ok === true ? undefined : 'its role may not create databases (needs CREATEDB)'
   } catch (error) {
     const code = (error as { code?: unknown }).code

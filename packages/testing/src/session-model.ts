@@ -121,7 +121,11 @@ function foldCopies(batch: readonly Message[], codes: ErrorCode[]): { unique: Me
 }
 
 /** An append's result with the ids listed more than once also in `duplicates` (in batch order). */
-function withCopies(result: ModelOutcome<AppendResult>, unique: readonly Message[], repeated: ReadonlySet<MessageId>): ModelOutcome<AppendResult> {
+function withCopies(
+  result: ModelOutcome<AppendResult>,
+  unique: readonly Message[],
+  repeated: ReadonlySet<MessageId>,
+): ModelOutcome<AppendResult> {
   if (!result.ok || repeated.size === 0) return result
   const duplicates = new Set<MessageId>([...result.value.duplicates, ...repeated])
   return ok({ ...result.value, duplicates: unique.map((m) => m.id).filter((id) => duplicates.has(id)) })
@@ -138,7 +142,14 @@ function compacted(covered: readonly MessageId[], summary: readonly Message[], r
 /** A revise/finalize result with the message as it now stands in the model. */
 function revised(record: ModelRecord, result: Omit<ReviseResult, 'applyTo' | 'message'>): ReviseResult {
   const c = record.current
-  const message = restoreMessage({ id: c.id, payload: c.payload, createdAt: c.createdAt, externalId: c.externalId, externalScope: c.externalScope, status: c.partial ? 'partial' : undefined })
+  const message = restoreMessage({
+    id: c.id,
+    payload: c.payload,
+    createdAt: c.createdAt,
+    externalId: c.externalId,
+    externalScope: c.externalScope,
+    status: c.partial ? 'partial' : undefined,
+  })
   const full = { ...result, message }
   return withApplyTo(full, (live) => applyRevision(live, full))
 }
@@ -197,14 +208,22 @@ export class SessionModel {
   /** Flushes a live list: skips ephemeral messages, appends what is new (see the file comment). */
   flush(sessionId: SessionId, list: readonly Message[], expectedVersion?: number): ModelOutcome<AppendResult> {
     const codes: ErrorCode[] = []
-    const { unique, repeated } = foldCopies(list.filter((m) => m.ephemeral !== true), codes)
+    const { unique, repeated } = foldCopies(
+      list.filter((m) => m.ephemeral !== true),
+      codes,
+    )
     const result = this.#appendChecked(sessionId, unique, expectedVersion, codes)
     if (!result.ok) return result
     const appended = new Set<string>(result.value.appended)
     return ok({ ...result.value, duplicates: unique.map((m) => m.id).filter((id) => !appended.has(id) || repeated.has(id)) })
   }
 
-  #appendChecked(sessionId: SessionId, batch: readonly Message[], expectedVersion: number | undefined, codes: ErrorCode[]): ModelOutcome<AppendResult> {
+  #appendChecked(
+    sessionId: SessionId,
+    batch: readonly Message[],
+    expectedVersion: number | undefined,
+    codes: ErrorCode[],
+  ): ModelOutcome<AppendResult> {
     const s = this.#sessions.get(sessionId)
     if (!s) return fail([...codes, 'SESSION_NOT_FOUND'])
     const fresh: Message[] = []
@@ -250,11 +269,17 @@ export class SessionModel {
   }
 
   /** Replaces live messages with summary messages placed where the first covered one was. */
-  compact(sessionId: SessionId, covered: readonly MessageId[], summary: readonly Message[], expectedVersion?: number): ModelOutcome<CompactResult> {
+  compact(
+    sessionId: SessionId,
+    covered: readonly MessageId[],
+    summary: readonly Message[],
+    expectedVersion?: number,
+  ): ModelOutcome<CompactResult> {
     const codes: ErrorCode[] = []
     if (covered.length === 0 || new Set(covered).size !== covered.length || summary.length === 0) codes.push('INVALID_INPUT')
     if (summary.some((m) => covered.includes(m.id))) codes.push('INVALID_INPUT')
-    if (summary.some((m) => m.ephemeral === true) || new Set(summary.map((m) => m.id)).size !== summary.length) codes.push('INVALID_MESSAGE')
+    if (summary.some((m) => m.ephemeral === true) || new Set(summary.map((m) => m.id)).size !== summary.length)
+      codes.push('INVALID_MESSAGE')
     const s = this.#sessions.get(sessionId)
     if (!s) return fail([...codes, 'SESSION_NOT_FOUND'])
     if (codes.length > 0) return fail(codes)
@@ -283,7 +308,13 @@ export class SessionModel {
   }
 
   /** New content (or a status change) for a live message. */
-  revise(sessionId: SessionId, id: MessageId, payload: ChatMessage, status: 'partial' | 'final' = 'final', expectedVersion?: number): ModelOutcome<ReviseResult> {
+  revise(
+    sessionId: SessionId,
+    id: MessageId,
+    payload: ChatMessage,
+    status: 'partial' | 'final' = 'final',
+    expectedVersion?: number,
+  ): ModelOutcome<ReviseResult> {
     const s = this.#sessions.get(sessionId)
     if (!s) return fail(['SESSION_NOT_FOUND'])
     const found = s.records.get(id)
@@ -291,7 +322,8 @@ export class SessionModel {
     const version = s.snapshots.length - 1
     const hash = contentHash(payload)
     const partial = status === 'partial'
-    if (record && record.current.hash === hash && record.current.partial === partial) return ok(revised(record, { version, revision: record.contents - 1, unchanged: true }))
+    if (record && record.current.hash === hash && record.current.partial === partial)
+      return ok(revised(record, { version, revision: record.contents - 1, unchanged: true }))
     if (expectedVersion !== undefined && expectedVersion !== version) return fail(['VERSION_CONFLICT'])
     if (!record) return fail(['UNKNOWN_MESSAGE'])
     if (record.current.hash === hash) {

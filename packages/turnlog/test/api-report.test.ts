@@ -45,14 +45,20 @@ describe('the public API', () => {
     // given the reports generated from the sources now; when compared with the committed ones
     const { code, stdout } = await runScript('--check')
     // then they are the same: the message carries the diff and the command that updates the reports
-    if (code !== 0) throw new Error(`The public API changed. Review the diff; if intended, run \`pnpm api-report\` and commit the reports.\n${stdout}`)
+    if (code !== 0)
+      throw new Error(`The public API changed. Review the diff; if intended, run \`pnpm api-report\` and commit the reports.\n${stdout}`)
     expect(code).toBe(0)
   }, 120_000)
 
   it('has a TSDoc comment on every export of every public package', async () => {
     const { code, stdout } = await runScript('--undocumented')
     // then no export is listed as undocumented
-    expect(stdout.trim().split('\n').filter((l) => l !== '')).toEqual([])
+    expect(
+      stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l !== ''),
+    ).toEqual([])
     expect(code).toBe(0)
   }, 120_000)
 
@@ -64,20 +70,47 @@ describe('the public API', () => {
     const names = (pkg: string): string[] => (api.find((p) => p.name === pkg)?.exports ?? []).map((e) => e.name)
     const isHermes = (n: string): boolean => /hermes/i.test(n) || ['epochToIso', 'SqliteValue', 'PlannedLiveMessage'].includes(n)
     // when we compare the umbrella with the union of the three packages' public names
-    const expected = [...new Set([...names('@turnlog/core'), ...names('@turnlog/postgres'), ...names('@turnlog/audit')])].filter((n) => !isHermes(n)).sort()
+    const expected = [...new Set([...names('@turnlog/core'), ...names('@turnlog/postgres'), ...names('@turnlog/audit')])]
+      .filter((n) => !isHermes(n))
+      .sort()
     // then they are equal: nothing forgotten, no internal or hermes name leaked
     expect(names('turnlog').sort()).toEqual(expected)
-    for (const internal of ['GroupCommit', 'KnownMessages', 'mapDatabaseError', 'PGliteDialect', 'sqlState', 'CUSTOM_SQLSTATES', 'HERMES_MESSAGE_COLUMNS', 'importHermes', 'guardInput', 'parseInput', 'checkOptions', 'StructureBuilder', 'withApplyTo']) {
+    for (const internal of [
+      'GroupCommit',
+      'KnownMessages',
+      'mapDatabaseError',
+      'PGliteDialect',
+      'sqlState',
+      'CUSTOM_SQLSTATES',
+      'HERMES_MESSAGE_COLUMNS',
+      'importHermes',
+      'guardInput',
+      'parseInput',
+      'checkOptions',
+      'StructureBuilder',
+      'withApplyTo',
+    ]) {
       expect(names('turnlog')).not.toContain(internal)
     }
   }, 120_000)
 })
 
-
 describe('the entry points of the public API', () => {
   it('carry a TSDoc @example', async () => {
     // given the functions a user starts from (docs/getting-started.md, integrating.md, audit.md)
-    const entryPoints = ['openStore', 'createMessage', 'toWire', 'isTurnlogError', 'withRetry', 'migrateToLatest', 'audit', 'verifyChain', 'exportSessions', 'importTranscript', 'foldSession']
+    const entryPoints = [
+      'openStore',
+      'createMessage',
+      'toWire',
+      'isTurnlogError',
+      'withRetry',
+      'migrateToLatest',
+      'audit',
+      'verifyChain',
+      'exportSessions',
+      'importTranscript',
+      'foldSession',
+    ]
     const { stdout } = await runScript('--json')
     const umbrella = (JSON.parse(stdout) as ApiPackage[]).find((p) => p.name === 'turnlog')
     // then each is exported by the umbrella with an example in its TSDoc

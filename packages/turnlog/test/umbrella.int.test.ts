@@ -22,7 +22,12 @@ function installClosure(dir: string): Map<string, { dir: string; native: boolean
   const seen = new Map<string, { dir: string; native: boolean }>()
   const queue = [realpathSync(dir)]
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-    const pkg = JSON.parse(readFileSync(join(next, 'package.json'), 'utf8')) as { name: string; gypfile?: boolean; dependencies?: object; optionalDependencies?: object }
+    const pkg = JSON.parse(readFileSync(join(next, 'package.json'), 'utf8')) as {
+      name: string
+      gypfile?: boolean
+      dependencies?: object
+      optionalDependencies?: object
+    }
     if (seen.has(pkg.name)) continue
     seen.set(pkg.name, { dir: next, native: pkg.gypfile === true || existsSync(join(next, 'binding.gyp')) })
     for (const name of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })) {
@@ -71,7 +76,11 @@ describe('the built umbrella package', () => {
     `
     // when it runs inside @turnlog/audit (a package that depends on @turnlog/postgres)
     const auditDir = join(packageDir, '..', 'audit')
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script.replace("import('turnlog')", `import(${JSON.stringify(join(packageDir, 'dist', 'index.js'))})`)], { cwd: auditDir })
+    const { stdout } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', script.replace("import('turnlog')", `import(${JSON.stringify(join(packageDir, 'dist', 'index.js'))})`)],
+      { cwd: auditDir },
+    )
     // then no internal name is in the umbrella, and the subpath resolves
     expect(JSON.parse(stdout.trim())).toEqual({ leaked: [], internal: 'function object' })
   })

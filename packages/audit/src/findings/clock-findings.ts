@@ -35,17 +35,19 @@ export function clockFindings(audit: SessionAudit): Finding[] {
     const current = { seq: e.seq, eventId: e.eventId, messageId: e.messageId, createdAt: createdAt as string, nanos }
     if (previous !== null && nanos < previous.nanos) {
       const backwardsMs = Number(previous.nanos - nanos) / 1e6
-      findings.push(makeFinding('clock_regression', audit.sessionId, {
-        messageIds: [previous.messageId, current.messageId],
-        seqs: [previous.seq, current.seq],
-        eventIds: [previous.eventId, current.eventId],
-        explanation: `message ${current.messageId} (seq ${current.seq}) was created at ${current.createdAt}, ${backwardsMs} ms before message ${previous.messageId} (seq ${previous.seq}, ${previous.createdAt}), which the log holds before it: the writer's clock went backwards`,
-        evidence: {
-          previous: { messageId: previous.messageId, seq: previous.seq, createdAt: previous.createdAt },
-          message: { messageId: current.messageId, seq: current.seq, createdAt: current.createdAt },
-          backwardsMs,
-        },
-      }))
+      findings.push(
+        makeFinding('clock_regression', audit.sessionId, {
+          messageIds: [previous.messageId, current.messageId],
+          seqs: [previous.seq, current.seq],
+          eventIds: [previous.eventId, current.eventId],
+          explanation: `message ${current.messageId} (seq ${current.seq}) was created at ${current.createdAt}, ${backwardsMs} ms before message ${previous.messageId} (seq ${previous.seq}, ${previous.createdAt}), which the log holds before it: the writer's clock went backwards`,
+          evidence: {
+            previous: { messageId: previous.messageId, seq: previous.seq, createdAt: previous.createdAt },
+            message: { messageId: current.messageId, seq: current.seq, createdAt: current.createdAt },
+            backwardsMs,
+          },
+        }),
+      )
     }
     previous = current
   }

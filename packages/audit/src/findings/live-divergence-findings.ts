@@ -21,22 +21,42 @@ export function liveDivergenceFindings(audit: SessionAudit, state: SessionState,
     const r: MessageRecord | undefined = state.messages.get(m.id)
     const what = `${describePayload(m.payload)} (message ${m.id}, in-memory position ${memoryIndex})`
     if (!r) {
-      findings.push(diverge(audit, m.id, 'error', 'not_in_log', `${what} is in memory but not in the log: not flushed, or its write failed`, { memoryIndex }))
+      findings.push(
+        diverge(audit, m.id, 'error', 'not_in_log', `${what} is in memory but not in the log: not flushed, or its write failed`, {
+          memoryIndex,
+        }),
+      )
       return
     }
     if (r.state !== 'live') {
-      findings.push(diverge(audit, m.id, 'error', 'not_live_in_log', `${what} is in memory but ${r.state} in the log (seq ${r.events[r.events.length - 1] ?? '?'}): the agent still sends it`, { memoryIndex, logState: r.state }))
+      findings.push(
+        diverge(
+          audit,
+          m.id,
+          'error',
+          'not_live_in_log',
+          `${what} is in memory but ${r.state} in the log (seq ${r.events[r.events.length - 1] ?? '?'}): the agent still sends it`,
+          { memoryIndex, logState: r.state },
+        ),
+      )
       return
     }
     const hash = contentHash(m)
     const current = r.revisions[r.revisions.length - 1]?.contentHash
     if (hash !== current) {
       const older = r.revisions.findIndex((v) => v.contentHash === hash)
-      findings.push(diverge(audit, m.id, 'error', 'content_differs',
-        older >= 0
-          ? `${what} holds revision ${older}; the log's current content is revision ${r.revisions.length - 1}`
-          : `${what} has content the log never stored: changed in memory without revise(), the log keeps the old bytes`,
-        { memoryIndex, memoryHash: hash, logHash: current ?? null, ...(older >= 0 ? { memoryRevision: older } : {}) }))
+      findings.push(
+        diverge(
+          audit,
+          m.id,
+          'error',
+          'content_differs',
+          older >= 0
+            ? `${what} holds revision ${older}; the log's current content is revision ${r.revisions.length - 1}`
+            : `${what} has content the log never stored: changed in memory without revise(), the log keeps the old bytes`,
+          { memoryIndex, memoryHash: hash, logHash: current ?? null, ...(older >= 0 ? { memoryRevision: older } : {}) },
+        ),
+      )
     }
     shared.push({ id: m.id, memoryIndex, livePosition: liveIndex.get(m.id) as number })
   })
@@ -45,23 +65,44 @@ export function liveDivergenceFindings(audit: SessionAudit, state: SessionState,
     if (inMemory.has(id)) continue
     const r = state.messages.get(id)
     if (!r) continue
-    findings.push(diverge(audit, id, 'warning', 'not_in_memory',
-      `live message ${id} (${describePayload(r.message.payload)}, live position ${liveIndex.get(id) ?? '?'}) is not in memory: the agent dropped it, the model no longer sees it`,
-      { livePosition: liveIndex.get(id) ?? null }))
+    findings.push(
+      diverge(
+        audit,
+        id,
+        'warning',
+        'not_in_memory',
+        `live message ${id} (${describePayload(r.message.payload)}, live position ${liveIndex.get(id) ?? '?'}) is not in memory: the agent dropped it, the model no longer sees it`,
+        { livePosition: liveIndex.get(id) ?? null },
+      ),
+    )
   }
 
   const positions = shared.map((s) => s.livePosition)
   for (const i of [...outOfOrder(positions)].sort((a, b) => a - b)) {
     const s = shared[i]
     if (!s) continue
-    findings.push(diverge(audit, s.id, 'error', 'order',
-      `message ${s.id} is at in-memory position ${s.memoryIndex} but live position ${s.livePosition}: out of order relative to the others`,
-      { memoryIndex: s.memoryIndex, livePosition: s.livePosition }))
+    findings.push(
+      diverge(
+        audit,
+        s.id,
+        'error',
+        'order',
+        `message ${s.id} is at in-memory position ${s.memoryIndex} but live position ${s.livePosition}: out of order relative to the others`,
+        { memoryIndex: s.memoryIndex, livePosition: s.livePosition },
+      ),
+    )
   }
   return findings
 }
 
-function diverge(audit: SessionAudit, id: string, severity: 'warning' | 'error', reason: string, explanation: string, evidence: Record<string, unknown>): Finding {
+function diverge(
+  audit: SessionAudit,
+  id: string,
+  severity: 'warning' | 'error',
+  reason: string,
+  explanation: string,
+  evidence: Record<string, unknown>,
+): Finding {
   return makeFinding('live_divergence', audit.sessionId, {
     severity,
     messageIds: [id],

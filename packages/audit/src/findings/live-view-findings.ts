@@ -1,4 +1,12 @@
-import { DEFAULT_MESSAGE_FORMAT, liveMessages, readingFormat, toolPairing, type Message, type MessageRecord, type SessionState } from '@turnlog/core'
+import {
+  DEFAULT_MESSAGE_FORMAT,
+  liveMessages,
+  readingFormat,
+  toolPairing,
+  type Message,
+  type MessageRecord,
+  type SessionState,
+} from '@turnlog/core'
 import type { Finding, Severity } from '../audit-report.js'
 import { appendOf, appendsOf, describePayload, makeFinding, previewOf, type SessionAudit } from './make-finding.js'
 
@@ -15,28 +23,34 @@ export function pairingFindings(audit: SessionAudit, state: SessionState): Findi
   const pairing = toolPairing(live)
   const findings: Finding[] = []
   for (const u of pairing.unanswered) {
-    findings.push(makeFinding('unanswered_tool_call', audit.sessionId, {
-      messageIds: [u.messageId],
-      ...appendOf(audit, u.messageId),
-      explanation: `tool call ${u.toolCallId} of ${speaker(u.messageId, 'assistant message')} ${u.messageId} has no result in the live view`,
-      evidence: { toolCallId: u.toolCallId, format: formatOf(u.messageId) },
-    }))
+    findings.push(
+      makeFinding('unanswered_tool_call', audit.sessionId, {
+        messageIds: [u.messageId],
+        ...appendOf(audit, u.messageId),
+        explanation: `tool call ${u.toolCallId} of ${speaker(u.messageId, 'assistant message')} ${u.messageId} has no result in the live view`,
+        evidence: { toolCallId: u.toolCallId, format: formatOf(u.messageId) },
+      }),
+    )
   }
   for (const o of pairing.orphans) {
-    findings.push(makeFinding('orphan_tool_result', audit.sessionId, {
-      messageIds: [o.messageId],
-      ...appendOf(audit, o.messageId),
-      explanation: `tool result ${o.messageId}${formatOf(o.messageId) === DEFAULT_MESSAGE_FORMAT ? '' : ` (${formatOf(o.messageId)})`} answers ${o.toolCallId}, which no earlier live ${formatOf(o.messageId) === DEFAULT_MESSAGE_FORMAT ? 'assistant message' : 'message'} calls`,
-      evidence: { toolCallId: o.toolCallId, format: formatOf(o.messageId) },
-    }))
+    findings.push(
+      makeFinding('orphan_tool_result', audit.sessionId, {
+        messageIds: [o.messageId],
+        ...appendOf(audit, o.messageId),
+        explanation: `tool result ${o.messageId}${formatOf(o.messageId) === DEFAULT_MESSAGE_FORMAT ? '' : ` (${formatOf(o.messageId)})`} answers ${o.toolCallId}, which no earlier live ${formatOf(o.messageId) === DEFAULT_MESSAGE_FORMAT ? 'assistant message' : 'message'} calls`,
+        evidence: { toolCallId: o.toolCallId, format: formatOf(o.messageId) },
+      }),
+    )
   }
   for (const d of pairing.duplicates) {
-    findings.push(makeFinding('duplicate_tool_result', audit.sessionId, {
-      messageIds: d.messageIds,
-      ...appendsOf(audit, d.messageIds),
-      explanation: `tool call ${d.toolCallId} has ${d.messageIds.length} live results`,
-      evidence: { toolCallId: d.toolCallId, format: formatOf(d.messageIds[0] ?? '') },
-    }))
+    findings.push(
+      makeFinding('duplicate_tool_result', audit.sessionId, {
+        messageIds: d.messageIds,
+        ...appendsOf(audit, d.messageIds),
+        explanation: `tool call ${d.toolCallId} has ${d.messageIds.length} live results`,
+        evidence: { toolCallId: d.toolCallId, format: formatOf(d.messageIds[0] ?? '') },
+      }),
+    )
   }
   return findings
 }
@@ -65,13 +79,15 @@ export function duplicateFindings(audit: SessionAudit, state: SessionState): Fin
     if (group.length < 2) continue
     const message = (group[0] as MessageRecord).message
     const ids = group.map((r) => r.id as string)
-    findings.push(makeFinding('live_duplicate_copy', audit.sessionId, {
-      severity: duplicateSeverity(message),
-      messageIds: ids,
-      ...appendsOf(audit, ids),
-      explanation: `the same ${describePayload(message.payload, 48, message.format)} is live ${group.length} times under different ids: a re-inserted transcript or a redelivery`,
-      evidence: { contentHash: hash, copies: group.length, role: previewOf(message).role, format: message.format },
-    }))
+    findings.push(
+      makeFinding('live_duplicate_copy', audit.sessionId, {
+        severity: duplicateSeverity(message),
+        messageIds: ids,
+        ...appendsOf(audit, ids),
+        explanation: `the same ${describePayload(message.payload, 48, message.format)} is live ${group.length} times under different ids: a re-inserted transcript or a redelivery`,
+        evidence: { contentHash: hash, copies: group.length, role: previewOf(message).role, format: message.format },
+      }),
+    )
   }
   return findings
 }
@@ -80,7 +96,11 @@ export function duplicateFindings(audit: SessionAudit, state: SessionState): Fin
 function duplicateSeverity(message: Message): Severity {
   const format = readingFormat(message.format)
   try {
-    return format.toolCalls(message.payload).length > 0 || format.toolResults(message.payload).length > 0 || previewOf(message).role === 'system' ? 'error' : 'warning'
+    return format.toolCalls(message.payload).length > 0 ||
+      format.toolResults(message.payload).length > 0 ||
+      previewOf(message).role === 'system'
+      ? 'error'
+      : 'warning'
   } catch {
     return 'warning'
   }
@@ -96,12 +116,14 @@ export function turnFindings(audit: SessionAudit, state: SessionState): Finding[
   let run: string[] = []
   const close = (): void => {
     if (run.length > 1) {
-      findings.push(makeFinding('consecutive_user_messages', audit.sessionId, {
-        messageIds: run,
-        ...appendsOf(audit, run),
-        explanation: `${run.length} user messages in a row with no assistant reply between them: ${run.length - 1} reply(ies) lost, or a redelivered message`,
-        evidence: { count: run.length },
-      }))
+      findings.push(
+        makeFinding('consecutive_user_messages', audit.sessionId, {
+          messageIds: run,
+          ...appendsOf(audit, run),
+          explanation: `${run.length} user messages in a row with no assistant reply between them: ${run.length - 1} reply(ies) lost, or a redelivered message`,
+          evidence: { count: run.length },
+        }),
+      )
     }
     run = []
   }
@@ -124,13 +146,15 @@ export function partialFindings(audit: SessionAudit, state: SessionState): Findi
     if (!r?.partial) continue
     const latest = r.revisions[r.revisions.length - 1]
     const event = latest === undefined ? undefined : audit.bySeq.get(latest.seq)
-    findings.push(makeFinding('partial_never_finalized', audit.sessionId, {
-      messageIds: [id],
-      seqs: latest === undefined ? [] : [latest.seq],
-      eventIds: event ? [event.eventId] : [],
-      explanation: `${describePayload(r.message.payload, 48, r.message.format)} (message ${id}) is still partial: its stream was never finalized`,
-      evidence: { lastWrittenAt: event?.recordedAt ?? null, revision: r.revisions.length - 1 },
-    }))
+    findings.push(
+      makeFinding('partial_never_finalized', audit.sessionId, {
+        messageIds: [id],
+        seqs: latest === undefined ? [] : [latest.seq],
+        eventIds: event ? [event.eventId] : [],
+        explanation: `${describePayload(r.message.payload, 48, r.message.format)} (message ${id}) is still partial: its stream was never finalized`,
+        evidence: { lastWrittenAt: event?.recordedAt ?? null, revision: r.revisions.length - 1 },
+      }),
+    )
   }
   return findings
 }

@@ -1,4 +1,11 @@
-import { DEFAULT_MESSAGE_FORMAT, readingFormat, type ChatMessage, type MessagePreview, type SessionState, type StoredEvent } from '@turnlog/core'
+import {
+  DEFAULT_MESSAGE_FORMAT,
+  readingFormat,
+  type ChatMessage,
+  type MessagePreview,
+  type SessionState,
+  type StoredEvent,
+} from '@turnlog/core'
 import { FINDING_KINDS, type Finding, type FindingKind, type Severity } from '../audit-report.js'
 
 /** What one session's checks share: its events (read once), their fold and lookups. */
@@ -87,7 +94,12 @@ export function describePayload(payload: ChatMessage | Readonly<Record<string, u
       .join(' ')
   } else text = ''
   const calls = Array.isArray(payload['tool_calls']) ? ` +${payload['tool_calls'].length} tool call(s)` : ''
-  const answered = typeof payload['tool_call_id'] === 'string' ? ` for ${payload['tool_call_id']}` : typeof payload['call_id'] === 'string' ? ` for ${payload['call_id']}` : ''
+  const answered =
+    typeof payload['tool_call_id'] === 'string'
+      ? ` for ${payload['tool_call_id']}`
+      : typeof payload['call_id'] === 'string'
+        ? ` for ${payload['call_id']}`
+        : ''
   const cut = text.length > max ? `${text.slice(0, max)}…` : text
   return `${role}${answered} ${quote(cut)}${calls}`
 }
@@ -106,5 +118,7 @@ export function previewOf(message: { readonly payload: unknown; readonly format?
 
 /** JSON string escaping plus U+2028/2029, so a quote never breaks a line or a terminal. */
 export function quote(text: string): string {
-  return JSON.stringify(text).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+  return JSON.stringify(text)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029')
 }

@@ -16,7 +16,8 @@ export function projectionFindings(audit: SessionAudit, drift: readonly Projecti
     return makeFinding('projection_drift', audit.sessionId, {
       messageIds: involved,
       ...appendsOf(audit, involved),
-      explanation: `the inline projection differs from the fold of the log: ${d.explanation}` +
+      explanation:
+        `the inline projection differs from the fold of the log: ${d.explanation}` +
         (missing.length > 0 ? `; ${missing.length} live message(s) missing from it` : '') +
         (extra.length > 0 ? `; ${extra.length} message(s) in it that are not live` : '') +
         '; load() returns the wrong list until store.rebuild() repairs it',

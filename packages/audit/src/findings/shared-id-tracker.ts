@@ -26,13 +26,15 @@ export class SharedIdTracker {
       }
       if (first === index) continue // a duplicate append in one session is a fold anomaly
       const other = this.#sessions[first] ?? '?'
-      findings.push(makeFinding('shared_message_id', audit.sessionId, {
-        messageIds: [e.messageId],
-        seqs: [e.seq],
-        eventIds: [e.eventId],
-        explanation: `message ${e.messageId} was appended here (seq ${e.seq}) and in session ${other}, which this session was not forked from`,
-        evidence: { otherSessionId: other, contentHash: e.contentHash },
-      }))
+      findings.push(
+        makeFinding('shared_message_id', audit.sessionId, {
+          messageIds: [e.messageId],
+          seqs: [e.seq],
+          eventIds: [e.eventId],
+          explanation: `message ${e.messageId} was appended here (seq ${e.seq}) and in session ${other}, which this session was not forked from`,
+          evidence: { otherSessionId: other, contentHash: e.contentHash },
+        }),
+      )
     }
     return findings
   }

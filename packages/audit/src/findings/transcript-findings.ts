@@ -55,9 +55,13 @@ export function parseTranscript(items: readonly unknown[]): ExternalMessage[] {
       const { id: _envelopeId, ...rest } = item
       payload = rest
     } else {
-      throw new TurnlogError('INVALID_INPUT', `transcript item #${index} is neither a message ({ role, … }) nor a turnlog message ({ id, payload })`, {
-        details: { index },
-      })
+      throw new TurnlogError(
+        'INVALID_INPUT',
+        `transcript item #${index} is neither a message ({ role, … }) nor a turnlog message ({ id, payload })`,
+        {
+          details: { index },
+        },
+      )
     }
     if (typeof payload['role'] !== 'string') {
       throw new TurnlogError('INVALID_INPUT', `transcript item #${index} has no role`, { details: { index } })
@@ -100,27 +104,47 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
     if (item.id !== null) {
       record = state.messages.get(item.id as never)
       if (!record) {
-        findings.push(lost(audit, item, 'not_in_log', `transcript item #${item.index} (${describePayload(item.payload)}, id ${item.id}) is not in the log`))
+        findings.push(
+          lost(
+            audit,
+            item,
+            'not_in_log',
+            `transcript item #${item.index} (${describePayload(item.payload)}, id ${item.id}) is not in the log`,
+          ),
+        )
         continue
       }
       if (!record.revisions.some((v) => v.contentHash === item.contentHash)) {
-        findings.push(makeFinding('lost_turn', audit.sessionId, {
-          severity: 'error',
-          messageIds: [item.id],
-          ...appendOf(audit, item.id),
-          explanation: `transcript item #${item.index}: the log has message ${item.id} but never stored this content (${describePayload(item.payload)}): changed without a revision`,
-          evidence: { index: item.index, reason: 'content_not_stored', contentHash: item.contentHash, storedHashes: record.revisions.map((v) => v.contentHash) },
-        }))
+        findings.push(
+          makeFinding('lost_turn', audit.sessionId, {
+            severity: 'error',
+            messageIds: [item.id],
+            ...appendOf(audit, item.id),
+            explanation: `transcript item #${item.index}: the log has message ${item.id} but never stored this content (${describePayload(item.payload)}): changed without a revision`,
+            evidence: {
+              index: item.index,
+              reason: 'content_not_stored',
+              contentHash: item.contentHash,
+              storedHashes: record.revisions.map((v) => v.contentHash),
+            },
+          }),
+        )
       }
     } else {
       const candidates = (byHash.get(item.contentHash) ?? []).filter((r) => !matched.has(r.id))
       record = candidates.find((r) => firstSeq(r) > cursor) ?? candidates[0]
       if (!record) {
         const inLog = byHash.get(item.contentHash)?.length ?? 0
-        findings.push(lost(audit, item, 'not_in_log',
-          inLog === 0
-            ? `transcript item #${item.index} (${describePayload(item.payload)}) is not in the log`
-            : `transcript item #${item.index} (${describePayload(item.payload)}) occurs more often in the transcript than the log's ${inLog} cop(ies)`))
+        findings.push(
+          lost(
+            audit,
+            item,
+            'not_in_log',
+            inLog === 0
+              ? `transcript item #${item.index} (${describePayload(item.payload)}) is not in the log`
+              : `transcript item #${item.index} (${describePayload(item.payload)}) occurs more often in the transcript than the log's ${inLog} cop(ies)`,
+          ),
+        )
         continue
       }
     }
@@ -139,13 +163,15 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
     const r = state.messages.get(id)
     if (!r) continue
     const role = previewOf(r.message).role
-    findings.push(makeFinding('unexpected_message', audit.sessionId, {
-      severity: role === 'system' || role === 'developer' ? 'info' : 'error',
-      messageIds: [id],
-      ...appendOf(audit, id),
-      explanation: `live message ${id} (${describePayload(r.message.payload, 48, r.message.format)}) is not in the transcript`,
-      evidence: { livePosition: liveIndex.get(id) ?? null, role },
-    }))
+    findings.push(
+      makeFinding('unexpected_message', audit.sessionId, {
+        severity: role === 'system' || role === 'developer' ? 'info' : 'error',
+        messageIds: [id],
+        ...appendOf(audit, id),
+        explanation: `live message ${id} (${describePayload(r.message.payload, 48, r.message.format)}) is not in the transcript`,
+        evidence: { livePosition: liveIndex.get(id) ?? null, role },
+      }),
+    )
   }
 
   // order of the messages both have live; a placed summary is left out: the log puts it where the
@@ -155,12 +181,14 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
   for (const i of [...outOfOrder(positions)].sort((a, b) => a - b)) {
     const m = shared[i]
     if (!m) continue
-    findings.push(makeFinding('order_mismatch', audit.sessionId, {
-      messageIds: [m.record.id],
-      ...appendOf(audit, m.record.id),
-      explanation: `message ${m.record.id} (${describePayload(m.record.message.payload)}) is transcript item #${m.item.index} but live position ${positions[i] ?? '?'}: out of order relative to the others`,
-      evidence: { index: m.item.index, livePosition: positions[i] ?? null },
-    }))
+    findings.push(
+      makeFinding('order_mismatch', audit.sessionId, {
+        messageIds: [m.record.id],
+        ...appendOf(audit, m.record.id),
+        explanation: `message ${m.record.id} (${describePayload(m.record.message.payload)}) is transcript item #${m.item.index} but live position ${positions[i] ?? '?'}: out of order relative to the others`,
+        evidence: { index: m.item.index, livePosition: positions[i] ?? null },
+      }),
+    )
   }
   return findings
 }

@@ -30,7 +30,8 @@ export async function runAudit(ctx: CommandContext, session: string | undefined,
   if (all && options.transcript !== undefined) {
     throw new CliError('USAGE', '--transcript reconciles one session: give a session id, not --all')
   }
-  const transcript = options.transcript === undefined ? undefined : jsonRecords((await readInputFile(ctx.io.cwd, options.transcript)).toString('utf8'))
+  const transcript =
+    options.transcript === undefined ? undefined : jsonRecords((await readInputFile(ctx.io.cwd, options.transcript)).toString('utf8'))
   const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'auditing', unit: 'sessions' })
   const report: AuditReport = await ctx
     .withStore(async (store) => {

@@ -33,7 +33,8 @@ function fileSink(path: string): LineSink {
   stream.on('error', (error) => {
     failure = error
   })
-  const fail = (error: unknown): CliError => new CliError('FILE_ERROR', `cannot write ${path}: ${(error as Error).message}`, { cause: error })
+  const fail = (error: unknown): CliError =>
+    new CliError('FILE_ERROR', `cannot write ${path}: ${(error as Error).message}`, { cause: error })
   return {
     async write(line) {
       if (failure !== undefined) throw fail(failure)
@@ -117,6 +118,9 @@ export async function runExport(ctx: CommandContext, session: string | undefined
     if (!ctx.json) ctx.io.err(`exported ${sessions} session(s), ${events} event(s)${left}\n`)
     return EXIT_CODES.ok
   }
-  ctx.print({ file: path, sessions, events, bytes, conflictsNotExported: conflicts }, () => `exported ${sessions} session(s), ${events} event(s) to ${path} (${(bytes / 1024).toFixed(1)} KB)${left}`)
+  ctx.print(
+    { file: path, sessions, events, bytes, conflictsNotExported: conflicts },
+    () => `exported ${sessions} session(s), ${events} event(s) to ${path} (${(bytes / 1024).toFixed(1)} KB)${left}`,
+  )
   return EXIT_CODES.ok
 }

@@ -11,7 +11,6 @@ import { loadHermes } from '../load-hermes.js'
 import { createProgressBar, type ProgressBar } from '../progress-bar.js'
 import { resolvePath } from '../read-input-file.js'
 
-
 /** Options of `turnlog import`. */
 export interface ImportCommandOptions {
   /** The format; detected from the file when absent. */
@@ -46,7 +45,10 @@ export async function detectImportFormat(path: string): Promise<ImportFormat> {
     await handle.close()
   }
   if (head.startsWith(SQLITE_MAGIC)) return 'hermes'
-  const first = head.replace(/^\uFEFF/, '').split(/\r?\n/).find((l) => l.trim() !== '')
+  const first = head
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .find((l) => l.trim() !== '')
   let value: unknown
   try {
     value = first === undefined ? undefined : JSON.parse(first)
@@ -111,10 +113,15 @@ export async function runImport(ctx: CommandContext, file: string, options: Impo
   if (format === 'openai-jsonl') {
     const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'KB' })
     const result = await ctx
-      .withStore((store) => importTranscript(store, fileLines(path, size, bar), options.session === undefined ? {} : { sessionId: options.session }), { migrate: true, create: true })
+      .withStore(
+        (store) => importTranscript(store, fileLines(path, size, bar), options.session === undefined ? {} : { sessionId: options.session }),
+        { migrate: true, create: true },
+      )
       .finally(() => bar.stop())
-    ctx.print({ file: path, format, detected, ...result }, () =>
-      `imported ${path} (OpenAI-format JSONL${detected ? ', detected' : ''}) into session ${result.sessionId}: ${result.appended} appended, ${result.duplicates} already present${result.skipped > 0 ? `, ${result.skipped} ephemeral skipped` : ''} (version ${result.version})`,
+    ctx.print(
+      { file: path, format, detected, ...result },
+      () =>
+        `imported ${path} (OpenAI-format JSONL${detected ? ', detected' : ''}) into session ${result.sessionId}: ${result.appended} appended, ${result.duplicates} already present${result.skipped > 0 ? `, ${result.skipped} ephemeral skipped` : ''} (version ${result.version})`,
     )
     return EXIT_CODES.ok
   }
@@ -122,10 +129,15 @@ export async function runImport(ctx: CommandContext, file: string, options: Impo
   const { importHermes } = await loadHermes()
   const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'importing', unit: 'sessions' })
   const result = await ctx
-    .withStore((store) => importHermes(store, path, { onProgress: (p) => bar.update(p.done, p.total, shortId(p.sessionId)) }), { migrate: true, create: true })
+    .withStore((store) => importHermes(store, path, { onProgress: (p) => bar.update(p.done, p.total, shortId(p.sessionId)) }), {
+      migrate: true,
+      create: true,
+    })
     .finally(() => bar.stop())
   ctx.print({ file: path, format, detected, ...result }, () => {
-    const lines = [`imported ${path} (hermes state.db${detected ? ', detected' : ''}): ${result.sessions.length} session(s), ${result.eventsWritten} event(s) written`]
+    const lines = [
+      `imported ${path} (hermes state.db${detected ? ', detected' : ''}): ${result.sessions.length} session(s), ${result.eventsWritten} event(s) written`,
+    ]
     for (const s of result.sessions) {
       lines.push(
         `  ${s.sessionId}  hermes ${s.hermesSessionId}: ${s.rows} rows → ${s.appended} appended, ${s.duplicates} already present, ${s.revised} revised, ${s.rewinds} rewind(s), ${s.compactions} compaction(s)${s.liveMatches ? '' : '  (live list differs from the rows marked active: run `turnlog audit`)'}`,

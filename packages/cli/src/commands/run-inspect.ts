@@ -25,8 +25,17 @@ export async function runInspect(ctx: CommandContext, session: string, options: 
   }
   const messages = new Set(model.items.flatMap((i) => (i.kind === 'message' ? [i.id] : []))).size
   ctx.print(
-    { file: path, bytes: Buffer.byteLength(html), sessionId: model.session.id, version: model.session.version, items: model.items.length, messages, findings: model.findings.length },
-    () => `wrote ${path} (${(Buffer.byteLength(html) / 1024).toFixed(0)} KB): session ${model.session.id}, version ${model.session.version}, ${messages} messages, ${model.items.length} timeline entries, ${model.findings.length} audit finding(s)`,
+    {
+      file: path,
+      bytes: Buffer.byteLength(html),
+      sessionId: model.session.id,
+      version: model.session.version,
+      items: model.items.length,
+      messages,
+      findings: model.findings.length,
+    },
+    () =>
+      `wrote ${path} (${(Buffer.byteLength(html) / 1024).toFixed(0)} KB): session ${model.session.id}, version ${model.session.version}, ${messages} messages, ${model.items.length} timeline entries, ${model.findings.length} audit finding(s)`,
   )
   return EXIT_CODES.ok
 }

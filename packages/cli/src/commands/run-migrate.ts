@@ -34,12 +34,10 @@ export async function runMigrate(ctx: CommandContext, options: MigrateCommandOpt
     return EXIT_CODES.ok
   }
   const result = await ctx.withStore((store) => migrateToLatest(store.db), { migrate: false, target, create: true })
-  ctx.print(
-    { database: { kind: target.kind, where: target.where }, applied: result.applied, known: result.known },
-    () =>
-      result.applied.length === 0
-        ? `schema is up to date (${result.known.length} migration(s)) on ${target.kind} ${target.where}`
-        : `applied ${result.applied.length} migration(s) on ${target.kind} ${target.where}:\n${result.applied.map((m) => `  ${m}`).join('\n')}`,
+  ctx.print({ database: { kind: target.kind, where: target.where }, applied: result.applied, known: result.known }, () =>
+    result.applied.length === 0
+      ? `schema is up to date (${result.known.length} migration(s)) on ${target.kind} ${target.where}`
+      : `applied ${result.applied.length} migration(s) on ${target.kind} ${target.where}:\n${result.applied.map((m) => `  ${m}`).join('\n')}`,
   )
   return EXIT_CODES.ok
 }

@@ -35,7 +35,8 @@ export async function runRebuild(ctx: CommandContext, options: RebuildCommandOpt
         : `rebuilt ${result.rewritten} session projection(s) from the log${result.drift.length === 0 ? '; none had drifted' : `; ${result.drift.length} had drifted and are repaired`}`,
     ]
     for (const d of result.drift) lines.push(`  ${d.sessionId}: ${d.explanation}`)
-    if (verify && result.drift.length > 0) lines.push('repair with: turnlog rebuild' + (options.session === undefined ? '' : ` --session ${options.session}`))
+    if (verify && result.drift.length > 0)
+      lines.push('repair with: turnlog rebuild' + (options.session === undefined ? '' : ` --session ${options.session}`))
     return lines.join('\n')
   })
   return verify && result.drift.length > 0 ? EXIT_CODES.findings : EXIT_CODES.ok

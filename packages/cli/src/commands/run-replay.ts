@@ -1,11 +1,20 @@
-import { foldSession, liveMessages, toWire, toolPairing, transcriptOf, TurnlogError, type Message, type StoredEvent, type ToolPairing } from '@turnlog/core'
+import {
+  foldSession,
+  liveMessages,
+  toWire,
+  toolPairing,
+  transcriptOf,
+  TurnlogError,
+  type Message,
+  type StoredEvent,
+  type ToolPairing,
+} from '@turnlog/core'
 import type { ReplayView } from '../command-choices.js'
 import type { CommandContext } from '../command-context.js'
 import { describeEvent } from '../describe-event.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { columns, previewPayload, roleOf, shortId } from '../format-text.js'
 import { resolveSessionId } from '../resolve-session-id.js'
-
 
 /** Options of `turnlog replay`. */
 export interface ReplayOptions {
@@ -48,8 +57,18 @@ export async function runReplay(ctx: CommandContext, session: string, options: R
     ctx.print(
       { sessionId, version: loaded.version, view: 'live', messages: loaded.messages.map(messageJson), pairing: loaded.pairing },
       () => {
-        const rows = loaded.messages.map((m, i) => [String(i + 1).padStart(3), roleOf(m), shortId(m.id), m.status === 'partial' ? 'partial' : '', previewPayload(m.payload, 72, m.format)])
-        return [`session ${sessionId} at version ${loaded.version}: ${loaded.messages.length} live message(s)`, columns(rows), pairingText(loaded.pairing)].join('\n')
+        const rows = loaded.messages.map((m, i) => [
+          String(i + 1).padStart(3),
+          roleOf(m),
+          shortId(m.id),
+          m.status === 'partial' ? 'partial' : '',
+          previewPayload(m.payload, 72, m.format),
+        ])
+        return [
+          `session ${sessionId} at version ${loaded.version}: ${loaded.messages.length} live message(s)`,
+          columns(rows),
+          pairingText(loaded.pairing),
+        ].join('\n')
       },
     )
     return EXIT_CODES.ok
@@ -70,7 +89,13 @@ export async function runReplay(ctx: CommandContext, session: string, options: R
       sessionId,
       version: state.version,
       view: 'transcript',
-      entries: entries.map((e) => ({ seq: e.seq, revision: e.revision, status: e.status, changedBy: e.changedBy, message: messageJson(e.message) })),
+      entries: entries.map((e) => ({
+        seq: e.seq,
+        revision: e.revision,
+        status: e.status,
+        changedBy: e.changedBy,
+        message: messageJson(e.message),
+      })),
       events: other,
       pairing,
       anomalies: state.anomalies,
@@ -78,11 +103,22 @@ export async function runReplay(ctx: CommandContext, session: string, options: R
     () => {
       const rows: { seq: number; cells: string[] }[] = entries.map((e) => ({
         seq: e.seq,
-        cells: [`seq ${String(e.seq).padStart(3)}`, roleOf(e.message), shortId(e.message.id), `rev${e.revision}`, e.status, previewPayload(e.message.payload, 60, e.message.format)],
+        cells: [
+          `seq ${String(e.seq).padStart(3)}`,
+          roleOf(e.message),
+          shortId(e.message.id),
+          `rev${e.revision}`,
+          e.status,
+          previewPayload(e.message.payload, 60, e.message.format),
+        ],
       }))
       for (const e of other) rows.push({ seq: e.seq, cells: [`seq ${String(e.seq).padStart(3)}`, '·', '', '', '', describeEvent(e)] })
       rows.sort((a, b) => a.seq - b.seq)
-      const lines = [`session ${sessionId} at version ${state.version}: ${entries.length} content version(s), ${other.length} other event(s)`, columns(rows.map((r) => r.cells)), pairingText(pairing)]
+      const lines = [
+        `session ${sessionId} at version ${state.version}: ${entries.length} content version(s), ${other.length} other event(s)`,
+        columns(rows.map((r) => r.cells)),
+        pairingText(pairing),
+      ]
       for (const a of state.anomalies) lines.push(`anomaly at seq ${a.seq}: ${a.kind}: ${a.explanation}`)
       return lines.join('\n')
     },

@@ -36,7 +36,8 @@ export async function runSessions(ctx: CommandContext, options: SessionsOptions)
     }
   })
   ctx.print({ sessions: sessions.map(sessionJson), next }, () => {
-    if (sessions.length === 0) return options.after === undefined ? 'no sessions yet (run `turnlog demo` or `turnlog import`)' : 'no more sessions'
+    if (sessions.length === 0)
+      return options.after === undefined ? 'no sessions yet (run `turnlog demo` or `turnlog import`)' : 'no more sessions'
     const rows = [['SESSION', 'VERSION', 'LIVE', 'UPDATED', 'FORKED FROM']]
     for (const s of sessions) {
       rows.push([

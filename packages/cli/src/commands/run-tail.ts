@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { EVENT_TYPES, TurnlogError, isTurnlogError, type EventType } from '@turnlog/core'
-import { dropSubscription, listSubscriptions, type PostgresStore, type SubscribedEvent, type Subscription, type SubscriptionState } from '@turnlog/postgres'
+import {
+  dropSubscription,
+  listSubscriptions,
+  type PostgresStore,
+  type SubscribedEvent,
+  type Subscription,
+  type SubscriptionState,
+} from '@turnlog/postgres'
 import { CliError } from '../cli-error.js'
 import type { InterruptReason } from '../cli-io.js'
 import type { TailStart } from '../command-choices.js'
@@ -31,10 +38,13 @@ type StopReason = InterruptReason | 'limit'
 
 function parseTypes(types: readonly string[] | undefined): readonly EventType[] | undefined {
   if (types === undefined) return undefined
-  if (types.length === 0) throw new CliError('USAGE', '--types needs at least one event type', { hint: `event types: ${EVENT_TYPES.join(', ')}` })
+  if (types.length === 0)
+    throw new CliError('USAGE', '--types needs at least one event type', { hint: `event types: ${EVENT_TYPES.join(', ')}` })
   const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t))
   if (unknown.length > 0) {
-    throw new CliError('USAGE', `unknown event type${unknown.length === 1 ? '' : 's'} in --types: ${unknown.join(', ')}`, { hint: `event types: ${EVENT_TYPES.join(', ')}` })
+    throw new CliError('USAGE', `unknown event type${unknown.length === 1 ? '' : 's'} in --types: ${unknown.join(', ')}`, {
+      hint: `event types: ${EVENT_TYPES.join(', ')}`,
+    })
   }
   return [...new Set(types)] as EventType[]
 }
@@ -70,20 +80,27 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
     // (the subscription itself would keep reconnecting), and a durable name in use fails at once
     const existing = (await listSubscriptions(store)).find((s) => s.name === name)
     if (existing?.active === true) {
-      throw new TurnlogError('SUBSCRIPTION_LOCKED', `subscription "${name}" is being consumed by another process${existing.holderPid === null ? '' : ` (backend pid ${existing.holderPid})`}`, {
-        details: { name, holderPid: existing.holderPid },
-      })
+      throw new TurnlogError(
+        'SUBSCRIPTION_LOCKED',
+        `subscription "${name}" is being consumed by another process${existing.holderPid === null ? '' : ` (backend pid ${existing.holderPid})`}`,
+        {
+          details: { name, holderPid: existing.holderPid },
+        },
+      )
     }
     if (sessionId !== undefined && !ctx.json) {
       await store.getSession(sessionId).catch((error: unknown) => {
-        if (isTurnlogError(error) && error.code === 'SESSION_NOT_FOUND') note(`session ${sessionId} does not exist yet; waiting for its first event`)
+        if (isTurnlogError(error) && error.code === 'SESSION_NOT_FOUND')
+          note(`session ${sessionId} does not exist yet; waiting for its first event`)
         else throw error
       })
     }
     if (store.flavor === 'pglite') {
       note(
         `the embedded database is single-process: nothing else can write to it while this tail holds it, so ${
-          existing === undefined && options.from === 'now' ? 'nothing will show from now on; replay the log with --from start' : 'only events already in the log will show'
+          existing === undefined && options.from === 'now'
+            ? 'nothing will show from now on; replay the log with --from start'
+            : 'only events already in the log will show'
         }`,
       )
     }
@@ -105,7 +122,9 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
     let lastState: SubscriptionState = 'starting'
     const onStateChange = (state: SubscriptionState): void => {
       if (state === 'running' && lastState === 'starting') {
-        note(`following ${ephemeral ? 'ephemeral' : 'durable'} subscription "${name}" ${start}${filters.length === 0 ? '' : `; ${filters.join('; ')}`} (Ctrl-C to stop)`)
+        note(
+          `following ${ephemeral ? 'ephemeral' : 'durable'} subscription "${name}" ${start}${filters.length === 0 ? '' : `; ${filters.join('; ')}`} (Ctrl-C to stop)`,
+        )
       } else if (state === 'reconnecting' && lastState !== 'reconnecting') {
         note('connection lost; reconnecting (no event is skipped)')
       } else if (state === 'running' && lastState === 'reconnecting') {

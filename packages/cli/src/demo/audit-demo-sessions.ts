@@ -27,7 +27,8 @@ export async function auditDemoSessions(store: SessionStore, sessions: readonly 
     i++
   }
   const ok = exitCodeFor({ findings }, 'warning') === 0
-  const summary = `${sessions.length} session(s), the first also reconciled with the runtime's in-memory list: ` +
+  const summary =
+    `${sessions.length} session(s), the first also reconciled with the runtime's in-memory list: ` +
     (findings.length === 0
       ? '0 findings (0 lost, 0 duplicated, pairing ok, chain verified)'
       : `${findings.length} finding(s): ${findings.map((f) => `${f.severity} ${f.kind}`).join(', ')}`)

@@ -72,7 +72,10 @@ export interface PersistenceScore {
  * Scores a table of rows against the expected final content of each message (`expected`: id → content
  * hash of its latest version).
  */
-export function scoreRows(rows: readonly { readonly sourceId: string; readonly contentHash: string; readonly ephemeral: boolean }[], expected: ReadonlyMap<string, string>): PersistenceScore {
+export function scoreRows(
+  rows: readonly { readonly sourceId: string; readonly contentHash: string; readonly ephemeral: boolean }[],
+  expected: ReadonlyMap<string, string>,
+): PersistenceScore {
   const byId = new Map<string, string[]>()
   let scaffoldingStored = 0
   for (const r of rows) {
@@ -97,5 +100,14 @@ export function scoreRows(rows: readonly { readonly sourceId: string; readonly c
       if (!stored.includes(hash)) staleIds.push(id)
     }
   }
-  return { expected: expected.size, lost: lostIds.length, duplicated, stale: staleIds.length, scaffoldingStored, lostIds, duplicatedIds, staleIds }
+  return {
+    expected: expected.size,
+    lost: lostIds.length,
+    duplicated,
+    stale: staleIds.length,
+    scaffoldingStored,
+    lostIds,
+    duplicatedIds,
+    staleIds,
+  }
 }

@@ -196,7 +196,11 @@ export async function buildInspectModel(store: PostgresStore, session: string): 
   let scanned = 0
   let childrenComplete = true
   for (;;) {
-    const page = await store.sessions({ limit: 1000, ...(after === undefined ? {} : { after }), ...(info.tenantId === null ? {} : { tenantId: info.tenantId }) })
+    const page = await store.sessions({
+      limit: 1000,
+      ...(after === undefined ? {} : { after }),
+      ...(info.tenantId === null ? {} : { tenantId: info.tenantId }),
+    })
     scanned += page.sessions.length
     for (const s of page.sessions) {
       if (s.parent?.sessionId === sessionId) children.push({ sessionId: s.sessionId, version: s.parent.version, at: s.parent.at })
@@ -234,10 +238,18 @@ export async function buildInspectModel(store: PostgresStore, session: string): 
 }
 
 /** What the inspect page shows of a message, read by its format: speaker, calls it opens, calls it answers. */
-function readMessage(message: { readonly payload: unknown; readonly format: string }): { role: string; calls: string[]; answers: string[] } {
+function readMessage(message: { readonly payload: unknown; readonly format: string }): {
+  role: string
+  calls: string[]
+  answers: string[]
+} {
   try {
     const format = readingFormat(message.format)
-    return { role: format.preview(message.payload).role, calls: [...format.toolCalls(message.payload)], answers: [...format.toolResults(message.payload)] }
+    return {
+      role: format.preview(message.payload).role,
+      calls: [...format.toolCalls(message.payload)],
+      answers: [...format.toolResults(message.payload)],
+    }
   } catch {
     // an application's own format that throws: shown without its pairing
     return { role: '?', calls: [], answers: [] }

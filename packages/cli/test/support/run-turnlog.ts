@@ -42,7 +42,7 @@ export function runTurnlog(args: readonly string[], options: RunTurnlogOptions =
       [bin, ...args],
       { cwd: options.cwd ?? process.cwd(), env, timeout: options.timeoutMs ?? 150_000, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
       (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : -1
+        const code = error === null ? 0 : typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : -1
         if (code === -1) {
           reject(new Error(`turnlog ${args.join(' ')} did not exit normally: ${String(error)}\n${stderr}`))
           return

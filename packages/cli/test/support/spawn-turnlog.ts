@@ -31,7 +31,10 @@ export interface SpawnedTurnlog {
 }
 
 /** Spawns `node dist/bin.js ...args` (without the URL environment variables unless given in `env`). */
-export function spawnTurnlog(args: readonly string[], options: { cwd?: string; env?: Readonly<Record<string, string>> } = {}): SpawnedTurnlog {
+export function spawnTurnlog(
+  args: readonly string[],
+  options: { cwd?: string; env?: Readonly<Record<string, string>> } = {},
+): SpawnedTurnlog {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npx -y pnpm@12.4.2 build)`)
   const env: Record<string, string | undefined> = { ...process.env }
   delete env['TURNLOG_DATABASE_URL']
@@ -69,9 +72,22 @@ export function spawnTurnlog(args: readonly string[], options: { cwd?: string; e
       new Promise<string[]>((resolve, reject) => {
         const check = (): void => {
           if (lines().length >= n) finish(() => resolve(lines().slice(0, n)))
-          else if (done) finish(() => reject(new Error(`turnlog ${args.join(' ')} exited after ${lines().length} of ${n} line(s)\nstdout:\n${stdout}\nstderr:\n${stderr}`)))
+          else if (done)
+            finish(() =>
+              reject(
+                new Error(
+                  `turnlog ${args.join(' ')} exited after ${lines().length} of ${n} line(s)\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+                ),
+              ),
+            )
         }
-        const timer = setTimeout(() => finish(() => reject(new Error(`timed out waiting for ${n} line(s) of turnlog ${args.join(' ')}\nstdout:\n${stdout}\nstderr:\n${stderr}`))), timeoutMs)
+        const timer = setTimeout(
+          () =>
+            finish(() =>
+              reject(new Error(`timed out waiting for ${n} line(s) of turnlog ${args.join(' ')}\nstdout:\n${stdout}\nstderr:\n${stderr}`)),
+            ),
+          timeoutMs,
+        )
         const finish = (settle: () => void): void => {
           clearTimeout(timer)
           waiters.delete(check)

@@ -40,23 +40,55 @@ const OUTPUTS: Readonly<Record<string, z.ZodType>> = {
   text: z.looseObject({ value: z.string() }),
   'error-text': z.looseObject({ value: z.string() }),
   json: z.looseObject({ value: z.unknown() }).refine((o) => 'value' in o, { message: 'a json output needs a value', path: ['value'] }),
-  'error-json': z.looseObject({ value: z.unknown() }).refine((o) => 'value' in o, { message: 'an error-json output needs a value', path: ['value'] }),
+  'error-json': z
+    .looseObject({ value: z.unknown() })
+    .refine((o) => 'value' in o, { message: 'an error-json output needs a value', path: ['value'] }),
   'execution-denied': z.looseObject({ reason: z.string().optional() }),
   content: z.looseObject({ value: z.array(z.looseObject({ type: z.string().min(1) })) }),
 }
 
-const toolCallPart = z.looseObject({ type: z.literal('tool-call'), toolCallId: z.string().min(1), toolName: z.string(), input: z.unknown(), providerExecuted: z.boolean().optional(), providerOptions })
-const toolResultPart = z.looseObject({ type: z.literal('tool-result'), toolCallId: z.string().min(1), toolName: z.string(), output: outputSchema, providerOptions })
+const toolCallPart = z.looseObject({
+  type: z.literal('tool-call'),
+  toolCallId: z.string().min(1),
+  toolName: z.string(),
+  input: z.unknown(),
+  providerExecuted: z.boolean().optional(),
+  providerOptions,
+})
+const toolResultPart = z.looseObject({
+  type: z.literal('tool-result'),
+  toolCallId: z.string().min(1),
+  toolName: z.string(),
+  output: outputSchema,
+  providerOptions,
+})
 
 const PARTS: Readonly<Record<string, z.ZodType>> = {
   text: z.looseObject({ type: z.literal('text'), text: z.string(), providerOptions }),
   image: z.looseObject({ type: z.literal('image'), image: z.string(), mediaType: z.string().optional(), providerOptions }),
-  file: z.looseObject({ type: z.literal('file'), data: z.string(), mediaType: z.string(), filename: z.string().optional(), providerOptions }),
+  file: z.looseObject({
+    type: z.literal('file'),
+    data: z.string(),
+    mediaType: z.string(),
+    filename: z.string().optional(),
+    providerOptions,
+  }),
   reasoning: z.looseObject({ type: z.literal('reasoning'), text: z.string(), providerOptions }),
   'tool-call': toolCallPart,
   'tool-result': toolResultPart,
-  'tool-approval-request': z.looseObject({ type: z.literal('tool-approval-request'), approvalId: z.string(), toolCallId: z.string().min(1), signature: z.string().optional() }),
-  'tool-approval-response': z.looseObject({ type: z.literal('tool-approval-response'), approvalId: z.string(), approved: z.boolean(), reason: z.string().optional(), providerExecuted: z.boolean().optional() }),
+  'tool-approval-request': z.looseObject({
+    type: z.literal('tool-approval-request'),
+    approvalId: z.string(),
+    toolCallId: z.string().min(1),
+    signature: z.string().optional(),
+  }),
+  'tool-approval-response': z.looseObject({
+    type: z.literal('tool-approval-response'),
+    approvalId: z.string(),
+    approved: z.boolean(),
+    reason: z.string().optional(),
+    providerExecuted: z.boolean().optional(),
+  }),
 }
 
 /** Which known part kinds each role may carry (an unknown kind is kept in any role). */
@@ -77,7 +109,8 @@ function partsOf(role: 'user' | 'assistant' | 'tool'): z.ZodType {
         return
       }
       const result = schema.safeParse(part)
-      if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path })
+      if (!result.success)
+        for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path })
     }),
   )
 }
@@ -91,7 +124,9 @@ export const AiSdkModelMessageSchema = z.discriminatedUnion('role', [
 ])
 
 function parts(payload: AiSdkModelMessage): readonly AiSdkModelPart[] {
-  return typeof payload.content === 'string' ? [] : payload.content.filter((p) => typeof p === 'object' && p !== null && typeof p.type === 'string')
+  return typeof payload.content === 'string'
+    ? []
+    : payload.content.filter((p) => typeof p === 'object' && p !== null && typeof p.type === 'string')
 }
 
 function idsOf(payload: AiSdkModelMessage, type: 'tool-call' | 'tool-result'): string[] {
@@ -102,7 +137,8 @@ function idsOf(payload: AiSdkModelMessage, type: 'tool-call' | 'tool-result'): s
 }
 
 function partText(part: AiSdkModelPart): string {
-  if ((part.type === 'text' || part.type === 'reasoning') && typeof part['text'] === 'string') return part.type === 'text' ? part['text'] : `[reasoning] ${part['text']}`
+  if ((part.type === 'text' || part.type === 'reasoning') && typeof part['text'] === 'string')
+    return part.type === 'text' ? part['text'] : `[reasoning] ${part['text']}`
   if (part.type === 'tool-call') return `[${String(part['toolName'])}]`
   if (part.type === 'tool-result') {
     const output = part['output'] as { type?: unknown; value?: unknown } | undefined
@@ -130,7 +166,12 @@ export const aiSdkModelFormat: MessageFormat<AiSdkModelMessage> = {
     const calls = call === undefined ? [] : parts(call).filter((p) => p.type === 'tool-call')
     const results = ids.map((toolCallId) => {
       const toolName = calls.find((p) => p['toolCallId'] === toolCallId)?.['toolName']
-      return { type: 'tool-result', toolCallId, toolName: typeof toolName === 'string' ? toolName : 'unknown', output: { type: 'error-text', value: content } }
+      return {
+        type: 'tool-result',
+        toolCallId,
+        toolName: typeof toolName === 'string' ? toolName : 'unknown',
+        output: { type: 'error-text', value: content },
+      }
     })
     return [{ role: 'tool', content: results }]
   },

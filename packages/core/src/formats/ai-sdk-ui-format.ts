@@ -43,16 +43,35 @@ export interface AiSdkUiMessage {
 
 const providerMetadata = z.record(z.string(), z.record(z.string(), z.unknown())).optional()
 
-const approvalSchema = z.looseObject({ id: z.string(), approved: z.boolean().optional(), reason: z.string().optional(), signature: z.string().optional() })
+const approvalSchema = z.looseObject({
+  id: z.string(),
+  approved: z.boolean().optional(),
+  reason: z.string().optional(),
+  signature: z.string().optional(),
+})
 
 /** Fields of a tool part by state: what each state requires. */
 const toolStateSchema = z.discriminatedUnion('state', [
-  z.looseObject({ state: z.literal('input-streaming'), rawInput: z.string().optional(), inputEncoding: z.enum(['json', 'text']).optional() }),
+  z.looseObject({
+    state: z.literal('input-streaming'),
+    rawInput: z.string().optional(),
+    inputEncoding: z.enum(['json', 'text']).optional(),
+  }),
   z.looseObject({ state: z.literal('input-available'), input: z.unknown() }),
   z.looseObject({ state: z.literal('approval-requested'), input: z.unknown(), approval: approvalSchema }),
   z.looseObject({ state: z.literal('approval-responded'), input: z.unknown(), approval: approvalSchema.extend({ approved: z.boolean() }) }),
-  z.looseObject({ state: z.literal('output-available'), input: z.unknown(), output: z.unknown(), preliminary: z.boolean().optional(), approval: approvalSchema.extend({ approved: z.literal(true) }).optional() }),
-  z.looseObject({ state: z.literal('output-error'), errorText: z.string(), approval: approvalSchema.extend({ approved: z.literal(true) }).optional() }),
+  z.looseObject({
+    state: z.literal('output-available'),
+    input: z.unknown(),
+    output: z.unknown(),
+    preliminary: z.boolean().optional(),
+    approval: approvalSchema.extend({ approved: z.literal(true) }).optional(),
+  }),
+  z.looseObject({
+    state: z.literal('output-error'),
+    errorText: z.string(),
+    approval: approvalSchema.extend({ approved: z.literal(true) }).optional(),
+  }),
   z.looseObject({ state: z.literal('output-denied'), input: z.unknown(), approval: approvalSchema.extend({ approved: z.literal(false) }) }),
 ])
 
@@ -67,14 +86,41 @@ const toolCommon = {
 
 const KNOWN_PARTS: Readonly<Record<string, z.ZodType>> = {
   text: z.looseObject({ type: z.literal('text'), text: z.string(), state: z.enum(['streaming', 'done']).optional(), providerMetadata }),
-  reasoning: z.looseObject({ type: z.literal('reasoning'), id: z.string().optional(), text: z.string(), state: z.enum(['streaming', 'done']).optional(), providerMetadata }),
-  'source-url': z.looseObject({ type: z.literal('source-url'), sourceId: z.string(), url: z.string(), title: z.string().optional(), providerMetadata }),
-  'source-document': z.looseObject({ type: z.literal('source-document'), sourceId: z.string(), mediaType: z.string(), title: z.string(), filename: z.string().optional(), providerMetadata }),
-  file: z.looseObject({ type: z.literal('file'), mediaType: z.string(), url: z.string(), filename: z.string().optional(), providerMetadata }),
+  reasoning: z.looseObject({
+    type: z.literal('reasoning'),
+    id: z.string().optional(),
+    text: z.string(),
+    state: z.enum(['streaming', 'done']).optional(),
+    providerMetadata,
+  }),
+  'source-url': z.looseObject({
+    type: z.literal('source-url'),
+    sourceId: z.string(),
+    url: z.string(),
+    title: z.string().optional(),
+    providerMetadata,
+  }),
+  'source-document': z.looseObject({
+    type: z.literal('source-document'),
+    sourceId: z.string(),
+    mediaType: z.string(),
+    title: z.string(),
+    filename: z.string().optional(),
+    providerMetadata,
+  }),
+  file: z.looseObject({
+    type: z.literal('file'),
+    mediaType: z.string(),
+    url: z.string(),
+    filename: z.string().optional(),
+    providerMetadata,
+  }),
   'step-start': z.looseObject({ type: z.literal('step-start') }),
   'dynamic-tool': z.looseObject({ type: z.literal('dynamic-tool'), toolName: z.string(), ...toolCommon }).and(toolStateSchema),
 }
-const dataPart = z.looseObject({ type: z.string(), id: z.string().optional(), data: z.unknown() }).refine((p) => 'data' in p, { message: 'a data part needs data', path: ['data'] })
+const dataPart = z
+  .looseObject({ type: z.string(), id: z.string().optional(), data: z.unknown() })
+  .refine((p) => 'data' in p, { message: 'a data part needs data', path: ['data'] })
 const toolPart = z.looseObject({ type: z.string(), ...toolCommon }).and(toolStateSchema)
 
 /** The schema a part of type `type` must pass (undefined: a part type this SDK version does not know). */
@@ -106,12 +152,16 @@ function isToolPart(part: AiSdkUiPart): boolean {
 }
 
 function toolParts(payload: AiSdkUiMessage): AiSdkUiPart[] {
-  return payload.parts.filter((p) => typeof p === 'object' && p !== null && typeof p.type === 'string' && isToolPart(p) && typeof p['toolCallId'] === 'string')
+  return payload.parts.filter(
+    (p) => typeof p === 'object' && p !== null && typeof p.type === 'string' && isToolPart(p) && typeof p['toolCallId'] === 'string',
+  )
 }
 
 function partText(part: AiSdkUiPart): string {
-  if ((part.type === 'text' || part.type === 'reasoning') && typeof part['text'] === 'string') return part.type === 'text' ? part['text'] : `[reasoning] ${part['text']}`
-  if (isToolPart(part)) return `[${part.type === 'dynamic-tool' ? String(part['toolName']) : part.type.slice('tool-'.length)} ${String(part['state'])}]`
+  if ((part.type === 'text' || part.type === 'reasoning') && typeof part['text'] === 'string')
+    return part.type === 'text' ? part['text'] : `[reasoning] ${part['text']}`
+  if (isToolPart(part))
+    return `[${part.type === 'dynamic-tool' ? String(part['toolName']) : part.type.slice('tool-'.length)} ${String(part['state'])}]`
   return `[${part.type}]`
 }
 
@@ -148,7 +198,9 @@ export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
   interruptedResults(ids, content, call) {
     const parts = ids.map((id): AiSdkUiPart => {
       const opened = call === undefined ? undefined : toolParts(call).find((p) => p['toolCallId'] === id)
-      return opened === undefined ? { type: 'dynamic-tool', toolName: 'unknown', toolCallId: id, state: 'output-error', input: null, errorText: content } : interruptedPart(opened, content)
+      return opened === undefined
+        ? { type: 'dynamic-tool', toolName: 'unknown', toolCallId: id, state: 'output-error', input: null, errorText: content }
+        : interruptedPart(opened, content)
     })
     return parts.length === 0 ? [] : [{ id: `${call?.id ?? 'interrupted'}-interrupted`, role: 'assistant', parts }]
   },
@@ -157,7 +209,8 @@ export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
     const copy = cloneJson(payload as unknown as JsonValue) as unknown as { parts: AiSdkUiPart[] }
     copy.parts = payload.parts.map((p) => {
       const id = p['toolCallId']
-      if (!isToolPart(p) || typeof id !== 'string' || !missing.has(id) || ANSWERED_STATES.has(String(p['state']))) return cloneJson(p as unknown as JsonValue) as unknown as AiSdkUiPart
+      if (!isToolPart(p) || typeof id !== 'string' || !missing.has(id) || ANSWERED_STATES.has(String(p['state'])))
+        return cloneJson(p as unknown as JsonValue) as unknown as AiSdkUiPart
       // the first open part of the call answers it (a second one would be a second result)
       missing.delete(id)
       return interruptedPart(p, content)

@@ -76,7 +76,14 @@ const KNOWN_BLOCKS: ReadonlyMap<string, z.ZodType> = new Map<string, z.ZodType>(
   ['text', z.looseObject({ text: z.string(), citations: z.array(JsonObject).nullable().optional() })],
   ['image', z.looseObject({ source: z.looseObject({ type: z.string() }) })],
   ['document', z.looseObject({ source: z.looseObject({ type: z.string() }) })],
-  ['search_result', z.looseObject({ content: z.array(z.looseObject({ type: z.literal('text'), text: z.string() })), source: z.string(), title: z.string() })],
+  [
+    'search_result',
+    z.looseObject({
+      content: z.array(z.looseObject({ type: z.literal('text'), text: z.string() })),
+      source: z.string(),
+      title: z.string(),
+    }),
+  ],
   ['thinking', z.looseObject({ thinking: z.string(), signature: z.string() })],
   ['redacted_thinking', z.looseObject({ data: z.string() })],
   ['tool_use', z.looseObject({ id: ToolUseId, name: z.string(), input: JsonObject })],
@@ -152,14 +159,20 @@ export const AnthropicMessageParamSchema: z.ZodType<AnthropicMessageParam> = z
     const seen = new Set<string>()
     const once = (kind: string, id: unknown, i: number, field: string): void => {
       if (typeof id !== 'string') return
-      if (seen.has(`${kind}:${id}`)) ctx.addIssue({ code: 'custom', path: ['content', i, field], message: `a second ${kind} block for id ${JSON.stringify(id.slice(0, 80))} in one message` })
+      if (seen.has(`${kind}:${id}`))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['content', i, field],
+          message: `a second ${kind} block for id ${JSON.stringify(id.slice(0, 80))} in one message`,
+        })
       seen.add(`${kind}:${id}`)
     }
     ;(message.content as AnthropicContentBlock[]).forEach((block, i) => {
       if (block.type === 'tool_use') once('tool_use', block['id'], i, 'id')
       if (block.type === 'tool_result') once('tool_result', block['tool_use_id'], i, 'tool_use_id')
       if (block.type === 'tool_result') {
-        if (message.role !== 'user') ctx.addIssue({ code: 'custom', path: ['content', i, 'type'], message: 'a tool_result block belongs in a user message' })
+        if (message.role !== 'user')
+          ctx.addIssue({ code: 'custom', path: ['content', i, 'type'], message: 'a tool_result block belongs in a user message' })
         const result = ToolResultBlock.safeParse(block)
         if (!result.success) reportIssues(ctx, result.error.issues, ['content', i])
       } else if (ASSISTANT_ONLY.has(block.type) && message.role !== 'assistant') {
@@ -190,7 +203,8 @@ function resultIds(payload: AnthropicMessageParam): string[] {
 function resultText(block: AnthropicContentBlock): string {
   const c = block['content']
   if (typeof c === 'string') return c
-  if (Array.isArray(c)) return (c as AnthropicContentBlock[]).map((b) => (typeof b['text'] === 'string' ? b['text'] : `[${String(b.type)}]`)).join(' ')
+  if (Array.isArray(c))
+    return (c as AnthropicContentBlock[]).map((b) => (typeof b['text'] === 'string' ? b['text'] : `[${String(b.type)}]`)).join(' ')
   return ''
 }
 
@@ -212,15 +226,16 @@ function blockText(block: AnthropicContentBlock): string {
 
 function preview(payload: AnthropicMessageParam): MessagePreview {
   const blocks = blocksOf(payload)
-  const kind = typeof payload.content === 'string'
-    ? 'text'
-    : blocks.some((b) => b.type === 'tool_use')
-      ? 'tool_calls'
-      : blocks.some((b) => b.type === 'tool_result')
-        ? 'tool_result'
-        : blocks.length > 0 && blocks.every((b) => b.type === 'thinking' || b.type === 'redacted_thinking')
-          ? 'thinking'
-          : 'text'
+  const kind =
+    typeof payload.content === 'string'
+      ? 'text'
+      : blocks.some((b) => b.type === 'tool_use')
+        ? 'tool_calls'
+        : blocks.some((b) => b.type === 'tool_result')
+          ? 'tool_result'
+          : blocks.length > 0 && blocks.every((b) => b.type === 'thinking' || b.type === 'redacted_thinking')
+            ? 'thinking'
+            : 'text'
   const text = typeof payload.content === 'string' ? payload.content : blocks.map(blockText).join(' ')
   return { role: payload.role, kind, text }
 }
@@ -243,7 +258,9 @@ export const anthropicFormat: AnthropicFormat = {
   toolCalls: callIds,
   toolResults: resultIds,
   interruptedResults: (ids, content) =>
-    ids.length === 0 ? [] : [{ role: 'user', content: ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content, is_error: true })) }],
+    ids.length === 0
+      ? []
+      : [{ role: 'user', content: ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content, is_error: true })) }],
   toWire: (payload) => cloneJson(payload as unknown as JsonValue),
   withoutResults(payload, toolCallIds) {
     const copy = cloneJson(payload as unknown as JsonValue) as { content: AnthropicContentBlock[] | string }

@@ -45,20 +45,28 @@ export function registerMessageFormat<P>(format: MessageFormat<P>): void {
 
 function register<P>(format: MessageFormat<P>): void {
   if (typeof format !== 'object' || format === null || typeof format.name !== 'string' || !NAME_RE.test(format.name)) {
-    throw new TurnlogError('INVALID_INPUT', 'registerMessageFormat needs a format with a lower-case name (words joined by - or .)', { details: { field: 'format.name' } })
+    throw new TurnlogError('INVALID_INPUT', 'registerMessageFormat needs a format with a lower-case name (words joined by - or .)', {
+      details: { field: 'format.name' },
+    })
   }
   for (const key of ['toolCalls', 'toolResults', 'interruptedResults', 'toWire', 'preview'] as const) {
-    if (typeof format[key] !== 'function') throw new TurnlogError('INVALID_INPUT', `format ${format.name} needs a ${key} function`, { details: { field: `format.${key}` } })
+    if (typeof format[key] !== 'function')
+      throw new TurnlogError('INVALID_INPUT', `format ${format.name} needs a ${key} function`, { details: { field: `format.${key}` } })
   }
   for (const key of ['withoutResults', 'answerInPlace'] as const) {
     if (format[key] !== undefined && typeof format[key] !== 'function') {
-      throw new TurnlogError('INVALID_INPUT', `format ${format.name}: ${key} must be a function when given`, { details: { field: `format.${key}` } })
+      throw new TurnlogError('INVALID_INPUT', `format ${format.name}: ${key} must be a function when given`, {
+        details: { field: `format.${key}` },
+      })
     }
   }
   if (typeof format.schema !== 'object' || format.schema === null || typeof format.schema.safeParse !== 'function') {
     throw new TurnlogError('INVALID_INPUT', `format ${format.name} needs a zod schema`, { details: { field: 'format.schema' } })
   }
-  if (formats.has(format.name)) throw new TurnlogError('INVALID_INPUT', `a message format named ${format.name} is already registered`, { details: { field: 'format.name', format: format.name } })
+  if (formats.has(format.name))
+    throw new TurnlogError('INVALID_INPUT', `a message format named ${format.name} is already registered`, {
+      details: { field: 'format.name', format: format.name },
+    })
   formats.set(format.name, erased(format))
 }
 
@@ -75,9 +83,13 @@ export function messageFormat(name?: string): MessageFormat<unknown> {
   const format = formats.get(name ?? DEFAULT_MESSAGE_FORMAT)
   if (format !== undefined) return format
   const shown = typeof name === 'string' ? name.slice(0, 80) : typeof name
-  throw new TurnlogError('INVALID_MESSAGE', `unknown message format ${JSON.stringify(shown)} (registered: ${messageFormatNames().join(', ')})`, {
-    details: { format: shown, issues: [{ code: 'unknown_format', path: ['format'], message: 'unknown message format' }] },
-  })
+  throw new TurnlogError(
+    'INVALID_MESSAGE',
+    `unknown message format ${JSON.stringify(shown)} (registered: ${messageFormatNames().join(', ')})`,
+    {
+      details: { format: shown, issues: [{ code: 'unknown_format', path: ['format'], message: 'unknown message format' }] },
+    },
+  )
 }
 
 /**

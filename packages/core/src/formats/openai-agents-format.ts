@@ -44,7 +44,13 @@ const providerData = z.record(z.string(), z.unknown()).optional()
 const MESSAGE_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   user: z.looseObject({ type: messageType, role: z.literal('user'), content: z.union([z.string(), USER_PARTS]), providerData }),
   system: z.looseObject({ type: messageType, role: z.literal('system'), content: z.string(), providerData }),
-  assistant: z.looseObject({ type: messageType, role: z.literal('assistant'), status: z.enum(['in_progress', 'completed', 'incomplete']), content: ASSISTANT_PARTS, providerData }),
+  assistant: z.looseObject({
+    type: messageType,
+    role: z.literal('assistant'),
+    status: z.enum(['in_progress', 'completed', 'incomplete']),
+    content: ASSISTANT_PARTS,
+    providerData,
+  }),
 }
 const AnyMessage = z.looseObject({ role: z.enum(['user', 'system', 'assistant']) })
 
@@ -62,20 +68,84 @@ const ITEM_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
     output: z.union([z.string(), z.looseObject({ type: z.string() }), z.array(z.looseObject({ type: z.string() }))]),
     providerData,
   }),
-  hosted_tool_call: z.looseObject({ type: z.literal('hosted_tool_call'), name: z.string(), arguments: z.string().optional(), output: z.string().optional(), providerData }),
+  hosted_tool_call: z.looseObject({
+    type: z.literal('hosted_tool_call'),
+    name: z.string(),
+    arguments: z.string().optional(),
+    output: z.string().optional(),
+    providerData,
+  }),
   computer_call: z
-    .looseObject({ type: z.literal('computer_call'), callId, status, action: z.looseObject({ type: z.string() }).optional(), actions: z.array(z.looseObject({ type: z.string() })).min(1).optional(), providerData })
-    .refine((c) => c.action !== undefined || c.actions !== undefined, { message: 'a computer_call needs action or actions', path: ['action'] }),
-  computer_call_result: z.looseObject({ type: z.literal('computer_call_result'), callId, output: z.looseObject({ type: z.literal('computer_screenshot'), data: z.string() }), providerData }),
-  shell_call: z.looseObject({ type: z.literal('shell_call'), callId, action: z.looseObject({ commands: z.array(z.string()) }), providerData }),
-  shell_call_output: z.looseObject({ type: z.literal('shell_call_output'), callId, output: z.array(z.looseObject({ stdout: z.string(), stderr: z.string(), outcome: z.looseObject({ type: z.string() }) })), providerData }),
-  apply_patch_call: z.looseObject({ type: z.literal('apply_patch_call'), callId, status, operation: z.looseObject({ type: z.string(), path: z.string() }), providerData }),
-  apply_patch_call_output: z.looseObject({ type: z.literal('apply_patch_call_output'), callId, status, output: z.string().optional(), providerData }),
-  tool_search_call: z.looseObject({ type: z.literal('tool_search_call'), callId: z.string().nullable().optional(), call_id: z.string().nullable().optional(), execution: z.enum(['client', 'server']).optional(), providerData }),
-  tool_search_output: z.looseObject({ type: z.literal('tool_search_output'), callId: z.string().nullable().optional(), call_id: z.string().nullable().optional(), execution: z.enum(['client', 'server']).optional(), tools: z.array(z.unknown()), providerData }),
+    .looseObject({
+      type: z.literal('computer_call'),
+      callId,
+      status,
+      action: z.looseObject({ type: z.string() }).optional(),
+      actions: z
+        .array(z.looseObject({ type: z.string() }))
+        .min(1)
+        .optional(),
+      providerData,
+    })
+    .refine((c) => c.action !== undefined || c.actions !== undefined, {
+      message: 'a computer_call needs action or actions',
+      path: ['action'],
+    }),
+  computer_call_result: z.looseObject({
+    type: z.literal('computer_call_result'),
+    callId,
+    output: z.looseObject({ type: z.literal('computer_screenshot'), data: z.string() }),
+    providerData,
+  }),
+  shell_call: z.looseObject({
+    type: z.literal('shell_call'),
+    callId,
+    action: z.looseObject({ commands: z.array(z.string()) }),
+    providerData,
+  }),
+  shell_call_output: z.looseObject({
+    type: z.literal('shell_call_output'),
+    callId,
+    output: z.array(z.looseObject({ stdout: z.string(), stderr: z.string(), outcome: z.looseObject({ type: z.string() }) })),
+    providerData,
+  }),
+  apply_patch_call: z.looseObject({
+    type: z.literal('apply_patch_call'),
+    callId,
+    status,
+    operation: z.looseObject({ type: z.string(), path: z.string() }),
+    providerData,
+  }),
+  apply_patch_call_output: z.looseObject({
+    type: z.literal('apply_patch_call_output'),
+    callId,
+    status,
+    output: z.string().optional(),
+    providerData,
+  }),
+  tool_search_call: z.looseObject({
+    type: z.literal('tool_search_call'),
+    callId: z.string().nullable().optional(),
+    call_id: z.string().nullable().optional(),
+    execution: z.enum(['client', 'server']).optional(),
+    providerData,
+  }),
+  tool_search_output: z.looseObject({
+    type: z.literal('tool_search_output'),
+    callId: z.string().nullable().optional(),
+    call_id: z.string().nullable().optional(),
+    execution: z.enum(['client', 'server']).optional(),
+    tools: z.array(z.unknown()),
+    providerData,
+  }),
   program: z.looseObject({ type: z.literal('program'), callId, code: z.string(), fingerprint: z.string(), providerData }),
   program_output: z.looseObject({ type: z.literal('program_output'), callId, output: z.string(), status, providerData }),
-  reasoning: z.looseObject({ type: z.literal('reasoning'), content: z.array(z.looseObject({ type: z.string(), text: z.string() })), rawContent: z.array(z.looseObject({ type: z.string(), text: z.string() })).optional(), providerData }),
+  reasoning: z.looseObject({
+    type: z.literal('reasoning'),
+    content: z.array(z.looseObject({ type: z.string(), text: z.string() })),
+    rawContent: z.array(z.looseObject({ type: z.string(), text: z.string() })).optional(),
+    providerData,
+  }),
   compaction: z.looseObject({ type: z.literal('compaction'), encrypted_content: z.string(), providerData }),
   unknown: z.looseObject({ type: z.literal('unknown'), providerData }),
 }
@@ -139,7 +209,12 @@ function interrupted(callId: string, content: string, call: OpenAIAgentsItem | u
       // a computer call is answered by a screenshot: there is none, so its data is empty
       return { type: 'computer_call_result', callId, output: { type: 'computer_screenshot', data: '' } }
     case 'shell_call':
-      return { type: 'shell_call_output', callId, status: 'incomplete', output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }] }
+      return {
+        type: 'shell_call_output',
+        callId,
+        status: 'incomplete',
+        output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }],
+      }
     case 'apply_patch_call':
       return { type: 'apply_patch_call_output', callId, status: 'failed', output: content }
     case 'tool_search_call':
@@ -162,7 +237,11 @@ function preview(item: OpenAIAgentsItem): MessagePreview {
   }
   if (RESULTS.has(kind) || kind === 'program_output') {
     const out = item['output'] ?? item['tools']
-    return { role: 'tool', kind: resultIds(item).length > 0 ? 'tool_result' : kind, text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null) }
+    return {
+      role: 'tool',
+      kind: resultIds(item).length > 0 ? 'tool_result' : kind,
+      text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null),
+    }
   }
   if (kind === 'reasoning') return { role: 'assistant', kind, text: partsText(item['content']) }
   return { role: typeof item.role === 'string' ? item.role : 'assistant', kind, text: '' }

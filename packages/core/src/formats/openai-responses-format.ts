@@ -29,9 +29,20 @@ const MESSAGE_PARTS = partsSchema({
   output_text: text,
   refusal: z.looseObject({ type: z.literal('refusal'), refusal: z.string() }),
   input_image: z.looseObject({ type: z.literal('input_image'), image_url: optionalString, file_id: optionalString }),
-  input_file: z.looseObject({ type: z.literal('input_file'), file_data: z.string().optional(), file_id: optionalString, file_url: z.string().optional(), filename: z.string().optional() }),
+  input_file: z.looseObject({
+    type: z.literal('input_file'),
+    file_data: z.string().optional(),
+    file_id: optionalString,
+    file_url: z.string().optional(),
+    filename: z.string().optional(),
+  }),
 })
-const Message = z.looseObject({ type: z.literal('message').optional(), role: ROLES, content: z.union([z.string(), MESSAGE_PARTS]), id: z.string().optional() })
+const Message = z.looseObject({
+  type: z.literal('message').optional(),
+  role: ROLES,
+  content: z.union([z.string(), MESSAGE_PARTS]),
+  id: z.string().optional(),
+})
 const ItemReference = z.looseObject({ type: z.literal('item_reference').nullable().optional(), id: z.string() })
 
 const callId = z.string().min(1)
@@ -46,28 +57,104 @@ const ITEM_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   function_call_output: z.looseObject({ type: z.literal('function_call_output'), call_id: callId.nullable().optional(), output }),
   custom_tool_call: z.looseObject({ type: z.literal('custom_tool_call'), call_id: callId, name: z.string(), input: z.string() }),
   custom_tool_call_output: z.looseObject({ type: z.literal('custom_tool_call_output'), call_id: callId, output }),
-  computer_call: z.looseObject({ type: z.literal('computer_call'), call_id: callId, id: z.string(), status: z.string(), pending_safety_checks: z.array(z.unknown()) }),
-  computer_call_output: z.looseObject({ type: z.literal('computer_call_output'), call_id: callId, output: z.looseObject({ type: z.literal('computer_screenshot') }) }),
-  local_shell_call: z.looseObject({ type: z.literal('local_shell_call'), call_id: callId, id: z.string(), status: z.string(), action: z.looseObject({ type: z.string() }) }),
+  computer_call: z.looseObject({
+    type: z.literal('computer_call'),
+    call_id: callId,
+    id: z.string(),
+    status: z.string(),
+    pending_safety_checks: z.array(z.unknown()),
+  }),
+  computer_call_output: z.looseObject({
+    type: z.literal('computer_call_output'),
+    call_id: callId,
+    output: z.looseObject({ type: z.literal('computer_screenshot') }),
+  }),
+  local_shell_call: z.looseObject({
+    type: z.literal('local_shell_call'),
+    call_id: callId,
+    id: z.string(),
+    status: z.string(),
+    action: z.looseObject({ type: z.string() }),
+  }),
   local_shell_call_output: z
     .looseObject({ type: z.literal('local_shell_call_output'), id: z.string().optional(), call_id: callId.optional(), output: z.string() })
-    .refine((o) => o.call_id !== undefined || (o.id !== undefined && o.id.length > 0), { message: 'a local_shell_call_output needs the call id (id or call_id)', path: ['id'] }),
+    .refine((o) => o.call_id !== undefined || (o.id !== undefined && o.id.length > 0), {
+      message: 'a local_shell_call_output needs the call id (id or call_id)',
+      path: ['id'],
+    }),
   shell_call: z.looseObject({ type: z.literal('shell_call'), call_id: callId, action: z.looseObject({ commands: z.array(z.string()) }) }),
-  shell_call_output: z.looseObject({ type: z.literal('shell_call_output'), call_id: callId, output: z.array(z.looseObject({ stdout: z.string(), stderr: z.string() })) }),
-  apply_patch_call: z.looseObject({ type: z.literal('apply_patch_call'), call_id: callId, status: z.string(), operation: z.looseObject({ type: z.string(), path: z.string() }) }),
+  shell_call_output: z.looseObject({
+    type: z.literal('shell_call_output'),
+    call_id: callId,
+    output: z.array(z.looseObject({ stdout: z.string(), stderr: z.string() })),
+  }),
+  apply_patch_call: z.looseObject({
+    type: z.literal('apply_patch_call'),
+    call_id: callId,
+    status: z.string(),
+    operation: z.looseObject({ type: z.string(), path: z.string() }),
+  }),
   apply_patch_call_output: z.looseObject({ type: z.literal('apply_patch_call_output'), call_id: callId, status: z.string() }),
-  mcp_approval_request: z.looseObject({ type: z.literal('mcp_approval_request'), id: callId, name: z.string(), arguments: z.string(), server_label: z.string() }),
+  mcp_approval_request: z.looseObject({
+    type: z.literal('mcp_approval_request'),
+    id: callId,
+    name: z.string(),
+    arguments: z.string(),
+    server_label: z.string(),
+  }),
   mcp_approval_response: z.looseObject({ type: z.literal('mcp_approval_response'), approval_request_id: callId, approve: z.boolean() }),
-  mcp_call: z.looseObject({ type: z.literal('mcp_call'), id: z.string(), name: z.string(), arguments: z.string(), server_label: z.string() }),
-  mcp_list_tools: z.looseObject({ type: z.literal('mcp_list_tools'), id: z.string(), server_label: z.string(), tools: z.array(z.unknown()) }),
-  tool_search_call: z.looseObject({ type: z.literal('tool_search_call'), call_id: optionalString, execution: z.enum(['server', 'client']).optional() }),
-  tool_search_output: z.looseObject({ type: z.literal('tool_search_output'), call_id: optionalString, execution: z.enum(['server', 'client']).optional(), tools: z.array(z.unknown()) }),
-  reasoning: z.looseObject({ type: z.literal('reasoning'), id: z.string(), summary: z.array(z.looseObject({ type: z.string() })), content: z.array(z.looseObject({ type: z.string() })).optional(), encrypted_content: optionalString }),
+  mcp_call: z.looseObject({
+    type: z.literal('mcp_call'),
+    id: z.string(),
+    name: z.string(),
+    arguments: z.string(),
+    server_label: z.string(),
+  }),
+  mcp_list_tools: z.looseObject({
+    type: z.literal('mcp_list_tools'),
+    id: z.string(),
+    server_label: z.string(),
+    tools: z.array(z.unknown()),
+  }),
+  tool_search_call: z.looseObject({
+    type: z.literal('tool_search_call'),
+    call_id: optionalString,
+    execution: z.enum(['server', 'client']).optional(),
+  }),
+  tool_search_output: z.looseObject({
+    type: z.literal('tool_search_output'),
+    call_id: optionalString,
+    execution: z.enum(['server', 'client']).optional(),
+    tools: z.array(z.unknown()),
+  }),
+  reasoning: z.looseObject({
+    type: z.literal('reasoning'),
+    id: z.string(),
+    summary: z.array(z.looseObject({ type: z.string() })),
+    content: z.array(z.looseObject({ type: z.string() })).optional(),
+    encrypted_content: optionalString,
+  }),
   compaction: z.looseObject({ type: z.literal('compaction'), encrypted_content: z.string() }),
-  file_search_call: z.looseObject({ type: z.literal('file_search_call'), id: z.string(), queries: z.array(z.string()), status: z.string() }),
+  file_search_call: z.looseObject({
+    type: z.literal('file_search_call'),
+    id: z.string(),
+    queries: z.array(z.string()),
+    status: z.string(),
+  }),
   web_search_call: z.looseObject({ type: z.literal('web_search_call'), id: z.string(), status: z.string() }),
-  code_interpreter_call: z.looseObject({ type: z.literal('code_interpreter_call'), id: z.string(), code: z.string().nullable(), container_id: z.string(), status: z.string() }),
-  image_generation_call: z.looseObject({ type: z.literal('image_generation_call'), id: z.string(), result: z.string().nullable(), status: z.string() }),
+  code_interpreter_call: z.looseObject({
+    type: z.literal('code_interpreter_call'),
+    id: z.string(),
+    code: z.string().nullable(),
+    container_id: z.string(),
+    status: z.string(),
+  }),
+  image_generation_call: z.looseObject({
+    type: z.literal('image_generation_call'),
+    id: z.string(),
+    result: z.string().nullable(),
+    status: z.string(),
+  }),
 }
 
 /** The item kinds that open a call, with the field holding the call id, and the result kind that answers it. */
@@ -144,7 +231,12 @@ function interrupted(id: string, content: string, callKind: string): OpenAIRespo
     case 'local_shell_call':
       return { type: 'local_shell_call_output', id, output: content, status: 'incomplete' }
     case 'shell_call':
-      return { type: 'shell_call_output', call_id: id, output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }], status: 'incomplete' }
+      return {
+        type: 'shell_call_output',
+        call_id: id,
+        output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }],
+        status: 'incomplete',
+      }
     case 'apply_patch_call':
       return { type: 'apply_patch_call_output', call_id: id, status: 'failed', output: content }
     case 'mcp_approval_request':
@@ -163,11 +255,19 @@ function preview(item: OpenAIResponsesItem): MessagePreview {
   if (Object.hasOwn(CALLS, kind)) {
     const name = stringField(item, 'name') ?? kind
     const args = item['arguments'] ?? item['input'] ?? item['action'] ?? item['operation']
-    return { role: 'assistant', kind: callIds(item).length > 0 ? 'tool_calls' : kind, text: `${name}(${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)})` }
+    return {
+      role: 'assistant',
+      kind: callIds(item).length > 0 ? 'tool_calls' : kind,
+      text: `${name}(${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)})`,
+    }
   }
   if (Object.hasOwn(RESULTS, kind)) {
     const out = item['output'] ?? item['reason'] ?? item['approve'] ?? item['tools']
-    return { role: 'tool', kind: resultIds(item).length > 0 ? 'tool_result' : kind, text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null) }
+    return {
+      role: 'tool',
+      kind: resultIds(item).length > 0 ? 'tool_result' : kind,
+      text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null),
+    }
   }
   if (kind === 'reasoning') return { role: 'assistant', kind, text: partsText(item['summary']) }
   if (kind === 'item_reference') return { role: 'reference', kind, text: String(item.id) }
@@ -194,7 +294,8 @@ export const openAIResponsesFormat: MessageFormat<OpenAIResponsesItem> = {
   schema,
   toolCalls: callIds,
   toolResults: resultIds,
-  interruptedResults: (ids, content, call) => ids.map((id) => interrupted(id, content, call === undefined ? 'function_call' : kindOf(call))),
+  interruptedResults: (ids, content, call) =>
+    ids.map((id) => interrupted(id, content, call === undefined ? 'function_call' : kindOf(call))),
   toWire: (payload) => cloneJson(payload as unknown as JsonValue),
   preview,
 }

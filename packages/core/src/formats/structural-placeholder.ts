@@ -9,8 +9,20 @@ export const REDACTED_CONTENT = '[redacted]'
  * becomes `'[redacted]'`. Mirrored by `turnlog.is_structural_placeholder` (SQL).
  */
 export const PLACEHOLDER_KEPT_KEYS: ReadonlySet<string> = new Set([
-  'type', 'role', 'id', 'call_id', 'callId', 'toolCallId', 'tool_use_id', 'approval_request_id', 'approvalId', 'name', 'toolName',
-  'state', 'status', 'execution',
+  'type',
+  'role',
+  'id',
+  'call_id',
+  'callId',
+  'toolCallId',
+  'tool_use_id',
+  'approval_request_id',
+  'approvalId',
+  'name',
+  'toolName',
+  'state',
+  'status',
+  'execution',
 ])
 
 /**
@@ -21,7 +33,11 @@ export const PLACEHOLDER_KEPT_KEYS: ReadonlySet<string> = new Set([
  * and pairing ids, so it stays a payload of the format and a redacted result still answers its call.
  * `keep` (a subset of {@link PLACEHOLDER_KEPT_KEYS}) narrows what is kept. Never mutates `payload`.
  */
-export function structuralPlaceholder(payload: unknown, content: string = REDACTED_CONTENT, keep: ReadonlySet<string> = PLACEHOLDER_KEPT_KEYS): unknown {
+export function structuralPlaceholder(
+  payload: unknown,
+  content: string = REDACTED_CONTENT,
+  keep: ReadonlySet<string> = PLACEHOLDER_KEPT_KEYS,
+): unknown {
   const walk = (value: unknown, key: string | undefined): unknown => {
     if (typeof value === 'string') return key !== undefined && keep.has(key) && PLACEHOLDER_KEPT_KEYS.has(key) ? value : content
     if (typeof value === 'number') return 0

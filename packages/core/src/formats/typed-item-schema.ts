@@ -13,7 +13,8 @@ export function typedItemSchema(select: (item: Readonly<Record<string, unknown>>
     if (schema === undefined) return
     const result = schema.safeParse(item)
     if (result.success) return
-    for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message, params: { code: issue.code } })
+    for (const issue of result.error.issues)
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message, params: { code: issue.code } })
   })
 }
 
@@ -28,7 +29,9 @@ export const PartSchema = z.looseObject({ type: z.string() })
  * kind is kept verbatim.
  */
 export function partsSchema(known: Readonly<Record<string, z.ZodType>>): z.ZodType {
-  return z.array(typedItemSchema((part) => (typeof part['type'] === 'string' && Object.hasOwn(known, part['type']) ? known[part['type']] : PartSchema)))
+  return z.array(
+    typedItemSchema((part) => (typeof part['type'] === 'string' && Object.hasOwn(known, part['type']) ? known[part['type']] : PartSchema)),
+  )
 }
 
 /** The text of a list of parts: each part's `text` (or `refusal`), `[type]` for the others, space-joined. */

@@ -10,11 +10,22 @@ import { aiSdkModelPayloadArb, aiSdkModelPayloadArbWith, aiSdkUiPayloadArb, aiSd
 
 const RUNS = { numRuns: 200 }
 /** A small pool of call ids, so calls and results of different messages meet. */
-const pooledIdArb = fc.oneof({ weight: 4, arbitrary: fc.constantFrom('call_a', 'call_b', 'call_c') }, { weight: 1, arbitrary: toolCallIdArb })
+const pooledIdArb = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('call_a', 'call_b', 'call_c') },
+  { weight: 1, arbitrary: toolCallIdArb },
+)
 
 const FORMATS = [
-  { format: 'ai-sdk-ui', payload: aiSdkUiPayloadArb as fc.Arbitrary<object>, sequence: fc.array(aiSdkUiPayloadArbWith(pooledIdArb) as fc.Arbitrary<object>, { maxLength: 8 }) },
-  { format: 'ai-sdk-model', payload: aiSdkModelPayloadArb as fc.Arbitrary<object>, sequence: fc.array(aiSdkModelPayloadArbWith(pooledIdArb) as fc.Arbitrary<object>, { maxLength: 8 }) },
+  {
+    format: 'ai-sdk-ui',
+    payload: aiSdkUiPayloadArb as fc.Arbitrary<object>,
+    sequence: fc.array(aiSdkUiPayloadArbWith(pooledIdArb) as fc.Arbitrary<object>, { maxLength: 8 }),
+  },
+  {
+    format: 'ai-sdk-model',
+    payload: aiSdkModelPayloadArb as fc.Arbitrary<object>,
+    sequence: fc.array(aiSdkModelPayloadArbWith(pooledIdArb) as fc.Arbitrary<object>, { maxLength: 8 }),
+  },
 ] as const
 
 describe.each(FORMATS)('$format (properties)', ({ format, payload, sequence }) => {

@@ -51,7 +51,14 @@ export const toolOutputs = [
     type: 'tool-result',
     toolCallId: 'call_6',
     toolName: 't',
-    output: { type: 'content', value: [{ type: 'text', text: 'see image' }, { type: 'image-url', url: 'https://example.com/a.png' }, { type: 'file-data', data: 'AAAA', mediaType: 'application/pdf' }] },
+    output: {
+      type: 'content',
+      value: [
+        { type: 'text', text: 'see image' },
+        { type: 'image-url', url: 'https://example.com/a.png' },
+        { type: 'file-data', data: 'AAAA', mediaType: 'application/pdf' },
+      ],
+    },
   },
 ] as const satisfies readonly ToolResultPart[]
 
@@ -65,20 +72,31 @@ export const assistantMoreCalls = {
 } as const satisfies AssistantModelMessage
 
 /** The tool message with the approval response and the results. */
-export const toolMore = { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'appr_1', approved: false, reason: 'not allowed' }, ...toolOutputs] } as const satisfies ToolModelMessage
+export const toolMore = {
+  role: 'tool',
+  content: [{ type: 'tool-approval-response', approvalId: 'appr_1', approved: false, reason: 'not allowed' }, ...toolOutputs],
+} as const satisfies ToolModelMessage
 
 /** A provider-executed tool: call and result in the assistant message itself. */
 export const assistantProviderExecuted = {
   role: 'assistant',
   content: [
     { type: 'tool-call', toolCallId: 'srvtoolu_1', toolName: 'web_search', input: { query: 'paris' }, providerExecuted: true },
-    { type: 'tool-result', toolCallId: 'srvtoolu_1', toolName: 'web_search', output: { type: 'json', value: [{ url: 'https://example.com' }] } },
+    {
+      type: 'tool-result',
+      toolCallId: 'srvtoolu_1',
+      toolName: 'web_search',
+      output: { type: 'json', value: [{ url: 'https://example.com' }] },
+    },
     { type: 'text', text: 'Found it.' },
   ],
 } as const satisfies AssistantModelMessage
 
 /** An assistant message whose call is never answered. */
-export const assistantUnanswered = { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_9', toolName: 'getWeather', input: { city: 'Nice' } }] } as const satisfies AssistantModelMessage
+export const assistantUnanswered = {
+  role: 'assistant',
+  content: [{ type: 'tool-call', toolCallId: 'call_9', toolName: 'getWeather', input: { city: 'Nice' } }],
+} as const satisfies AssistantModelMessage
 
 /** An assistant message as a plain string. */
 export const assistantString = { role: 'assistant', content: 'Done.' } as const satisfies AssistantModelMessage
@@ -86,8 +104,23 @@ export const assistantString = { role: 'assistant', content: 'Done.' } as const 
 /** A part kind a later SDK may add (cast), and an unknown field on a known part, kept verbatim. */
 export const futureKinds = {
   role: 'assistant',
-  content: [{ type: 'citation', ref: 'c1' } as unknown as AssistantModelMessage['content'][number] & object, { type: 'text', text: 'x', future: true } as { type: 'text'; text: string }],
+  content: [
+    { type: 'citation', ref: 'c1' } as unknown as AssistantModelMessage['content'][number] & object,
+    { type: 'text', text: 'x', future: true } as { type: 'text'; text: string },
+  ],
 } satisfies AssistantModelMessage
 
 /** Every valid fixture, in a paired order (the unanswered call last). */
-export const ALL_VALID: readonly ModelMessage[] = [system, userString, userParts, assistantCalls, toolResults, assistantMoreCalls, toolMore, assistantProviderExecuted, assistantString, futureKinds, assistantUnanswered]
+export const ALL_VALID: readonly ModelMessage[] = [
+  system,
+  userString,
+  userParts,
+  assistantCalls,
+  toolResults,
+  assistantMoreCalls,
+  toolMore,
+  assistantProviderExecuted,
+  assistantString,
+  futureKinds,
+  assistantUnanswered,
+]

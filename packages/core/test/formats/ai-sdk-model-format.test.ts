@@ -1,6 +1,15 @@
 /** The `ai-sdk-model` format: schema, pairing by toolCallId, the interrupted tool message, the wire view, previews. */
 import { describe, expect, it } from '@jest/globals'
-import { aiSdkModelFormat, createMessage, parseFormatPayload, toolPairing, toWire, INTERRUPTED_TOOL_RESULT, type AiSdkModelMessage, type Message } from '@turnlog/core'
+import {
+  aiSdkModelFormat,
+  createMessage,
+  parseFormatPayload,
+  toolPairing,
+  toWire,
+  INTERRUPTED_TOOL_RESULT,
+  type AiSdkModelMessage,
+  type Message,
+} from '@turnlog/core'
 import { modelMessageSchema, type ModelMessage, type ToolModelMessage } from 'ai'
 import * as fx from './ai-sdk-model-fixtures.js'
 
@@ -38,15 +47,23 @@ describe('ai-sdk-model', () => {
       [{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: '', toolName: 't', input: {} }] }, 'content.0.toolCallId'],
       [{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c', input: {} }] }, 'content.0.toolName'],
       [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't' }] }, 'content.0.output'],
-      [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', output: { type: 'text', value: 1 } }] }, 'content.0.output.value'],
-      [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', output: { type: 'json' } }] }, 'content.0.output.value'],
+      [
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', output: { type: 'text', value: 1 } }] },
+        'content.0.output.value',
+      ],
+      [
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', output: { type: 'json' } }] },
+        'content.0.output.value',
+      ],
       [{ role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'a' }] }, 'content.0.approved'],
       [{ role: 'assistant', content: [{ type: 'tool-approval-request', approvalId: 'a' }] }, 'content.0.toolCallId'],
       [{ role: 'user', content: [{ type: 'file', data: 'AAAA' }] }, 'content.0.mediaType'],
     ]
     for (const [payload, path] of cases) expect(issueOf(payload)).toEqual({ code: 'INVALID_MESSAGE', path })
     // an unknown output type of a tool result is kept
-    expect(issueOf({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', output: { type: 'future', x: 1 } }] })).toEqual({ code: undefined, path: undefined })
+    expect(
+      issueOf({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 't', output: { type: 'future', x: 1 } }] }),
+    ).toEqual({ code: undefined, path: undefined })
   })
 
   it('tool-call parts open calls; tool-result parts (tool message, or a provider-executed result in the assistant message) answer them', () => {
@@ -91,7 +108,13 @@ describe('ai-sdk-model', () => {
   })
 
   it('the repair adds the interrupted tool message after the unanswered call and drops an orphan result, keeping the other results of its message', () => {
-    const orphanAndResult = { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'ghost', toolName: 't', output: { type: 'text', value: 'late' } }, ...fx.toolResults.content] } as const satisfies ToolModelMessage
+    const orphanAndResult = {
+      role: 'tool',
+      content: [
+        { type: 'tool-result', toolCallId: 'ghost', toolName: 't', output: { type: 'text', value: 'late' } },
+        ...fx.toolResults.content,
+      ],
+    } as const satisfies ToolModelMessage
     const messages = [fx.userString, fx.assistantCalls, orphanAndResult, fx.assistantUnanswered, fx.userString].map(model)
     const pairing = toolPairing(messages)
     expect(pairing.orphans).toEqual([{ messageId: messages[2]!.id, toolCallId: 'ghost' }])
@@ -102,18 +125,34 @@ describe('ai-sdk-model', () => {
       fx.assistantCalls,
       fx.toolResults,
       fx.assistantUnanswered,
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_9', toolName: 'getWeather', output: { type: 'error-text', value: INTERRUPTED_TOOL_RESULT } }] },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'call_9',
+            toolName: 'getWeather',
+            output: { type: 'error-text', value: INTERRUPTED_TOOL_RESULT },
+          },
+        ],
+      },
       fx.userString,
     ])
     expect(messages[2]!.payload).toEqual(orphanAndResult)
     // a tool message with only an orphan is not sent
-    expect(toWire([model(fx.userString), model({ role: 'tool', content: [orphanAndResult.content[0]] })], { repairPairing: true })).toEqual([fx.userString])
+    expect(toWire([model(fx.userString), model({ role: 'tool', content: [orphanAndResult.content[0]] })], { repairPairing: true })).toEqual(
+      [fx.userString],
+    )
   })
 
   it('preview: role, kind and text', () => {
     expect(aiSdkModelFormat.preview(p(fx.system))).toEqual({ role: 'system', kind: 'text', text: 'You are a helpful assistant.' })
     expect(aiSdkModelFormat.preview(p(fx.userParts))).toEqual({ role: 'user', kind: 'text', text: 'Look at these. [image] [file]' })
-    expect(aiSdkModelFormat.preview(p(fx.assistantCalls))).toEqual({ role: 'assistant', kind: 'tool_calls', text: '[reasoning] Two cities: two calls. Checking both. [getWeather] [getWeather]' })
+    expect(aiSdkModelFormat.preview(p(fx.assistantCalls))).toEqual({
+      role: 'assistant',
+      kind: 'tool_calls',
+      text: '[reasoning] Two cities: two calls. Checking both. [getWeather] [getWeather]',
+    })
     expect(aiSdkModelFormat.preview(p(fx.toolResults))).toEqual({ role: 'tool', kind: 'tool_result', text: '[json] 15 °C' })
   })
 })

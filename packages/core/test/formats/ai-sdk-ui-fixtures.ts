@@ -17,7 +17,11 @@ export const userText = {
 } as const satisfies UIMessage
 
 /** A system message (text only). */
-export const system = { id: 'msg-system-1', role: 'system', parts: [{ type: 'text', text: 'You are a helpful assistant.' }] } as const satisfies UIMessage
+export const system = {
+  id: 'msg-system-1',
+  role: 'system',
+  parts: [{ type: 'text', text: 'You are a helpful assistant.' }],
+} as const satisfies UIMessage
 
 /** An assistant message with reasoning, a step boundary, sources, a data part and a finished static tool call. */
 export const assistantAnswered = {
@@ -25,8 +29,19 @@ export const assistantAnswered = {
   role: 'assistant',
   parts: [
     { type: 'step-start' },
-    { type: 'reasoning', text: 'The user wants the weather; call the tool.', state: 'done', providerMetadata: { anthropic: { signature: 'sig-1' } } },
-    { type: 'tool-getWeather', toolCallId: 'call-weather-1', state: 'output-available', input: { city: 'Paris' }, output: { tempC: 18, sky: 'clear' } },
+    {
+      type: 'reasoning',
+      text: 'The user wants the weather; call the tool.',
+      state: 'done',
+      providerMetadata: { anthropic: { signature: 'sig-1' } },
+    },
+    {
+      type: 'tool-getWeather',
+      toolCallId: 'call-weather-1',
+      state: 'output-available',
+      input: { city: 'Paris' },
+      output: { tempC: 18, sky: 'clear' },
+    },
     { type: 'step-start' },
     { type: 'source-url', sourceId: 'src-1', url: 'https://example.com/paris', title: 'Paris weather' },
     { type: 'source-document', sourceId: 'src-2', mediaType: 'application/pdf', title: 'Climate report', filename: 'report.pdf' },
@@ -52,11 +67,37 @@ export const assistantStates = {
   parts: [
     { type: 'tool-search', toolCallId: 'call-s-1', state: 'input-streaming', input: { query: 'par' }, rawInput: '{"query":"par' },
     { type: 'tool-deleteFile', toolCallId: 'call-d-1', state: 'approval-requested', input: { path: '/tmp/a' }, approval: { id: 'appr-1' } },
-    { type: 'tool-deleteFile', toolCallId: 'call-d-2', state: 'approval-responded', input: { path: '/tmp/b' }, approval: { id: 'appr-2', approved: true, reason: 'ok' } },
-    { type: 'tool-deleteFile', toolCallId: 'call-d-3', state: 'output-denied', input: { path: '/etc' }, approval: { id: 'appr-3', approved: false, reason: 'no' } },
+    {
+      type: 'tool-deleteFile',
+      toolCallId: 'call-d-2',
+      state: 'approval-responded',
+      input: { path: '/tmp/b' },
+      approval: { id: 'appr-2', approved: true, reason: 'ok' },
+    },
+    {
+      type: 'tool-deleteFile',
+      toolCallId: 'call-d-3',
+      state: 'output-denied',
+      input: { path: '/etc' },
+      approval: { id: 'appr-3', approved: false, reason: 'no' },
+    },
     { type: 'tool-getWeather', toolCallId: 'call-weather-3', state: 'output-error', input: { city: '' }, errorText: 'city is required' },
-    { type: 'dynamic-tool', toolName: 'mcp_lookup', toolCallId: 'call-dyn-1', state: 'output-available', input: { id: 7 }, output: 'found' },
-    { type: 'tool-web_search', toolCallId: 'srvtoolu_01', state: 'output-available', providerExecuted: true, input: { query: 'paris' }, output: [{ url: 'https://example.com' }] },
+    {
+      type: 'dynamic-tool',
+      toolName: 'mcp_lookup',
+      toolCallId: 'call-dyn-1',
+      state: 'output-available',
+      input: { id: 7 },
+      output: 'found',
+    },
+    {
+      type: 'tool-web_search',
+      toolCallId: 'srvtoolu_01',
+      state: 'output-available',
+      providerExecuted: true,
+      input: { query: 'paris' },
+      output: [{ url: 'https://example.com' }],
+    },
   ],
 } as const satisfies UIMessage
 
@@ -71,20 +112,41 @@ export const approvedToolPart = {
 } as const satisfies ToolUIPart
 
 /** A dynamic tool part still waiting for its result. */
-export const dynamicPending = { type: 'dynamic-tool', toolName: 'mcp_fetch', toolCallId: 'call-dyn-2', state: 'input-available', input: { url: 'https://example.com' } } as const satisfies DynamicToolUIPart
+export const dynamicPending = {
+  type: 'dynamic-tool',
+  toolName: 'mcp_fetch',
+  toolCallId: 'call-dyn-2',
+  state: 'input-available',
+  input: { url: 'https://example.com' },
+} as const satisfies DynamicToolUIPart
 
 /** An assistant message with a pending dynamic tool call and text. */
-export const assistantDynamicPending = { id: 'msg-assistant-4', role: 'assistant', parts: [{ type: 'text', text: 'Fetching…' }, dynamicPending] } as const satisfies UIMessage
+export const assistantDynamicPending = {
+  id: 'msg-assistant-4',
+  role: 'assistant',
+  parts: [{ type: 'text', text: 'Fetching…' }, dynamicPending],
+} as const satisfies UIMessage
 
 /** A part kind a later SDK may add (not in `UIMessagePart`: cast), kept verbatim; and an unknown field on a known part. */
 export const futureKinds = {
   id: 'msg-assistant-5',
   role: 'assistant',
-  parts: [{ type: 'citation-card', cardId: 'c-1', body: { x: 1 } } as unknown as UIMessage['parts'][number], { type: 'text', text: 'hello', futureField: 42 } as UIMessage['parts'][number]],
+  parts: [
+    { type: 'citation-card', cardId: 'c-1', body: { x: 1 } } as unknown as UIMessage['parts'][number],
+    { type: 'text', text: 'hello', futureField: 42 } as UIMessage['parts'][number],
+  ],
 } satisfies UIMessage
 
 /** Every valid fixture that the SDK's own `validateUIMessages` accepts (no unknown part kinds). */
-export const SDK_VALID: readonly UIMessage[] = [userText, system, assistantAnswered, assistantUnanswered, assistantStates, assistantDynamicPending, { id: 'msg-assistant-6', role: 'assistant', parts: [approvedToolPart] }]
+export const SDK_VALID: readonly UIMessage[] = [
+  userText,
+  system,
+  assistantAnswered,
+  assistantUnanswered,
+  assistantStates,
+  assistantDynamicPending,
+  { id: 'msg-assistant-6', role: 'assistant', parts: [approvedToolPart] },
+]
 
 /** Every valid fixture. */
 export const ALL_VALID: readonly UIMessage[] = [...SDK_VALID, futureKinds]

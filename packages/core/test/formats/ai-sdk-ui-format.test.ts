@@ -1,6 +1,16 @@
 /** The `ai-sdk-ui` format: schema, pairing by part state, the in-place repair, the wire view, previews, and the SDK's own validation. */
 import { describe, expect, it } from '@jest/globals'
-import { aiSdkUiFormat, createMessage, messageIdFromExternal, parseFormatPayload, toolPairing, toWire, INTERRUPTED_TOOL_RESULT, type AiSdkUiMessage, type Message } from '@turnlog/core'
+import {
+  aiSdkUiFormat,
+  createMessage,
+  messageIdFromExternal,
+  parseFormatPayload,
+  toolPairing,
+  toWire,
+  INTERRUPTED_TOOL_RESULT,
+  type AiSdkUiMessage,
+  type Message,
+} from '@turnlog/core'
 import { convertToModelMessages, validateUIMessages, type UIMessage } from 'ai'
 import * as fx from './ai-sdk-ui-fixtures.js'
 
@@ -37,8 +47,14 @@ describe('ai-sdk-ui', () => {
       [{ id: 'a', role: 'assistant', parts: [{ type: 'tool-x', state: 'input-available', input: {} }] }, 'parts.0.toolCallId'],
       [{ id: 'a', role: 'assistant', parts: [{ type: 'tool-x', toolCallId: 'c', state: 'done' }] }, 'parts.0.state'],
       [{ id: 'a', role: 'assistant', parts: [{ type: 'tool-x', toolCallId: 'c', state: 'output-error', input: {} }] }, 'parts.0.errorText'],
-      [{ id: 'a', role: 'assistant', parts: [{ type: 'tool-x', toolCallId: 'c', state: 'approval-requested', input: {} }] }, 'parts.0.approval'],
-      [{ id: 'a', role: 'assistant', parts: [{ type: 'dynamic-tool', toolCallId: 'c', state: 'input-available', input: {} }] }, 'parts.0.toolName'],
+      [
+        { id: 'a', role: 'assistant', parts: [{ type: 'tool-x', toolCallId: 'c', state: 'approval-requested', input: {} }] },
+        'parts.0.approval',
+      ],
+      [
+        { id: 'a', role: 'assistant', parts: [{ type: 'dynamic-tool', toolCallId: 'c', state: 'input-available', input: {} }] },
+        'parts.0.toolName',
+      ],
       [{ id: 'a', role: 'assistant', parts: [{ type: 'file', url: 'u' }] }, 'parts.0.mediaType'],
       [{ id: 'a', role: 'assistant', parts: [{ type: 'source-url', sourceId: 's' }] }, 'parts.0.url'],
       [{ id: 'a', role: 'assistant', parts: [{ type: 'data-x' }] }, 'parts.0.data'],
@@ -50,8 +66,21 @@ describe('ai-sdk-ui', () => {
   it('a tool part opens its call and, in a result state, answers it in the same message', () => {
     expect(aiSdkUiFormat.toolCalls(fx.assistantAnswered as unknown as AiSdkUiMessage)).toEqual(['call-weather-1'])
     expect(aiSdkUiFormat.toolResults(fx.assistantAnswered as unknown as AiSdkUiMessage)).toEqual(['call-weather-1'])
-    expect(aiSdkUiFormat.toolCalls(fx.assistantStates as unknown as AiSdkUiMessage)).toEqual(['call-s-1', 'call-d-1', 'call-d-2', 'call-d-3', 'call-weather-3', 'call-dyn-1', 'srvtoolu_01'])
-    expect(aiSdkUiFormat.toolResults(fx.assistantStates as unknown as AiSdkUiMessage)).toEqual(['call-d-3', 'call-weather-3', 'call-dyn-1', 'srvtoolu_01'])
+    expect(aiSdkUiFormat.toolCalls(fx.assistantStates as unknown as AiSdkUiMessage)).toEqual([
+      'call-s-1',
+      'call-d-1',
+      'call-d-2',
+      'call-d-3',
+      'call-weather-3',
+      'call-dyn-1',
+      'srvtoolu_01',
+    ])
+    expect(aiSdkUiFormat.toolResults(fx.assistantStates as unknown as AiSdkUiMessage)).toEqual([
+      'call-d-3',
+      'call-weather-3',
+      'call-dyn-1',
+      'srvtoolu_01',
+    ])
     expect(aiSdkUiFormat.toolCalls(fx.userText as unknown as AiSdkUiMessage)).toEqual([])
     const pairing = toolPairing(fx.ALL_VALID.map(ui))
     expect(pairing.unanswered.map((u) => u.toolCallId)).toEqual(['call-weather-2', 'call-s-1', 'call-d-1', 'call-d-2', 'call-dyn-2'])
@@ -75,11 +104,32 @@ describe('ai-sdk-ui', () => {
     const wire: UIMessage[] = toWire(messages, { repairPairing: true })
     expect(wire).toHaveLength(4)
     expect(toolPairing(wire.map((payload, i) => ({ id: messages[i]!.id, payload, format: 'ai-sdk-ui' }))).ok).toBe(true)
-    expect(wire[1]?.parts[1]).toEqual({ type: 'tool-getWeather', toolCallId: 'call-weather-2', state: 'output-error', input: { city: 'Lyon' }, errorText: INTERRUPTED_TOOL_RESULT })
-    expect(wire[2]?.parts[0]).toEqual({ type: 'tool-search', toolCallId: 'call-s-1', state: 'output-error', input: { query: 'par' }, rawInput: '{"query":"par', errorText: INTERRUPTED_TOOL_RESULT })
+    expect(wire[1]?.parts[1]).toEqual({
+      type: 'tool-getWeather',
+      toolCallId: 'call-weather-2',
+      state: 'output-error',
+      input: { city: 'Lyon' },
+      errorText: INTERRUPTED_TOOL_RESULT,
+    })
+    expect(wire[2]?.parts[0]).toEqual({
+      type: 'tool-search',
+      toolCallId: 'call-s-1',
+      state: 'output-error',
+      input: { query: 'par' },
+      rawInput: '{"query":"par',
+      errorText: INTERRUPTED_TOOL_RESULT,
+    })
     // a requested approval is dropped (output-error carries only a granted one); a granted one is kept
-    expect(wire[2]?.parts[1]).toEqual({ type: 'tool-deleteFile', toolCallId: 'call-d-1', state: 'output-error', input: { path: '/tmp/a' }, errorText: INTERRUPTED_TOOL_RESULT })
-    expect(wire[2]?.parts[2]).toEqual(expect.objectContaining({ state: 'output-error', approval: { id: 'appr-2', approved: true, reason: 'ok' } }))
+    expect(wire[2]?.parts[1]).toEqual({
+      type: 'tool-deleteFile',
+      toolCallId: 'call-d-1',
+      state: 'output-error',
+      input: { path: '/tmp/a' },
+      errorText: INTERRUPTED_TOOL_RESULT,
+    })
+    expect(wire[2]?.parts[2]).toEqual(
+      expect.objectContaining({ state: 'output-error', approval: { id: 'appr-2', approved: true, reason: 'ok' } }),
+    )
     expect(wire[2]?.parts.slice(3)).toEqual(fx.assistantStates.parts.slice(3))
     expect(wire[3]?.parts[1]).toEqual(expect.objectContaining({ type: 'dynamic-tool', toolName: 'mcp_fetch', state: 'output-error' }))
     expect(messages[1]?.payload).toEqual(fx.assistantUnanswered)
@@ -91,17 +141,31 @@ describe('ai-sdk-ui', () => {
   })
 
   it('a second result for one call (the same tool part in a later message) is dropped from the wire copy, the rest of that message kept', () => {
-    const later = { id: 'msg-later', role: 'assistant', parts: [fx.assistantAnswered.parts[2], { type: 'text', text: 'again' }] } as const satisfies UIMessage
+    const later = {
+      id: 'msg-later',
+      role: 'assistant',
+      parts: [fx.assistantAnswered.parts[2], { type: 'text', text: 'again' }],
+    } as const satisfies UIMessage
     const messages = [fx.assistantAnswered, later].map(ui)
     expect(toolPairing(messages).duplicates).toEqual([{ toolCallId: 'call-weather-1', messageIds: [messages[0]!.id, messages[1]!.id] }])
     const wire: UIMessage[] = toWire(messages, { repairPairing: true })
     expect(wire[1]).toEqual({ id: 'msg-later', role: 'assistant', parts: [{ type: 'text', text: 'again' }] })
-    expect(toWire([ui(fx.assistantAnswered), ui({ id: 'only', role: 'assistant', parts: [fx.assistantAnswered.parts[2]] })], { repairPairing: true })).toHaveLength(1)
+    expect(
+      toWire([ui(fx.assistantAnswered), ui({ id: 'only', role: 'assistant', parts: [fx.assistantAnswered.parts[2]] })], {
+        repairPairing: true,
+      }),
+    ).toHaveLength(1)
   })
 
   it('interruptedResults is an assistant UIMessage of output-error parts that the format and the SDK accept', async () => {
     const [result] = aiSdkUiFormat.interruptedResults(['call-weather-2'], 'stopped', fx.assistantUnanswered as unknown as AiSdkUiMessage)
-    const expected = { id: 'msg-assistant-2-interrupted', role: 'assistant', parts: [{ type: 'tool-getWeather', toolCallId: 'call-weather-2', state: 'output-error', input: { city: 'Lyon' }, errorText: 'stopped' }] } as const satisfies UIMessage
+    const expected = {
+      id: 'msg-assistant-2-interrupted',
+      role: 'assistant',
+      parts: [
+        { type: 'tool-getWeather', toolCallId: 'call-weather-2', state: 'output-error', input: { city: 'Lyon' }, errorText: 'stopped' },
+      ],
+    } as const satisfies UIMessage
     expect(result).toEqual(expected)
     expect(parseFormatPayload(result, 'ai-sdk-ui')).toEqual(result)
     const [bare] = aiSdkUiFormat.interruptedResults(['x'], 'stopped')
@@ -116,15 +180,33 @@ describe('ai-sdk-ui', () => {
     expect(minted.payload.id).toBe(fx.userText.id)
     const derived = createMessage<UIMessage>(fx.userText, { format: 'ai-sdk-ui', externalId: fx.userText.id, scope: 'ai-sdk:chat-1' })
     expect(derived.id).toBe(messageIdFromExternal(fx.userText.id, 'ai-sdk:chat-1'))
-    expect(createMessage<UIMessage>(fx.userText, { format: 'ai-sdk-ui', externalId: fx.userText.id, scope: 'ai-sdk:chat-1' }).id).toBe(derived.id)
+    expect(createMessage<UIMessage>(fx.userText, { format: 'ai-sdk-ui', externalId: fx.userText.id, scope: 'ai-sdk:chat-1' }).id).toBe(
+      derived.id,
+    )
     expect(derived.payload).toEqual(fx.userText)
   })
 
   it('preview: role, kind and the text of the parts', () => {
-    expect(aiSdkUiFormat.preview(fx.userText as unknown as AiSdkUiMessage)).toEqual({ role: 'user', kind: 'text', text: 'What is the weather in Paris? Also see the attached chart. [file]' })
-    expect(aiSdkUiFormat.preview(fx.assistantUnanswered as unknown as AiSdkUiMessage)).toEqual({ role: 'assistant', kind: 'tool_calls', text: '[step-start] [getWeather input-available]' })
-    expect(aiSdkUiFormat.preview(fx.assistantAnswered as unknown as AiSdkUiMessage)).toEqual(expect.objectContaining({ kind: 'tool_result' }))
-    expect(aiSdkUiFormat.preview(fx.assistantAnswered as unknown as AiSdkUiMessage).text).toContain('[reasoning] The user wants the weather')
-    expect(aiSdkUiFormat.preview(fx.futureKinds as unknown as AiSdkUiMessage)).toEqual({ role: 'assistant', kind: 'text', text: '[citation-card] hello' })
+    expect(aiSdkUiFormat.preview(fx.userText as unknown as AiSdkUiMessage)).toEqual({
+      role: 'user',
+      kind: 'text',
+      text: 'What is the weather in Paris? Also see the attached chart. [file]',
+    })
+    expect(aiSdkUiFormat.preview(fx.assistantUnanswered as unknown as AiSdkUiMessage)).toEqual({
+      role: 'assistant',
+      kind: 'tool_calls',
+      text: '[step-start] [getWeather input-available]',
+    })
+    expect(aiSdkUiFormat.preview(fx.assistantAnswered as unknown as AiSdkUiMessage)).toEqual(
+      expect.objectContaining({ kind: 'tool_result' }),
+    )
+    expect(aiSdkUiFormat.preview(fx.assistantAnswered as unknown as AiSdkUiMessage).text).toContain(
+      '[reasoning] The user wants the weather',
+    )
+    expect(aiSdkUiFormat.preview(fx.futureKinds as unknown as AiSdkUiMessage)).toEqual({
+      role: 'assistant',
+      kind: 'text',
+      text: '[citation-card] hello',
+    })
   })
 })

@@ -22,7 +22,12 @@ export const userBlocks = {
     { type: 'text', text: 'Compare these.', cache_control: { type: 'ephemeral', ttl: '1h' } },
     { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
     { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
-    { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Paris is the capital.' }, title: 'notes', citations: { enabled: true } },
+    {
+      type: 'document',
+      source: { type: 'text', media_type: 'text/plain', data: 'Paris is the capital.' },
+      title: 'notes',
+      citations: { enabled: true },
+    },
     { type: 'document', source: { type: 'url', url: 'https://example.com/report.pdf' }, context: 'Q3 report' },
     {
       type: 'search_result',
@@ -49,10 +54,25 @@ export const assistantToolUse = {
     {
       type: 'text',
       text: 'Let me check.',
-      citations: [{ type: 'char_location', cited_text: 'Paris is the capital.', document_index: 0, document_title: 'notes', start_char_index: 0, end_char_index: 21 }],
+      citations: [
+        {
+          type: 'char_location',
+          cited_text: 'Paris is the capital.',
+          document_index: 0,
+          document_title: 'notes',
+          start_char_index: 0,
+          end_char_index: 21,
+        },
+      ],
     },
     { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', input: { city: 'Paris', unit: 'celsius' } },
-    { type: 'tool_use', id: 'toolu_01B7dbr4Rq4Sp7zQ2w9Wtqrk', name: 'get_time', input: { tz: 'Europe/Paris' }, cache_control: { type: 'ephemeral' } },
+    {
+      type: 'tool_use',
+      id: 'toolu_01B7dbr4Rq4Sp7zQ2w9Wtqrk',
+      name: 'get_time',
+      input: { tz: 'Europe/Paris' },
+      cache_control: { type: 'ephemeral' },
+    },
   ],
 } satisfies AssistantMessageParam
 
@@ -79,7 +99,15 @@ export const assistantServerTools = {
     {
       type: 'web_search_tool_result',
       tool_use_id: 'srvtoolu_01WYG3ziw53XMcoyKL4XcZmE',
-      content: [{ type: 'web_search_result', title: 'Paris weather', url: 'https://example.com/w', encrypted_content: 'EqgfCioIARgBIiQ3', page_age: 'April 30, 2026' }],
+      content: [
+        {
+          type: 'web_search_result',
+          title: 'Paris weather',
+          url: 'https://example.com/w',
+          encrypted_content: 'EqgfCioIARgBIiQ3',
+          page_age: 'April 30, 2026',
+        },
+      ],
     },
     { type: 'server_tool_use', id: 'srvtoolu_01C2kSc5w9bFq3nD7zLm4XyA', name: 'code_execution', input: { code: 'print(12 * 9 / 5 + 32)' } },
     {
@@ -96,14 +124,21 @@ export const assistantServerToolError = {
   role: 'assistant',
   content: [
     { type: 'server_tool_use', id: 'srvtoolu_01Err0r5earchXyZ', name: 'web_search', input: { query: 'x' } },
-    { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01Err0r5earchXyZ', content: { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' } },
+    {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_01Err0r5earchXyZ',
+      content: { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' },
+    },
   ],
 } satisfies AssistantMessageParam
 
 /** A user turn uploading a file to the code-execution container. */
 export const userContainerUpload = {
   role: 'user',
-  content: [{ type: 'container_upload', file_id: 'file_011CNha8iCJcU1wXNR6q4V8w' }, { type: 'text', text: 'Analyse this CSV.' }],
+  content: [
+    { type: 'container_upload', file_id: 'file_011CNha8iCJcU1wXNR6q4V8w' },
+    { type: 'text', text: 'Analyse this CSV.' },
+  ],
 } satisfies UserMessageParam
 
 /** A tool result whose content holds a search result and a tool reference. */
@@ -137,7 +172,11 @@ export const userOrphanResult = {
  * A block type this SDK does not know yet (a future API kind): accepted verbatim. Cast through
  * `unknown`, as an application storing a newer SDK's payload would be.
  */
-export const futureBlock = { type: 'hologram', frames: [{ at: 0, data: 'AAEC' }], tool_use_id: 'toolu_not_a_result' } as unknown as ContentBlockParam
+export const futureBlock = {
+  type: 'hologram',
+  frames: [{ at: 0, data: 'AAEC' }],
+  tool_use_id: 'toolu_not_a_result',
+} as unknown as ContentBlockParam
 
 /** An assistant turn holding the future block and an unknown top-level field. */
 export const assistantFuture = {

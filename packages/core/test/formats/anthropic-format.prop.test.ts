@@ -20,7 +20,8 @@ const RUNS = { numRuns: 300 }
 const SYNTHETIC = 'synthetic result \u{1F9EA} 6f1c2b'
 const CALL_IDS = ['toolu_a', 'toolu_b', 'toolu_c', 'toolu_d']
 
-const anthropic = (payload: AnthropicMessageParam): Message<AnthropicMessageParam> => createMessage<AnthropicMessageParam>(payload, { format: ANTHROPIC_FORMAT })
+const anthropic = (payload: AnthropicMessageParam): Message<AnthropicMessageParam> =>
+  createMessage<AnthropicMessageParam>(payload, { format: ANTHROPIC_FORMAT })
 
 /** Sessions whose calls and results share a small pool of ids: answered, unanswered, answered twice, answered before the call. */
 const sessionArb: fc.Arbitrary<Message<AnthropicMessageParam>[]> = fc.array(
@@ -37,7 +38,9 @@ const sessionArb: fc.Arbitrary<Message<AnthropicMessageParam>[]> = fc.array(
 
 const blocks = (p: AnthropicMessageParam): readonly AnthropicContentBlock[] => (typeof p.content === 'string' ? [] : p.content)
 const isSynthetic = (p: AnthropicMessageParam): boolean =>
-  p.role === 'user' && blocks(p).length > 0 && blocks(p).every((b) => b.type === 'tool_result' && b['content'] === SYNTHETIC && b['is_error'] === true)
+  p.role === 'user' &&
+  blocks(p).length > 0 &&
+  blocks(p).every((b) => b.type === 'tool_result' && b['content'] === SYNTHETIC && b['is_error'] === true)
 
 describe('anthropic format (properties)', () => {
   it('every generated payload validates and round-trips exactly through createMessage, serializeMessage and toWire', () => {
@@ -59,7 +62,7 @@ describe('anthropic format (properties)', () => {
     )
   })
 
-  it('repairPairing leaves no unanswered call, no orphan and no duplicate, in the format\'s own shape, right after the call\'s results', () => {
+  it("repairPairing leaves no unanswered call, no orphan and no duplicate, in the format's own shape, right after the call's results", () => {
     fc.assert(
       fc.property(sessionArb, (messages) => {
         // given
@@ -106,7 +109,15 @@ describe('anthropic format (properties)', () => {
         const wire = toWire([m], { repairPairing: true, interruptedContent: SYNTHETIC }) as AnthropicMessageParam[]
 
         // then
-        expect(wire).toEqual([m.payload, { role: 'user', content: anthropicFormat.toolCalls(payload).map((id) => ({ type: 'tool_result', tool_use_id: id, content: SYNTHETIC, is_error: true })) }])
+        expect(wire).toEqual([
+          m.payload,
+          {
+            role: 'user',
+            content: anthropicFormat
+              .toolCalls(payload)
+              .map((id) => ({ type: 'tool_result', tool_use_id: id, content: SYNTHETIC, is_error: true })),
+          },
+        ])
         expect(toolPairing(wire.map((p, i) => ({ id: `w${i}` as MessageId, payload: p, format: ANTHROPIC_FORMAT }))).ok).toBe(true)
       }),
       RUNS,

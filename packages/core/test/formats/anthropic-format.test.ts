@@ -30,7 +30,8 @@ import {
 } from './anthropic-fixtures.js'
 
 /** A message of the `anthropic` format (the payload is validated at run time). */
-const anthropic = (payload: object): Message<AnthropicMessageParam> => createMessage<AnthropicMessageParam>(payload as AnthropicMessageParam, { format: ANTHROPIC_FORMAT })
+const anthropic = (payload: object): Message<AnthropicMessageParam> =>
+  createMessage<AnthropicMessageParam>(payload as AnthropicMessageParam, { format: ANTHROPIC_FORMAT })
 
 /** The INVALID_MESSAGE error `parseFormatPayload` throws for `payload`, or a failure. */
 function refusal(payload: unknown): TurnlogError {
@@ -52,14 +53,17 @@ describe('anthropic format', () => {
     expect(anthropicFormat.name).toBe('anthropic')
   })
 
-  it.each(Object.entries(VALID_FIXTURES))('accepts the SDK-typed fixture %s verbatim (key order, unknown fields and block types kept)', (_name, payload) => {
-    // when
-    const m = anthropic(payload)
+  it.each(Object.entries(VALID_FIXTURES))(
+    'accepts the SDK-typed fixture %s verbatim (key order, unknown fields and block types kept)',
+    (_name, payload) => {
+      // when
+      const m = anthropic(payload)
 
-    // then
-    expect(m.format).toBe('anthropic')
-    expect(JSON.stringify(m.payload)).toBe(JSON.stringify(payload))
-  })
+      // then
+      expect(m.format).toBe('anthropic')
+      expect(JSON.stringify(m.payload)).toBe(JSON.stringify(payload))
+    },
+  )
 
   it.each([
     ['a missing role', { content: 'x' }, 'role'],
@@ -70,20 +74,60 @@ describe('anthropic format', () => {
     ['a text block without text', { role: 'user', content: [{ type: 'text' }] }, 'content.0.text'],
     ['a tool_use without an id', { role: 'assistant', content: [{ type: 'tool_use', name: 'f', input: {} }] }, 'content.0.id'],
     ['a tool_use with an empty id', { role: 'assistant', content: [{ type: 'tool_use', id: '', name: 'f', input: {} }] }, 'content.0.id'],
-    ['a tool_use whose input is a string', { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: '{}' }] }, 'content.0.input'],
+    [
+      'a tool_use whose input is a string',
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: '{}' }] },
+      'content.0.input',
+    ],
     ['a tool_result without tool_use_id', { role: 'user', content: [{ type: 'tool_result', content: 'x' }] }, 'content.0.tool_use_id'],
-    ['a tool_result with a bad is_error', { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', is_error: 'yes' }] }, 'content.0.is_error'],
-    ['a tool_result holding a text block without text', { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text' }] }] }, 'content.0.content.0.text'],
+    [
+      'a tool_result with a bad is_error',
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', is_error: 'yes' }] },
+      'content.0.is_error',
+    ],
+    [
+      'a tool_result holding a text block without text',
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text' }] }] },
+      'content.0.content.0.text',
+    ],
     ['a tool_result in an assistant turn', { role: 'assistant', content: [{ type: 'tool_result', tool_use_id: 't' }] }, 'content.0.type'],
     ['a tool_use in a user turn', { role: 'user', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] }, 'content.0.type'],
     ['thinking in a user turn', { role: 'user', content: [{ type: 'thinking', thinking: 'x', signature: 's' }] }, 'content.0.type'],
     ['thinking without a signature', { role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] }, 'content.0.signature'],
-    ['a server tool result without content', { role: 'assistant', content: [{ type: 'web_search_tool_result', tool_use_id: 's' }] }, 'content.0.content'],
+    [
+      'a server tool result without content',
+      { role: 'assistant', content: [{ type: 'web_search_tool_result', tool_use_id: 's' }] },
+      'content.0.content',
+    ],
     ['an image without a source', { role: 'user', content: [{ type: 'image' }] }, 'content.0.source'],
     ['an image in a system turn', { role: 'system', content: [{ type: 'image', source: { type: 'url', url: 'u' } }] }, 'content.0.type'],
-    ['a search_result without a title', { role: 'user', content: [{ type: 'search_result', source: 's', content: [] }] }, 'content.0.title'],
-    ['two tool_use blocks with one id', { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }, { type: 'tool_use', id: 't', name: 'g', input: {} }] }, 'content.1.id'],
-    ['two results for one call in a message', { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't' }, { type: 'tool_result', tool_use_id: 't' }] }, 'content.1.tool_use_id'],
+    [
+      'a search_result without a title',
+      { role: 'user', content: [{ type: 'search_result', source: 's', content: [] }] },
+      'content.0.title',
+    ],
+    [
+      'two tool_use blocks with one id',
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 't', name: 'f', input: {} },
+          { type: 'tool_use', id: 't', name: 'g', input: {} },
+        ],
+      },
+      'content.1.id',
+    ],
+    [
+      'two results for one call in a message',
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't' },
+          { type: 'tool_result', tool_use_id: 't' },
+        ],
+      },
+      'content.1.tool_use_id',
+    ],
     ['a response Message', response, 'type'],
   ])('refuses %s with INVALID_MESSAGE at %s', (_what, payload, path) => {
     // when
@@ -143,7 +187,14 @@ describe('anthropic format', () => {
 
   it('finds pairing across a session: calls answered, an unanswered call and an orphan result', () => {
     // given
-    const list = [anthropic(userText), anthropic(assistantToolUse), anthropic(userToolResults), anthropic(assistantServerTools), anthropic(assistantUnanswered), anthropic(userOrphanResult)]
+    const list = [
+      anthropic(userText),
+      anthropic(assistantToolUse),
+      anthropic(userToolResults),
+      anthropic(assistantServerTools),
+      anthropic(assistantUnanswered),
+      anthropic(userOrphanResult),
+    ]
 
     // when
     const p = toolPairing(list)
@@ -184,7 +235,10 @@ describe('anthropic format', () => {
     expect(wire).toEqual([
       userText,
       assistantUnanswered,
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01Unanswered', content: INTERRUPTED_TOOL_RESULT, is_error: true }] },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_01Unanswered', content: INTERRUPTED_TOOL_RESULT, is_error: true }],
+      },
       { role: 'user', content: 'and now?' },
     ])
     expect(toolPairing(wire.map((payload) => anthropic(payload as AnthropicMessageParam))).ok).toBe(true)
@@ -215,8 +269,20 @@ describe('anthropic format', () => {
         { type: 'tool_result', tool_use_id: 'toolu_01A09q90qw90lq917835lq9', content: 'ok' },
       ],
     } as const
-    const orphanWithText = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_02Orphan', content: 'late' }, { type: 'text', text: 'hello' }] } as const
-    const list = [anthropic(userOrphanResult), anthropic(assistantToolUse), anthropic(mixed), anthropic(userToolResults), anthropic(orphanWithText)]
+    const orphanWithText = {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_02Orphan', content: 'late' },
+        { type: 'text', text: 'hello' },
+      ],
+    } as const
+    const list = [
+      anthropic(userOrphanResult),
+      anthropic(assistantToolUse),
+      anthropic(mixed),
+      anthropic(userToolResults),
+      anthropic(orphanWithText),
+    ]
 
     // when
     const wire = toWire(list, { repairPairing: true })
@@ -233,7 +299,13 @@ describe('anthropic format', () => {
 
   it('puts the interrupted result before a message whose every result is dropped (its text follows the results)', () => {
     // given
-    const orphanWithText = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_02Orphan', content: 'late' }, { type: 'text', text: 'hello' }] } as const
+    const orphanWithText = {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_02Orphan', content: 'late' },
+        { type: 'text', text: 'hello' },
+      ],
+    } as const
     const list = [anthropic(assistantUnanswered), anthropic(orphanWithText)]
 
     // when
@@ -242,7 +314,10 @@ describe('anthropic format', () => {
     // then
     expect(wire).toEqual([
       assistantUnanswered,
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01Unanswered', content: INTERRUPTED_TOOL_RESULT, is_error: true }] },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_01Unanswered', content: INTERRUPTED_TOOL_RESULT, is_error: true }],
+      },
       { role: 'user', content: [{ type: 'text', text: 'hello' }] },
     ])
   })
@@ -274,8 +349,14 @@ describe('anthropic format', () => {
     expect(calls.text).toContain('[tool_use get_weather] {"city":"Paris","unit":"celsius"}')
     expect(calls.text).toContain('[thinking] I should look up the weather.')
     const results = anthropicFormat.preview(userToolResults)
-    expect(results).toEqual({ role: 'user', kind: 'tool_result', text: '[tool_result] 12°C, cloudy [tool_result error] clock unavailable Also, keep it short.' })
-    expect(anthropicFormat.preview({ role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 's' }] }).kind).toBe('thinking')
+    expect(results).toEqual({
+      role: 'user',
+      kind: 'tool_result',
+      text: '[tool_result] 12°C, cloudy [tool_result error] clock unavailable Also, keep it short.',
+    })
+    expect(anthropicFormat.preview({ role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 's' }] }).kind).toBe(
+      'thinking',
+    )
     expect(anthropicFormat.preview(assistantFuture as AnthropicMessageParam).text).toBe('[hologram] Here is a hologram.')
     expect(anthropicFormat.preview(assistantServerTools).text).toContain('[server_tool_use web_search]')
   })

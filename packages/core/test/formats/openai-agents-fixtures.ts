@@ -79,15 +79,35 @@ export const functionCallResult = {
   output: { type: 'text', text: '{"temp":18}' },
 } satisfies FunctionCallResultItem
 /** A function call result whose output is a string. */
-export const functionCallResultString = { type: 'function_call_result', callId: 'call_weather_1', name: 'get_weather', status: 'completed', output: '18' } satisfies FunctionCallResultItem
+export const functionCallResultString = {
+  type: 'function_call_result',
+  callId: 'call_weather_1',
+  name: 'get_weather',
+  status: 'completed',
+  output: '18',
+} satisfies FunctionCallResultItem
 
 /** A computer-use call (a click) and its screenshot result. */
-export const computerCall = { type: 'computer_call', callId: 'call_click_1', status: 'completed', action: { type: 'click', x: 10, y: 20, button: 'left' } } satisfies ComputerUseCallItem
+export const computerCall = {
+  type: 'computer_call',
+  callId: 'call_click_1',
+  status: 'completed',
+  action: { type: 'click', x: 10, y: 20, button: 'left' },
+} satisfies ComputerUseCallItem
 /** The computer call's screenshot. */
-export const computerCallResult = { type: 'computer_call_result', callId: 'call_click_1', output: { type: 'computer_screenshot', data: 'data:image/png;base64,iVBORw0KGgo=' } } satisfies ComputerCallResultItem
+export const computerCallResult = {
+  type: 'computer_call_result',
+  callId: 'call_click_1',
+  output: { type: 'computer_screenshot', data: 'data:image/png;base64,iVBORw0KGgo=' },
+} satisfies ComputerCallResultItem
 
 /** A shell call and its output. */
-export const shellCall = { type: 'shell_call', callId: 'call_sh_1', status: 'completed', action: { commands: ['echo hi'], timeoutMs: 1000 } } satisfies ShellCallItem
+export const shellCall = {
+  type: 'shell_call',
+  callId: 'call_sh_1',
+  status: 'completed',
+  action: { commands: ['echo hi'], timeoutMs: 1000 },
+} satisfies ShellCallItem
 /** The shell call's output. */
 export const shellCallOutput = {
   type: 'shell_call_output',
@@ -103,7 +123,12 @@ export const applyPatchCall = {
   operation: { type: 'update_file', path: 'src/a.ts', diff: '@@ -1 +1 @@\n-a\n+b\n' },
 } satisfies ApplyPatchCallItem
 /** The apply-patch call's output. */
-export const applyPatchCallOutput = { type: 'apply_patch_call_output', callId: 'call_patch_1', status: 'completed', output: 'patched' } satisfies ApplyPatchCallResultItem
+export const applyPatchCallOutput = {
+  type: 'apply_patch_call_output',
+  callId: 'call_patch_1',
+  status: 'completed',
+  output: 'patched',
+} satisfies ApplyPatchCallResultItem
 
 /** A hosted tool call (web search) that carries its own output: opens nothing. */
 export const hostedToolCall = {
@@ -117,14 +142,34 @@ export const hostedToolCall = {
 } satisfies HostedToolCallItem
 
 /** A server tool search and its output (carried by the server: opens nothing). */
-export const serverToolSearchCall = { type: 'tool_search_call', callId: 'call_ts_1', execution: 'server', arguments: { query: 'weather' } } satisfies ToolSearchCallItem
+export const serverToolSearchCall = {
+  type: 'tool_search_call',
+  callId: 'call_ts_1',
+  execution: 'server',
+  arguments: { query: 'weather' },
+} satisfies ToolSearchCallItem
 /** The server tool search's output. */
-export const serverToolSearchOutput = { type: 'tool_search_output', callId: 'call_ts_1', execution: 'server', tools: [{ type: 'function', name: 'get_weather' }] } satisfies ToolSearchOutputItem
+export const serverToolSearchOutput = {
+  type: 'tool_search_output',
+  callId: 'call_ts_1',
+  execution: 'server',
+  tools: [{ type: 'function', name: 'get_weather' }],
+} satisfies ToolSearchOutputItem
 
 /** A programmatic tool-calling program and its output (hosted: they open nothing). */
-export const programCall = { type: 'program', callId: 'call_prog_1', code: 'await get_weather({city: "Paris"})', fingerprint: 'fp_1' } satisfies ProgramCallItem
+export const programCall = {
+  type: 'program',
+  callId: 'call_prog_1',
+  code: 'await get_weather({city: "Paris"})',
+  fingerprint: 'fp_1',
+} satisfies ProgramCallItem
 /** The program's output. */
-export const programOutput = { type: 'program_output', callId: 'call_prog_1', output: '18', status: 'completed' } satisfies ProgramCallResultItem
+export const programOutput = {
+  type: 'program_output',
+  callId: 'call_prog_1',
+  output: '18',
+  status: 'completed',
+} satisfies ProgramCallResultItem
 
 /** Reasoning with its summary text and raw content. */
 export const reasoning = {
@@ -147,7 +192,10 @@ export const futureItem = { type: 'hologram_call', callId: 'call_holo', provider
 /** A user message with a part kind the SDK does not know yet. */
 export const futurePartMessage = {
   role: 'user',
-  content: [{ type: 'input_text', text: 'look' }, { type: 'input_video', video: 'https://example.com/v.mp4' }],
+  content: [
+    { type: 'input_text', text: 'look' },
+    { type: 'input_video', video: 'https://example.com/v.mp4' },
+  ],
 } as unknown as UserMessageItem
 
 /** Every valid fixture, by name. */

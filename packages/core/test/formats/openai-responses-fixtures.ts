@@ -47,7 +47,11 @@ export const outputMessage = {
   role: 'assistant',
   status: 'completed',
   content: [
-    { type: 'output_text', text: 'It is 18 °C and sunny.', annotations: [{ type: 'url_citation', url: 'https://weather.example', title: 'Weather', start_index: 0, end_index: 5 }] },
+    {
+      type: 'output_text',
+      text: 'It is 18 °C and sunny.',
+      annotations: [{ type: 'url_citation', url: 'https://weather.example', title: 'Weather', start_index: 0, end_index: 5 }],
+    },
     { type: 'refusal', refusal: 'I cannot share exact coordinates.' },
   ],
 } satisfies ResponseOutputMessage
@@ -63,7 +67,11 @@ export const functionCall = {
 } satisfies ResponseFunctionToolCall
 
 /** Its output (as the application sends it back). */
-export const functionCallOutput = { type: 'function_call_output', call_id: 'call_weather_1', output: '{"temp":18}' } satisfies ResponseInputItem.FunctionCallOutput
+export const functionCallOutput = {
+  type: 'function_call_output',
+  call_id: 'call_weather_1',
+  output: '{"temp":18}',
+} satisfies ResponseInputItem.FunctionCallOutput
 
 /** A function call output as the API returns it in a conversation (output as parts). */
 export const functionCallOutputItem = {
@@ -75,9 +83,18 @@ export const functionCallOutputItem = {
 } satisfies ResponseFunctionToolCallOutputItem
 
 /** A custom (free-form input) tool call and its output. */
-export const customToolCall = { type: 'custom_tool_call', call_id: 'call_sql_1', name: 'run_sql', input: 'SELECT 1' } satisfies ResponseCustomToolCall
+export const customToolCall = {
+  type: 'custom_tool_call',
+  call_id: 'call_sql_1',
+  name: 'run_sql',
+  input: 'SELECT 1',
+} satisfies ResponseCustomToolCall
 /** The custom tool call's output. */
-export const customToolCallOutput = { type: 'custom_tool_call_output', call_id: 'call_sql_1', output: '1 row' } satisfies ResponseCustomToolCallOutput
+export const customToolCallOutput = {
+  type: 'custom_tool_call_output',
+  call_id: 'call_sql_1',
+  output: '1 row',
+} satisfies ResponseCustomToolCallOutput
 
 /** A computer-use call (a click) and its screenshot output. */
 export const computerCall = {
@@ -104,7 +121,11 @@ export const localShellCall = {
   action: { type: 'exec', command: ['ls', '-la'], env: {} },
 } satisfies ResponseInputItem.LocalShellCall
 /** The local shell call's output. */
-export const localShellCallOutput = { type: 'local_shell_call_output', id: 'call_ls_1', output: '{"stdout":"total 0"}' } satisfies ResponseInputItem.LocalShellCallOutput
+export const localShellCallOutput = {
+  type: 'local_shell_call_output',
+  id: 'call_ls_1',
+  output: '{"stdout":"total 0"}',
+} satisfies ResponseInputItem.LocalShellCallOutput
 
 /** A shell tool call and its output. */
 export const shellCall = {
@@ -134,7 +155,13 @@ export const applyPatchCall = {
   operation: { type: 'update_file', path: 'src/a.ts', diff: '@@ -1 +1 @@\n-a\n+b\n' },
 } satisfies ResponseApplyPatchToolCall
 /** The apply-patch call's output. */
-export const applyPatchCallOutput = { type: 'apply_patch_call_output', id: 'apo_68a9', call_id: 'call_patch_1', status: 'completed', output: 'patched' } satisfies ResponseApplyPatchToolCallOutput
+export const applyPatchCallOutput = {
+  type: 'apply_patch_call_output',
+  id: 'apo_68a9',
+  call_id: 'call_patch_1',
+  status: 'completed',
+  output: 'patched',
+} satisfies ResponseApplyPatchToolCallOutput
 
 /** An MCP approval request and the application's approval. */
 export const mcpApprovalRequest = {
@@ -145,7 +172,11 @@ export const mcpApprovalRequest = {
   server_label: 'github',
 } satisfies ResponseInputItem.McpApprovalRequest
 /** The approval. */
-export const mcpApprovalResponse = { type: 'mcp_approval_response', approval_request_id: 'mcpr_68aa', approve: true } satisfies ResponseInputItem.McpApprovalResponse
+export const mcpApprovalResponse = {
+  type: 'mcp_approval_response',
+  approval_request_id: 'mcpr_68aa',
+  approve: true,
+} satisfies ResponseInputItem.McpApprovalResponse
 
 /** A hosted MCP call (carries its own output: opens nothing). */
 export const mcpCall = {
@@ -183,7 +214,12 @@ export const fileSearchCall = {
   results: [{ file_id: 'file-1', filename: 'policy.md', score: 0.9, text: 'Refunds within 30 days.' }],
 } satisfies ResponseFileSearchToolCall
 /** A hosted web search. */
-export const webSearchCall = { type: 'web_search_call', id: 'ws_68af', status: 'completed', action: { type: 'search', query: 'paris weather' } } satisfies ResponseFunctionWebSearch
+export const webSearchCall = {
+  type: 'web_search_call',
+  id: 'ws_68af',
+  status: 'completed',
+  action: { type: 'search', query: 'paris weather' },
+} satisfies ResponseFunctionWebSearch
 /** A hosted code interpreter run. */
 export const codeInterpreterCall = {
   type: 'code_interpreter_call',
@@ -194,9 +230,21 @@ export const codeInterpreterCall = {
   outputs: [{ type: 'logs', logs: '2' }],
 } satisfies ResponseCodeInterpreterToolCall
 /** A hosted image generation. */
-export const imageGenerationCall = { type: 'image_generation_call', id: 'ig_68b1', status: 'completed', result: 'iVBORw0KGgo=' } satisfies ResponseInputItem.ImageGenerationCall
+export const imageGenerationCall = {
+  type: 'image_generation_call',
+  id: 'ig_68b1',
+  status: 'completed',
+  result: 'iVBORw0KGgo=',
+} satisfies ResponseInputItem.ImageGenerationCall
 /** A server-executed tool search and its output (one item pair the server carries: opens nothing). */
-export const serverToolSearchCall = { type: 'tool_search_call', id: 'ts_68b2', call_id: 'call_ts_1', execution: 'server', status: 'completed', arguments: { query: 'weather' } } satisfies ResponseOutputItem
+export const serverToolSearchCall = {
+  type: 'tool_search_call',
+  id: 'ts_68b2',
+  call_id: 'call_ts_1',
+  execution: 'server',
+  status: 'completed',
+  arguments: { query: 'weather' },
+} satisfies ResponseOutputItem
 
 /** A compaction item as the API returns it and as it is sent back. */
 export const compactionItem = { type: 'compaction', id: 'cmp_68b3', encrypted_content: 'gAAAAC…' } satisfies ResponseCompactionItem
@@ -214,7 +262,10 @@ export const futureItem = { type: 'hologram_call', id: 'hg_1', call_id: 'call_ho
 /** A known message with a part kind the SDK does not know yet. */
 export const futurePartMessage = {
   role: 'user',
-  content: [{ type: 'input_text', text: 'look' }, { type: 'input_video', video_url: 'https://example.com/v.mp4' }],
+  content: [
+    { type: 'input_text', text: 'look' },
+    { type: 'input_video', video_url: 'https://example.com/v.mp4' },
+  ],
 } as unknown as EasyInputMessage
 
 /** Every valid fixture, by name. */

@@ -1,5 +1,15 @@
 import { describe, expect, it } from '@jest/globals'
-import { createMessage, INTERRUPTED_TOOL_RESULT, isTurnlogError, messageFormatNames, openAIResponsesFormat, parseFormatPayload, toolPairing, toWire, type OpenAIResponsesItem } from '@turnlog/core'
+import {
+  createMessage,
+  INTERRUPTED_TOOL_RESULT,
+  isTurnlogError,
+  messageFormatNames,
+  openAIResponsesFormat,
+  parseFormatPayload,
+  toolPairing,
+  toWire,
+  type OpenAIResponsesItem,
+} from '@turnlog/core'
 import type {
   ResponseApplyPatchToolCallOutput,
   ResponseCustomToolCallOutput,
@@ -48,7 +58,11 @@ describe('openai-responses format', () => {
     ['an input_text part without text', { role: 'user', content: [{ type: 'input_text' }] }, 'content.0.text'],
     ['a part without a type', { role: 'user', content: [{ text: 'x' }] }, 'content.0.type'],
     ['a custom tool call output without call_id', { type: 'custom_tool_call_output', output: 'x' }, 'call_id'],
-    ['a computer call output whose output is no screenshot', { type: 'computer_call_output', call_id: 'c', output: { type: 'text' } }, 'output.type'],
+    [
+      'a computer call output whose output is no screenshot',
+      { type: 'computer_call_output', call_id: 'c', output: { type: 'text' } },
+      'output.type',
+    ],
     ['a local shell call output naming no call', { type: 'local_shell_call_output', output: 'x' }, 'id'],
     ['an approval response without approve', { type: 'mcp_approval_response', approval_request_id: 'r' }, 'approve'],
     ['a reasoning item without summary', { type: 'reasoning', id: 'rs_1' }, 'summary'],
@@ -60,7 +74,8 @@ describe('openai-responses format', () => {
   })
 
   it('refuses a payload that is not an object', () => {
-    for (const bad of [null, 'hi', [fx.functionCall], 3]) expect(() => parseFormatPayload(bad, FORMAT)).toThrow(expect.objectContaining({ code: 'INVALID_MESSAGE' }))
+    for (const bad of [null, 'hi', [fx.functionCall], 3])
+      expect(() => parseFormatPayload(bad, FORMAT)).toThrow(expect.objectContaining({ code: 'INVALID_MESSAGE' }))
   })
 
   it.each(fx.RESPONSES_PAIRS.map((p) => [p.call.type, p] as const))('pairs %s with its result by id', (_kind, { call, result, id }) => {
@@ -77,15 +92,39 @@ describe('openai-responses format', () => {
   })
 
   it('hosted calls that carry their own result, messages and reasoning open and answer nothing', () => {
-    for (const item of [fx.mcpCall, fx.mcpListTools, fx.fileSearchCall, fx.webSearchCall, fx.codeInterpreterCall, fx.imageGenerationCall, fx.serverToolSearchCall, fx.reasoning, fx.outputMessage, fx.easyUserMessage, fx.compactionItem, fx.itemReference, fx.futureItem]) {
+    for (const item of [
+      fx.mcpCall,
+      fx.mcpListTools,
+      fx.fileSearchCall,
+      fx.webSearchCall,
+      fx.codeInterpreterCall,
+      fx.imageGenerationCall,
+      fx.serverToolSearchCall,
+      fx.reasoning,
+      fx.outputMessage,
+      fx.easyUserMessage,
+      fx.compactionItem,
+      fx.itemReference,
+      fx.futureItem,
+    ]) {
       expect(fmt.toolCalls(item as OpenAIResponsesItem)).toEqual([])
       expect(fmt.toolResults(item as OpenAIResponsesItem)).toEqual([])
     }
   })
 
   it('a client tool search pairs with its tool_search_output by call_id', () => {
-    const call = { type: 'tool_search_call', call_id: 'call_ts_2', execution: 'client', arguments: {} } satisfies ResponseInputItem.ToolSearchCall
-    const out = { type: 'tool_search_output', call_id: 'call_ts_2', execution: 'client', tools: [] } satisfies ResponseToolSearchOutputItemParam
+    const call = {
+      type: 'tool_search_call',
+      call_id: 'call_ts_2',
+      execution: 'client',
+      arguments: {},
+    } satisfies ResponseInputItem.ToolSearchCall
+    const out = {
+      type: 'tool_search_output',
+      call_id: 'call_ts_2',
+      execution: 'client',
+      tools: [],
+    } satisfies ResponseToolSearchOutputItemParam
     expect(fmt.toolCalls(call)).toEqual(['call_ts_2'])
     expect(fmt.toolResults(out)).toEqual(['call_ts_2'])
   })
@@ -94,14 +133,83 @@ describe('openai-responses format', () => {
     const content = 'interrupted'
     // each expected result is typed as the SDK's own input item: it compiles only while the SDK accepts that shape
     const expected: [string, OpenAIResponsesItem, string, ResponseInputItem][] = [
-      ['function_call', fx.functionCall, 'call_weather_1', { type: 'function_call_output', call_id: 'call_weather_1', output: content } satisfies ResponseInputItem.FunctionCallOutput],
-      ['custom_tool_call', fx.customToolCall, 'call_sql_1', { type: 'custom_tool_call_output', call_id: 'call_sql_1', output: content } satisfies ResponseCustomToolCallOutput],
-      ['computer_call', fx.computerCall, 'call_click_1', { type: 'computer_call_output', call_id: 'call_click_1', output: { type: 'computer_screenshot' }, status: 'incomplete' } satisfies ResponseInputItem.ComputerCallOutput],
-      ['local_shell_call', fx.localShellCall, 'call_ls_1', { type: 'local_shell_call_output', id: 'call_ls_1', output: content, status: 'incomplete' } satisfies ResponseInputItem.LocalShellCallOutput],
-      ['shell_call', fx.shellCall, 'call_sh_1', { type: 'shell_call_output', call_id: 'call_sh_1', output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }], status: 'incomplete' } satisfies ResponseInputItem.ShellCallOutput],
-      ['apply_patch_call', fx.applyPatchCall, 'call_patch_1', { type: 'apply_patch_call_output', call_id: 'call_patch_1', status: 'failed', output: content } satisfies Omit<ResponseApplyPatchToolCallOutput, 'id'>],
-      ['mcp_approval_request', fx.mcpApprovalRequest, 'mcpr_68aa', { type: 'mcp_approval_response', approval_request_id: 'mcpr_68aa', approve: false, reason: content } satisfies ResponseInputItem.McpApprovalResponse],
-      ['tool_search_call', { type: 'tool_search_call', call_id: 'call_ts_3', execution: 'client', arguments: {} }, 'call_ts_3', { type: 'tool_search_output', call_id: 'call_ts_3', execution: 'client', tools: [], status: 'incomplete' } satisfies ResponseToolSearchOutputItemParam],
+      [
+        'function_call',
+        fx.functionCall,
+        'call_weather_1',
+        { type: 'function_call_output', call_id: 'call_weather_1', output: content } satisfies ResponseInputItem.FunctionCallOutput,
+      ],
+      [
+        'custom_tool_call',
+        fx.customToolCall,
+        'call_sql_1',
+        { type: 'custom_tool_call_output', call_id: 'call_sql_1', output: content } satisfies ResponseCustomToolCallOutput,
+      ],
+      [
+        'computer_call',
+        fx.computerCall,
+        'call_click_1',
+        {
+          type: 'computer_call_output',
+          call_id: 'call_click_1',
+          output: { type: 'computer_screenshot' },
+          status: 'incomplete',
+        } satisfies ResponseInputItem.ComputerCallOutput,
+      ],
+      [
+        'local_shell_call',
+        fx.localShellCall,
+        'call_ls_1',
+        {
+          type: 'local_shell_call_output',
+          id: 'call_ls_1',
+          output: content,
+          status: 'incomplete',
+        } satisfies ResponseInputItem.LocalShellCallOutput,
+      ],
+      [
+        'shell_call',
+        fx.shellCall,
+        'call_sh_1',
+        {
+          type: 'shell_call_output',
+          call_id: 'call_sh_1',
+          output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }],
+          status: 'incomplete',
+        } satisfies ResponseInputItem.ShellCallOutput,
+      ],
+      [
+        'apply_patch_call',
+        fx.applyPatchCall,
+        'call_patch_1',
+        { type: 'apply_patch_call_output', call_id: 'call_patch_1', status: 'failed', output: content } satisfies Omit<
+          ResponseApplyPatchToolCallOutput,
+          'id'
+        >,
+      ],
+      [
+        'mcp_approval_request',
+        fx.mcpApprovalRequest,
+        'mcpr_68aa',
+        {
+          type: 'mcp_approval_response',
+          approval_request_id: 'mcpr_68aa',
+          approve: false,
+          reason: content,
+        } satisfies ResponseInputItem.McpApprovalResponse,
+      ],
+      [
+        'tool_search_call',
+        { type: 'tool_search_call', call_id: 'call_ts_3', execution: 'client', arguments: {} },
+        'call_ts_3',
+        {
+          type: 'tool_search_output',
+          call_id: 'call_ts_3',
+          execution: 'client',
+          tools: [],
+          status: 'incomplete',
+        } satisfies ResponseToolSearchOutputItemParam,
+      ],
     ]
 
     it.each(expected)("answers a %s with the answering kind's own item, which the format's schema accepts", (_kind, call, id, result) => {
@@ -140,8 +248,18 @@ describe('openai-responses format', () => {
     // then
     expect(pairing.unanswered).toEqual([{ messageId: list[2]!.id, toolCallId: 'call_sql_1' }])
     expect(pairing.orphans).toEqual([{ messageId: list[3]!.id, toolCallId: 'call_orphan' }])
-    expect(wire).toEqual([fx.easyUserMessage, fx.reasoning, fx.customToolCall, { type: 'custom_tool_call_output', call_id: 'call_sql_1', output: INTERRUPTED_TOOL_RESULT }, fx.outputMessage])
-    expect(toolPairing(wire.map((payload, i) => ({ id: list[0]!.id.replace(/.$/, String(i)) as typeof list[0]['id'], payload, format: FORMAT }))).ok).toBe(true)
+    expect(wire).toEqual([
+      fx.easyUserMessage,
+      fx.reasoning,
+      fx.customToolCall,
+      { type: 'custom_tool_call_output', call_id: 'call_sql_1', output: INTERRUPTED_TOOL_RESULT },
+      fx.outputMessage,
+    ])
+    expect(
+      toolPairing(
+        wire.map((payload, i) => ({ id: list[0]!.id.replace(/.$/, String(i)) as (typeof list)[0]['id'], payload, format: FORMAT })),
+      ).ok,
+    ).toBe(true)
   })
 
   it('toWire returns a fresh, mutable deep copy equal to the payload', () => {
@@ -170,23 +288,25 @@ describe('openai-responses format', () => {
     expect(m.id).not.toBe('msg_68a1')
   })
 
-  it.each([
-    [fx.easyUserMessage, { role: 'user', kind: 'text', text: 'What is the weather in Paris?' }],
-    [fx.inputMessage, { role: 'developer', kind: 'text', text: 'Answer briefly. [input_image] [input_file]' }],
-    [fx.outputMessage, { role: 'assistant', kind: 'text', text: 'It is 18 °C and sunny. I cannot share exact coordinates.' }],
-    [fx.functionCall, { role: 'assistant', kind: 'tool_calls', text: 'get_weather({"city":"Paris"})' }],
-    [fx.functionCallOutput, { role: 'tool', kind: 'tool_result', text: '{"temp":18}' }],
-    [fx.functionCallOutputItem, { role: 'tool', kind: 'tool_result', text: 'sunny' }],
-    [fx.customToolCall, { role: 'assistant', kind: 'tool_calls', text: 'run_sql(SELECT 1)' }],
-    [fx.mcpApprovalResponse, { role: 'tool', kind: 'tool_result', text: 'true' }],
-    [fx.reasoning, { role: 'assistant', kind: 'reasoning', text: 'Looked up the weather.' }],
-    [fx.webSearchCall, { role: 'assistant', kind: 'web_search_call', text: 'completed' }],
-    [fx.mcpCall, { role: 'assistant', kind: 'mcp_call', text: 'list_issues' }],
-    [fx.serverToolSearchCall, { role: 'assistant', kind: 'tool_search_call', text: 'tool_search_call({"query":"weather"})' }],
-    [fx.itemReference, { role: 'reference', kind: 'item_reference', text: 'msg_68a1' }],
-    [fx.bareItemReference, { role: 'reference', kind: 'item_reference', text: 'msg_68a1' }],
-    [fx.futureItem, { role: 'assistant', kind: 'hologram_call', text: '' }],
-  ].map(([item, preview]) => [JSON.stringify(item).slice(0, 60), item, preview] as const))('previews %s', (_shown, item, preview) => {
+  it.each(
+    [
+      [fx.easyUserMessage, { role: 'user', kind: 'text', text: 'What is the weather in Paris?' }],
+      [fx.inputMessage, { role: 'developer', kind: 'text', text: 'Answer briefly. [input_image] [input_file]' }],
+      [fx.outputMessage, { role: 'assistant', kind: 'text', text: 'It is 18 °C and sunny. I cannot share exact coordinates.' }],
+      [fx.functionCall, { role: 'assistant', kind: 'tool_calls', text: 'get_weather({"city":"Paris"})' }],
+      [fx.functionCallOutput, { role: 'tool', kind: 'tool_result', text: '{"temp":18}' }],
+      [fx.functionCallOutputItem, { role: 'tool', kind: 'tool_result', text: 'sunny' }],
+      [fx.customToolCall, { role: 'assistant', kind: 'tool_calls', text: 'run_sql(SELECT 1)' }],
+      [fx.mcpApprovalResponse, { role: 'tool', kind: 'tool_result', text: 'true' }],
+      [fx.reasoning, { role: 'assistant', kind: 'reasoning', text: 'Looked up the weather.' }],
+      [fx.webSearchCall, { role: 'assistant', kind: 'web_search_call', text: 'completed' }],
+      [fx.mcpCall, { role: 'assistant', kind: 'mcp_call', text: 'list_issues' }],
+      [fx.serverToolSearchCall, { role: 'assistant', kind: 'tool_search_call', text: 'tool_search_call({"query":"weather"})' }],
+      [fx.itemReference, { role: 'reference', kind: 'item_reference', text: 'msg_68a1' }],
+      [fx.bareItemReference, { role: 'reference', kind: 'item_reference', text: 'msg_68a1' }],
+      [fx.futureItem, { role: 'assistant', kind: 'hologram_call', text: '' }],
+    ].map(([item, preview]) => [JSON.stringify(item).slice(0, 60), item, preview] as const),
+  )('previews %s', (_shown, item, preview) => {
     expect(fmt.preview(item as OpenAIResponsesItem)).toEqual(preview)
   })
 })

@@ -62,8 +62,16 @@ describe('redaction placeholders of every format', () => {
   })
 
   it('openai-chat keeps its placeholder', () => {
-    expect(redactedPayload({ role: 'tool', tool_call_id: 'c1', content: 'secret' })).toEqual({ role: 'tool', content: REDACTED_CONTENT, tool_call_id: 'c1' })
-    expect(redactedPayload({ role: 'tool', tool_call_id: 'c1', content: 'secret' }, 'openai-chat')).toEqual({ role: 'tool', content: REDACTED_CONTENT, tool_call_id: 'c1' })
+    expect(redactedPayload({ role: 'tool', tool_call_id: 'c1', content: 'secret' })).toEqual({
+      role: 'tool',
+      content: REDACTED_CONTENT,
+      tool_call_id: 'c1',
+    })
+    expect(redactedPayload({ role: 'tool', tool_call_id: 'c1', content: 'secret' }, 'openai-chat')).toEqual({
+      role: 'tool',
+      content: REDACTED_CONTENT,
+      tool_call_id: 'c1',
+    })
   })
 
   it('content in a structural placeholder is not a placeholder', () => {

@@ -17,7 +17,11 @@ import {
   type StoredEvent,
 } from '@turnlog/core'
 
-type Body = StoredEvent extends infer E ? (E extends StoredEvent ? Omit<E, 'sessionId' | 'seq' | 'eventId' | 'recordedAt' | 'hash'> : never) : never
+type Body = StoredEvent extends infer E
+  ? E extends StoredEvent
+    ? Omit<E, 'sessionId' | 'seq' | 'eventId' | 'recordedAt' | 'hash'>
+    : never
+  : never
 
 export class EventLog {
   readonly events: StoredEvent[] = []
@@ -45,7 +49,14 @@ export class EventLog {
       payloadText: body.payload === null ? null : JSON.stringify(body.payload),
     })
     this.prev = hash
-    this.events.push({ ...body, sessionId: this.sessionId, seq, eventId, recordedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(), hash } as StoredEvent)
+    this.events.push({
+      ...body,
+      sessionId: this.sessionId,
+      seq,
+      eventId,
+      recordedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)).toISOString(),
+      hash,
+    } as StoredEvent)
     return this
   }
 
@@ -78,11 +89,23 @@ export class EventLog {
   }
 
   compact(covered: readonly { readonly id: MessageId; readonly contentHash: string }[], summary: readonly MessageId[]): this {
-    return this.push({ type: 'messages_compacted', messageId: null, contentHash: null, payload: null, data: { covered, summary, reason: 'test' } })
+    return this.push({
+      type: 'messages_compacted',
+      messageId: null,
+      contentHash: null,
+      payload: null,
+      data: { covered, summary, reason: 'test' },
+    })
   }
 
   forked(parentSessionId: SessionId, parentVersion: number, at: MessageId, inherited: number): this {
-    return this.push({ type: 'session_forked', messageId: null, contentHash: null, payload: null, data: { parentSessionId, parentVersion, at, inherited } })
+    return this.push({
+      type: 'session_forked',
+      messageId: null,
+      contentHash: null,
+      payload: null,
+      data: { parentSessionId, parentVersion, at, inherited },
+    })
   }
 
   redact(id: MessageId): this {

@@ -24,7 +24,13 @@ const reply: Reply = {
 /** Request messages as the SDK types them (every role but the deprecated `function`). */
 const params: Exclude<Param, OpenAI.Chat.Completions.ChatCompletionFunctionMessageParam>[] = [
   { role: 'developer', content: 'be brief' },
-  { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] },
+  {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'hi' },
+      { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+    ],
+  },
 ]
 
 function compileTimeChecks(load: LoadResult): void {

@@ -1,4 +1,11 @@
-import { TurnlogError, isTurnlogError, type ImportSessionsOptions, type ImportSessionsResult, type ImportedSession, type SessionId } from '@turnlog/core'
+import {
+  TurnlogError,
+  isTurnlogError,
+  type ImportSessionsOptions,
+  type ImportSessionsResult,
+  type ImportedSession,
+  type SessionId,
+} from '@turnlog/core'
 import { checkOptions, guardInput } from '@turnlog/core/internal'
 import type { Kysely } from 'kysely'
 import { prepareImportedSession } from './prepare-imported-session.js'
@@ -20,8 +27,14 @@ function sourceFailure(cause: unknown): TurnlogError {
 
 /** An iterator over `source` whose failures (a throwing getter, trap or `next`) are turnlog errors. */
 function iteratorOf(source: Source): { next(): Promise<IteratorResult<unknown>>; close(): Promise<void> } {
-  const ok = typeof source === 'object' && source !== null && guardInput('sessions', () => Symbol.asyncIterator in source || Symbol.iterator in source)
-  if (!ok) throw new TurnlogError('INVALID_INPUT', 'sessions must be an iterable or async iterable of sessions', { details: { field: 'sessions' } })
+  const ok =
+    typeof source === 'object' &&
+    source !== null &&
+    guardInput('sessions', () => Symbol.asyncIterator in source || Symbol.iterator in source)
+  if (!ok)
+    throw new TurnlogError('INVALID_INPUT', 'sessions must be an iterable or async iterable of sessions', {
+      details: { field: 'sessions' },
+    })
   const asyncItems = guardInput('sessions', () => (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator]?.())
   const syncItems = asyncItems === undefined ? guardInput('sessions', () => (source as Iterable<unknown>)[Symbol.iterator]()) : undefined
   return {
@@ -44,10 +57,15 @@ function iteratorOf(source: Source): { next(): Promise<IteratorResult<unknown>>;
  * `turnlog.import_events` (one transaction per batch, one batch in flight while the next is taken),
  * in the caller's transaction when `db` is one (then one session per batch).
  */
-export async function importSessions(db: Kysely<unknown>, source: Source, options: ImportSessionsOptions = {}): Promise<ImportSessionsResult> {
+export async function importSessions(
+  db: Kysely<unknown>,
+  source: Source,
+  options: ImportSessionsOptions = {},
+): Promise<ImportSessionsResult> {
   // checked before anything is written: onSession runs after a session has committed
   checkOptions(options, 'importSessions options')
-  const onSession = guardInput('importSessions options', () => (options as { onSession?: unknown }).onSession) as ImportSessionsOptions['onSession'] | undefined
+  const onSession = guardInput('importSessions options', () => (options as { onSession?: unknown }).onSession) as
+    ImportSessionsOptions['onSession'] | undefined
   if (onSession !== undefined && typeof onSession !== 'function') {
     throw new TurnlogError('INVALID_INPUT', 'onSession must be a function', { details: { field: 'onSession' } })
   }
@@ -72,7 +90,10 @@ export async function importSessions(db: Kysely<unknown>, source: Source, option
       }
       const prepared = prepareImportedSession(next.value)
       const { id, line } = prepared.session
-      if (seen.has(id)) throw new TurnlogError('IMPORT_FAILED', `line ${line}: session ${id} appears twice in the import`, { details: { line, sessionId: id } })
+      if (seen.has(id))
+        throw new TurnlogError('IMPORT_FAILED', `line ${line}: session ${id} appears twice in the import`, {
+          details: { line, sessionId: id },
+        })
       seen.add(id)
       await writer.add(prepared)
       const paused = writer.pause(prepared.events.length + 1)

@@ -1,4 +1,16 @@
-import { EVENT_TYPES, MAX_JSON_DEPTH, TurnlogError, isTurnlogError, jsonDepth, parseEventId, parseMessageId, parseSessionId, toFrozenJson, type JsonValue, type SessionId } from '@turnlog/core'
+import {
+  EVENT_TYPES,
+  MAX_JSON_DEPTH,
+  TurnlogError,
+  isTurnlogError,
+  jsonDepth,
+  parseEventId,
+  parseMessageId,
+  parseSessionId,
+  toFrozenJson,
+  type JsonValue,
+  type SessionId,
+} from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
 
@@ -49,7 +61,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function fail(line: number, message: string, details: Record<string, unknown> = {}, cause?: unknown): TurnlogError {
-  return new TurnlogError('IMPORT_FAILED', `line ${line}: ${message}`, { details: { line, ...details }, ...(cause === undefined ? {} : { cause }) })
+  return new TurnlogError('IMPORT_FAILED', `line ${line}: ${message}`, {
+    details: { line, ...details },
+    ...(cause === undefined ? {} : { cause }),
+  })
 }
 
 /** Runs a check of one field; its `INVALID_INPUT` becomes `IMPORT_FAILED` naming the line. */
@@ -64,13 +79,16 @@ function field<T>(line: number, what: string, check: () => T): T {
 
 function lineOf(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new TurnlogError('INVALID_INPUT', `${what}.line must be a positive integer (where the record came from)`, { details: { field: `${what}.line` } })
+    throw new TurnlogError('INVALID_INPUT', `${what}.line must be a positive integer (where the record came from)`, {
+      details: { field: `${what}.line` },
+    })
   }
   return value
 }
 
 function iso(value: unknown, what: string, line: number): string {
-  if (typeof value !== 'string' || !ISO.test(value) || Number.isNaN(Date.parse(value))) throw fail(line, `${what} must be an ISO-8601 timestamp`, { field: what })
+  if (typeof value !== 'string' || !ISO.test(value) || Number.isNaN(Date.parse(value)))
+    throw fail(line, `${what} must be an ISO-8601 timestamp`, { field: what })
   return value
 }
 
@@ -80,7 +98,8 @@ function hex(value: unknown, what: string, line: number): string {
 }
 
 function count(value: unknown, what: string, line: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw fail(line, `${what} must be a non-negative integer`, { field: what })
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw fail(line, `${what} must be a non-negative integer`, { field: what })
   return value
 }
 
@@ -88,11 +107,13 @@ function prepareHead(s: Record<string, unknown>): PreparedSessionHead {
   const line = lineOf(s['line'], 'session')
   const id = field(line, 'session id', () => parseSessionId(s['id']))
   const rawTenant = s['tenantId']
-  const tenantId = rawTenant === null || rawTenant === undefined ? null : field(line, 'tenantId', () => checkSafeText(rawTenant, 'tenantId'))
+  const tenantId =
+    rawTenant === null || rawTenant === undefined ? null : field(line, 'tenantId', () => checkSafeText(rawTenant, 'tenantId'))
   const rawMetadata = s['metadata']
   // stored as its JSON text (json, not jsonb): NUL and lone surrogates are kept as the source has them
   const given = rawMetadata === undefined ? null : rawMetadata
-  if (jsonDepth(given, MAX_JSON_DEPTH + 1) > MAX_JSON_DEPTH) throw fail(line, `session metadata is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`, { limit: MAX_JSON_DEPTH })
+  if (jsonDepth(given, MAX_JSON_DEPTH + 1) > MAX_JSON_DEPTH)
+    throw fail(line, `session metadata is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`, { limit: MAX_JSON_DEPTH })
   // a JSON value (it is compared with a stored session's metadata and written as text)
   const metadata = given === null ? null : field(line, 'metadata', () => toFrozenJson(given))
   const rawParent = s['parent']
@@ -105,19 +126,33 @@ function prepareHead(s: Record<string, unknown>): PreparedSessionHead {
       at: field(line, 'parent.at', () => parseMessageId(rawParent['at'])),
     }
   }
-  return { line, id, tenantId, metadata, createdAt: iso(s['createdAt'], 'createdAt', line), updatedAt: iso(s['updatedAt'], 'updatedAt', line), parent }
+  return {
+    line,
+    id,
+    tenantId,
+    metadata,
+    createdAt: iso(s['createdAt'], 'createdAt', line),
+    updatedAt: iso(s['updatedAt'], 'updatedAt', line),
+    parent,
+  }
 }
 
 function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): PreparedEvent {
   if (!isPlainObject(value)) throw fail(head.line, `session ${head.id}: event ${seq} must be an object`, { sessionId: head.id, seq })
   const e = value
   const line = lineOf(e['line'], `event ${seq}`)
-  if (e['seq'] !== seq) throw fail(line, `session ${head.id}: expected seq ${seq} (the log must be contiguous from 1)`, { sessionId: head.id, seq, field: 'seq' })
+  if (e['seq'] !== seq)
+    throw fail(line, `session ${head.id}: expected seq ${seq} (the log must be contiguous from 1)`, {
+      sessionId: head.id,
+      seq,
+      field: 'seq',
+    })
   const eventId = field(line, 'eventId', () => parseEventId(e['eventId']))
   const type = e['type']
   if (typeof type !== 'string' || !TYPES.has(type)) throw fail(line, 'unknown event type', { sessionId: head.id, seq, field: 'type' })
   const rawMessageId = e['messageId']
-  const messageId = rawMessageId === null || rawMessageId === undefined ? null : field(line, 'messageId', () => parseMessageId(rawMessageId))
+  const messageId =
+    rawMessageId === null || rawMessageId === undefined ? null : field(line, 'messageId', () => parseMessageId(rawMessageId))
   const rawContentHash = e['contentHash']
   const contentHash = rawContentHash === null || rawContentHash === undefined ? null : hex(rawContentHash, 'contentHash', line)
   const hash = hex(e['hash'], 'hash', line)
@@ -125,15 +160,20 @@ function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): P
   const payloadDigest = rawDigest === undefined || rawDigest === null ? null : hex(rawDigest, 'payloadDigest', line)
   const data = e['data']
   if (!isPlainObject(data)) throw fail(line, 'data must be an object', { sessionId: head.id, seq, field: 'data' })
-  if (jsonDepth(data, MAX_JSON_DEPTH + 2) > MAX_JSON_DEPTH + 1) throw fail(line, 'data is nested too deep', { sessionId: head.id, seq, field: 'data' })
+  if (jsonDepth(data, MAX_JSON_DEPTH + 2) > MAX_JSON_DEPTH + 1)
+    throw fail(line, 'data is nested too deep', { sessionId: head.id, seq, field: 'data' })
   field(line, 'data', () => checkSafeJson(data as JsonValue, 'event data'))
   const rawPayload = e['payload']
   const payload = rawPayload === undefined ? null : rawPayload
-  if (payload !== null && !isPlainObject(payload)) throw fail(line, 'payload must be an object or null', { sessionId: head.id, seq, field: 'payload' })
-  if (payload !== null && jsonDepth(payload, MAX_JSON_DEPTH + 1) > MAX_JSON_DEPTH) throw fail(line, 'payload is nested too deep', { sessionId: head.id, seq, field: 'payload' })
+  if (payload !== null && !isPlainObject(payload))
+    throw fail(line, 'payload must be an object or null', { sessionId: head.id, seq, field: 'payload' })
+  if (payload !== null && jsonDepth(payload, MAX_JSON_DEPTH + 1) > MAX_JSON_DEPTH)
+    throw fail(line, 'payload is nested too deep', { sessionId: head.id, seq, field: 'payload' })
   const isMessage = MESSAGE_TYPES.has(type)
-  if (isMessage && (payload === null || messageId === null || contentHash === null)) throw fail(line, `a ${type} event needs messageId, contentHash and payload`, { sessionId: head.id, seq })
-  if (!isMessage && (payload !== null || payloadDigest !== null)) throw fail(line, `a ${type} event carries no payload`, { sessionId: head.id, seq })
+  if (isMessage && (payload === null || messageId === null || contentHash === null))
+    throw fail(line, `a ${type} event needs messageId, contentHash and payload`, { sessionId: head.id, seq })
+  if (!isMessage && (payload !== null || payloadDigest !== null))
+    throw fail(line, `a ${type} event carries no payload`, { sessionId: head.id, seq })
   return {
     line,
     sessionId: head.id,
@@ -158,10 +198,12 @@ function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): P
  */
 export function prepareImportedSession(value: unknown): PreparedSession {
   return guardInput('sessions', () => {
-    if (!isPlainObject(value)) throw new TurnlogError('INVALID_INPUT', 'each imported session must be an object', { details: { field: 'sessions' } })
+    if (!isPlainObject(value))
+      throw new TurnlogError('INVALID_INPUT', 'each imported session must be an object', { details: { field: 'sessions' } })
     const session = prepareHead(value)
     const rawEvents = value['events']
-    if (!Array.isArray(rawEvents)) throw fail(session.line, `session ${session.id}: events must be an array`, { sessionId: session.id, field: 'events' })
+    if (!Array.isArray(rawEvents))
+      throw fail(session.line, `session ${session.id}: events must be an array`, { sessionId: session.id, field: 'events' })
     let size = session.metadata === null ? 0 : JSON.stringify(session.metadata).length
     const events: PreparedEvent[] = []
     for (let i = 0; i < rawEvents.length; i++) {

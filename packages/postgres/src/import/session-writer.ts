@@ -37,10 +37,14 @@ async function inTransaction<T>(db: Kysely<unknown>, fn: (db: Kysely<unknown>) =
 function sourceFault(error: unknown, session: PreparedSessionHead): unknown {
   const state = isTurnlogError(error, 'DB_ERROR') ? error.details['sqlState'] : undefined
   if (typeof state === 'string' && state.startsWith('22')) {
-    return new TurnlogError('IMPORT_FAILED', `line ${session.line}: session ${session.id}: the database refused the file's data: ${error instanceof Error ? error.message : ''}; nothing of the session was imported`, {
-      details: { line: session.line, sessionId: session.id, sqlState: state },
-      cause: error,
-    })
+    return new TurnlogError(
+      'IMPORT_FAILED',
+      `line ${session.line}: session ${session.id}: the database refused the file's data: ${error instanceof Error ? error.message : ''}; nothing of the session was imported`,
+      {
+        details: { line: session.line, sessionId: session.id, sqlState: state },
+        cause: error,
+      },
+    )
   }
   return error
 }
@@ -71,7 +75,8 @@ export class SessionWriter {
 
   /** Queues a complete session; starts writing the batch when it is full (after the previous one committed). */
   async add(s: PreparedSession): Promise<void> {
-    if (this.#pending.length > 0 && (this.#events + s.events.length > BATCH_EVENTS || this.#size + s.size > BATCH_SIZE)) await this.#dispatch()
+    if (this.#pending.length > 0 && (this.#events + s.events.length > BATCH_EVENTS || this.#size + s.size > BATCH_SIZE))
+      await this.#dispatch()
     this.#pending.push(s)
     this.#events += s.events.length
     this.#size += s.size

@@ -38,27 +38,35 @@ function checkSameSession(row: SessionRowText, s: PreparedSessionHead): void {
   if (stored !== incoming) differs.push('metadata')
   if (storedParent !== fileParent) differs.push('parent')
   if (differs.length > 0) {
-    throw new TurnlogError('SESSION_EXISTS', `line ${s.line}: session ${s.id} exists with another ${differs.join(', ')}; nothing of it was imported`, {
-      details: { sessionId: s.id, line: s.line, differs },
-    })
+    throw new TurnlogError(
+      'SESSION_EXISTS',
+      `line ${s.line}: session ${s.id} exists with another ${differs.join(', ')}; nothing of it was imported`,
+      {
+        details: { sessionId: s.id, line: s.line, differs },
+      },
+    )
   }
 }
 
 /** Throws `MESSAGE_CONFLICT` (`foreign_session`) for session `s` importing `e`, an original append of `other`. */
 function foreignSession(s: PreparedSessionHead, e: PreparedEvent, other: { sessionId: string; contentHash: string | null }): TurnlogError {
   const messageId = e.messageId as string
-  return new TurnlogError('MESSAGE_CONFLICT', `line ${e.line}: message ${messageId} belongs to session ${other.sessionId}; nothing of session ${s.id} was imported`, {
-    details: {
-      sessionId: s.id,
-      messageId,
-      reason: 'foreign_session' satisfies MessageConflictReason,
-      otherSessionId: other.sessionId,
-      storedHash: other.contentHash,
-      incomingHash: e.contentHash,
-      seq: e.seq,
-      line: e.line,
+  return new TurnlogError(
+    'MESSAGE_CONFLICT',
+    `line ${e.line}: message ${messageId} belongs to session ${other.sessionId}; nothing of session ${s.id} was imported`,
+    {
+      details: {
+        sessionId: s.id,
+        messageId,
+        reason: 'foreign_session' satisfies MessageConflictReason,
+        otherSessionId: other.sessionId,
+        storedHash: other.contentHash,
+        incomingHash: e.contentHash,
+        seq: e.seq,
+        line: e.line,
+      },
     },
-  })
+  )
 }
 
 /** The chain link of an event from the texts the store writes (the database computes the same). */
@@ -77,8 +85,11 @@ function linkOf(prev: string, e: PreparedEvent): string {
 }
 
 /** Writes events through `turnlog.import_events`, in calls of at most a batch's size; maps `TLC02` to `IMPORT_FAILED`. */
-async function insertEvents(db: Kysely<unknown>, rows: readonly { readonly session: PreparedSessionHead; readonly event: PreparedEvent }[]): Promise<void> {
-  for (let from = 0; from < rows.length; ) {
+async function insertEvents(
+  db: Kysely<unknown>,
+  rows: readonly { readonly session: PreparedSessionHead; readonly event: PreparedEvent }[],
+): Promise<void> {
+  for (let from = 0; from < rows.length;) {
     let to = from
     let size = 0
     while (to < rows.length && to - from < BATCH_EVENTS && size < BATCH_SIZE) {
@@ -92,7 +103,9 @@ async function insertEvents(db: Kysely<unknown>, rows: readonly { readonly sessi
       await sql`
         select turnlog.import_events(${column((e) => e.sessionId)}, ${column((e) => String(e.seq))}, ${column((e) => e.eventId)},
           ${column((e) => e.type)}, ${column((e) => e.messageId)}, ${column((e) => e.contentHash)}, ${column((e) => e.payloadText)},
-          ${column((e) => e.dataText)}, ${column((e) => e.recordedAt)}, ${column((e) => e.payloadDigest)}, ${column((e) => e.hash)})`.execute(db)
+          ${column((e) => e.dataText)}, ${column((e) => e.recordedAt)}, ${column((e) => e.payloadDigest)}, ${column((e) => e.hash)})`.execute(
+        db,
+      )
     } catch (error) {
       if (customSqlState(error) !== 'TLC02') throw error
       let where: { sessionId?: string; seq?: number; computedHash?: string } = {}
@@ -104,10 +117,14 @@ async function insertEvents(db: Kysely<unknown>, rows: readonly { readonly sessi
       const row = chunk.find((r) => r.session.id === where.sessionId && r.event.seq === where.seq)
       if (!row) throw error
       const e = row.event
-      throw new TurnlogError('IMPORT_FAILED', `line ${e.line}: session ${e.sessionId} seq ${e.seq}: the chain link does not verify (file ${e.hash.slice(0, 12)}…, computed ${String(where.computedHash).slice(0, 12)}…); nothing of the session was imported`, {
-        details: { line: e.line, sessionId: e.sessionId, seq: e.seq, fileHash: e.hash, computedHash: where.computedHash ?? null },
-        cause: error,
-      })
+      throw new TurnlogError(
+        'IMPORT_FAILED',
+        `line ${e.line}: session ${e.sessionId} seq ${e.seq}: the chain link does not verify (file ${e.hash.slice(0, 12)}…, computed ${String(where.computedHash).slice(0, 12)}…); nothing of the session was imported`,
+        {
+          details: { line: e.line, sessionId: e.sessionId, seq: e.seq, fileHash: e.hash, computedHash: where.computedHash ?? null },
+          cause: error,
+        },
+      )
     }
     from = to
   }
@@ -156,12 +173,16 @@ export async function writeSessions(db: Kysely<unknown>, batch: readonly Prepare
       const e = events[i] as PreparedEvent
       const link = linkOf(prev, e)
       if (link !== e.hash) {
-        throw fail(e.line, `session ${s.id} seq ${i + 1}: the chain link does not verify (file ${e.hash.slice(0, 12)}…, computed ${link.slice(0, 12)}…)`, {
-          sessionId: s.id,
-          seq: i + 1,
-          fileHash: e.hash,
-          computedHash: link,
-        })
+        throw fail(
+          e.line,
+          `session ${s.id} seq ${i + 1}: the chain link does not verify (file ${e.hash.slice(0, 12)}…, computed ${link.slice(0, 12)}…)`,
+          {
+            sessionId: s.id,
+            seq: i + 1,
+            fileHash: e.hash,
+            computedHash: link,
+          },
+        )
       }
       prev = link
     }
@@ -171,9 +192,20 @@ export async function writeSessions(db: Kysely<unknown>, batch: readonly Prepare
       const want = events[i] as PreparedEvent
       const got = have[i] as string
       if (got !== want.hash) {
-        throw new TurnlogError('MESSAGE_CONFLICT', `line ${want.line}: session ${s.id} seq ${i + 1} is stored with another event (stored ${got.slice(0, 12)}…, file ${want.hash.slice(0, 12)}…); nothing of the session was imported`, {
-          details: { sessionId: s.id, seq: i + 1, line: want.line, storedHash: got, fileHash: want.hash, reason: 'seq_mismatch' satisfies MessageConflictReason },
-        })
+        throw new TurnlogError(
+          'MESSAGE_CONFLICT',
+          `line ${want.line}: session ${s.id} seq ${i + 1} is stored with another event (stored ${got.slice(0, 12)}…, file ${want.hash.slice(0, 12)}…); nothing of the session was imported`,
+          {
+            details: {
+              sessionId: s.id,
+              seq: i + 1,
+              line: want.line,
+              storedHash: got,
+              fileHash: want.hash,
+              reason: 'seq_mismatch' satisfies MessageConflictReason,
+            },
+          },
+        )
       }
     }
     outcomes.push({ written: events.length - common, skipped: common })
@@ -199,7 +231,8 @@ export async function writeSessions(db: Kysely<unknown>, batch: readonly Prepare
          and type = 'message_appended' and (data->>'inheritedFrom') is null`.execute(db)
     const foreign = new Map<string, { sessionId: string; contentHash: string }>()
     for (const r of found) {
-      if (r.session_id !== origins.get(r.message_id)?.session.id && !foreign.has(r.message_id)) foreign.set(r.message_id, { sessionId: r.session_id, contentHash: r.content_hash })
+      if (r.session_id !== origins.get(r.message_id)?.session.id && !foreign.has(r.message_id))
+        foreign.set(r.message_id, { sessionId: r.session_id, contentHash: r.content_hash })
     }
     if (foreign.size > 0) {
       // the first such event in source order

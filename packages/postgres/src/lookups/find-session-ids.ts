@@ -19,7 +19,9 @@ const FRAGMENT = /^[0-9a-f-]{1,1000}$/
  */
 export async function findSessionIds(db: Kysely<unknown>, fragment: unknown, options: FindSessionIdsOptions = {}): Promise<SessionId[]> {
   if (typeof fragment !== 'string' || !FRAGMENT.test(fragment.toLowerCase())) {
-    throw new TurnlogError('INVALID_INPUT', 'fragment must be 1 to 1000 hex digits and hyphens (part of a session id)', { details: { field: 'fragment' } })
+    throw new TurnlogError('INVALID_INPUT', 'fragment must be 1 to 1000 hex digits and hyphens (part of a session id)', {
+      details: { field: 'fragment' },
+    })
   }
   if (typeof options !== 'object' || options === null || guardInput('findSessionIds options', () => Array.isArray(options))) {
     throw new TurnlogError('INVALID_INPUT', 'findSessionIds options must be an object', { details: { field: 'options' } })

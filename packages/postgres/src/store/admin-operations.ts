@@ -3,7 +3,11 @@ import { importSessions } from '../import/import-sessions.js'
 import { countConflicts } from '../lookups/count-conflicts.js'
 import { findSessionIds, type FindSessionIdsOptions } from '../lookups/find-session-ids.js'
 import { checkCallOptions, preview } from '../check-arguments.js'
-import { oldestOpenTransaction, type OldestOpenTransactionOptions, type OpenTransactionInfo } from '../subscriptions/oldest-open-transaction.js'
+import {
+  oldestOpenTransaction,
+  type OldestOpenTransactionOptions,
+  type OpenTransactionInfo,
+} from '../subscriptions/oldest-open-transaction.js'
 import { subscribe, type SubscribeOptions, type SubscriptionConfig } from '../subscriptions/subscribe.js'
 import type { Subscription, SubscriptionHandler } from '../subscriptions/subscription.js'
 import type { StoreContext } from './store-context.js'
@@ -40,7 +44,10 @@ export class AdminOperations {
   }
 
   /** See `PostgresStore.importSessions`. */
-  async importSessions(sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>, options: ImportSessionsOptions = {}): Promise<ImportSessionsResult> {
+  async importSessions(
+    sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>,
+    options: ImportSessionsOptions = {},
+  ): Promise<ImportSessionsResult> {
     this.#ctx.assertOpen()
     return importSessions(this.#ctx.db, sessions, options)
   }

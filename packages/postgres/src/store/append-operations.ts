@@ -77,7 +77,8 @@ export class AppendOperations {
     if (limits === false) return null
     const limit = (value: number | undefined, fallback: number, name: string): number => {
       if (value === undefined) return fallback
-      if (!Number.isSafeInteger(value) || value < 1) throw new TurnlogError('INVALID_INPUT', `groupCommit.${name} must be a positive integer, got ${preview(value)}`)
+      if (!Number.isSafeInteger(value) || value < 1)
+        throw new TurnlogError('INVALID_INPUT', `groupCommit.${name} must be a positive integer, got ${preview(value)}`)
       return value
     }
     return new GroupCommit<PreparedAppend, AppendResult>({
@@ -148,7 +149,10 @@ export class AppendOperations {
     }
     const result = this.#group === null ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
     const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
-    this.#ctx.learn(id, [...result.appended, ...result.duplicates].map((mid) => [mid, byId.get(mid) ?? ''] as const))
+    this.#ctx.learn(
+      id,
+      [...result.appended, ...result.duplicates].map((mid) => [mid, byId.get(mid) ?? ''] as const),
+    )
     this.#ctx.observe(id, result.version)
     return result
   }
@@ -156,7 +160,15 @@ export class AppendOperations {
   /** One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. */
   async #appendAlone(p: PreparedAppend): Promise<AppendResult> {
     const { sessionId: id, batch, hashes } = p
-    const values = [id, p.expected, JSON.stringify(batch.map((m) => m.id)), JSON.stringify(hashes), JSON.stringify(p.eventIds), `[${p.payloads.join(',')}]`, `[${p.data.join(',')}]`]
+    const values = [
+      id,
+      p.expected,
+      JSON.stringify(batch.map((m) => m.id)),
+      JSON.stringify(hashes),
+      JSON.stringify(p.eventIds),
+      `[${p.payloads.join(',')}]`,
+      `[${p.data.join(',')}]`,
+    ]
     let rows: AppendRow[]
     try {
       // another writer stored some of these ids after the function classified them (the insert's
@@ -179,14 +191,22 @@ export class AppendOperations {
    * batch too) wrote nothing and comes back as `null`: the group commit runs it alone.
    */
   async #appendGroup(items: readonly PreparedAppend[]): Promise<(AppendResult | null)[]> {
-    const flat = <K extends 'payloads' | 'data'>(key: K): string => `[${items.map((p) => p[key].join(',')).filter((t) => t !== '').join(',')}]`
+    const flat = <K extends 'payloads' | 'data'>(key: K): string =>
+      `[${items
+        .map((p) => p[key].join(','))
+        .filter((t) => t !== '')
+        .join(',')}]`
     let rows: (AppendRow & { batch: number })[]
     try {
       rows = await this.#ctx.statement<AppendRow & { batch: number }>(APPEND_BATCHES, [
-        JSON.stringify(items.map((p) => p.sessionId)), JSON.stringify(items.map((p) => p.expected)),
-        JSON.stringify(items.map((p) => p.batch.length)), JSON.stringify(items.flatMap((p) => p.batch.map((m) => m.id))),
-        JSON.stringify(items.flatMap((p) => p.hashes)), JSON.stringify(items.flatMap((p) => p.eventIds)),
-        flat('payloads'), flat('data'),
+        JSON.stringify(items.map((p) => p.sessionId)),
+        JSON.stringify(items.map((p) => p.expected)),
+        JSON.stringify(items.map((p) => p.batch.length)),
+        JSON.stringify(items.flatMap((p) => p.batch.map((m) => m.id))),
+        JSON.stringify(items.flatMap((p) => p.hashes)),
+        JSON.stringify(items.flatMap((p) => p.eventIds)),
+        flat('payloads'),
+        flat('data'),
       ])
     } catch (error) {
       // a refusal that rolled the statement back stays raw: the group commit runs each batch alone;

@@ -29,7 +29,8 @@ export interface BatchMismatch {
  * `skipEphemeral` (flush) scaffolding is left out; otherwise it is refused.
  */
 export function checkBatch(messages: readonly unknown[], what: string, skipEphemeral: boolean): CheckedBatch {
-  if (!guardInput(what, () => Array.isArray(messages))) throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`, { details: { field: what } })
+  if (!guardInput(what, () => Array.isArray(messages)))
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`, { details: { field: what } })
   const unique: Message[] = []
   const hashes: string[] = []
   const index = new Map<string, number>()

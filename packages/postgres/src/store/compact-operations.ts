@@ -1,4 +1,19 @@
-import { TurnlogError, applyCompact, contentHash, isTurnlogError, newEventId, parseMessageId, parseSessionId, toFrozenJson, type CompactInput, type CompactResult, type JsonValue, type Message, type MessageId, type SessionId } from '@turnlog/core'
+import {
+  TurnlogError,
+  applyCompact,
+  contentHash,
+  isTurnlogError,
+  newEventId,
+  parseMessageId,
+  parseSessionId,
+  toFrozenJson,
+  type CompactInput,
+  type CompactResult,
+  type JsonValue,
+  type Message,
+  type MessageId,
+  type SessionId,
+} from '@turnlog/core'
 import { withApplyTo, messageEnvelope } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
@@ -55,13 +70,17 @@ export class CompactOperations {
     const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJson(input.metadata), 'metadata')
     if (metadata !== undefined) jsonTextWithin(metadata, this.#ctx.maxBatchBytes, 'metadata')
     const summaryBudget = new BatchBudget(this.#ctx.maxBatchBytes, summary.length)
-    const summaryPayloads = summary.map((m) => summaryBudget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, envelopeText(m).length + 16))
+    const summaryPayloads = summary.map((m) =>
+      summaryBudget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, envelopeText(m).length + 16),
+    )
     const summaryHashes = summary.map((m) => contentHash(m))
     const prepared: PreparedCompaction = { id, expected, covered, summary, summaryHashes, summaryPayloads, reason: input.reason, metadata }
     // the summary's claim on its ids (turnlog.message_ids) is the cross-session check: a compaction that
     // lost the race for one runs again and then finds it stored (a replay of itself, or a conflict)
     const lostRace = (error: unknown): boolean => isTurnlogError(error, 'DB_TRANSIENT') && lostMessageIdRace(error.cause)
-    const result = await this.#ctx.retry(5, lostRace, async () => this.#ctx.observed(id, await this.#ctx.tx((db) => this.#compactOnce(db, prepared))))
+    const result = await this.#ctx.retry(5, lostRace, async () =>
+      this.#ctx.observed(id, await this.#ctx.tx((db) => this.#compactOnce(db, prepared))),
+    )
     return withApplyTo(result, (live) => applyCompact(live, { covered, summary }))
   }
 
@@ -74,7 +93,9 @@ export class CompactOperations {
       select session_id::text, encode(content_hash, 'hex') as content_hash, type from turnlog.events
        where message_id = ${summary[0]?.id ?? null}::uuid and content_hash is not null`.execute(db)
     // any stored version of it may come first (a revision of the summary, say): look for the original content
-    const own = existing.rows.find((r) => r.session_id === id && r.content_hash === summaryHashes[0]) ?? existing.rows.find((r) => r.session_id === id)
+    const own =
+      existing.rows.find((r) => r.session_id === id && r.content_hash === summaryHashes[0]) ??
+      existing.rows.find((r) => r.session_id === id)
     if (own && own.content_hash === summaryHashes[0]) {
       const placed = await sql<{ n: string | number }>`
         select count(*) as n from turnlog.events
@@ -93,22 +114,30 @@ export class CompactOperations {
       const mine = first.find((r) => r.session_id === id)
       const foreign = first.find((r) => r.session_id !== id)
       const messageId = first[0]?.message_id ?? null
-      throw new TurnlogError('MESSAGE_CONFLICT', `summary message ${messageId ?? ''} is already stored${mine ? '' : ` in session ${foreign?.session_id ?? '?'}`}; nothing was written`, {
-        details: {
-          sessionId: id,
-          messageId,
-          reason: mine ? 'content_mismatch' : 'foreign_session',
-          otherSessionId: mine ? null : (foreign?.session_id ?? null),
+      throw new TurnlogError(
+        'MESSAGE_CONFLICT',
+        `summary message ${messageId ?? ''} is already stored${mine ? '' : ` in session ${foreign?.session_id ?? '?'}`}; nothing was written`,
+        {
+          details: {
+            sessionId: id,
+            messageId,
+            reason: mine ? 'content_mismatch' : 'foreign_session',
+            otherSessionId: mine ? null : (foreign?.session_id ?? null),
+          },
         },
-      })
+      )
     }
     const live = await liveRows(db, id)
     const byId = new Map(live.map((r) => [r.message_id, r]))
     const missing = covered.filter((c) => !byId.has(c))
     if (missing.length > 0) {
-      throw new TurnlogError('UNKNOWN_MESSAGE', `compaction covers ${missing.length} message(s) that are not live: ${missing.slice(0, 3).join(', ')}`, {
-        details: { sessionId: id, missing },
-      })
+      throw new TurnlogError(
+        'UNKNOWN_MESSAGE',
+        `compaction covers ${missing.length} message(s) that are not live: ${missing.slice(0, 3).join(', ')}`,
+        {
+          details: { sessionId: id, missing },
+        },
+      )
     }
     const events: NewEvent[] = summary.map((m, i) => ({
       eventId: newEventId(),
@@ -124,7 +153,14 @@ export class CompactOperations {
     }
     if (p.reason !== undefined) data['reason'] = p.reason
     if (p.metadata !== undefined) data['metadata'] = p.metadata
-    events.push({ eventId: newEventId(), type: 'messages_compacted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) })
+    events.push({
+      eventId: newEventId(),
+      type: 'messages_compacted',
+      messageId: null,
+      contentHash: null,
+      payloadText: null,
+      dataText: JSON.stringify(data),
+    })
     const next = await this.#ctx.write(db, id, version, events)
     return { version: next, summary: summary.map((m) => m.id) }
   }

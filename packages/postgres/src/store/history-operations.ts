@@ -1,4 +1,26 @@
-import { DEFAULT_MESSAGE_FORMAT, TurnlogError, applyRevision, applyRewind, contentHash, newEventId, parseChatMessage, parseFormatPayload, toFrozenJson, type ChatMessage, parseMessageId, parseSessionId, restoreMessage, type MessageId, type ReviseOptions, type ReviseResult, type RewindOptions, type RewindResult, type RewindTarget, type SessionId, type WriteOptions } from '@turnlog/core'
+import {
+  DEFAULT_MESSAGE_FORMAT,
+  TurnlogError,
+  applyRevision,
+  applyRewind,
+  contentHash,
+  newEventId,
+  parseChatMessage,
+  parseFormatPayload,
+  toFrozenJson,
+  type ChatMessage,
+  parseMessageId,
+  parseSessionId,
+  restoreMessage,
+  type MessageId,
+  type ReviseOptions,
+  type ReviseResult,
+  type RewindOptions,
+  type RewindResult,
+  type RewindTarget,
+  type SessionId,
+  type WriteOptions,
+} from '@turnlog/core'
 import { messageEnvelope, withApplyTo } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
@@ -22,31 +44,44 @@ export class HistoryOperations {
     options = checkCallOptions(options, 'rewind options')
     const id = parseSessionId(sessionId)
     const expected = checkExpectedVersion(options)
-    if (typeof target !== 'object' || target === null) throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }')
+    if (typeof target !== 'object' || target === null)
+      throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }')
     const hasAfter = 'after' in target
     const hasFrom = 'from' in target
     if (hasAfter === hasFrom) throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from')
     const targetId = parseMessageId(hasAfter ? (target as { after: string }).after : (target as { from: string }).from)
     if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
-    return rewound(this.#ctx.observed(id, await this.#ctx.tx(async (db) => {
-      const version = await this.#ctx.lock(db, id)
-      checkVersion(expected, version)
-      const live = await liveRows(db, id)
-      const index = live.findIndex((r) => r.message_id === targetId)
-      if (index < 0) {
-        throw new TurnlogError('UNKNOWN_MESSAGE', `rewind target ${targetId} is not a live message of session ${id}`, {
-          details: { sessionId: id, messageId: targetId },
-        })
-      }
-      const retracted = live.slice(hasAfter ? index + 1 : index).map((r) => r.message_id as MessageId)
-      if (retracted.length === 0) return { version, retracted }
-      const data: Record<string, unknown> = { ids: retracted, target: hasAfter ? { after: targetId } : { from: targetId } }
-      if (options.reason !== undefined) data['reason'] = options.reason
-      const next = await this.#ctx.write(db, id, version, [
-        { eventId: newEventId(), type: 'messages_retracted', messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) },
-      ])
-      return { version: next, retracted }
-    })))
+    return rewound(
+      this.#ctx.observed(
+        id,
+        await this.#ctx.tx(async (db) => {
+          const version = await this.#ctx.lock(db, id)
+          checkVersion(expected, version)
+          const live = await liveRows(db, id)
+          const index = live.findIndex((r) => r.message_id === targetId)
+          if (index < 0) {
+            throw new TurnlogError('UNKNOWN_MESSAGE', `rewind target ${targetId} is not a live message of session ${id}`, {
+              details: { sessionId: id, messageId: targetId },
+            })
+          }
+          const retracted = live.slice(hasAfter ? index + 1 : index).map((r) => r.message_id as MessageId)
+          if (retracted.length === 0) return { version, retracted }
+          const data: Record<string, unknown> = { ids: retracted, target: hasAfter ? { after: targetId } : { from: targetId } }
+          if (options.reason !== undefined) data['reason'] = options.reason
+          const next = await this.#ctx.write(db, id, version, [
+            {
+              eventId: newEventId(),
+              type: 'messages_retracted',
+              messageId: null,
+              contentHash: null,
+              payloadText: null,
+              dataText: JSON.stringify(data),
+            },
+          ])
+          return { version: next, retracted }
+        }),
+      ),
+    )
   }
 
   /** See `SessionStore.revise`. */
@@ -78,38 +113,48 @@ export class HistoryOperations {
     const text = payloadText({ id: mid, payload: parsed as ChatMessage }, this.#ctx.maxMessageBytes)
     const partial = options.status === 'partial'
     let envelope: LiveRow['data'] = {}
-    return revised(mid, parsed, partial, () => envelope, this.#ctx.observed(id, await this.#ctx.tx(async (db) => {
-      const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
-      if (row !== undefined) envelope = row.data
-      const format = typeof row?.data['format'] === 'string' ? row.data['format'] : DEFAULT_MESSAGE_FORMAT
-      if (format === DEFAULT_MESSAGE_FORMAT || row === undefined) {
-        if (chatError !== undefined) throw chatError
-      } else {
-        parseFormatPayload(payload, format)
-      }
-      // a replay of what is already in effect is a no-op whatever the version; anything else checks the
-      // version before the message's state (a stale writer gets VERSION_CONFLICT, not UNKNOWN_MESSAGE)
-      if (row !== undefined && row.content_hash === hash && row.partial === partial) return { version, revision: revisions - 1, unchanged: true }
-      checkVersion(expected, version)
-      if (row === undefined) throw unknownLiveMessage(id, mid)
-      if (row.content_hash === hash) {
-        // same content: only the streaming status changes
-        if (partial) {
-          throw new TurnlogError('INVALID_INPUT', `message ${mid} is final; a final message cannot become partial again`, {
-            details: { sessionId: id, messageId: mid },
-          })
-        }
-        const next = await this.#ctx.write(db, id, version, [
-          { eventId: newEventId(), type: 'message_finalized', messageId: mid, contentHash: null, payloadText: null, dataText: '{}' },
-        ])
-        return { version: next, revision: revisions - 1, unchanged: false }
-      }
-      const dataText = JSON.stringify(messageEnvelope(row.data, partial, { revision: revisions }))
-      const next = await this.#ctx.write(db, id, version, [
-        { eventId: newEventId(), type: 'message_revised', messageId: mid, contentHash: hash, payloadText: text, dataText },
-      ])
-      return { version: next, revision: revisions, unchanged: false }
-    })))
+    return revised(
+      mid,
+      parsed,
+      partial,
+      () => envelope,
+      this.#ctx.observed(
+        id,
+        await this.#ctx.tx(async (db) => {
+          const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
+          if (row !== undefined) envelope = row.data
+          const format = typeof row?.data['format'] === 'string' ? row.data['format'] : DEFAULT_MESSAGE_FORMAT
+          if (format === DEFAULT_MESSAGE_FORMAT || row === undefined) {
+            if (chatError !== undefined) throw chatError
+          } else {
+            parseFormatPayload(payload, format)
+          }
+          // a replay of what is already in effect is a no-op whatever the version; anything else checks the
+          // version before the message's state (a stale writer gets VERSION_CONFLICT, not UNKNOWN_MESSAGE)
+          if (row !== undefined && row.content_hash === hash && row.partial === partial)
+            return { version, revision: revisions - 1, unchanged: true }
+          checkVersion(expected, version)
+          if (row === undefined) throw unknownLiveMessage(id, mid)
+          if (row.content_hash === hash) {
+            // same content: only the streaming status changes
+            if (partial) {
+              throw new TurnlogError('INVALID_INPUT', `message ${mid} is final; a final message cannot become partial again`, {
+                details: { sessionId: id, messageId: mid },
+              })
+            }
+            const next = await this.#ctx.write(db, id, version, [
+              { eventId: newEventId(), type: 'message_finalized', messageId: mid, contentHash: null, payloadText: null, dataText: '{}' },
+            ])
+            return { version: next, revision: revisions - 1, unchanged: false }
+          }
+          const dataText = JSON.stringify(messageEnvelope(row.data, partial, { revision: revisions }))
+          const next = await this.#ctx.write(db, id, version, [
+            { eventId: newEventId(), type: 'message_revised', messageId: mid, contentHash: hash, payloadText: text, dataText },
+          ])
+          return { version: next, revision: revisions, unchanged: false }
+        }),
+      ),
+    )
   }
 
   /** See `SessionStore.finalize`. */
@@ -121,19 +166,22 @@ export class HistoryOperations {
     const mid = parseMessageId(messageId)
     const expected = checkExpectedVersion(options)
     let current: { payload: unknown; data: LiveRow['data'] } = { payload: null, data: {} }
-    const result = this.#ctx.observed(id, await this.#ctx.tx(async (db) => {
-      const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
-      if (row !== undefined) current = { payload: await payloadAt(db, id, row.event_seq), data: row.data }
-      const revision = revisions - 1
-      // as revise: a replay (the message is final already) is a no-op, then the version, then the state
-      if (row !== undefined && !row.partial) return { version, revision, unchanged: true }
-      checkVersion(expected, version)
-      if (row === undefined) throw unknownLiveMessage(id, mid)
-      const next = await this.#ctx.write(db, id, version, [
-        { eventId: newEventId(), type: 'message_finalized', messageId: mid, contentHash: null, payloadText: null, dataText: '{}' },
-      ])
-      return { version: next, revision, unchanged: false }
-    }))
+    const result = this.#ctx.observed(
+      id,
+      await this.#ctx.tx(async (db) => {
+        const { version, row, revisions } = await this.#lockLiveMessage(db, id, mid)
+        if (row !== undefined) current = { payload: await payloadAt(db, id, row.event_seq), data: row.data }
+        const revision = revisions - 1
+        // as revise: a replay (the message is final already) is a no-op, then the version, then the state
+        if (row !== undefined && !row.partial) return { version, revision, unchanged: true }
+        checkVersion(expected, version)
+        if (row === undefined) throw unknownLiveMessage(id, mid)
+        const next = await this.#ctx.write(db, id, version, [
+          { eventId: newEventId(), type: 'message_finalized', messageId: mid, contentHash: null, payloadText: null, dataText: '{}' },
+        ])
+        return { version: next, revision, unchanged: false }
+      }),
+    )
     return revised(mid, current.payload, false, () => current.data, result)
   }
 
@@ -142,7 +190,11 @@ export class HistoryOperations {
    * not live: the caller checks the version first, then throws {@link unknownLiveMessage}) and how many
    * content versions the message has (1 + its revisions).
    */
-  async #lockLiveMessage(db: Kysely<unknown>, id: SessionId, mid: MessageId): Promise<{
+  async #lockLiveMessage(
+    db: Kysely<unknown>,
+    id: SessionId,
+    mid: MessageId,
+  ): Promise<{
     version: number
     row: LiveRow | undefined
     revisions: number
@@ -178,7 +230,13 @@ function rewound(result: Omit<RewindResult, 'applyTo'>): RewindResult {
  * A revise/finalize result with the message as it now stands (what `load` returns for it: the stored
  * envelope, `payload`, the status) and its `applyTo`.
  */
-function revised(mid: MessageId, payload: unknown, partial: boolean, envelope: () => LiveRow['data'], result: Omit<ReviseResult, 'applyTo' | 'message'>): ReviseResult {
+function revised(
+  mid: MessageId,
+  payload: unknown,
+  partial: boolean,
+  envelope: () => LiveRow['data'],
+  result: Omit<ReviseResult, 'applyTo' | 'message'>,
+): ReviseResult {
   const data = envelope()
   const message = restoreMessage({
     id: mid,

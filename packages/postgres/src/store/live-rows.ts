@@ -13,7 +13,14 @@ export interface LiveRow {
 
 /** The session's live projection rows in position order, each with its current content's hash and envelope (no payloads). */
 export async function liveRows(db: Kysely<unknown>, id: SessionId): Promise<LiveRow[]> {
-  const { rows } = await sql<{ message_id: string; event_seq: string | number; partial: boolean; content_hash: string; data: Record<string, unknown>; scrubbed: boolean }>`
+  const { rows } = await sql<{
+    message_id: string
+    event_seq: string | number
+    partial: boolean
+    content_hash: string
+    data: Record<string, unknown>
+    scrubbed: boolean
+  }>`
     select l.message_id::text, l.event_seq, l.partial, encode(e.content_hash, 'hex') as content_hash, e.data,
            e.payload_digest is not null as scrubbed
       from turnlog.live_messages l

@@ -11,10 +11,14 @@ export function payloadText(message: { readonly id?: string; readonly payload: C
   } catch (cause) {
     // longer than the longest string JavaScript can hold (the depth of a payload is bounded)
     if (!(cause instanceof RangeError)) throw cause
-    throw new TurnlogError('MESSAGE_TOO_LARGE', `message ${message.id ?? ''} is longer than the longest string JavaScript can hold; the limit is ${maxBytes}`, {
-      details: { messageId: message.id ?? null, size: null, limit: maxBytes },
-      cause,
-    })
+    throw new TurnlogError(
+      'MESSAGE_TOO_LARGE',
+      `message ${message.id ?? ''} is longer than the longest string JavaScript can hold; the limit is ${maxBytes}`,
+      {
+        details: { messageId: message.id ?? null, size: null, limit: maxBytes },
+        cause,
+      },
+    )
   }
   if (text.length > maxBytes) {
     throw new TurnlogError('MESSAGE_TOO_LARGE', `message ${message.id ?? ''} is ${text.length} bytes of JSON; the limit is ${maxBytes}`, {

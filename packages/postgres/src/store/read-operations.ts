@@ -127,7 +127,10 @@ export class ReadOperations {
         messages.push(message)
       }
       // the pairs the flush cache learns are (id, stored hash): the hashes memoised above for these payloads
-      this.#ctx.learn(id, rows.map((row) => [row.message_id, row.content_hash] as const))
+      this.#ctx.learn(
+        id,
+        rows.map((row) => [row.message_id, row.content_hash] as const),
+      )
       this.#ctx.observe(id, version)
       return { sessionId: id, version, messages, pairing: toolPairing(messages) }
     })
@@ -166,7 +169,8 @@ export class ReadOperations {
     const id = parseSessionId(sessionId)
     const at = options.at
     if (at !== undefined) {
-      if (!Number.isSafeInteger(at) || at < 0) throw new TurnlogError('INVALID_INPUT', `at must be a non-negative integer, got ${preview(at)}`)
+      if (!Number.isSafeInteger(at) || at < 0)
+        throw new TurnlogError('INVALID_INPUT', `at must be a non-negative integer, got ${preview(at)}`)
       const info = await this.getSession(id)
       if (at > info.version) {
         throw new TurnlogError('INVALID_INPUT', `at ${at} is beyond the session's version ${info.version}`, {

@@ -54,7 +54,8 @@ export class RebuildOperations {
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'rebuild options')
-    if (options.verify !== undefined && typeof options.verify !== 'boolean') throw new TurnlogError('INVALID_INPUT', 'rebuild: verify must be a boolean')
+    if (options.verify !== undefined && typeof options.verify !== 'boolean')
+      throw new TurnlogError('INVALID_INPUT', 'rebuild: verify must be a boolean')
     if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
       throw new TurnlogError('INVALID_INPUT', 'rebuild: onProgress must be a function')
     }
@@ -85,7 +86,12 @@ export class RebuildOperations {
           if (ids.length === 0) break
           after = ids[ids.length - 1] ?? null
           const batch = verify ? this.#verifyBatch(ids) : this.#rebuildBatch(ids)
-          inFlight.push(batch.then((b) => ({ ok: true as const, ...b }), (error: unknown) => ({ ok: false as const, error })))
+          inFlight.push(
+            batch.then(
+              (b) => ({ ok: true as const, ...b }),
+              (error: unknown) => ({ ok: false as const, error }),
+            ),
+          )
         }
         const next = inFlight.shift()
         if (next === undefined) break
@@ -154,15 +160,21 @@ export class RebuildOperations {
       // recompute; it returns every session's rows in position order
       const { rows } = await sql<{ session_id: string; live: [string, number, boolean][] | null }>`
         select r.session_id, r.live
-          from turnlog.rebuild_sessions(array(select value::uuid from json_array_elements_text(${JSON.stringify(sessions.map((s) => s.id))}::json))) r`.execute(db)
+          from turnlog.rebuild_sessions(array(select value::uuid from json_array_elements_text(${JSON.stringify(sessions.map((s) => s.id))}::json))) r`.execute(
+        db,
+      )
       const rebuilt = new Map(rows.map((r) => [r.session_id, projectionRows(r.live)]))
       // the verification: the recomputed projection equals the spec's, or the batch rolls back
       for (const [id, state] of specs) {
         const still = driftOf(id, state, rebuilt.get(id) ?? [])
         if (still) {
-          throw new TurnlogError('CORRUPT_LOG', `rebuilt projection of ${id} still differs from the fold of its log: ${still.explanation}`, {
-            details: { sessionId: id },
-          })
+          throw new TurnlogError(
+            'CORRUPT_LOG',
+            `rebuilt projection of ${id} still differs from the fold of its log: ${still.explanation}`,
+            {
+              details: { sessionId: id },
+            },
+          )
         }
       }
       return { ids: sessions.map((s) => s.id), drift }
@@ -177,7 +189,11 @@ export class RebuildOperations {
  */
 async function readBatch(db: Kysely<unknown>, ids: readonly SessionId[]): Promise<BatchSession[]> {
   // per session one row, its events and projection rows as JSON arrays: far cheaper to receive than a row each
-  const { rows } = await sql<{ session_id: string; events: [number, string, string | null, unknown][] | null; live: [string, number, boolean][] | null }>`
+  const { rows } = await sql<{
+    session_id: string
+    events: [number, string, string | null, unknown][] | null
+    live: [string, number, boolean][] | null
+  }>`
     select r.session_id, r.events, r.live
       from turnlog.rebuild_read(array(select value::uuid from json_array_elements_text(${JSON.stringify(ids)}::json))) r`.execute(db)
   return rows.map((r) => ({
@@ -198,10 +214,14 @@ function project(id: SessionId, events: readonly StructuralEvent[]): StructureSt
     return projectStructure(events)
   } catch (error) {
     // a malformed event (written around the store)
-    throw new TurnlogError('CORRUPT_LOG', `the log of session ${id} cannot be folded: ${error instanceof Error ? error.message : String(error)}`, {
-      details: { sessionId: id },
-      cause: error,
-    })
+    throw new TurnlogError(
+      'CORRUPT_LOG',
+      `the log of session ${id} cannot be folded: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        details: { sessionId: id },
+        cause: error,
+      },
+    )
   }
 }
 
@@ -211,7 +231,12 @@ function driftOf(id: SessionId, state: StructureState, live: readonly Projection
   const actual = live.map((r) => r.message_id as MessageId)
   const sameOrder = expected.length === actual.length && expected.every((m, i) => m === actual[i])
   if (!sameOrder) {
-    return { sessionId: id, expected, actual, explanation: `live list differs: fold has ${expected.length} message(s), projection ${actual.length}` }
+    return {
+      sessionId: id,
+      expected,
+      actual,
+      explanation: `live list differs: fold has ${expected.length} message(s), projection ${actual.length}`,
+    }
   }
   for (const r of live) {
     const rec = state.messages.get(r.message_id as MessageId)

@@ -17,7 +17,13 @@ interface ConflictDetail {
  * conflicting messages), records its conflict evidence outside any caller's transaction (best effort)
  * and returns the `MESSAGE_CONFLICT` error naming the first conflict.
  */
-export async function recordConflict(ctx: StoreContext, id: SessionId, batch: readonly Message[], hashes: readonly string[], error: unknown): Promise<TurnlogError> {
+export async function recordConflict(
+  ctx: StoreContext,
+  id: SessionId,
+  batch: readonly Message[],
+  hashes: readonly string[],
+  error: unknown,
+): Promise<TurnlogError> {
   const detail = (error as { detail?: unknown }).detail
   let conflicts: ConflictDetail[] = []
   try {
@@ -32,8 +38,10 @@ export async function recordConflict(ctx: StoreContext, id: SessionId, batch: re
     const i = batch.findIndex((m) => m.id === c.messageId)
     const message = batch[i]
     if (!message) return []
-    return [sql`(${id}::uuid, ${newEventId()}::uuid, ${c.messageId}::uuid, ${c.reason}, decode(${c.storedHash ?? ''}, 'hex'),
-                 decode(${hashes[i] ?? ''}, 'hex'), ${c.otherSessionId}::uuid, ${JSON.stringify(message.payload)}::json)`]
+    return [
+      sql`(${id}::uuid, ${newEventId()}::uuid, ${c.messageId}::uuid, ${c.reason}, decode(${c.storedHash ?? ''}, 'hex'),
+                 decode(${hashes[i] ?? ''}, 'hex'), ${c.otherSessionId}::uuid, ${JSON.stringify(message.payload)}::json)`,
+    ]
   })
   // evidence is best effort; the conflict itself is still reported to the caller
   await ctx.aside(async (root) => {
@@ -42,9 +50,10 @@ export async function recordConflict(ctx: StoreContext, id: SessionId, batch: re
       insert into turnlog.conflicts (session_id, conflict_id, message_id, reason, stored_hash, incoming_hash, other_session_id, incoming_payload)
       values ${sql.join(rows)}`.execute(root)
   })
-  const what = first?.reason === 'foreign_session'
-    ? `message ${first.messageId} belongs to session ${first.otherSessionId ?? '?'}`
-    : `message ${first?.messageId ?? '?'} is stored with different content (stored ${first?.storedHash?.slice(0, 12) ?? '?'}…, incoming ${first?.incomingHash.slice(0, 12) ?? '?'}…)`
+  const what =
+    first?.reason === 'foreign_session'
+      ? `message ${first.messageId} belongs to session ${first.otherSessionId ?? '?'}`
+      : `message ${first?.messageId ?? '?'} is stored with different content (stored ${first?.storedHash?.slice(0, 12) ?? '?'}…, incoming ${first?.incomingHash.slice(0, 12) ?? '?'}…)`
   return new TurnlogError('MESSAGE_CONFLICT', `${what}; nothing of the batch was written`, {
     details: {
       sessionId: id,
@@ -64,9 +73,21 @@ export async function recordConflict(ctx: StoreContext, id: SessionId, batch: re
  * `storedHash` the first copy's hash), recorded as conflict evidence like any other, nothing written.
  */
 export async function recordInBatchConflict(ctx: StoreContext, id: SessionId, mismatch: BatchMismatch): Promise<TurnlogError> {
-  const conflict = { messageId: mismatch.other.id, reason: 'content_mismatch', storedHash: mismatch.firstHash, incomingHash: mismatch.otherHash, otherSessionId: null }
+  const conflict = {
+    messageId: mismatch.other.id,
+    reason: 'content_mismatch',
+    storedHash: mismatch.firstHash,
+    incomingHash: mismatch.otherHash,
+    otherSessionId: null,
+  }
   const error = inBatchConflictError(id, mismatch, [conflict])
   // the evidence goes the way of every conflict's (outside a caller's transaction, best effort)
-  await recordConflict(ctx, id, [mismatch.other], [mismatch.otherHash], Object.assign(new Error(error.message), { detail: JSON.stringify([conflict]) }))
+  await recordConflict(
+    ctx,
+    id,
+    [mismatch.other],
+    [mismatch.otherHash],
+    Object.assign(new Error(error.message), { detail: JSON.stringify([conflict]) }),
+  )
   return error
 }

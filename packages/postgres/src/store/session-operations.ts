@@ -32,7 +32,8 @@ export class SessionOperations {
     const id = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     const tenant = options.tenantId ?? null
     if (tenant !== null) checkSafeText(tenant, 'tenantId')
-    const metadata = options.metadata === undefined ? null : jsonTextWithin(toFrozenJson(options.metadata), this.#ctx.maxBatchBytes, 'metadata')
+    const metadata =
+      options.metadata === undefined ? null : jsonTextWithin(toFrozenJson(options.metadata), this.#ctx.maxBatchBytes, 'metadata')
     return this.#ctx.run(async (db) => {
       const { rows } = await sql<{ session_id: string }>`
         insert into turnlog.sessions (session_id, tenant_id, metadata)
@@ -61,7 +62,8 @@ export class SessionOperations {
     const at = parseMessageId(options.at)
     const child = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')
-    const metadata = options.metadata === undefined ? null : jsonTextWithin(toFrozenJson(options.metadata), this.#ctx.maxBatchBytes, 'metadata')
+    const metadata =
+      options.metadata === undefined ? null : jsonTextWithin(toFrozenJson(options.metadata), this.#ctx.maxBatchBytes, 'metadata')
     return this.#ctx.tx(async (db) => {
       const existing = await sql<{ parent_session_id: string | null; fork_at: string | null }>`
         select parent_session_id::text, fork_at::text from turnlog.sessions where session_id = ${child}`.execute(db)
@@ -71,10 +73,12 @@ export class SessionOperations {
         throw new TurnlogError('SESSION_EXISTS', `session ${child} already exists`, { details: { sessionId: child } })
       }
       const version = await this.#ctx.lock(db, parent)
-      const tenant = await sql<{ tenant_id: string | null }>`select tenant_id from turnlog.sessions where session_id = ${parent}`.execute(db)
+      const tenant = await sql<{ tenant_id: string | null }>`select tenant_id from turnlog.sessions where session_id = ${parent}`.execute(
+        db,
+      )
       const tenantId = tenant.rows[0]?.tenant_id ?? null
       if (options.tenantId !== undefined && options.tenantId !== tenantId) {
-        throw new TurnlogError('INVALID_INPUT', 'a fork belongs to its parent session\'s tenant')
+        throw new TurnlogError('INVALID_INPUT', "a fork belongs to its parent session's tenant")
       }
       const live = await liveRows(db, parent)
       const index = live.findIndex((r) => r.message_id === at)
@@ -106,7 +110,12 @@ export class SessionOperations {
       // copies of the inherited messages (current content, same ids): the payload text is copied in SQL, byte for byte;
       // a copy of a redacted message carries the placeholder, never content (the audit must know)
       const datas = inherited.map((r) =>
-        JSON.stringify(messageEnvelope(r.data, r.partial, { inheritedFrom: parent, ...(r.scrubbed || r.data['redacted'] === true ? { redacted: true } : {}) })),
+        JSON.stringify(
+          messageEnvelope(r.data, r.partial, {
+            inheritedFrom: parent,
+            ...(r.scrubbed || r.data['redacted'] === true ? { redacted: true } : {}),
+          }),
+        ),
       )
       if (inherited.length > 0) {
         await sql`
@@ -119,7 +128,9 @@ export class SessionOperations {
                  ) with ordinality as t(src_seq, event_id, data, ord)
             join turnlog.events e on e.session_id = ${parent}::uuid and e.seq = t.src_seq::bigint
            order by t.ord`.execute(db)
-        await sql`update turnlog.sessions set version = ${next + inherited.length}, updated_at = now() where session_id = ${child}`.execute(db)
+        await sql`update turnlog.sessions set version = ${next + inherited.length}, updated_at = now() where session_id = ${child}`.execute(
+          db,
+        )
       }
       return child
     })

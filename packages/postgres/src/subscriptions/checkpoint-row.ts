@@ -31,11 +31,16 @@ export class CheckpointRow {
         from turnlog.subscriptions s where s.name = ${name}`.execute(db)
     const row = rows[0]
     if (row === undefined && typeof from === 'object') {
-      throw new TurnlogError('INVALID_INPUT', `from.txId ${from.txId} is a transaction id this cluster has not reached (a checkpoint of another cluster?); nothing was stored`, {
-        details: { name, from },
-      })
+      throw new TurnlogError(
+        'INVALID_INPUT',
+        `from.txId ${from.txId} is a transaction id this cluster has not reached (a checkpoint of another cluster?); nothing was stored`,
+        {
+          details: { name, from },
+        },
+      )
     }
-    if (row === undefined) throw new TurnlogError('SUBSCRIPTION_NOT_FOUND', `subscription "${name}" vanished while starting`, { details: { name } })
+    if (row === undefined)
+      throw new TurnlogError('SUBSCRIPTION_NOT_FOUND', `subscription "${name}" vanished while starting`, { details: { name } })
     const next = BigInt(row.next_tx)
     if ((row.max_tx !== null && BigInt(row.max_tx) >= next) || BigInt(row.tx_id) > next) {
       throw new TurnlogError(

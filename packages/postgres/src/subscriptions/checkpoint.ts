@@ -27,7 +27,8 @@ export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
 
 /** Checks a caller's checkpoint; throws `INVALID_INPUT`. */
 export function parseCheckpoint(value: unknown, what = 'checkpoint'): Checkpoint {
-  if (typeof value !== 'object' || value === null) throw new TurnlogError('INVALID_INPUT', `${what} must be { txId, globalPosition }`, { details: { field: what } })
+  if (typeof value !== 'object' || value === null)
+    throw new TurnlogError('INVALID_INPUT', `${what} must be { txId, globalPosition }`, { details: { field: what } })
   const { txId, globalPosition } = guardInput(what, () => ({ ...(value as { txId?: unknown; globalPosition?: unknown }) }))
   if (typeof txId !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(txId) || BigInt(txId) >= 2n ** 64n) {
     throw new TurnlogError('INVALID_INPUT', `${what}.txId must be an xid8 as a decimal string, got ${describeValue(txId)}`)

@@ -73,7 +73,8 @@ export function kyselyOnClient(client: ClientBase): Kysely<unknown> {
       await previous
       let released = false
       return {
-        query: ((text: string, parameters: readonly unknown[]) => client.query(text, [...parameters])) as unknown as PostgresPoolClient['query'],
+        query: ((text: string, parameters: readonly unknown[]) =>
+          client.query(text, [...parameters])) as unknown as PostgresPoolClient['query'],
         release: () => {
           if (released) return
           released = true

@@ -46,7 +46,10 @@ interface Row {
  * open one, so this transaction delays every subscriber for as long as it stays open. Monitor its
  * `ageMs`; set `idle_in_transaction_session_timeout`. A database failure is a `TurnlogError`.
  */
-export async function oldestOpenTransaction(db: Kysely<unknown>, options: OldestOpenTransactionOptions = {}): Promise<OpenTransactionInfo | null> {
+export async function oldestOpenTransaction(
+  db: Kysely<unknown>,
+  options: OldestOpenTransactionOptions = {},
+): Promise<OpenTransactionInfo | null> {
   checkKysely(db, 'db')
   options = checkOptionsObject(options, 'options')
   const scope = guardInput('options', () => options.scope)

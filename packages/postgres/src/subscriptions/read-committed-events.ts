@@ -62,7 +62,9 @@ export function normalizeFilter(filter: SubscriptionFilter | undefined): Normali
       throw new TurnlogError('INVALID_INPUT', 'filter.types must be a non-empty array of event types')
     }
     // described, not String()ed: a symbol or a null-prototype object would throw a TypeError here
-    const unknown = filter.types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t)).map((t: unknown) => (typeof t === 'string' ? t : describeValue(t)))
+    const unknown = filter.types
+      .filter((t) => !(EVENT_TYPES as readonly string[]).includes(t))
+      .map((t: unknown) => (typeof t === 'string' ? t : describeValue(t)))
     if (unknown.length > 0) {
       throw new TurnlogError('INVALID_INPUT', `filter.types has unknown event types: ${unknown.join(', ')}`, { details: { unknown } })
     }
@@ -79,7 +81,6 @@ function matchExpression(filter: NormalizedFilter): RawBuilder<boolean> {
   if (parts.length === 0) return sql<boolean>`true`
   return sql<boolean>`(${sql.join(parts, sql` and `)})`
 }
-
 
 function toSubscribedEvent(row: Row): SubscribedEvent {
   return {

@@ -38,7 +38,10 @@ export interface RebaseAfterRestoreResult {
  * events table: on a large log, plan for the time and run VACUUM after. Without `force`, it changes
  * nothing when the log has no id ahead of this cluster (`needed: false`).
  */
-export async function rebaseAfterRestore(store: SubscriptionAdminStore, options: RebaseAfterRestoreOptions = {}): Promise<RebaseAfterRestoreResult> {
+export async function rebaseAfterRestore(
+  store: SubscriptionAdminStore,
+  options: RebaseAfterRestoreOptions = {},
+): Promise<RebaseAfterRestoreResult> {
   return withSubscriptionsIdle(
     store,
     async (trx) => {
@@ -50,7 +53,9 @@ export async function rebaseAfterRestore(store: SubscriptionAdminStore, options:
     },
     async (trx) => {
       const { rows: probe } = await sql<{ next_tx: string; max_tx: string | null }>`
-        select pg_snapshot_xmax(pg_current_snapshot())::text as next_tx, (select max(e.tx_id) from turnlog.events e)::text as max_tx`.execute(trx)
+        select pg_snapshot_xmax(pg_current_snapshot())::text as next_tx, (select max(e.tx_id) from turnlog.events e)::text as max_tx`.execute(
+        trx,
+      )
       const next = BigInt(probe[0]?.next_tx ?? '0')
       const maxTx = probe[0]?.max_tx ?? null
       const { rows: subs } = await sql<{ name: string; tx_id: string; global_position: string | number }>`
@@ -65,7 +70,9 @@ export async function rebaseAfterRestore(store: SubscriptionAdminStore, options:
       }
       // each checkpoint, mapped while the old order still exists: just before the smallest position
       // among the events after it (all of which it had not delivered)
-      const { rows: top } = await sql<{ max_gp: string | number | null }>`select max(global_position) as max_gp from turnlog.events`.execute(trx)
+      const { rows: top } = await sql<{
+        max_gp: string | number | null
+      }>`select max(global_position) as max_gp from turnlog.events`.execute(trx)
       const maxGp = Number(top[0]?.max_gp ?? 0)
       const mapped: RebaseResult[] = []
       for (const s of subs) {
@@ -76,7 +83,9 @@ export async function rebaseAfterRestore(store: SubscriptionAdminStore, options:
         const to: Checkpoint = checkpointFromRow(REBASED_TX_ID, first === null || first === undefined ? maxGp : Number(first) - 1)
         mapped.push({ name: s.name, from: checkpointFromRow(s.tx_id, s.global_position), to })
       }
-      const rewritten = await sql`update turnlog.events set tx_id = ${REBASED_TX_ID}::xid8 where tx_id <> ${REBASED_TX_ID}::xid8`.execute(trx)
+      const rewritten = await sql`update turnlog.events set tx_id = ${REBASED_TX_ID}::xid8 where tx_id <> ${REBASED_TX_ID}::xid8`.execute(
+        trx,
+      )
       for (const m of mapped) {
         await sql`update turnlog.subscriptions set tx_id = ${m.to.txId}::xid8, global_position = ${m.to.globalPosition}::bigint,
                          updated_at = now(), last_error = null where name = ${m.name}`.execute(trx)

@@ -46,7 +46,9 @@ export async function withSubscriptionsIdle<T>(
       for (const name of await names(trx)) {
         const idle = store.flavor === 'pglite' ? !isClaimedInProcess(store.db, name) : await tryLockSubscriptionForTransaction(trx, name)
         if (!idle) {
-          throw new TurnlogError('SUBSCRIPTION_LOCKED', `subscription "${name}" has an active consumer; stop it first`, { details: { name } })
+          throw new TurnlogError('SUBSCRIPTION_LOCKED', `subscription "${name}" has an active consumer; stop it first`, {
+            details: { name },
+          })
         }
       }
       return work(trx)

@@ -87,7 +87,8 @@ function flag(value: unknown, what: string, fallback: boolean): boolean {
 
 /** A callback option: absent or a function (a non-function would be skipped without a word). */
 function callback<T>(value: T | undefined, what: string): T | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new TurnlogError('INVALID_INPUT', `${what} must be a function, got ${describeValue(value)}`)
+  if (value !== undefined && typeof value !== 'function')
+    throw new TurnlogError('INVALID_INPUT', `${what} must be a function, got ${describeValue(value)}`)
   return value
 }
 
@@ -146,9 +147,10 @@ export function subscribe(
     waitForLock: flag(options.waitForLock, 'waitForLock', true),
     lockRetryMs: positiveInt(options.lockRetryMs, 'lockRetryMs', 1000),
     reconnect: flag(options.reconnect, 'reconnect', true),
-    reconnectDelay: ((cap) => (attempt: number) => Math.min(cap, 250 * 2 ** Math.max(0, attempt - 1)))(
-      positiveInt(options.maxReconnectDelayMs, 'maxReconnectDelayMs', 5000),
-    ),
+    reconnectDelay: (
+      (cap) => (attempt: number) =>
+        Math.min(cap, 250 * 2 ** Math.max(0, attempt - 1))
+    )(positiveInt(options.maxReconnectDelayMs, 'maxReconnectDelayMs', 5000)),
     onError: callback(options.onError, 'onError'),
     onStateChange: callback(options.onStateChange, 'onStateChange'),
   }

@@ -111,9 +111,15 @@ export class Subscription {
   /** Use `store.subscribe`; this starts consuming at once. */
   constructor(host: SubscriptionHost, settings: SubscriptionSettings, handler: SubscriptionHandler) {
     // made by subscribe() from checked parts; still refuse garbage with INVALID_INPUT, never a TypeError
-    checkKysely(guardInput('host', () => (typeof host === 'object' && host !== null ? host.db : undefined)), 'host.db')
+    checkKysely(
+      guardInput('host', () => (typeof host === 'object' && host !== null ? host.db : undefined)),
+      'host.db',
+    )
     const name = guardInput('settings', () => (typeof settings === 'object' && settings !== null ? settings.name : undefined))
-    if (typeof name !== 'string') throw new TurnlogError('INVALID_INPUT', 'settings.name must be a string (use store.subscribe)', { details: { field: 'settings.name' } })
+    if (typeof name !== 'string')
+      throw new TurnlogError('INVALID_INPUT', 'settings.name must be a string (use store.subscribe)', {
+        details: { field: 'settings.name' },
+      })
     checkFunction(handler, 'handler')
     this.name = name
     this.#row = new CheckpointRow(name)
@@ -192,7 +198,11 @@ export class Subscription {
         let session: ConsumerSession | null = null
         try {
           this.#setState(reconnects === 0 ? 'starting' : 'reconnecting')
-          session = await openConsumerSession(this.#host, { name: this.name, listen: this.#settings.listen, onBroken: () => this.#sleepers.wake(false) })
+          session = await openConsumerSession(this.#host, {
+            name: this.name,
+            listen: this.#settings.listen,
+            onBroken: () => this.#sleepers.wake(false),
+          })
           if (!(await this.#acquire(session))) break
           await session.listen(() => this.#sleepers.wake(false))
           this.#checkpoint = await this.#row.load(session.db, this.#settings.from)
@@ -389,7 +399,13 @@ export class Subscription {
   }
 
   /** Records the failure on the checkpoint row (best effort) and throws `SUBSCRIPTION_FAILED`. */
-  async #fail(session: ConsumerSession, events: readonly SubscribedEvent[], index: number, attempts: number, cause: unknown): Promise<never> {
+  async #fail(
+    session: ConsumerSession,
+    events: readonly SubscribedEvent[],
+    index: number,
+    attempts: number,
+    cause: unknown,
+  ): Promise<never> {
     const event = events[index] as SubscribedEvent
     const failedEvent = {
       txId: event.txId,

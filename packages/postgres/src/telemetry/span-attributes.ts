@@ -31,11 +31,25 @@ export const spanAttributes = {
   load: (r: LoadResult): TelemetryAttributes => ({ 'turnlog.session.version': r.version, 'turnlog.messages.count': r.messages.length }),
   state: (s: SessionState): TelemetryAttributes => ({ 'turnlog.session.version': s.version }),
   transcript: (t: Transcript): TelemetryAttributes => ({ 'turnlog.session.version': t.version, 'turnlog.entries.count': t.entries.length }),
-  rewind: (r: RewindResult): TelemetryAttributes => ({ 'turnlog.session.version': r.version, 'turnlog.messages.retracted': r.retracted.length }),
-  compact: (r: CompactResult): TelemetryAttributes => ({ 'turnlog.session.version': r.version, 'turnlog.messages.summary': r.summary.length }),
-  revise: (r: ReviseResult): TelemetryAttributes => ({ 'turnlog.session.version': r.version, 'turnlog.message.revision': r.revision, 'turnlog.unchanged': r.unchanged }),
+  rewind: (r: RewindResult): TelemetryAttributes => ({
+    'turnlog.session.version': r.version,
+    'turnlog.messages.retracted': r.retracted.length,
+  }),
+  compact: (r: CompactResult): TelemetryAttributes => ({
+    'turnlog.session.version': r.version,
+    'turnlog.messages.summary': r.summary.length,
+  }),
+  revise: (r: ReviseResult): TelemetryAttributes => ({
+    'turnlog.session.version': r.version,
+    'turnlog.message.revision': r.revision,
+    'turnlog.unchanged': r.unchanged,
+  }),
   fork: (child: SessionId): TelemetryAttributes => ({ 'turnlog.fork.session_id': child }),
-  rebuild: (r: RebuildResult): TelemetryAttributes => ({ 'turnlog.sessions.count': r.sessions, 'turnlog.sessions.rewritten': r.rewritten, 'turnlog.drift.count': r.drift.length }),
+  rebuild: (r: RebuildResult): TelemetryAttributes => ({
+    'turnlog.sessions.count': r.sessions,
+    'turnlog.sessions.rewritten': r.rewritten,
+    'turnlog.drift.count': r.drift.length,
+  }),
   redact: (r: RedactResult): TelemetryAttributes => ({ 'turnlog.session.version': r.version, 'turnlog.sessions.count': r.sessions.length }),
   conflicts: (records: readonly ConflictRecord[]): TelemetryAttributes => ({ 'turnlog.conflicts.count': records.length }),
 } as const

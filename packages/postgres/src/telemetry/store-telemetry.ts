@@ -71,7 +71,13 @@ export class StoreTelemetry {
    * store call; otherwise in span `name` with `gen_ai.conversation.id` = `sessionId` (when a string),
    * the attributes `attributes` derives from the result, or the error's code as `error.type`.
    */
-  span<T>(operation: string, name: string, sessionId: unknown, fn: () => Promise<T>, attributes?: (result: T) => TelemetryAttributes): Promise<T> {
+  span<T>(
+    operation: string,
+    name: string,
+    sessionId: unknown,
+    fn: () => Promise<T>,
+    attributes?: (result: T) => TelemetryAttributes,
+  ): Promise<T> {
     const api = this.#api === undefined ? (this.#api = loadedOpenTelemetry()) : this.#api
     if (api === null || api === undefined) return fn()
     const tracer = this.#currentTracer(api)
@@ -94,8 +100,15 @@ export class StoreTelemetry {
     return this.#tracedIteration(api, tracer, instruments, operation, name, sessionId, source)
   }
 
-  async *#tracedIteration<T>(api: OpenTelemetryApi, tracer: Tracer | null, instruments: Instruments | null, operation: string, name: string, sessionId: unknown,
-    source: AsyncGenerator<T>): AsyncGenerator<T> {
+  async *#tracedIteration<T>(
+    api: OpenTelemetryApi,
+    tracer: Tracer | null,
+    instruments: Instruments | null,
+    operation: string,
+    name: string,
+    sessionId: unknown,
+    source: AsyncGenerator<T>,
+  ): AsyncGenerator<T> {
     const started = performance.now()
     const { span, context } = this.#start(api, tracer, operation, name, sessionId)
     let count = 0
@@ -124,8 +137,16 @@ export class StoreTelemetry {
     this.#currentInstruments(api)?.groupSize.record(batches)
   }
 
-  async #traced<T>(api: OpenTelemetryApi, tracer: Tracer | null, instruments: Instruments | null, operation: string, name: string, sessionId: unknown,
-    fn: () => Promise<T>, attributes: ((result: T) => TelemetryAttributes) | undefined): Promise<T> {
+  async #traced<T>(
+    api: OpenTelemetryApi,
+    tracer: Tracer | null,
+    instruments: Instruments | null,
+    operation: string,
+    name: string,
+    sessionId: unknown,
+    fn: () => Promise<T>,
+    attributes: ((result: T) => TelemetryAttributes) | undefined,
+  ): Promise<T> {
     const started = instruments === null ? 0 : performance.now()
     const { span, context } = this.#start(api, tracer, operation, name, sessionId)
     let extra: TelemetryAttributes | undefined
@@ -142,22 +163,39 @@ export class StoreTelemetry {
     }
   }
 
-  #start(api: OpenTelemetryApi, tracer: Tracer | null, operation: string, name: string, sessionId: unknown): { span: Span | null; context: Context } {
+  #start(
+    api: OpenTelemetryApi,
+    tracer: Tracer | null,
+    operation: string,
+    name: string,
+    sessionId: unknown,
+  ): { span: Span | null; context: Context } {
     const active = api.context.active()
     if (tracer === null) return { span: null, context: active }
-    const span = tracer.startSpan(name, {
-      kind: api.SpanKind.INTERNAL,
-      attributes: {
-        'db.system.name': 'postgresql',
-        'db.operation.name': operation,
-        ...(typeof sessionId === 'string' ? { 'gen_ai.conversation.id': sessionId.slice(0, 64) } : {}),
+    const span = tracer.startSpan(
+      name,
+      {
+        kind: api.SpanKind.INTERNAL,
+        attributes: {
+          'db.system.name': 'postgresql',
+          'db.operation.name': operation,
+          ...(typeof sessionId === 'string' ? { 'gen_ai.conversation.id': sessionId.slice(0, 64) } : {}),
+        },
       },
-    }, active)
+      active,
+    )
     return { span, context: api.trace.setSpan(active, span) }
   }
 
-  #finish(api: OpenTelemetryApi, span: Span | null, instruments: Instruments | null, operation: string, started: number,
-    extra: TelemetryAttributes | undefined, failure: unknown): void {
+  #finish(
+    api: OpenTelemetryApi,
+    span: Span | null,
+    instruments: Instruments | null,
+    operation: string,
+    started: number,
+    extra: TelemetryAttributes | undefined,
+    failure: unknown,
+  ): void {
     const errorType = failure === undefined ? undefined : errorTypeOf(failure)
     if (span !== null) {
       if (extra !== undefined) span.setAttributes(extra)
@@ -169,7 +207,8 @@ export class StoreTelemetry {
       span.end()
     }
     if (instruments === null) return
-    const attributes = errorType === undefined ? { 'db.operation.name': operation } : { 'db.operation.name': operation, 'error.type': errorType }
+    const attributes =
+      errorType === undefined ? { 'db.operation.name': operation } : { 'db.operation.name': operation, 'error.type': errorType }
     instruments.duration.record((performance.now() - started) / 1000, attributes)
     const appended = extra?.['turnlog.messages.appended']
     if (typeof appended === 'number' && appended > 0) instruments.appended.add(appended, { 'db.operation.name': operation })
@@ -218,8 +257,14 @@ function createInstruments(meter: Meter): Instruments {
       advice: { explicitBucketBoundaries: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] },
     }),
     appended: meter.createCounter('turnlog.messages.appended', { description: 'Messages written by append and flush', unit: '{message}' }),
-    duplicates: meter.createCounter('turnlog.messages.duplicates', { description: 'Messages append and flush found already stored', unit: '{message}' }),
-    conflicts: meter.createCounter('turnlog.operation.conflicts', { description: 'Operations refused with VERSION_CONFLICT or MESSAGE_CONFLICT', unit: '{conflict}' }),
+    duplicates: meter.createCounter('turnlog.messages.duplicates', {
+      description: 'Messages append and flush found already stored',
+      unit: '{message}',
+    }),
+    conflicts: meter.createCounter('turnlog.operation.conflicts', {
+      description: 'Operations refused with VERSION_CONFLICT or MESSAGE_CONFLICT',
+      unit: '{conflict}',
+    }),
     groupSize: meter.createHistogram('turnlog.group_commit.size', {
       description: 'Appends (sessions) sent in one group-commit statement',
       unit: '{batch}',

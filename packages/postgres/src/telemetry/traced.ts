@@ -8,7 +8,10 @@ import { StoreTelemetry, type TelemetryAttributes } from './store-telemetry.js'
  */
 export function traced<This extends object, A extends unknown[], R>(operation: string, attributes?: (result: R) => TelemetryAttributes) {
   const name = `turnlog.${operation}`
-  return (method: (this: This, ...args: A) => Promise<R>, _context: ClassMethodDecoratorContext<This, (this: This, ...args: A) => Promise<R>>) =>
+  return (
+    method: (this: This, ...args: A) => Promise<R>,
+    _context: ClassMethodDecoratorContext<This, (this: This, ...args: A) => Promise<R>>,
+  ) =>
     function (this: This, ...args: A): Promise<R> {
       const telemetry = StoreTelemetry.of(this)
       if (telemetry === undefined) return method.apply(this, args)
@@ -23,7 +26,10 @@ export function traced<This extends object, A extends unknown[], R>(operation: s
  */
 export function tracedIteration<This extends object, A extends unknown[], T>(operation: string) {
   const name = `turnlog.${operation}`
-  return (method: (this: This, ...args: A) => AsyncGenerator<T>, _context: ClassMethodDecoratorContext<This, (this: This, ...args: A) => AsyncGenerator<T>>) =>
+  return (
+    method: (this: This, ...args: A) => AsyncGenerator<T>,
+    _context: ClassMethodDecoratorContext<This, (this: This, ...args: A) => AsyncGenerator<T>>,
+  ) =>
     function (this: This, ...args: A): AsyncGenerator<T> {
       const telemetry = StoreTelemetry.of(this)
       const source = method.apply(this, args)

@@ -9,7 +9,14 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, type Message, type SessionId, type SessionStore, type TurnlogError } from '@turnlog/core'
 import { openStore, withRetry, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, startTcpProxy, type ProxyCloseMode, type ProxyFaultKind, type TcpProxy, type TestDatabase } from '@turnlog/testing'
+import {
+  createTestDatabase,
+  startTcpProxy,
+  type ProxyCloseMode,
+  type ProxyFaultKind,
+  type TcpProxy,
+  type TestDatabase,
+} from '@turnlog/testing'
 import { appendCounts, expectCode, hostAndPort } from './support/fault-helpers.js'
 
 let db: TestDatabase
@@ -122,7 +129,12 @@ describe.each<ProxyCloseMode>(['fin', 'rst'])('append and flush with the socket 
 describe('a prepared append whose acknowledgement is lost (directConnection)', () => {
   it('is seen by the proxy through its Bind alone, and its retry is all duplicates', async () => {
     // given a direct store whose one connection already prepared the append statement
-    const direct1 = await openStore({ connectionString: proxy.url(db.connectionString), migrate: false, directConnection: true, pool: { max: 1 } })
+    const direct1 = await openStore({
+      connectionString: proxy.url(db.connectionString),
+      migrate: false,
+      directConnection: true,
+      pool: { max: 1 },
+    })
     try {
       const session = await newSession(direct, [user('q0')])
       await direct1.append(session, [assistant('prepares the statement')])
@@ -147,8 +159,11 @@ describe('a group commit whose acknowledgement is lost', () => {
     const fired = proxy.arm({ kind: 'ack-lost', close: 'rst', match: (sql) => sql.includes('append_batches') })
     const seen: unknown[][] = sessions.map(() => [])
     // when each caller retries on its own
-    const results = await Promise.all(sessions.map((s, i) =>
-      withRetry(() => viaProxy.append(s, batches[i] ?? []), { attempts: 4, baseDelayMs: 5, onRetry: (e) => seen[i]?.push(e) })))
+    const results = await Promise.all(
+      sessions.map((s, i) =>
+        withRetry(() => viaProxy.append(s, batches[i] ?? []), { attempts: 4, baseDelayMs: 5, onRetry: (e) => seen[i]?.push(e) }),
+      ),
+    )
     // then the group committed, every caller heard DB_TRANSIENT once, and the retries found their batches
     expect((await fired).serverOutcome).toBe('committed')
     for (const errors of seen) {
@@ -192,7 +207,11 @@ const cases: Case[] = [
     async setup() {
       const tool = createMessage({ role: 'tool', tool_call_id: 'call_1', content: 'ok' })
       const session = await newSession(direct, [user('q0'), tool])
-      return { session, call: () => viaProxy.revise(session, tool.id, { role: 'tool', tool_call_id: 'call_1', content: 'ok (note)' }), events: 1 }
+      return {
+        session,
+        call: () => viaProxy.revise(session, tool.id, { role: 'tool', tool_call_id: 'call_1', content: 'ok (note)' }),
+        events: 1,
+      }
     },
   },
   {
@@ -215,7 +234,7 @@ const cases: Case[] = [
 ]
 
 describe.each<ProxyFaultKind>(['ack-lost', 'commit-lost'])('retry-safe writes under %s', (kind) => {
-  it.each(cases)('$name: DB_TRANSIENT, then the retry leaves exactly one call\'s effect', async (c) => {
+  it.each(cases)("$name: DB_TRANSIENT, then the retry leaves exactly one call's effect", async (c) => {
     // given
     const { session, call, events } = await c.setup()
     const before = c.name.startsWith('fork') || c.name.startsWith('createSession') ? 0 : (await direct.getSession(session)).version
@@ -239,7 +258,12 @@ describe('rewind with expectedVersion (the one write that is not idempotent by i
     const keep = user('q0')
     const session = await newSession(direct, [keep, assistant('a0'), user('q1'), assistant('a1')])
     // when
-    const run = await withFault('ack-lost', 'fin', (sql) => /update/i.test(sql), () => viaProxy.rewind(session, { after: keep.id }, { expectedVersion: 4 }))
+    const run = await withFault(
+      'ack-lost',
+      'fin',
+      (sql) => /update/i.test(sql),
+      () => viaProxy.rewind(session, { after: keep.id }, { expectedVersion: 4 }),
+    )
     // then
     expect(run.outcome).toBe('committed')
     expect(expectCode(run.retryError, 'VERSION_CONFLICT').details['actualVersion']).toBe(5)
@@ -252,7 +276,12 @@ describe('rewind with expectedVersion (the one write that is not idempotent by i
     const keep = user('q0')
     const session = await newSession(direct, [keep, assistant('a0'), user('q1')])
     // when
-    const run = await withFault('commit-lost', 'fin', (sql) => /update/i.test(sql), () => viaProxy.rewind(session, { after: keep.id }, { expectedVersion: 3 }))
+    const run = await withFault(
+      'commit-lost',
+      'fin',
+      (sql) => /update/i.test(sql),
+      () => viaProxy.rewind(session, { after: keep.id }, { expectedVersion: 3 }),
+    )
     // then
     expect(run.outcome).toBe('not-sent')
     expect(run.result).toEqual({ version: 4, retracted: [expect.any(String), expect.any(String)] })
@@ -266,7 +295,12 @@ describe('the raw errors behind DB_TRANSIENT', () => {
     const a = user('q0')
     const session = await newSession(direct, [a, assistant('a0')])
     // when
-    const run = await withFault('commit-lost', 'fin', (sql) => /update/i.test(sql), () => viaProxy.rewind(session, { after: a.id }))
+    const run = await withFault(
+      'commit-lost',
+      'fin',
+      (sql) => /update/i.test(sql),
+      () => viaProxy.rewind(session, { after: a.id }),
+    )
     // then: kysely rolls back after the failed COMMIT; the rollback on the dead client is what surfaces
     // (kysely rethrows the rollback's error, so "Connection terminated unexpectedly" of the COMMIT is lost)
     expect(rawCause(run.first).message).toBe('Client has encountered a connection error and is not queryable')

@@ -113,7 +113,11 @@ async function worker(index: number, deadline: number, ledger: Ledger, figures: 
         const turn = [fresh('user')]
         if (random.next() < 0.4) {
           turn.push(
-            createMessage({ role: 'assistant', content: '', tool_calls: [{ id: callId, type: 'function', function: { name: 'read', arguments: '{}' } }] }),
+            createMessage({
+              role: 'assistant',
+              content: '',
+              tool_calls: [{ id: callId, type: 'function', function: { name: 'read', arguments: '{}' } }],
+            }),
             createMessage({ role: 'tool', tool_call_id: callId, content: `result ${counter++}` }),
           )
         }
@@ -163,7 +167,11 @@ async function worker(index: number, deadline: number, ledger: Ledger, figures: 
         const covered = s.live.slice(0, n)
         const summary = createMessage({ role: 'system', content: `summary ${counter++} of ${covered.length} messages` })
         await call(() => store.compact(s.id, { covered: covered.map((m) => m.id), summary, reason: 'soak' }))
-        ledger.compacted(s.id, covered.map((m) => m.id), [summary])
+        ledger.compacted(
+          s.id,
+          covered.map((m) => m.id),
+          [summary],
+        )
         s.live = [summary, ...s.live.slice(covered.length)]
         figures.messages++
         figures.op('compact')
@@ -230,54 +238,58 @@ async function injectFaults(until: () => boolean, killer: BackendKiller, figures
 }
 
 describe(`soak: ${SECONDS} s of mixed operations under injected faults`, () => {
-  it('ends with no projection drift and a store that matches the ledger: 0 lost, 0 duplicated', async () => {
-    // given
-    const ledger = new Ledger()
-    const figures = new Figures()
-    const killer = await BackendKiller.connect(db.name)
-    const started = Date.now()
-    const deadline = started + SECONDS * 1000
-    let faultsOn = true
+  it(
+    'ends with no projection drift and a store that matches the ledger: 0 lost, 0 duplicated',
+    async () => {
+      // given
+      const ledger = new Ledger()
+      const figures = new Figures()
+      const killer = await BackendKiller.connect(db.name)
+      const started = Date.now()
+      const deadline = started + SECONDS * 1000
+      let faultsOn = true
 
-    // when
-    const injector = injectFaults(() => !faultsOn, killer, figures)
-    try {
-      await Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i, deadline, ledger, figures)))
-    } finally {
-      faultsOn = false
-      await injector
-      await killer.close()
-    }
-    const elapsed = (Date.now() - started) / 1000
+      // when
+      const injector = injectFaults(() => !faultsOn, killer, figures)
+      try {
+        await Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i, deadline, ledger, figures)))
+      } finally {
+        faultsOn = false
+        await injector
+        await killer.close()
+      }
+      const elapsed = (Date.now() - started) / 1000
 
-    // then
-    const rebuild = await direct.rebuild({ verify: true })
-    const report = await ledger.verify(direct)
-    let conflicts = 0
-    for (const id of ledger.sessionIds) conflicts += (await direct.conflicts(id)).length
-    const audited = await auditProblems(direct)
-    const faults = figures.total(figures.faults)
-    console.log(
-      [
-        `soak (seed ${SEED}): ${elapsed.toFixed(0)} s, ${WORKERS} workers, ${report.sessions} sessions, ${figures.total(figures.ops)} operations, ${figures.messages} messages written, ${report.events} events`,
-        `  operations: ${[...figures.ops].map(([k, n]) => `${k} ${n}`).join(', ')}`,
-        `  faults injected: ${faults} (${[...figures.faults].map(([k, n]) => `${k} ${n}`).join(', ')})`,
-        `  DB_TRANSIENT retries: ${figures.retries}; calls whose retry found the first attempt committed: ${figures.ambiguousResolved}`,
-        `  lost: ${report.lost}, duplicated: ${report.duplicated}, phantom: ${report.phantom}, out of order: ${report.outOfOrder}, ` +
-          `live mismatches: ${report.liveMismatches}, broken chains: ${report.brokenChains}, projection drift: ${rebuild.drift.length}, conflicts: ${conflicts}`,
-        `  audit({ all: true }): ${audited.sessions} sessions, ${audited.problems.length} errors or worse; below that: ${audited.warnings}`,
-      ].join('\n'),
-    )
-    expect(report.problems).toEqual([])
-    expect(report).toMatchObject({ lost: 0, duplicated: 0, phantom: 0, outOfOrder: 0, liveMismatches: 0, brokenChains: 0 })
-    expect(rebuild.drift).toEqual([])
-    expect(rebuild.sessions).toBe(report.sessions)
-    expect(conflicts).toBe(0)
-    expect(audited.problems).toEqual([])
-    expect(audited.sessions).toBe(report.sessions)
-    // the run really was under fire
-    expect(faults).toBeGreaterThanOrEqual(SECONDS / 2)
-    expect(figures.faults.get('proxy ack-lost') ?? 0).toBeGreaterThan(0)
-    expect(figures.retries).toBeGreaterThan(0)
-  }, (SECONDS + 120) * 1000)
+      // then
+      const rebuild = await direct.rebuild({ verify: true })
+      const report = await ledger.verify(direct)
+      let conflicts = 0
+      for (const id of ledger.sessionIds) conflicts += (await direct.conflicts(id)).length
+      const audited = await auditProblems(direct)
+      const faults = figures.total(figures.faults)
+      console.log(
+        [
+          `soak (seed ${SEED}): ${elapsed.toFixed(0)} s, ${WORKERS} workers, ${report.sessions} sessions, ${figures.total(figures.ops)} operations, ${figures.messages} messages written, ${report.events} events`,
+          `  operations: ${[...figures.ops].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+          `  faults injected: ${faults} (${[...figures.faults].map(([k, n]) => `${k} ${n}`).join(', ')})`,
+          `  DB_TRANSIENT retries: ${figures.retries}; calls whose retry found the first attempt committed: ${figures.ambiguousResolved}`,
+          `  lost: ${report.lost}, duplicated: ${report.duplicated}, phantom: ${report.phantom}, out of order: ${report.outOfOrder}, ` +
+            `live mismatches: ${report.liveMismatches}, broken chains: ${report.brokenChains}, projection drift: ${rebuild.drift.length}, conflicts: ${conflicts}`,
+          `  audit({ all: true }): ${audited.sessions} sessions, ${audited.problems.length} errors or worse; below that: ${audited.warnings}`,
+        ].join('\n'),
+      )
+      expect(report.problems).toEqual([])
+      expect(report).toMatchObject({ lost: 0, duplicated: 0, phantom: 0, outOfOrder: 0, liveMismatches: 0, brokenChains: 0 })
+      expect(rebuild.drift).toEqual([])
+      expect(rebuild.sessions).toBe(report.sessions)
+      expect(conflicts).toBe(0)
+      expect(audited.problems).toEqual([])
+      expect(audited.sessions).toBe(report.sessions)
+      // the run really was under fire
+      expect(faults).toBeGreaterThanOrEqual(SECONDS / 2)
+      expect(figures.faults.get('proxy ack-lost') ?? 0).toBeGreaterThan(0)
+      expect(figures.retries).toBeGreaterThan(0)
+    },
+    (SECONDS + 120) * 1000,
+  )
 })

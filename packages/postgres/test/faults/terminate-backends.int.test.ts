@@ -41,7 +41,9 @@ describe('pg_terminate_backend while 8 writers run', () => {
     const writer = async (w: number): Promise<number> => {
       const random = seededRandom(1000 + w)
       const session = sessions[w % SESSIONS] as string
-      const store = await withRetry(() => openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 2 } }), { attempts: 20 })
+      const store = await withRetry(() => openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 2 } }), {
+        attempts: 20,
+      })
       const live: Message[] = []
       let written = 0
       const retry = {
@@ -61,7 +63,10 @@ describe('pg_terminate_backend while 8 writers run', () => {
           )
           live.push(...batch)
           // when
-          const result = b % 2 === 0 ? await withRetry(() => store.append(session, batch), retry) : await withRetry(() => store.flush(session, live), retry)
+          const result =
+            b % 2 === 0
+              ? await withRetry(() => store.append(session, batch), retry)
+              : await withRetry(() => store.flush(session, live), retry)
           // a batch id reported as a duplicate was written by an attempt whose acknowledgement was lost
           if (batch.some((m) => result.duplicates.includes(m.id))) ambiguous++
           ledger.appended(session, batch, `writer-${w}`)

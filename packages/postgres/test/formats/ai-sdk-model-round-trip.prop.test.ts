@@ -1,7 +1,12 @@
 import { aiSdkModelPayloadArb } from '@turnlog/testing'
 import { describeFormatRoundTrip } from '../support/format-round-trip.js'
 
-const result = (toolCallId: string): object => ({ type: 'tool-result', toolCallId, toolName: 'getWeather', output: { type: 'text', value: '15 °C\ud800' } })
+const result = (toolCallId: string): object => ({
+  type: 'tool-result',
+  toolCallId,
+  toolName: 'getWeather',
+  output: { type: 'text', value: '15 °C\ud800' },
+})
 
 describeFormatRoundTrip({
   format: 'ai-sdk-model',

@@ -2,7 +2,9 @@ import { aiSdkUiPayloadArb } from '@turnlog/testing'
 import { describeFormatRoundTrip } from '../support/format-round-trip.js'
 
 const call = (state: 'input-available' | 'output-available', id: string): object =>
-  state === 'input-available' ? { type: 'tool-getWeather', toolCallId: id, state, input: { city: 'Lyon' } } : { type: 'tool-getWeather', toolCallId: id, state, input: { city: 'Lyon' }, output: { tempC: 15 } }
+  state === 'input-available'
+    ? { type: 'tool-getWeather', toolCallId: id, state, input: { city: 'Lyon' } }
+    : { type: 'tool-getWeather', toolCallId: id, state, input: { city: 'Lyon' }, output: { tempC: 15 } }
 
 // A UI tool part opens its call and carries its result: a result never precedes its call, so the
 // pairing fault after an unanswered call is a second result for one call (the same part in two messages).

@@ -7,7 +7,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { audit } from '@turnlog/audit'
-import { ANTHROPIC_FORMAT, INTERRUPTED_TOOL_RESULT, createMessage, toWire, toolPairing, type AnthropicMessageParam, type Message, type MessageId } from '@turnlog/core'
+import {
+  ANTHROPIC_FORMAT,
+  INTERRUPTED_TOOL_RESULT,
+  createMessage,
+  toWire,
+  toolPairing,
+  type AnthropicMessageParam,
+  type Message,
+  type MessageId,
+} from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { anthropicPayloadArb, createTestDatabase, metaArb, type TestDatabase } from '@turnlog/testing'
 
@@ -39,21 +48,24 @@ describe.each(['Postgres', 'PGlite'])('anthropic format through the store (%s)',
 
   it('append → load → toWire round-trips generated payloads exactly, with format and meta', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.record({ payload: anthropicPayloadArb, meta: fc.option(metaArb, { nil: undefined }) }), { minLength: 1, maxLength: 5 }), async (specs) => {
-        // given
-        const messages = specs.map((s) => anthropic(s.payload, s.meta))
-        const sid = await store().createSession()
+      fc.asyncProperty(
+        fc.array(fc.record({ payload: anthropicPayloadArb, meta: fc.option(metaArb, { nil: undefined }) }), { minLength: 1, maxLength: 5 }),
+        async (specs) => {
+          // given
+          const messages = specs.map((s) => anthropic(s.payload, s.meta))
+          const sid = await store().createSession()
 
-        // when
-        await store().append(sid, messages)
-        const loaded = (await store().load(sid)).messages as unknown as Message<AnthropicMessageParam>[]
+          // when
+          await store().append(sid, messages)
+          const loaded = (await store().load(sid)).messages as unknown as Message<AnthropicMessageParam>[]
 
-        // then
-        expect(loaded.map((m) => [m.id, m.format, m.meta])).toEqual(messages.map((m) => [m.id, 'anthropic', m.meta]))
-        expect(JSON.stringify(toWire(loaded))).toBe(JSON.stringify(specs.map((s) => s.payload)))
-        expect(JSON.stringify(toWire(loaded, { repairPairing: true }))).toBe(JSON.stringify(toWire(messages, { repairPairing: true })))
-        expect((await store().append(sid, loaded)).appended).toEqual([])
-      }),
+          // then
+          expect(loaded.map((m) => [m.id, m.format, m.meta])).toEqual(messages.map((m) => [m.id, 'anthropic', m.meta]))
+          expect(JSON.stringify(toWire(loaded))).toBe(JSON.stringify(specs.map((s) => s.payload)))
+          expect(JSON.stringify(toWire(loaded, { repairPairing: true }))).toBe(JSON.stringify(toWire(messages, { repairPairing: true })))
+          expect((await store().append(sid, loaded)).appended).toEqual([])
+        },
+      ),
       { numRuns: NUM_RUNS },
     )
   }, 600_000)
@@ -71,7 +83,13 @@ describe.each(['Postgres', 'PGlite'])('anthropic format through the store (%s)',
       ],
     })
     const partial = anthropic({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01Oslo', content: '3°C' }] })
-    const orphan = anthropic({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01Nobody', content: 'late' }, { type: 'text', text: 'and tomorrow?' }] })
+    const orphan = anthropic({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_01Nobody', content: 'late' },
+        { type: 'text', text: 'and tomorrow?' },
+      ],
+    })
     await store().append(sid, [question, call, partial, orphan])
 
     // when
@@ -82,11 +100,21 @@ describe.each(['Postgres', 'PGlite'])('anthropic format through the store (%s)',
     // then: both found, by message and call id, with the format named
     expect(pairing.unanswered).toEqual([{ messageId: call.id, toolCallId: 'toolu_01Paris' }])
     expect(pairing.orphans).toEqual([{ messageId: orphan.id, toolCallId: 'toolu_01Nobody' }])
-    expect(report.findings.filter((f) => ['unanswered_tool_call', 'orphan_tool_result', 'duplicate_tool_result'].includes(f.kind))).toHaveLength(2)
+    expect(
+      report.findings.filter((f) => ['unanswered_tool_call', 'orphan_tool_result', 'duplicate_tool_result'].includes(f.kind)),
+    ).toHaveLength(2)
     expect(report.findings).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ kind: 'unanswered_tool_call', messageIds: [call.id], evidence: { toolCallId: 'toolu_01Paris', format: 'anthropic' } }),
-        expect.objectContaining({ kind: 'orphan_tool_result', messageIds: [orphan.id], evidence: { toolCallId: 'toolu_01Nobody', format: 'anthropic' } }),
+        expect.objectContaining({
+          kind: 'unanswered_tool_call',
+          messageIds: [call.id],
+          evidence: { toolCallId: 'toolu_01Paris', format: 'anthropic' },
+        }),
+        expect.objectContaining({
+          kind: 'orphan_tool_result',
+          messageIds: [orphan.id],
+          evidence: { toolCallId: 'toolu_01Nobody', format: 'anthropic' },
+        }),
       ]),
     )
 

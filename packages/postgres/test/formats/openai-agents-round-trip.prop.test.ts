@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { audit } from '@turnlog/audit'
-import { createMessage, INTERRUPTED_TOOL_RESULT, openAIAgentsFormat, toolPairing, toWire, type Message, type SessionStore } from '@turnlog/core'
+import {
+  createMessage,
+  INTERRUPTED_TOOL_RESULT,
+  openAIAgentsFormat,
+  toolPairing,
+  toWire,
+  type Message,
+  type SessionStore,
+} from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { openAIAgentsItemArb, openAIAgentsCallArb, createTestDatabase, type TestDatabase } from '@turnlog/testing'
 
@@ -50,7 +58,7 @@ describe.each(['postgres', 'pglite'] as const)('openai-agents payloads through t
     )
   }, 600_000)
 
-  it('audit finds an unanswered call and an orphan result, naming the format; toWire repairs both in the format\'s own shape', async () => {
+  it("audit finds an unanswered call and an orphan result, naming the format; toWire repairs both in the format's own shape", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(openAIAgentsItemArb, { maxLength: 3 }), openAIAgentsCallArb, async (before, call) => {
         // given: items, a call nothing answers, then a result of a call never made
@@ -67,7 +75,9 @@ describe.each(['postgres', 'pglite'] as const)('openai-agents payloads through t
         const wire = toWire(loaded as Message<unknown>[], { repairPairing: true })
 
         // then
-        const evidence = report.findings.filter((f) => f.kind === 'unanswered_tool_call' || f.kind === 'orphan_tool_result').map((f) => [f.kind, f.messageIds, f.evidence])
+        const evidence = report.findings
+          .filter((f) => f.kind === 'unanswered_tool_call' || f.kind === 'orphan_tool_result')
+          .map((f) => [f.kind, f.messageIds, f.evidence])
         expect(evidence).toContainEqual(['unanswered_tool_call', [messages.at(-2)!.id], { toolCallId: callId, format: FORMAT }])
         expect(evidence).toContainEqual(['orphan_tool_result', [messages.at(-1)!.id], { toolCallId: orphanId, format: FORMAT }])
         const repaired = toolPairing(wire.map((p) => message(p as object)))

@@ -37,14 +37,19 @@ describe('role model', () => {
   it('creates the three group roles NOLOGIN, and the owner owns the schema, every table and every function', async () => {
     // given the migrated database
     // when reading the catalog
-    const roles = await runSql<{ rolname: string; rolcanlogin: boolean }>(db.connectionString,
-      `select rolname, rolcanlogin from pg_roles where rolname in ('turnlog_owner', 'turnlog_writer', 'turnlog_reader') order by rolname`)
-    const owners = await runSql<{ owner: string; n: string }>(db.connectionString, `
+    const roles = await runSql<{ rolname: string; rolcanlogin: boolean }>(
+      db.connectionString,
+      `select rolname, rolcanlogin from pg_roles where rolname in ('turnlog_owner', 'turnlog_writer', 'turnlog_reader') order by rolname`,
+    )
+    const owners = await runSql<{ owner: string; n: string }>(
+      db.connectionString,
+      `
       select owner, count(*) as n from (
         select pg_get_userbyid(c.relowner) as owner from pg_class c where c.relnamespace = 'turnlog'::regnamespace and c.relkind in ('r', 'S')
         union all select pg_get_userbyid(p.proowner) from pg_proc p where p.pronamespace = 'turnlog'::regnamespace
         union all select pg_get_userbyid(n.nspowner) from pg_namespace n where n.nspname = 'turnlog') o
-      group by owner`)
+      group by owner`,
+    )
     // then
     expect(roles).toEqual([
       { rolname: 'turnlog_owner', rolcanlogin: false },
@@ -59,12 +64,19 @@ describe('role model', () => {
     // given the functions that write the projection or read across tenants
     const names = ['events_claim_ids', 'events_link', 'events_project', 'rebuild_session', 'redact_message']
     // when reading their attributes
-    const rows = await runSql<{ proname: string; prosecdef: boolean; proconfig: string[] | null }>(db.connectionString,
-      `select proname, prosecdef, proconfig from pg_proc where pronamespace = 'turnlog'::regnamespace and proname = any($1) order by proname`, [names])
+    const rows = await runSql<{ proname: string; prosecdef: boolean; proconfig: string[] | null }>(
+      db.connectionString,
+      `select proname, prosecdef, proconfig from pg_proc where pronamespace = 'turnlog'::regnamespace and proname = any($1) order by proname`,
+      [names],
+    )
     // then
     expect(rows.map((r) => r.proname)).toEqual([...names].sort())
     for (const r of rows) {
-      expect({ name: r.proname, definer: r.prosecdef, config: r.proconfig }).toEqual({ name: r.proname, definer: true, config: ['search_path=pg_catalog, pg_temp'] })
+      expect({ name: r.proname, definer: r.prosecdef, config: r.proconfig }).toEqual({
+        name: r.proname,
+        definer: true,
+        config: ['search_path=pg_catalog, pg_temp'],
+      })
     }
   })
 
@@ -76,8 +88,10 @@ describe('role model', () => {
       const stores = await Promise.all(more.map((d) => openStore({ connectionString: d.connectionString })))
       // then every one is secured the same way
       for (const [i, d] of more.entries()) {
-        const [row] = await runSql<{ owner: string; rls: boolean }>(d.connectionString,
-          `select pg_get_userbyid(relowner) as owner, relrowsecurity as rls from pg_class where oid = 'turnlog.events'::regclass`)
+        const [row] = await runSql<{ owner: string; rls: boolean }>(
+          d.connectionString,
+          `select pg_get_userbyid(relowner) as owner, relrowsecurity as rls from pg_class where oid = 'turnlog.events'::regclass`,
+        )
         expect(row).toEqual({ owner: 'turnlog_owner', rls: true })
         await stores[i]?.close()
       }
@@ -145,7 +159,9 @@ describe('a login role granted turnlog_writer', () => {
     let caught: unknown
     // when SQL around the store tries to rewrite history
     try {
-      await sql`update turnlog.events set payload = ${'{"role":"user","content":"forged"}'}::json where session_id = ${sid}`.execute(writer.db)
+      await sql`update turnlog.events set payload = ${'{"role":"user","content":"forged"}'}::json where session_id = ${sid}`.execute(
+        writer.db,
+      )
     } catch (error) {
       caught = mapDatabaseError(error)
     }

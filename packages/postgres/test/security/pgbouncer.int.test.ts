@@ -53,24 +53,27 @@ async function startPgBouncer(serverUrl: string, users: readonly { name: string;
   const dir = await mkdtemp(join(tmpdir(), 'turnlog-pgbouncer-'))
   const userlist = users.map((u) => `"${u.name}" "${u.password}"`).join('\n')
   await writeFile(join(dir, 'userlist.txt'), `${userlist}\n`)
-  await writeFile(join(dir, 'pgbouncer.ini'), [
-    '[databases]',
-    `* = host=${server.hostname} port=${server.port || '5432'}`,
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1',
-    `listen_port = ${port}`,
-    'unix_socket_dir =',
-    'auth_type = trust',
-    `auth_file = ${join(dir, 'userlist.txt')}`,
-    'pool_mode = transaction',
-    'default_pool_size = 3',
-    'max_client_conn = 200',
-    'server_reset_query =',
-    'ignore_startup_parameters = extra_float_digits,options',
-    `logfile = ${join(dir, 'pgbouncer.log')}`,
-    `pidfile = ${join(dir, 'pgbouncer.pid')}`,
-    '',
-  ].join('\n'))
+  await writeFile(
+    join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `* = host=${server.hostname} port=${server.port || '5432'}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'userlist.txt')}`,
+      'pool_mode = transaction',
+      'default_pool_size = 3',
+      'max_client_conn = 200',
+      'server_reset_query =',
+      'ignore_startup_parameters = extra_float_digits,options',
+      `logfile = ${join(dir, 'pgbouncer.log')}`,
+      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
+      '',
+    ].join('\n'),
+  )
   // pgbouncer refuses to run as root: drop to the postgres user then
   const asRoot = process.getuid?.() === 0
   if (asRoot) {
@@ -135,7 +138,11 @@ describeWithPgBouncer('PgBouncer in transaction pooling mode', () => {
     roleA = await createLoginRole(db, 'pba', { groups: ['turnlog_writer'], tenant: 'a' })
     roleB = await createLoginRole(db, 'pbb', { groups: ['turnlog_writer'], tenant: 'b' })
     const admin = new URL(db.connectionString)
-    bouncer = await startPgBouncer(db.connectionString, [roleA, roleB, { name: decodeURIComponent(admin.username), password: decodeURIComponent(admin.password) }])
+    bouncer = await startPgBouncer(db.connectionString, [
+      roleA,
+      roleB,
+      { name: decodeURIComponent(admin.username), password: decodeURIComponent(admin.password) },
+    ])
     // more clients than server connections: pgbouncer multiplexes transactions
     storeA = await openStore({ connectionString: bouncer.via(roleA.connectionString), migrate: false, pool: { max: 8 } })
     storeB = await openStore({ connectionString: bouncer.via(roleB.connectionString), migrate: false, pool: { max: 2 } })
@@ -159,7 +166,10 @@ describeWithPgBouncer('PgBouncer in transaction pooling mode', () => {
       await storeA.flush(sid, m.slice(0, 4)) // cached: no round trip
       await storeA.append(sid, m.slice(4))
       await storeA.revise(sid, m[1]?.id ?? '', { role: 'assistant', content: `s${n} m1 revised` })
-      await storeA.compact(sid, { covered: [m[0]?.id ?? '', m[1]?.id ?? ''], summary: createMessage({ role: 'system', content: `s${n} summary` }) })
+      await storeA.compact(sid, {
+        covered: [m[0]?.id ?? '', m[1]?.id ?? ''],
+        summary: createMessage({ role: 'system', content: `s${n} summary` }),
+      })
       const child = await storeA.fork(sid, { at: m[3]?.id ?? '' })
       await storeA.rewind(sid, { from: m[5]?.id as MessageId })
       await storeA.redact(sid, m[2]?.id ?? '')
@@ -180,12 +190,15 @@ describeWithPgBouncer('PgBouncer in transaction pooling mode', () => {
     } finally {
       await direct.close()
     }
-    const servers = await runSql<{ n: string }>(db.connectionString,
-      `select count(*) as n from pg_stat_activity where datname = current_database() and usename = $1`, [roleA.name])
+    const servers = await runSql<{ n: string }>(
+      db.connectionString,
+      `select count(*) as n from pg_stat_activity where datname = current_database() and usename = $1`,
+      [roleA.name],
+    )
     expect(Number(servers[0]?.n)).toBeLessThanOrEqual(3)
   })
 
-  it('runs migrations only on a direct connection: kysely\'s session-level migration lock leaks through transaction pooling', async () => {
+  it("runs migrations only on a direct connection: kysely's session-level migration lock leaks through transaction pooling", async () => {
     // given a client whose statements pgbouncer may give to different server connections
     const pool = new pg.Pool({ connectionString: bouncer.via(db.connectionString), max: 1 })
     pool.on('error', () => {})
@@ -196,10 +209,14 @@ describeWithPgBouncer('PgBouncer in transaction pooling mode', () => {
     const adapter = new PostgresAdapter()
     const options = { lockTable: 'schema_migrations_lock', lockRowId: 'migration_lock', lockTableSchema: 'turnlog' }
     const held = async (): Promise<number> => {
-      const rows = await runSql<{ n: string }>(db.connectionString, `
+      const rows = await runSql<{ n: string }>(
+        db.connectionString,
+        `
         select count(*) as n from pg_locks
          where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())
-           and ((classid::bigint << 32) | objid::bigint) = $1`, [KYSELY_MIGRATION_LOCK.toString()])
+           and ((classid::bigint << 32) | objid::bigint) = $1`,
+        [KYSELY_MIGRATION_LOCK.toString()],
+      )
       return Number(rows[0]?.n)
     }
     try {
@@ -214,14 +231,22 @@ describeWithPgBouncer('PgBouncer in transaction pooling mode', () => {
       expect(await held()).toBe(1)
       await other.query('commit')
       expect(await held()).toBe(1)
-      const [probe] = await runSql<{ free: boolean }>(db.connectionString, 'select pg_try_advisory_lock($1::bigint) as free', [KYSELY_MIGRATION_LOCK.toString()])
+      const [probe] = await runSql<{ free: boolean }>(db.connectionString, 'select pg_try_advisory_lock($1::bigint) as free', [
+        KYSELY_MIGRATION_LOCK.toString(),
+      ])
       expect(probe?.free).toBe(false) // even a direct migration would now wait
       // an operator frees it by ending the server connection that holds it; migrations then run direct
-      await runSql(db.connectionString, `
+      await runSql(
+        db.connectionString,
+        `
         select pg_terminate_backend(pid) from pg_locks
          where locktype = 'advisory' and granted and ((classid::bigint << 32) | objid::bigint) = $1
-           and database = (select oid from pg_database where datname = current_database())`, [KYSELY_MIGRATION_LOCK.toString()])
-      const direct = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.connectionString, max: 1 }) }) })
+           and database = (select oid from pg_database where datname = current_database())`,
+        [KYSELY_MIGRATION_LOCK.toString()],
+      )
+      const direct = new Kysely<unknown>({
+        dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.connectionString, max: 1 }) }),
+      })
       try {
         expect((await migrateToLatest(direct)).applied).toEqual([])
         expect(await held()).toBe(0)

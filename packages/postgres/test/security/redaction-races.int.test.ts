@@ -32,9 +32,12 @@ afterAll(async () => {
 
 /** Sessions (and events) whose stored payload still holds `secret`, as the superuser reads the table. */
 async function holders(secret: string): Promise<string[]> {
-  const rows = await runSql<{ session_id: string }>(db.connectionString,
+  const rows = await runSql<{ session_id: string }>(
+    db.connectionString,
     `select distinct session_id::text from turnlog.events where payload::text like '%' || $1 || '%'
-     union select distinct session_id::text from turnlog.conflicts where incoming_payload::text like '%' || $1 || '%'`, [secret])
+     union select distinct session_id::text from turnlog.conflicts where incoming_payload::text like '%' || $1 || '%'`,
+    [secret],
+  )
   return rows.map((r) => r.session_id).sort()
 }
 
@@ -53,7 +56,11 @@ async function family(secret: string): Promise<{ parent: SessionId; child: Sessi
 
 /** Runs both at once and waits for both; returns what each did (a rejection is returned, not thrown). */
 async function race(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[unknown, unknown]> {
-  const settle = (p: Promise<unknown>) => p.then((v) => ({ ok: v }), (e: unknown) => ({ error: e }))
+  const settle = (p: Promise<unknown>) =>
+    p.then(
+      (v) => ({ ok: v }),
+      (e: unknown) => ({ error: e }),
+    )
   return Promise.all([settle(a()), settle(b())])
 }
 
@@ -85,32 +92,44 @@ describe('redact racing every path that copies or extends a holder (class)', () 
     ['a fork of the parent', (f) => forker.fork(f.parent, { at: f.messages[2]?.id ?? '' })],
     ['a fork of the fork (fork of fork)', (f) => forker.fork(f.child, { at: f.messages[2]?.id ?? '' })],
     ['an append to the fork', (f) => forker.append(f.child, [createMessage({ role: 'user', content: 'more' })])],
-    ['a fork of the parent, then a fork of that new fork', async (f) => {
-      const first = await forker.fork(f.parent, { at: f.messages[2]?.id ?? '' })
-      return forker.fork(first, { at: f.messages[1]?.id ?? '' })
-    }],
+    [
+      'a fork of the parent, then a fork of that new fork',
+      async (f) => {
+        const first = await forker.fork(f.parent, { at: f.messages[2]?.id ?? '' })
+        return forker.fork(first, { at: f.messages[1]?.id ?? '' })
+      },
+    ],
   ]
 
-  it.each(actors)('redact of the parent or of the fork racing %s: no copy keeps the content, every chain verifies', async (_what, actor) => {
-    for (let round = 0; round < 12; round++) {
-      // given a parent and its fork holding the secret
-      const secret = `secret-class-${round}-${Math.random().toString(36).slice(2)}`
-      const f = await family(secret)
-      const via = round % 2 === 0 ? f.parent : f.child
-      // when the redaction (through either session) races the actor
-      const [redacted, acted] = await race(() => redactor.redact(via, f.messages[1]?.id ?? ''), () => actor(f))
-      // then both succeeded, nothing holds the content, and every session of the family verifies
-      expect(redacted).toHaveProperty('ok')
-      expect(acted).toHaveProperty('ok')
-      expect(await holders(secret)).toEqual([])
-      const related = await runSql<{ session_id: string }>(db.connectionString,
-        `select distinct session_id::text from turnlog.events where message_id = $1`, [f.messages[1]?.id])
-      for (const { session_id: sid } of related) {
-        const v = await verifyChain(redactor, sid)
-        expect({ sid, breaks: v.breaks }).toEqual({ sid, breaks: [] })
+  it.each(actors)(
+    'redact of the parent or of the fork racing %s: no copy keeps the content, every chain verifies',
+    async (_what, actor) => {
+      for (let round = 0; round < 12; round++) {
+        // given a parent and its fork holding the secret
+        const secret = `secret-class-${round}-${Math.random().toString(36).slice(2)}`
+        const f = await family(secret)
+        const via = round % 2 === 0 ? f.parent : f.child
+        // when the redaction (through either session) races the actor
+        const [redacted, acted] = await race(
+          () => redactor.redact(via, f.messages[1]?.id ?? ''),
+          () => actor(f),
+        )
+        // then both succeeded, nothing holds the content, and every session of the family verifies
+        expect(redacted).toHaveProperty('ok')
+        expect(acted).toHaveProperty('ok')
+        expect(await holders(secret)).toEqual([])
+        const related = await runSql<{ session_id: string }>(
+          db.connectionString,
+          `select distinct session_id::text from turnlog.events where message_id = $1`,
+          [f.messages[1]?.id],
+        )
+        for (const { session_id: sid } of related) {
+          const v = await verifyChain(redactor, sid)
+          expect({ sid, breaks: v.breaks }).toEqual({ sid, breaks: [] })
+        }
       }
-    }
-  })
+    },
+  )
 
   it('two redactions of different messages locking overlapping sessions in opposite orders both succeed', async () => {
     for (let round = 0; round < 10; round++) {
@@ -145,7 +164,10 @@ describe('redact racing a fork through a tenant login (row level security applie
         await a.append(parent, messages)
         const child = await a.fork(parent, { at: messages[1]?.id ?? '' })
         // when one login's store redacts through the fork while the other forks the parent
-        const [redacted, forked] = await race(() => a.redact(child, messages[0]?.id ?? ''), () => b.fork(parent, { at: messages[1]?.id ?? '' }))
+        const [redacted, forked] = await race(
+          () => a.redact(child, messages[0]?.id ?? ''),
+          () => b.fork(parent, { at: messages[1]?.id ?? '' }),
+        )
         // then
         expect(redacted).toHaveProperty('ok')
         expect(forked).toHaveProperty('ok')

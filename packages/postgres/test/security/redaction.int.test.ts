@@ -99,7 +99,11 @@ describe('store.redact', () => {
     expect(loaded.messages.map((m) => m.payload)).toEqual([
       system.payload,
       { role: 'user', content: '[redacted]' },
-      { role: 'assistant', content: '[redacted]', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup_iban', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: '[redacted]',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup_iban', arguments: '{}' } }],
+      },
       { role: 'tool', content: '[redacted]', tool_call_id: 'call_1' },
       done.payload,
     ])
@@ -135,9 +139,13 @@ describe('store.redact', () => {
   it('leaves no copy in any row of the database', async () => {
     // given the database as the superuser sees it
     // when searching every payload column for the secret
-    const rows = await runSql<{ t: string; n: string }>(db.connectionString, `
+    const rows = await runSql<{ t: string; n: string }>(
+      db.connectionString,
+      `
       select 'events' as t, count(*) as n from turnlog.events where payload::text like '%' || $1 || '%' or data::text like '%' || $1 || '%'
-      union all select 'conflicts', count(*) from turnlog.conflicts where incoming_payload::text like '%' || $1 || '%'`, [SECRET])
+      union all select 'conflicts', count(*) from turnlog.conflicts where incoming_payload::text like '%' || $1 || '%'`,
+      [SECRET],
+    )
     // then
     expect(rows.map((r) => Number(r.n))).toEqual([0, 0])
   })
@@ -164,7 +172,8 @@ describe('store.redact', () => {
     ])
     expect(verifications.map((v) => ({ ok: v.ok, breaks: v.breaks }))).toEqual([S, C, D].map(() => ({ ok: true, breaks: [] })))
     const reports = await Promise.all([S, C, D].map((sid) => audit(store, sid)))
-    for (const r of reports) expect(r.findings.filter((f) => f.severity === 'critical' || f.kind.includes('chain') || f.kind.includes('tamper'))).toEqual([])
+    for (const r of reports)
+      expect(r.findings.filter((f) => f.severity === 'critical' || f.kind.includes('chain') || f.kind.includes('tamper'))).toEqual([])
     expect((await admin.rebuild({ verify: true })).drift).toEqual([])
   })
 
@@ -175,7 +184,11 @@ describe('store.redact', () => {
     // when looking at their logs
     // then C's copies were scrubbed with digests and recorded by redactions whose origin is S
     expect(c.filter((e) => e.payloadDigest !== undefined).map((e) => e.messageId)).toEqual([question.id, call.id, result.id])
-    expect(c.filter((e) => e.type === 'message_redacted').map((e) => (e.type === 'message_redacted' ? e.data.origin : null))).toEqual([S, S, S])
+    expect(c.filter((e) => e.type === 'message_redacted').map((e) => (e.type === 'message_redacted' ? e.data.origin : null))).toEqual([
+      S,
+      S,
+      S,
+    ])
     // and D's copies of redacted messages never held content: flagged as such, no digest needed
     const copies = d.filter((e) => e.type === 'message_appended')
     expect(copies.map((e) => (e.type === 'message_appended' ? e.data.redacted === true : null))).toEqual([false, true, true, true, false])
@@ -206,13 +219,21 @@ describe('store.redact', () => {
     // given the redacted log of S copied, as an importer would, into a new session (seqs kept) of
     // another tenant (in S's own tenant its message ids are S's: turnlog.message_ids, 0008)
     const copy = newSessionId()
-    await runSql(db.connectionString, `
-      insert into turnlog.sessions (session_id, tenant_id, version) select $2, 'copy of ' || coalesce(tenant_id, 'no tenant'), version from turnlog.sessions where session_id = $1`, [S, copy])
+    await runSql(
+      db.connectionString,
+      `
+      insert into turnlog.sessions (session_id, tenant_id, version) select $2, 'copy of ' || coalesce(tenant_id, 'no tenant'), version from turnlog.sessions where session_id = $1`,
+      [S, copy],
+    )
     // when the rows go in with their payload_digest (data and payload texts as the store wrote them)
-    await runSql(db.connectionString, `
+    await runSql(
+      db.connectionString,
+      `
       insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data, payload_digest)
       select $2, seq, event_id, type, message_id, content_hash, payload, data, payload_digest
-        from turnlog.events where session_id = $1 order by seq`, [S, copy])
+        from turnlog.events where session_id = $1 order by seq`,
+      [S, copy],
+    )
     // then the copy verifies: its scrubbed events were linked over the digests, not the placeholders
     const verification = await verifyChain(admin, copy)
     expect(verification.breaks).toEqual([])
@@ -237,8 +258,24 @@ describe('store.redact', () => {
     const placeholder = (payload: unknown) => JSON.stringify([payload])
     const call = 'select * from turnlog.redact_message($1, $2, $3, $4, $5, $6, $7, null)'
     // when it passes content as a "placeholder", or leaves the event out of the targets
-    const forged = await sqlStateOf(role.connectionString, call, [sid, m.id, targets, placeholder({ role: 'user', content: 'I never said that' }), '[]', '[]', JSON.stringify({ [sid]: m.id })])
-    const extra = await sqlStateOf(role.connectionString, call, [sid, m.id, targets, placeholder({ role: 'user', content: '[redacted]', name: 'x' }), '[]', '[]', JSON.stringify({ [sid]: m.id })])
+    const forged = await sqlStateOf(role.connectionString, call, [
+      sid,
+      m.id,
+      targets,
+      placeholder({ role: 'user', content: 'I never said that' }),
+      '[]',
+      '[]',
+      JSON.stringify({ [sid]: m.id }),
+    ])
+    const extra = await sqlStateOf(role.connectionString, call, [
+      sid,
+      m.id,
+      targets,
+      placeholder({ role: 'user', content: '[redacted]', name: 'x' }),
+      '[]',
+      '[]',
+      JSON.stringify({ [sid]: m.id }),
+    ])
     const missing = await sqlStateOf(role.connectionString, call, [sid, m.id, '[]', '[]', '[]', '[]', JSON.stringify({ [sid]: m.id })])
     // then the database refuses, and the content is untouched
     expect([forged, extra, missing]).toEqual(['22023', '22023', '40001'])
@@ -252,7 +289,11 @@ describe('redaction on embedded PGlite', () => {
     const embedded = await openStore({ embedded: true })
     try {
       const sid = await embedded.createSession()
-      const a = createMessage({ role: 'assistant', content: null, tool_calls: [{ id: 'c9', type: 'function', function: { name: 'f', arguments: `{"x":"${SECRET}"}` } }] })
+      const a = createMessage({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c9', type: 'function', function: { name: 'f', arguments: `{"x":"${SECRET}"}` } }],
+      })
       const t = createMessage({ role: 'tool', tool_call_id: 'c9', content: SECRET })
       await embedded.append(sid, [a, t])
       // when redacting both
@@ -278,7 +319,14 @@ describe('the fold of a log whose rows were not scrubbed (a log from elsewhere)'
     await admin.revise(sid, m.id, { role: 'tool', tool_call_id: 'c1', content: `${SECRET} (2)` })
     const stored: StoredEvent[] = []
     for await (const e of admin.events(sid)) stored.push(e)
-    const redaction = { ...(stored[0] as StoredEvent), seq: 3, type: 'message_redacted', contentHash: null, payload: null, data: {} } as unknown as StoredEvent
+    const redaction = {
+      ...(stored[0] as StoredEvent),
+      seq: 3,
+      type: 'message_redacted',
+      contentHash: null,
+      payload: null,
+      data: {},
+    } as unknown as StoredEvent
     // when folding them
     const state = foldSession([...stored, redaction])
     const record = state.messages.get(m.id)

@@ -29,7 +29,9 @@ beforeAll(async () => {
   // the same schema without row level security: what the policies cost, and nothing else
   await sql`alter table turnlog.sessions disable row level security; alter table turnlog.events disable row level security;
     alter table turnlog.live_messages disable row level security; alter table turnlog.conflicts disable row level security;
-    alter table turnlog.tenant_roles disable row level security; alter table turnlog.message_ids disable row level security`.execute(stores.before.db)
+    alter table turnlog.tenant_roles disable row level security; alter table turnlog.message_ids disable row level security`.execute(
+    stores.before.db,
+  )
   stores.bypass = await openStore({ connectionString: after.connectionString, pool: { max: 2 } })
   writerRole = await createLoginRole(after, 'perf', { groups: ['turnlog_writer'], tenant: 'perf-tenant' })
   stores.rls = await openStore({ connectionString: writerRole.connectionString, migrate: false, pool: { max: 2 } })
@@ -49,7 +51,9 @@ function store(name: keyof typeof stores): PostgresStore {
 }
 
 const batch = (i: number): Message[] =>
-  Array.from({ length: BATCH }, (_, k) => createMessage({ role: k % 2 === 0 ? 'user' : 'assistant', content: `turn ${i} part ${k}: ${'lorem ipsum '.repeat(8)}` }))
+  Array.from({ length: BATCH }, (_, k) =>
+    createMessage({ role: k % 2 === 0 ? 'user' : 'assistant', content: `turn ${i} part ${k}: ${'lorem ipsum '.repeat(8)}` }),
+  )
 
 it('measures append and load with and without row level security in the same run', async () => {
   // given one tenant session per configuration, and a long session to load
@@ -59,7 +63,11 @@ it('measures append and load with and without row level security in the same run
     const tenantId = n === 'before' ? undefined : 'perf-tenant'
     const appendTo = await store(n).createSession(tenantId === undefined ? {} : { tenantId })
     const load = await store(n).createSession(tenantId === undefined ? {} : { tenantId })
-    for (let i = 0; i < LOAD_SIZE / 100; i++) await store(n).append(load, Array.from({ length: 100 }, (_, k) => createMessage({ role: 'user', content: `m${i}-${k} ${'x'.repeat(200)}` })))
+    for (let i = 0; i < LOAD_SIZE / 100; i++)
+      await store(n).append(
+        load,
+        Array.from({ length: 100 }, (_, k) => createMessage({ role: 'user', content: `m${i}-${k} ${'x'.repeat(200)}` })),
+      )
     sessions[n] = { appendTo, load }
     // warm-up: plans cached, connections open
     await store(n).append(appendTo, batch(-1))

@@ -42,14 +42,30 @@ const superuser = (text: string, params: readonly unknown[]) => runSql(db.connec
 
 describe('out-of-band tampering by a superuser, after the role setup', () => {
   it.each([
-    ['an UPDATE of a payload', `update turnlog.events set payload = '{"role":"assistant","content":"Paid 10000 EUR to Mallory."}' where session_id = $1 and seq = 3`, 3],
+    [
+      'an UPDATE of a payload',
+      `update turnlog.events set payload = '{"role":"assistant","content":"Paid 10000 EUR to Mallory."}' where session_id = $1 and seq = 3`,
+      3,
+    ],
     ['a DELETE of an event', 'delete from turnlog.events where session_id = $1 and seq = 3', 4],
-    ['an UPDATE that puts content back in place of a redaction placeholder', `update turnlog.events set payload = '{"role":"user","content":"my card is 4111-2222"}' where session_id = $1 and seq = 2`, 2],
-    ['a forged scrub with no redaction event (content hidden, digest kept)', `
+    [
+      'an UPDATE that puts content back in place of a redaction placeholder',
+      `update turnlog.events set payload = '{"role":"user","content":"my card is 4111-2222"}' where session_id = $1 and seq = 2`,
+      2,
+    ],
+    [
+      'a forged scrub with no redaction event (content hidden, digest kept)',
+      `
       update turnlog.events set payload = '{"role":"assistant","content":"[redacted]"}',
              payload_digest = sha256(convert_to(payload::text, 'UTF8'))
-       where session_id = $1 and seq = 3`, 3],
-    ['an UPDATE of a redaction record', `update turnlog.events set data = '{"scrubbed":[]}' where session_id = $1 and type = 'message_redacted'`, 5],
+       where session_id = $1 and seq = 3`,
+      3,
+    ],
+    [
+      'an UPDATE of a redaction record',
+      `update turnlog.events set data = '{"scrubbed":[]}' where session_id = $1 and type = 'message_redacted'`,
+      5,
+    ],
   ])('is found by verifyChain and audit: %s', async (_what, statement, seq) => {
     // given a verified tenant session; the writer itself may not touch it
     const { sid } = await session()

@@ -85,7 +85,7 @@ describe('a store opened for tenant A', () => {
     ['export', (s, sid) => drain(exportSessions(s, { sessionIds: [sid] }))],
   ]
 
-  it.each(operations)('%s: tenant B\'s session looks exactly like a session that does not exist', async (_name, op) => {
+  it.each(operations)("%s: tenant B's session looks exactly like a session that does not exist", async (_name, op) => {
     // given B's session and its message ids, and an id nobody uses
     const unknown = newSessionId()
     const mid = messagesB[0]?.id ?? ''
@@ -100,7 +100,7 @@ describe('a store opened for tenant A', () => {
     expect(after.version).toBe(2)
   })
 
-  it('does not list B\'s sessions, even when asking for tenant B', async () => {
+  it("does not list B's sessions, even when asking for tenant B", async () => {
     // given sessions of both tenants
     const sessionA = await storeA.createSession({ tenantId: 'tenant-a' })
     // when A lists
@@ -112,7 +112,7 @@ describe('a store opened for tenant A', () => {
     expect(asB.sessions).toEqual([])
   })
 
-  it('cannot create a session for tenant B nor take B\'s session id, and a missing tenant is refused', async () => {
+  it("cannot create a session for tenant B nor take B's session id, and a missing tenant is refused", async () => {
     // given A's store
     // when A names tenant B, reuses B's id, or names no tenant
     const asB = await outcome(() => storeA.createSession({ tenantId: 'tenant-b' }), [])
@@ -136,25 +136,47 @@ describe('a store opened for tenant A', () => {
     expect((await admin.load(sessionB)).messages[0]?.payload.content).toBe('secret of b')
   })
 
-  it('reads no row of B with raw SQL on its own login, and cannot write into B\'s session', async () => {
+  it("reads no row of B with raw SQL on its own login, and cannot write into B's session", async () => {
     // given A's login
     // when it queries every table and tries to insert an event into B's session
-    const counts = await runSql<{ t: string; n: string }>(roleA.connectionString, `
+    const counts = await runSql<{ t: string; n: string }>(
+      roleA.connectionString,
+      `
       select 'sessions' as t, count(*) as n from turnlog.sessions where session_id = $1
       union all select 'events', count(*) from turnlog.events where session_id = $1
       union all select 'live', count(*) from turnlog.live_messages where session_id = $1
       union all select 'conflicts', count(*) from turnlog.conflicts where session_id = $1
-      union all select 'tenant_roles', count(*) from turnlog.tenant_roles`, [sessionB])
-    const insert = await sqlStateOf(roleA.connectionString, `
-      insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, 3, gen_random_uuid(), 'messages_retracted', '{"ids":[]}')`, [sessionB])
+      union all select 'tenant_roles', count(*) from turnlog.tenant_roles`,
+      [sessionB],
+    )
+    const insert = await sqlStateOf(
+      roleA.connectionString,
+      `
+      insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, 3, gen_random_uuid(), 'messages_retracted', '{"ids":[]}')`,
+      [sessionB],
+    )
     const rebuild = await sqlStateOf(roleA.connectionString, 'select turnlog.rebuild_session($1)', [sessionB])
-    const redact = await sqlStateOf(roleA.connectionString, `select * from turnlog.redact_message($1, $2, '[]', '[]', '[]', '[]', '{}', null)`, [sessionB, messagesB[0]?.id])
+    const redact = await sqlStateOf(
+      roleA.connectionString,
+      `select * from turnlog.redact_message($1, $2, '[]', '[]', '[]', '[]', '{}', null)`,
+      [sessionB, messagesB[0]?.id],
+    )
     // then: nothing of B is visible, its own mapping is the only one it sees, and the writes are refused
-    expect(Object.fromEntries(counts.map((r) => [r.t, Number(r.n)]))).toEqual({ sessions: 0, events: 0, live: 0, conflicts: 0, tenant_roles: 1 })
+    expect(Object.fromEntries(counts.map((r) => [r.t, Number(r.n)]))).toEqual({
+      sessions: 0,
+      events: 0,
+      live: 0,
+      conflicts: 0,
+      tenant_roles: 1,
+    })
     expect(insert).toBe('42501')
     expect(rebuild).toBe('TLS01')
     expect(redact).toBe('TLS01')
-    const bConflicts = await runSql<{ n: string }>(roleB.connectionString, 'select count(*) as n from turnlog.conflicts where session_id = $1', [sessionB])
+    const bConflicts = await runSql<{ n: string }>(
+      roleB.connectionString,
+      'select count(*) as n from turnlog.conflicts where session_id = $1',
+      [sessionB],
+    )
     expect(Number(bConflicts[0]?.n)).toBe(1)
   })
 })

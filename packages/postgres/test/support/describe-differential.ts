@@ -6,7 +6,17 @@
 import { afterAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import type { PostgresStore } from '@turnlog/postgres'
-import { KNOWN_DIVERGENCE, RULES, historyFor, newDiffStats, rawEvents, rawLogArb, rebuildAllAgainstSpec, runDifferential, runRawLog } from './structure-differential.js'
+import {
+  KNOWN_DIVERGENCE,
+  RULES,
+  historyFor,
+  newDiffStats,
+  rawEvents,
+  rawLogArb,
+  rebuildAllAgainstSpec,
+  runDifferential,
+  runRawLog,
+} from './structure-differential.js'
 
 /** Declares the suite under `label`, on the store `store()` returns once `beforeAll` has opened it. */
 export function describeDifferential(label: string, store: () => PostgresStore, numRuns: number): void {
@@ -16,18 +26,24 @@ export function describeDifferential(label: string, store: () => PostgresStore, 
   })
 
   describe(`SQL projection = projectStructure, rule by rule (${label})`, () => {
-    it.each(RULES)('%s: after every store call the table is the spec of the stored events; fold and rebuild agree', async (rule) => {
-      const before = { ...stats.events }
-      await fc.assert(
-        fc.asyncProperty(historyFor(rule), async (commands) => {
-          await runDifferential(store(), commands, stats)
-        }),
-        { numRuns },
-      )
-      // the histories did write the rule's event type (and at least three types, for the mix)
-      const written = (type: string): number => (stats.events[type] ?? 0) - (before[type] ?? 0)
-      expect(rule === 'mixed' ? Object.keys(stats.events).filter((t) => written(t) > 0).length : written(rule)).toBeGreaterThan(rule === 'mixed' ? 2 : 0)
-    }, 300_000)
+    it.each(RULES)(
+      '%s: after every store call the table is the spec of the stored events; fold and rebuild agree',
+      async (rule) => {
+        const before = { ...stats.events }
+        await fc.assert(
+          fc.asyncProperty(historyFor(rule), async (commands) => {
+            await runDifferential(store(), commands, stats)
+          }),
+          { numRuns },
+        )
+        // the histories did write the rule's event type (and at least three types, for the mix)
+        const written = (type: string): number => (stats.events[type] ?? 0) - (before[type] ?? 0)
+        expect(rule === 'mixed' ? Object.keys(stats.events).filter((t) => written(t) > 0).length : written(rule)).toBeGreaterThan(
+          rule === 'mixed' ? 2 : 0,
+        )
+      },
+      300_000,
+    )
 
     it('logs written around the store (any history the spec applies without an anomaly, several events per INSERT): the table is the spec after every statement, and after rebuild', async () => {
       await fc.assert(

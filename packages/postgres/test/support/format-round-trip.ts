@@ -13,7 +13,12 @@ export interface FormatRoundTripSpec {
   /** A sequence with one unanswered call (its id) and the position of the calling message. */
   readonly unanswered: { readonly payloads: readonly object[]; readonly toolCallId: string; readonly at: number }
   /** A sequence with one result that answers nothing earlier (or, where the format cannot have one, a second result), its kind and position. */
-  readonly orphan: { readonly payloads: readonly object[]; readonly toolCallId: string; readonly at: number; readonly kind: 'orphan_tool_result' | 'duplicate_tool_result' }
+  readonly orphan: {
+    readonly payloads: readonly object[]
+    readonly toolCallId: string
+    readonly at: number
+    readonly kind: 'orphan_tool_result' | 'duplicate_tool_result'
+  }
 }
 
 /**
@@ -28,7 +33,13 @@ export function describeFormatRoundTrip(spec: FormatRoundTripSpec): void {
       async () => {
         const db: TestDatabase = await createTestDatabase()
         const store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
-        return { store, close: async () => { await store.close(); await db.drop() } }
+        return {
+          store,
+          close: async () => {
+            await store.close()
+            await db.drop()
+          },
+        }
       },
     ],
     [
@@ -74,11 +85,17 @@ export function describeFormatRoundTrip(spec: FormatRoundTripSpec): void {
         const sid = await store.createSession()
         await store.append(sid, messages as Message[])
         const report = await audit(store, sid)
-        const found = report.findings.filter((f) => f.kind === 'unanswered_tool_call' || f.kind === 'orphan_tool_result' || f.kind === 'duplicate_tool_result')
-        expect(found).toEqual([expect.objectContaining({ kind, sessionId: sid, evidence: { toolCallId: sequence.toolCallId, format: spec.format } })])
+        const found = report.findings.filter(
+          (f) => f.kind === 'unanswered_tool_call' || f.kind === 'orphan_tool_result' || f.kind === 'duplicate_tool_result',
+        )
+        expect(found).toEqual([
+          expect.objectContaining({ kind, sessionId: sid, evidence: { toolCallId: sequence.toolCallId, format: spec.format } }),
+        ])
         expect(found[0]?.messageIds).toContain(messages[sequence.at]?.id)
         // the repaired copy, stored as a new session, audits clean of pairing findings
-        const repaired: Message<unknown>[] = (toWire((await store.load(sid)).messages as Message<unknown>[], { repairPairing: true }) as object[]).map((p) => createMessage(p, { format: spec.format }))
+        const repaired: Message<unknown>[] = (
+          toWire((await store.load(sid)).messages as Message<unknown>[], { repairPairing: true }) as object[]
+        ).map((p) => createMessage(p, { format: spec.format }))
         const clean = await store.createSession()
         await store.append(clean, repaired as Message[])
         const after = await audit(store, clean)

@@ -44,12 +44,50 @@ export type ItemSpec =
 
 /** One command of a history. `session` and `pick` are indexes taken modulo what exists. */
 export type Command =
-  | { readonly kind: 'append'; readonly session: number; readonly writer: number; readonly items: readonly ItemSpec[]; readonly expect: ExpectSpec }
-  | { readonly kind: 'flush'; readonly session: number; readonly writer: number; readonly fresh: readonly PayloadSpec[]; readonly nudge: boolean; readonly expect: ExpectSpec }
-  | { readonly kind: 'rewind'; readonly session: number; readonly pick: number; readonly mode: 'after' | 'from'; readonly expect: ExpectSpec }
-  | { readonly kind: 'compact'; readonly session: number; readonly picks: readonly number[]; readonly summaries: readonly PayloadSpec[]; readonly expect: ExpectSpec }
-  | { readonly kind: 'revise'; readonly session: number; readonly pick: number; readonly text: string; readonly partial: boolean; readonly expect: ExpectSpec }
-  | { readonly kind: 'finalize'; readonly session: number; readonly pick: number; readonly text: string | null; readonly expect: ExpectSpec }
+  | {
+      readonly kind: 'append'
+      readonly session: number
+      readonly writer: number
+      readonly items: readonly ItemSpec[]
+      readonly expect: ExpectSpec
+    }
+  | {
+      readonly kind: 'flush'
+      readonly session: number
+      readonly writer: number
+      readonly fresh: readonly PayloadSpec[]
+      readonly nudge: boolean
+      readonly expect: ExpectSpec
+    }
+  | {
+      readonly kind: 'rewind'
+      readonly session: number
+      readonly pick: number
+      readonly mode: 'after' | 'from'
+      readonly expect: ExpectSpec
+    }
+  | {
+      readonly kind: 'compact'
+      readonly session: number
+      readonly picks: readonly number[]
+      readonly summaries: readonly PayloadSpec[]
+      readonly expect: ExpectSpec
+    }
+  | {
+      readonly kind: 'revise'
+      readonly session: number
+      readonly pick: number
+      readonly text: string
+      readonly partial: boolean
+      readonly expect: ExpectSpec
+    }
+  | {
+      readonly kind: 'finalize'
+      readonly session: number
+      readonly pick: number
+      readonly text: string | null
+      readonly expect: ExpectSpec
+    }
   | { readonly kind: 'fork'; readonly session: number; readonly pick: number }
   | { readonly kind: 'retry' }
 
@@ -60,32 +98,101 @@ const textArb: fc.Arbitrary<string> = fc.oneof(
 const callIdArb = fc.constantFrom('c1', 'c2', 'c3')
 
 /** Message contents: a few roles, a small text alphabet (so equal contents recur), some hostile strings. */
-export const payloadArb: fc.Arbitrary<PayloadSpec> = fc.record({
-  role: fc.constantFrom('user', 'assistant', 'tool'),
-  text: textArb,
-  calls: fc.array(callIdArb, { minLength: 0, maxLength: 2 }),
-  partial: fc.boolean(),
-}).map((p) => ({ ...p, calls: p.role === 'user' ? [] : p.role === 'tool' && p.calls.length === 0 ? ['c1'] : p.calls, partial: p.role === 'assistant' && p.partial }))
+export const payloadArb: fc.Arbitrary<PayloadSpec> = fc
+  .record({
+    role: fc.constantFrom('user', 'assistant', 'tool'),
+    text: textArb,
+    calls: fc.array(callIdArb, { minLength: 0, maxLength: 2 }),
+    partial: fc.boolean(),
+  })
+  .map((p) => ({
+    ...p,
+    calls: p.role === 'user' ? [] : p.role === 'tool' && p.calls.length === 0 ? ['c1'] : p.calls,
+    partial: p.role === 'assistant' && p.partial,
+  }))
 
-const expectArb: fc.Arbitrary<ExpectSpec> = fc.oneof({ weight: 5, arbitrary: fc.constant<ExpectSpec>('none') }, { weight: 2, arbitrary: fc.constant<ExpectSpec>('current') }, { weight: 1, arbitrary: fc.constant<ExpectSpec>('stale') })
+const expectArb: fc.Arbitrary<ExpectSpec> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant<ExpectSpec>('none') },
+  { weight: 2, arbitrary: fc.constant<ExpectSpec>('current') },
+  { weight: 1, arbitrary: fc.constant<ExpectSpec>('stale') },
+)
 const sessionArb = fc.nat({ max: 3 })
 const pickArb = fc.nat({ max: 255 })
 const writerArb = fc.nat({ max: 1 })
 
 const itemArb: fc.Arbitrary<ItemSpec> = fc.oneof(
   { weight: 20, arbitrary: payloadArb.map((payload): ItemSpec => ({ kind: 'new', payload })) },
-  { weight: 4, arbitrary: fc.record({ pick: pickArb, edit: fc.boolean() }).map(({ pick, edit }): ItemSpec => ({ kind: 'old', pick, edit })) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ pick: pickArb, edit: fc.boolean() }).map(({ pick, edit }): ItemSpec => ({ kind: 'old', pick, edit })),
+  },
   { weight: 1, arbitrary: fc.constant<ItemSpec>({ kind: 'ephemeral' }) },
 )
 
 /** Commands, weighted so that most writes succeed and every operation and error path is reached. */
 export const commandArb: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), session: sessionArb, writer: writerArb, items: fc.array(itemArb, { minLength: 1, maxLength: 4 }), expect: expectArb }) },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('flush' as const), session: sessionArb, writer: writerArb, fresh: fc.array(payloadArb, { maxLength: 3 }), nudge: fc.boolean(), expect: expectArb }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('rewind' as const), session: sessionArb, pick: pickArb, mode: fc.constantFrom('after' as const, 'from' as const), expect: expectArb }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('compact' as const), session: sessionArb, picks: fc.array(pickArb, { minLength: 1, maxLength: 3 }), summaries: fc.array(payloadArb, { minLength: 1, maxLength: 2 }), expect: expectArb }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('revise' as const), session: sessionArb, pick: pickArb, text: textArb, partial: fc.boolean(), expect: expectArb }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('finalize' as const), session: sessionArb, pick: pickArb, text: fc.option(textArb, { nil: null }), expect: expectArb }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('append' as const),
+      session: sessionArb,
+      writer: writerArb,
+      items: fc.array(itemArb, { minLength: 1, maxLength: 4 }),
+      expect: expectArb,
+    }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('flush' as const),
+      session: sessionArb,
+      writer: writerArb,
+      fresh: fc.array(payloadArb, { maxLength: 3 }),
+      nudge: fc.boolean(),
+      expect: expectArb,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('rewind' as const),
+      session: sessionArb,
+      pick: pickArb,
+      mode: fc.constantFrom('after' as const, 'from' as const),
+      expect: expectArb,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('compact' as const),
+      session: sessionArb,
+      picks: fc.array(pickArb, { minLength: 1, maxLength: 3 }),
+      summaries: fc.array(payloadArb, { minLength: 1, maxLength: 2 }),
+      expect: expectArb,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('revise' as const),
+      session: sessionArb,
+      pick: pickArb,
+      text: textArb,
+      partial: fc.boolean(),
+      expect: expectArb,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('finalize' as const),
+      session: sessionArb,
+      pick: pickArb,
+      text: fc.option(textArb, { nil: null }),
+      expect: expectArb,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('fork' as const), session: sessionArb, pick: pickArb }) },
   { weight: 1, arbitrary: fc.constant<Command>({ kind: 'retry' }) },
 )
@@ -104,7 +211,11 @@ function toPayload(spec: PayloadSpec): ChatMessage {
     case 'assistant':
       return spec.calls.length === 0
         ? { role: 'assistant', content: spec.text }
-        : { role: 'assistant', content: spec.text, tool_calls: spec.calls.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) }
+        : {
+            role: 'assistant',
+            content: spec.text,
+            tool_calls: spec.calls.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })),
+          }
   }
 }
 
@@ -115,11 +226,20 @@ export function create(spec: PayloadSpec): Message {
 
 /** A loaded-looking copy of a model message (what a resumed runtime holds). */
 export function fromModel(m: ModelMessage): Message {
-  return toMessage({ id: m.id, payload: m.payload, createdAt: m.createdAt, ...(m.externalId === undefined ? {} : { externalId: m.externalId }), ...(m.partial ? { status: 'partial' } : {}) })
+  return toMessage({
+    id: m.id,
+    payload: m.payload,
+    createdAt: m.createdAt,
+    ...(m.externalId === undefined ? {} : { externalId: m.externalId }),
+    ...(m.partial ? { status: 'partial' } : {}),
+  })
 }
 
 /** The comparable shape of a live message. */
-function shape(m: { readonly id: string; readonly payload: unknown; readonly createdAt: string; readonly externalId?: string | undefined }, partial: boolean): unknown {
+function shape(
+  m: { readonly id: string; readonly payload: unknown; readonly createdAt: string; readonly externalId?: string | undefined },
+  partial: boolean,
+): unknown {
   return { id: m.id, payload: JSON.stringify(m.payload), createdAt: m.createdAt, externalId: m.externalId, partial }
 }
 
@@ -160,7 +280,8 @@ export async function expectSameOutcome<T>(
   }
   stats.commands++
   if (expected.ok) {
-    if (!actual.ok) throw new Error(`${label}: the model succeeds with ${JSON.stringify(expected.value)}, the store failed`, { cause: actual.error })
+    if (!actual.ok)
+      throw new Error(`${label}: the model succeeds with ${JSON.stringify(expected.value)}, the store failed`, { cause: actual.error })
     onStoreValue?.(actual.value)
     let value = actual.value
     const also = alsoAllowedVersion?.(expected.value)
@@ -173,9 +294,14 @@ export async function expectSameOutcome<T>(
     expect({ call: label, value }).toEqual({ call: label, value: expected.value })
     stats.ok[label] = (stats.ok[label] ?? 0) + 1
   } else {
-    if (actual.ok) throw new Error(`${label}: the model fails with ${expected.codes.join('|')}, the store returned ${JSON.stringify(actual.value)}`)
+    if (actual.ok)
+      throw new Error(`${label}: the model fails with ${expected.codes.join('|')}, the store returned ${JSON.stringify(actual.value)}`)
     if (!isTurnlogError(actual.error)) throw actual.error
-    expect({ call: label, code: actual.error.code, allowed: expected.codes.includes(actual.error.code) }).toEqual({ call: label, code: actual.error.code, allowed: true })
+    expect({ call: label, code: actual.error.code, allowed: expected.codes.includes(actual.error.code) }).toEqual({
+      call: label,
+      code: actual.error.code,
+      allowed: true,
+    })
     stats.errors[`${label}:${actual.error.code}`] = (stats.errors[`${label}:${actual.error.code}`] ?? 0) + 1
   }
   return expected
@@ -254,7 +380,11 @@ export async function runHistory(stores: readonly SessionStore[], commands: read
           } else {
             const old = pool[item.pick % Math.max(1, pool.length)]
             if (!old || batch.some((b) => b.id === old.id)) continue
-            batch.push(item.edit ? toMessage({ ...old, payload: { ...old.payload, content: `${String(old.payload.content)} (edited)` } }) : toMessage({ ...old }))
+            batch.push(
+              item.edit
+                ? toMessage({ ...old, payload: { ...old.payload, content: `${String(old.payload.content)} (edited)` } })
+                : toMessage({ ...old }),
+            )
           }
         }
         const expectedVersion = expectedOf(sid, c.expect)
@@ -336,7 +466,8 @@ export async function runHistory(stores: readonly SessionStore[], commands: read
         const sid = sessionOf(c.session)
         const id = candidate(sid, c.pick)
         const current = liveOf(sid).find((m) => m.id === id)
-        const payload: ChatMessage | undefined = c.text === null ? undefined : current ? { ...current.payload, content: c.text } : { role: 'assistant', content: c.text }
+        const payload: ChatMessage | undefined =
+          c.text === null ? undefined : current ? { ...current.payload, content: c.text } : { role: 'assistant', content: c.text }
         const expectedVersion = expectedOf(sid, c.expect)
         call = {
           label: 'finalize',
@@ -397,7 +528,9 @@ export async function checkSession(store: SessionStore, model: SessionModel, sid
   const folded = foldSession(events)
   expect(folded.version).toBe(loaded.version)
   expect(folded.anomalies).toEqual([])
-  expect(liveMessages(folded).map((m) => shape(m, m.status === 'partial'))).toEqual(loaded.messages.map((m) => shape(m, m.status === 'partial')))
+  expect(liveMessages(folded).map((m) => shape(m, m.status === 'partial'))).toEqual(
+    loaded.messages.map((m) => shape(m, m.status === 'partial')),
+  )
 
   const info = await store.getSession(sid)
   expect({ version: info.version, liveCount: info.liveCount, parent: info.parent }).toEqual({

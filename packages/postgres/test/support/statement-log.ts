@@ -70,12 +70,15 @@ export function logStatements(database: string): StatementLog {
     }
     if (callback !== undefined) {
       const rest = typeof second === 'function' ? [config] : [config, second]
-      return original.apply(this, [...rest, (error: unknown, result: unknown) => {
-        void sleep(ms).then(() => {
-          entry.end = performance.now()
-          callback(error, result)
-        })
-      }])
+      return original.apply(this, [
+        ...rest,
+        (error: unknown, result: unknown) => {
+          void sleep(ms).then(() => {
+            entry.end = performance.now()
+            callback(error, result)
+          })
+        },
+      ])
     }
     return (original.apply(this, args) as Promise<unknown>).then(
       async (result) => {

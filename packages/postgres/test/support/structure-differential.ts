@@ -31,7 +31,15 @@ import type { PostgresStore } from '@turnlog/postgres'
 import { sql } from 'kysely'
 
 /** A rule of the spec, named after the event type it is about (`mixed`: every command at once). */
-export type Rule = 'message_appended' | 'messages_retracted' | 'messages_compacted' | 'message_revised' | 'message_finalized' | 'message_redacted' | 'session_forked' | 'mixed'
+export type Rule =
+  | 'message_appended'
+  | 'messages_retracted'
+  | 'messages_compacted'
+  | 'message_revised'
+  | 'message_finalized'
+  | 'message_redacted'
+  | 'session_forked'
+  | 'mixed'
 
 /** Every rule, in the order the tests run them. */
 export const RULES: readonly Rule[] = [
@@ -47,7 +55,13 @@ export const RULES: readonly Rule[] = [
 
 /** One store call. `session` and `pick` are indexes taken modulo what exists; a pick ≡ 0 (mod 8) names any message ever created. */
 export type DiffCommand =
-  | { readonly kind: 'append'; readonly session: number; readonly fresh: readonly boolean[]; readonly resend: number | null; readonly flush: boolean }
+  | {
+      readonly kind: 'append'
+      readonly session: number
+      readonly fresh: readonly boolean[]
+      readonly resend: number | null
+      readonly flush: boolean
+    }
   | { readonly kind: 'rewind'; readonly session: number; readonly pick: number; readonly mode: 'after' | 'from' }
   | { readonly kind: 'compact'; readonly session: number; readonly picks: readonly number[]; readonly summaries: readonly boolean[] }
   | { readonly kind: 'revise'; readonly session: number; readonly pick: number; readonly text: string; readonly partial: boolean }
@@ -64,7 +78,12 @@ const fresh = fc.array(fc.boolean(), { minLength: 1, maxLength: 3 })
 const arbs = {
   append: fc.record({ kind: fc.constant('append' as const), session, fresh, resend: fc.option(pick, { nil: null }), flush: fc.boolean() }),
   rewind: fc.record({ kind: fc.constant('rewind' as const), session, pick, mode: fc.constantFrom('after' as const, 'from' as const) }),
-  compact: fc.record({ kind: fc.constant('compact' as const), session, picks: fc.array(pick, { minLength: 1, maxLength: 3 }), summaries: fc.array(fc.boolean(), { minLength: 1, maxLength: 3 }) }),
+  compact: fc.record({
+    kind: fc.constant('compact' as const),
+    session,
+    picks: fc.array(pick, { minLength: 1, maxLength: 3 }),
+    summaries: fc.array(fc.boolean(), { minLength: 1, maxLength: 3 }),
+  }),
   revise: fc.record({ kind: fc.constant('revise' as const), session, pick, text, partial: fc.boolean() }),
   finalize: fc.record({ kind: fc.constant('finalize' as const), session, pick, text: fc.option(text, { nil: null, freq: 2 }) }),
   redact: fc.record({ kind: fc.constant('redact' as const), session, pick }),
@@ -87,7 +106,10 @@ const MIX: Record<Rule, Partial<Record<Kind, number>>> = {
 
 /** Histories for `rule`: a first append on the root session, then up to `maxCommands` commands of the rule's mix. */
 export function historyFor(rule: Rule, maxCommands = 10): fc.Arbitrary<DiffCommand[]> {
-  const weighted = Object.entries(MIX[rule]).map(([kind, weight]) => ({ weight, arbitrary: arbs[kind as Kind] as fc.Arbitrary<DiffCommand> }))
+  const weighted = Object.entries(MIX[rule]).map(([kind, weight]) => ({
+    weight,
+    arbitrary: arbs[kind as Kind] as fc.Arbitrary<DiffCommand>,
+  }))
   return fc
     .tuple(arbs.append, fc.array(fc.oneof(...weighted), { minLength: 1, maxLength: maxCommands }))
     .map(([first, rest]) => [{ ...first, session: 0, flush: false }, ...rest])
@@ -115,7 +137,12 @@ export async function tableRows(store: PostgresStore, sid: SessionId): Promise<T
   const { rows } = await sql<{ message_id: string; event_seq: string | number; partial: boolean; position: string | number }>`
     select message_id::text, event_seq, partial, position from turnlog.live_messages
      where session_id = ${sid} order by position`.execute(store.db)
-  return rows.map((r) => ({ messageId: r.message_id as MessageId, eventSeq: Number(r.event_seq), partial: r.partial, position: Number(r.position) }))
+  return rows.map((r) => ({
+    messageId: r.message_id as MessageId,
+    eventSeq: Number(r.event_seq),
+    partial: r.partial,
+    position: Number(r.position),
+  }))
 }
 
 async function eventsOf(store: PostgresStore, sid: SessionId): Promise<StoredEvent[]> {
@@ -124,13 +151,19 @@ async function eventsOf(store: PostgresStore, sid: SessionId): Promise<StoredEve
   return out
 }
 
-const strip = (rows: readonly TableRow[]): ProjectionRow[] => rows.map(({ messageId, eventSeq, partial }) => ({ messageId, eventSeq, partial }))
+const strip = (rows: readonly TableRow[]): ProjectionRow[] =>
+  rows.map(({ messageId, eventSeq, partial }) => ({ messageId, eventSeq, partial }))
 
 /**
  * Compares the table with the spec for one session; on a difference throws an error naming the rule
  * (the event types written since `fromSeq`), `label` and both row lists. Returns the events and rows.
  */
-export async function compareSession(store: PostgresStore, sid: SessionId, fromSeq: number, label: string): Promise<{ events: StoredEvent[]; rows: TableRow[] }> {
+export async function compareSession(
+  store: PostgresStore,
+  sid: SessionId,
+  fromSeq: number,
+  label: string,
+): Promise<{ events: StoredEvent[]; rows: TableRow[] }> {
   const events = await eventsOf(store, sid)
   const rows = await tableRows(store, sid)
   const spec = projectStructure(events)
@@ -140,12 +173,17 @@ export async function compareSession(store: PostgresStore, sid: SessionId, fromS
   expect({ where, anomalies: spec.anomalies }).toEqual({ where, anomalies: [] })
   expect({ where, table: strip(rows) }).toEqual({ where, table: spec.rows })
   // positions only order the rows: strictly increasing
-  expect({ where, ordered: rows.every((r, i) => i === 0 || (rows[i - 1] as TableRow).position < r.position) }).toEqual({ where, ordered: true })
+  expect({ where, ordered: rows.every((r, i) => i === 0 || (rows[i - 1] as TableRow).position < r.position) }).toEqual({
+    where,
+    ordered: true,
+  })
   return { events, rows }
 }
 
 const payloadOf = (partial: boolean, i: number): { payload: ChatMessage; partial: boolean } =>
-  partial ? { payload: { role: 'assistant', content: `streaming ${i}` }, partial } : { payload: { role: i % 2 === 0 ? 'user' : 'assistant', content: `m${i}` }, partial }
+  partial
+    ? { payload: { role: 'assistant', content: `streaming ${i}` }, partial }
+    : { payload: { role: i % 2 === 0 ? 'user' : 'assistant', content: `m${i}` }, partial }
 
 /**
  * Writes `commands` through `store` on a fresh root session (and the forks they make), comparing every
@@ -189,7 +227,11 @@ export async function runDifferential(store: PostgresStore, commands: readonly D
             // the agent loop's call: the whole loaded list, the new messages and scaffolding, which is skipped
             const { messages } = await store.load(sid)
             const loaded = new Set(messages.map((m) => m.id))
-            await store.flush(sid, [...messages, ...batch.filter((m) => !loaded.has(m.id)), createMessage({ role: 'user', content: 'continue' }, { ephemeral: true })])
+            await store.flush(sid, [
+              ...messages,
+              ...batch.filter((m) => !loaded.has(m.id)),
+              createMessage({ role: 'user', content: 'continue' }, { ephemeral: true }),
+            ])
           } else {
             await store.append(sid, batch)
           }
@@ -230,8 +272,14 @@ export async function runDifferential(store: PostgresStore, commands: readonly D
       const { events, rows } = await compareSession(store, s, seen.get(s) ?? 0, label)
       for (const e of events.slice(seen.get(s) ?? 0)) stats.events[e.type] = (stats.events[e.type] ?? 0) + 1
       seen.set(s, events.length)
-      live.set(s, rows.map((r) => r.messageId))
-      streaming.set(s, rows.filter((r) => r.partial).map((r) => r.messageId))
+      live.set(
+        s,
+        rows.map((r) => r.messageId),
+      )
+      streaming.set(
+        s,
+        rows.filter((r) => r.partial).map((r) => r.messageId),
+      )
       stats.comparisons++
     }
   }
@@ -250,7 +298,10 @@ export async function runDifferential(store: PostgresStore, commands: readonly D
   }
   for (const [i, s] of sessions.entries()) {
     if (i % 3 === 0) await sql`delete from turnlog.live_messages where session_id = ${s}`.execute(store.db)
-    else if (i % 3 === 1) await sql`update turnlog.live_messages set partial = not partial, position = position + 1000 where session_id = ${s}`.execute(store.db)
+    else if (i % 3 === 1)
+      await sql`update turnlog.live_messages set partial = not partial, position = position + 1000 where session_id = ${s}`.execute(
+        store.db,
+      )
     else await sql`update turnlog.live_messages set event_seq = event_seq + 1 where session_id = ${s}`.execute(store.db)
     const rebuilt = await store.rebuild({ sessionId: s })
     expect(rebuilt.rewritten).toBe(1)
@@ -331,7 +382,11 @@ export function rawEvents(steps: readonly RawStep[], options: { readonly emptyCo
  * chain-valid file does (packages/audit/test/import-projection.int.test.ts).
  */
 export const KNOWN_DIVERGENCE: { readonly steps: readonly RawStep[]; readonly chunks: readonly number[] } = {
-  steps: [{ kind: 'append', partial: false, deferred: true }, { kind: 'compact', picks: [], summaries: [0] }, { kind: 'append', partial: false, deferred: false }],
+  steps: [
+    { kind: 'append', partial: false, deferred: true },
+    { kind: 'compact', picks: [], summaries: [0] },
+    { kind: 'append', partial: false, deferred: false },
+  ],
   chunks: [1, 2],
 }
 
@@ -353,13 +408,23 @@ function rawEventsOf(steps: readonly RawStep[], emptyCompactions: boolean): RawE
     switch (s.kind) {
       case 'append': {
         const c = content(`m${out.length}`, s.partial)
-        emit({ type: 'message_appended', messageId: createMessage(c.payload).id, payload: c.payload, data: s.deferred ? { ...c.data, deferred: true } : c.data })
+        emit({
+          type: 'message_appended',
+          messageId: createMessage(c.payload).id,
+          payload: c.payload,
+          data: s.deferred ? { ...c.data, deferred: true } : c.data,
+        })
         break
       }
       case 'revise': {
         if (live.length === 0) break
         const c = content(`r${out.length}`, s.partial)
-        emit({ type: 'message_revised', messageId: choose(live, [s.pick])[0] ?? null, payload: c.payload, data: { ...c.data, revision: 1 } })
+        emit({
+          type: 'message_revised',
+          messageId: choose(live, [s.pick])[0] ?? null,
+          payload: c.payload,
+          data: { ...c.data, revision: 1 },
+        })
         break
       }
       case 'finalize':
@@ -377,12 +442,18 @@ function rawEventsOf(steps: readonly RawStep[], emptyCompactions: boolean): RawE
         if (covered.length === 0 && !emptyCompactions) break
         const pending = inState('pending')
         const summary = pending.length === 0 ? [] : choose(pending, s.summaries)
-        emit({ type: 'messages_compacted', messageId: null, payload: null, data: { covered: covered.map((id) => ({ id, contentHash: '' })), summary } })
+        emit({
+          type: 'messages_compacted',
+          messageId: null,
+          payload: null,
+          data: { covered: covered.map((id) => ({ id, contentHash: '' })), summary },
+        })
         break
       }
       case 'redact': {
         const known = [...state.messages.keys()]
-        if (known.length > 0) emit({ type: 'message_redacted', messageId: choose(known, [s.pick])[0] ?? null, payload: null, data: { reason: 'test' } })
+        if (known.length > 0)
+          emit({ type: 'message_redacted', messageId: choose(known, [s.pick])[0] ?? null, payload: null, data: { reason: 'test' } })
         break
       }
     }
@@ -401,8 +472,10 @@ export async function runRawLog(store: PostgresStore, events: readonly RawEvent[
   for (let i = 0; seq < events.length; i++) {
     const size = chunks[i % chunks.length] ?? 1
     const chunk = events.slice(seq, seq + size)
-    const values = chunk.map((e, j) => sql`(${sid}::uuid, ${seq + j + 1}::bigint, ${newEventId()}::uuid, ${e.type}, ${e.messageId}::uuid,
-      ${e.payload === null ? null : contentHash(e.payload)}::text, ${e.payload === null ? null : JSON.stringify(e.payload)}::json, ${JSON.stringify(e.data)}::json)`)
+    const values = chunk.map(
+      (e, j) => sql`(${sid}::uuid, ${seq + j + 1}::bigint, ${newEventId()}::uuid, ${e.type}, ${e.messageId}::uuid,
+      ${e.payload === null ? null : contentHash(e.payload)}::text, ${e.payload === null ? null : JSON.stringify(e.payload)}::json, ${JSON.stringify(e.data)}::json)`,
+    )
     await sql`
       insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
       select v.s, v.q, v.e, v.t, v.m, decode(v.h, 'hex'), v.p, v.d from (values ${sql.join(values)}) as v(s, q, e, t, m, h, p, d)

@@ -7,10 +7,22 @@ type Part = { readonly [key: string]: unknown }
 const toolNameArb = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,15}$/)
 const providerOptionsArb = fc.record({ anthropic: fc.record({ signature: weirdStringArb }) })
 
-const textArb = fc.record({ type: fc.constant('text'), text: weirdStringArb, providerOptions: providerOptionsArb }, { requiredKeys: ['type', 'text'] })
-const imageArb = fc.record({ type: fc.constant('image'), image: weirdStringArb, mediaType: weirdStringArb }, { requiredKeys: ['type', 'image'] })
-const fileArb = fc.record({ type: fc.constant('file'), data: weirdStringArb, mediaType: weirdStringArb, filename: weirdStringArb }, { requiredKeys: ['type', 'data', 'mediaType'] })
-const reasoningArb = fc.record({ type: fc.constant('reasoning'), text: weirdStringArb, providerOptions: providerOptionsArb }, { requiredKeys: ['type', 'text'] })
+const textArb = fc.record(
+  { type: fc.constant('text'), text: weirdStringArb, providerOptions: providerOptionsArb },
+  { requiredKeys: ['type', 'text'] },
+)
+const imageArb = fc.record(
+  { type: fc.constant('image'), image: weirdStringArb, mediaType: weirdStringArb },
+  { requiredKeys: ['type', 'image'] },
+)
+const fileArb = fc.record(
+  { type: fc.constant('file'), data: weirdStringArb, mediaType: weirdStringArb, filename: weirdStringArb },
+  { requiredKeys: ['type', 'data', 'mediaType'] },
+)
+const reasoningArb = fc.record(
+  { type: fc.constant('reasoning'), text: weirdStringArb, providerOptions: providerOptionsArb },
+  { requiredKeys: ['type', 'text'] },
+)
 const futureArb = fc.record({ type: fc.constantFrom('future-kind', 'citation'), body: jsonValueArb })
 
 /** Every `ToolResultOutput` type, plus one a later SDK may add. */
@@ -18,12 +30,24 @@ const outputArb: fc.Arbitrary<Part> = fc.oneof(
   fc.record({ type: fc.constantFrom('text', 'error-text'), value: weirdStringArb }),
   fc.record({ type: fc.constantFrom('json', 'error-json'), value: jsonValueArb }),
   fc.record({ type: fc.constant('execution-denied'), reason: weirdStringArb }, { requiredKeys: ['type'] }),
-  fc.record({ type: fc.constant('content'), value: fc.array(fc.oneof(fc.record({ type: fc.constant('text'), text: weirdStringArb }), fc.record({ type: fc.constant('image-url'), url: weirdStringArb })), { maxLength: 2 }) }),
+  fc.record({
+    type: fc.constant('content'),
+    value: fc.array(
+      fc.oneof(
+        fc.record({ type: fc.constant('text'), text: weirdStringArb }),
+        fc.record({ type: fc.constant('image-url'), url: weirdStringArb }),
+      ),
+      { maxLength: 2 },
+    ),
+  }),
   fc.record({ type: fc.constant('future-output'), blob: jsonValueArb }),
 )
 
 function toolCallArb(toolCallId: fc.Arbitrary<string>): fc.Arbitrary<Part> {
-  return fc.record({ type: fc.constant('tool-call'), toolCallId, toolName: toolNameArb, input: jsonValueArb, providerExecuted: fc.boolean() }, { requiredKeys: ['type', 'toolCallId', 'toolName', 'input'] })
+  return fc.record(
+    { type: fc.constant('tool-call'), toolCallId, toolName: toolNameArb, input: jsonValueArb, providerExecuted: fc.boolean() },
+    { requiredKeys: ['type', 'toolCallId', 'toolName', 'input'] },
+  )
 }
 function toolResultArb(toolCallId: fc.Arbitrary<string>): fc.Arbitrary<Part> {
   return fc.record({ type: fc.constant('tool-result'), toolCallId, toolName: toolNameArb, output: outputArb })
@@ -39,7 +63,10 @@ export function aiSdkModelPayloadArbWith(toolCallId: fc.Arbitrary<string>): fc.A
   const content = (parts: fc.Arbitrary<Part>): fc.Arbitrary<string | Part[]> => fc.oneof(weirdStringArb, fc.array(parts, { maxLength: 4 }))
   const message = fc.oneof(
     fc.record({ role: fc.constant('system'), content: weirdStringArb }),
-    fc.record({ role: fc.constant('user'), content: content(fc.oneof(textArb, imageArb, fileArb, futureArb)), providerOptions: providerOptionsArb }, { requiredKeys: ['role', 'content'] }),
+    fc.record(
+      { role: fc.constant('user'), content: content(fc.oneof(textArb, imageArb, fileArb, futureArb)), providerOptions: providerOptionsArb },
+      { requiredKeys: ['role', 'content'] },
+    ),
     fc.record({
       role: fc.constant('assistant'),
       content: content(
@@ -59,7 +86,13 @@ export function aiSdkModelPayloadArbWith(toolCallId: fc.Arbitrary<string>): fc.A
       content: fc.array(
         fc.oneof(
           { weight: 4, arbitrary: toolResultArb(toolCallId) },
-          { weight: 1, arbitrary: fc.record({ type: fc.constant('tool-approval-response'), approvalId: weirdStringArb, approved: fc.boolean(), reason: weirdStringArb }, { requiredKeys: ['type', 'approvalId', 'approved'] }) },
+          {
+            weight: 1,
+            arbitrary: fc.record(
+              { type: fc.constant('tool-approval-response'), approvalId: weirdStringArb, approved: fc.boolean(), reason: weirdStringArb },
+              { requiredKeys: ['type', 'approvalId', 'approved'] },
+            ),
+          },
           { weight: 1, arbitrary: futureArb },
         ),
         { maxLength: 3 },

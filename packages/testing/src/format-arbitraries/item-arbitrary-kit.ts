@@ -10,17 +10,50 @@ import { jsonValueArb, weirdStringArb } from '../arbitraries.js'
 
 /** Field names the item formats' schemas read: unknown extra fields never take them. */
 export const RESERVED_ITEM_KEYS: ReadonlySet<string> = new Set([
-  'type', 'role', 'content', 'id', 'call_id', 'callId', 'name', 'arguments', 'output', 'input', 'status', 'summary',
-  'encrypted_content', 'approval_request_id', 'approve', 'action', 'actions', 'queries', 'server_label', 'execution',
-  'tools', 'pending_safety_checks', 'operation', 'code', 'container_id', 'result', 'providerData', 'rawContent',
-  'fingerprint', 'image_url', 'file_id', 'file_data', 'file_url', 'filename', 'text', 'refusal',
+  'type',
+  'role',
+  'content',
+  'id',
+  'call_id',
+  'callId',
+  'name',
+  'arguments',
+  'output',
+  'input',
+  'status',
+  'summary',
+  'encrypted_content',
+  'approval_request_id',
+  'approve',
+  'action',
+  'actions',
+  'queries',
+  'server_label',
+  'execution',
+  'tools',
+  'pending_safety_checks',
+  'operation',
+  'code',
+  'container_id',
+  'result',
+  'providerData',
+  'rawContent',
+  'fingerprint',
+  'image_url',
+  'file_id',
+  'file_data',
+  'file_url',
+  'filename',
+  'text',
+  'refusal',
 ])
 
 /** `value` with every `-0` replaced by `0` (a JSON document cannot tell them apart). */
 export function withoutNegativeZero(value: JsonValue): JsonValue {
   if (typeof value === 'number') return Object.is(value, -0) ? 0 : value
   if (Array.isArray(value)) return value.map(withoutNegativeZero)
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutNegativeZero(v)]))
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutNegativeZero(v)]))
   return value
 }
 
@@ -32,8 +65,14 @@ export const extraValueArb: fc.Arbitrary<JsonValue> = jsonValueArb.map(withoutNe
  * whose names avoid `reserved`, keys in random order, built with `Object.fromEntries` so that a
  * `__proto__` key is an own property.
  */
-export function itemArb(known: fc.Arbitrary<[string, unknown][]>, reserved: ReadonlySet<string>, maxExtras = 2): fc.Arbitrary<Record<string, unknown>> {
-  const keyArb = fc.oneof(fc.constantFrom('providerData_x', 'x_trace', 'created_by', 'metadata', '__proto__', 'constructor', '0'), weirdStringArb).filter((k) => !reserved.has(k))
+export function itemArb(
+  known: fc.Arbitrary<[string, unknown][]>,
+  reserved: ReadonlySet<string>,
+  maxExtras = 2,
+): fc.Arbitrary<Record<string, unknown>> {
+  const keyArb = fc
+    .oneof(fc.constantFrom('providerData_x', 'x_trace', 'created_by', 'metadata', '__proto__', 'constructor', '0'), weirdStringArb)
+    .filter((k) => !reserved.has(k))
   return fc
     .tuple(known, fc.array(fc.tuple(keyArb, extraValueArb), { maxLength: maxExtras }))
     .chain(([fields, extras]) => {
@@ -50,10 +89,16 @@ export function itemArb(known: fc.Arbitrary<[string, unknown][]>, reserved: Read
 }
 
 /** A tool or function name: usually a plain identifier, sometimes a weird string. */
-export const toolNameArb: fc.Arbitrary<string> = fc.oneof({ weight: 3, arbitrary: fc.stringMatching(/^[a-z_]{1,16}$/) }, { weight: 1, arbitrary: weirdStringArb })
+export const toolNameArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.stringMatching(/^[a-z_]{1,16}$/) },
+  { weight: 1, arbitrary: weirdStringArb },
+)
 
 /** Tool-call arguments: JSON text of a weird value, or a weird string. */
-export const argumentsArb: fc.Arbitrary<string> = fc.oneof(extraValueArb.map((v) => JSON.stringify(v)), weirdStringArb)
+export const argumentsArb: fc.Arbitrary<string> = fc.oneof(
+  extraValueArb.map((v) => JSON.stringify(v)),
+  weirdStringArb,
+)
 
 /** An item type this version does not know (a future kind). */
 export const futureTypeArb: fc.Arbitrary<string> = fc.stringMatching(/^future_[a-z_]{1,12}$/)

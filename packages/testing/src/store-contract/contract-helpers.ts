@@ -65,7 +65,11 @@ export function toolCall(callIds: readonly string[], field: 'id' | 'call_id' = '
     {
       role: 'assistant',
       content: '',
-      tool_calls: callIds.map((id) => ({ [field]: id, type: 'function', function: { name: 'read_file', arguments: `{"path":"${id}.md"}` } })),
+      tool_calls: callIds.map((id) => ({
+        [field]: id,
+        type: 'function',
+        function: { name: 'read_file', arguments: `{"path":"${id}.md"}` },
+      })),
       finish_reason: 'tool_calls',
     },
     options,
@@ -73,7 +77,12 @@ export function toolCall(callIds: readonly string[], field: 'id' | 'call_id' = '
 }
 
 /** A tool result answering `callId` (`tool_call_id`, or `call_id` when `field` says so). */
-export function toolResult(callId: string, content: string, field: 'tool_call_id' | 'call_id' = 'tool_call_id', options: CreateMessageOptions = {}): Message {
+export function toolResult(
+  callId: string,
+  content: string,
+  field: 'tool_call_id' | 'call_id' = 'tool_call_id',
+  options: CreateMessageOptions = {},
+): Message {
   return createMessage({ role: 'tool', [field]: callId, content }, options)
 }
 

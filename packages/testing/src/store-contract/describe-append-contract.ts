@@ -49,7 +49,10 @@ export function describeAppendContract(ctx: ContractContext): void {
       // given
       const store = ctx.store()
       const sid = await store.createSession()
-      const m = createMessage({ role: 'user', content: 'from telegram' }, { externalId: 'telegram:chat1:msg7', scope: null, createdAt: '2001-02-03T04:05:06.789Z' })
+      const m = createMessage(
+        { role: 'user', content: 'from telegram' },
+        { externalId: 'telegram:chat1:msg7', scope: null, createdAt: '2001-02-03T04:05:06.789Z' },
+      )
       const p = createMessage({ role: 'assistant', content: 'stream' }, { status: 'partial', createdAt: '1999-12-31T23:59:59.000Z' })
 
       // when
@@ -57,8 +60,20 @@ export function describeAppendContract(ctx: ContractContext): void {
       const { messages } = await store.load(sid)
 
       // then
-      expect(messages[0]).toEqual({ id: m.id, payload: m.payload, format: 'openai-chat', createdAt: '2001-02-03T04:05:06.789Z', externalId: 'telegram:chat1:msg7' })
-      expect(messages[1]).toEqual({ id: p.id, payload: p.payload, format: 'openai-chat', createdAt: '1999-12-31T23:59:59.000Z', status: 'partial' })
+      expect(messages[0]).toEqual({
+        id: m.id,
+        payload: m.payload,
+        format: 'openai-chat',
+        createdAt: '2001-02-03T04:05:06.789Z',
+        externalId: 'telegram:chat1:msg7',
+      })
+      expect(messages[1]).toEqual({
+        id: p.id,
+        payload: p.payload,
+        format: 'openai-chat',
+        createdAt: '1999-12-31T23:59:59.000Z',
+        status: 'partial',
+      })
     })
 
     it('same id and same content is a duplicate: reported, nothing written, version unchanged', async () => {
@@ -161,10 +176,18 @@ export function describeAppendContract(ctx: ContractContext): void {
 
       // when: the very same message, and the same id with other content
       const same = await expectTurnlogError(store.append(intruder, [m]), 'MESSAGE_CONFLICT')
-      const other = await expectTurnlogError(store.append(intruder, [createMessage({ role: 'user', content: 'x' }, { id: m.id })]), 'MESSAGE_CONFLICT')
+      const other = await expectTurnlogError(
+        store.append(intruder, [createMessage({ role: 'user', content: 'x' }, { id: m.id })]),
+        'MESSAGE_CONFLICT',
+      )
 
       // then
-      expect(same.details).toMatchObject({ messageId: m.id, reason: 'foreign_session', otherSessionId: owner, incomingHash: contentHash(m) })
+      expect(same.details).toMatchObject({
+        messageId: m.id,
+        reason: 'foreign_session',
+        otherSessionId: owner,
+        incomingHash: contentHash(m),
+      })
       expect(other.details).toMatchObject({ messageId: m.id, reason: 'foreign_session', otherSessionId: owner })
       expect(await eventsOf(store, intruder)).toHaveLength(0)
       const evidence = await store.conflicts(intruder)

@@ -1,6 +1,16 @@
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, newMessageId, parseMessage, serializeMessage, toMessage, type Message } from '@turnlog/core'
-import { assistant, eventsOf, expectTurnlogError, nudge, system, toolCall, toolResult, user, type ContractContext } from './contract-helpers.js'
+import {
+  assistant,
+  eventsOf,
+  expectTurnlogError,
+  nudge,
+  system,
+  toolCall,
+  toolResult,
+  user,
+  type ContractContext,
+} from './contract-helpers.js'
 
 /**
  * The `flush` contract: the agent loop's call on every exit path. Skips scaffolding, appends exactly
@@ -152,7 +162,7 @@ export function describeFlushContract(ctx: ContractContext): void {
       expect((await store.flush(sid, live, { expectedVersion: 2 })).appended).toEqual([live[1]?.id])
     })
 
-    it('a flush that writes nothing reports the current version after this store\'s own rewind, revise, finalize and compact', async () => {
+    it("a flush that writes nothing reports the current version after this store's own rewind, revise, finalize and compact", async () => {
       // given
       const store = ctx.store()
       const sid = await store.createSession()

@@ -14,12 +14,19 @@ export function describeFormatsContract(ctx: ContractContext, options: { readonl
   describe('message formats and meta', () => {
     it('append → load → toWire round-trips every format exactly (NUL, lone surrogates, unknown fields), with format and meta', async () => {
       const store = ctx.store()
-      const batchArb = fc.array(fc.record({ spec: formatPayloadArb, meta: fc.option(metaArb, { nil: undefined }), createdAt: createdAtArb }), { minLength: 1, maxLength: 5 })
+      const batchArb = fc.array(
+        fc.record({ spec: formatPayloadArb, meta: fc.option(metaArb, { nil: undefined }), createdAt: createdAtArb }),
+        { minLength: 1, maxLength: 5 },
+      )
       await fc.assert(
         fc.asyncProperty(batchArb, async (specs) => {
           // given
           const messages: Message<unknown>[] = specs.map((s) =>
-            createMessage(s.spec.payload, { format: s.spec.format, createdAt: s.createdAt, ...(s.meta === undefined ? {} : { meta: s.meta }) }),
+            createMessage(s.spec.payload, {
+              format: s.spec.format,
+              createdAt: s.createdAt,
+              ...(s.meta === undefined ? {} : { meta: s.meta }),
+            }),
           )
           const sid = await store.createSession()
 
@@ -58,7 +65,10 @@ export function describeFormatsContract(ctx: ContractContext, options: { readonl
       const events = await eventsOf(store, sid)
 
       // then
-      expect(events.map((e) => e.type === 'message_appended' && e.data)).toEqual([{ createdAt: chat.createdAt }, { createdAt: opaque.createdAt, format: 'json' }])
+      expect(events.map((e) => e.type === 'message_appended' && e.data)).toEqual([
+        { createdAt: chat.createdAt },
+        { createdAt: opaque.createdAt, format: 'json' },
+      ])
     })
 
     it('meta is stored and loaded, never sent, and not content: a retry that differs only in meta is a duplicate (the first meta stays)', async () => {
@@ -66,7 +76,10 @@ export function describeFormatsContract(ctx: ContractContext, options: { readonl
       const store = ctx.store()
       const sid = await store.createSession()
       const id = newMessageIdFor()
-      const first = createMessage({ role: 'assistant', content: 'hi' }, { id, meta: { model: 'gpt-4.1', usage: { prompt_tokens: 3 }, latencyMs: 120 } })
+      const first = createMessage(
+        { role: 'assistant', content: 'hi' },
+        { id, meta: { model: 'gpt-4.1', usage: { prompt_tokens: 3 }, latencyMs: 120 } },
+      )
       const retry = createMessage({ role: 'assistant', content: 'hi' }, { id, meta: { model: 'gpt-4.1', latencyMs: 480 } })
 
       // when
@@ -80,14 +93,24 @@ export function describeFormatsContract(ctx: ContractContext, options: { readonl
       expect(toWire(messages)).toEqual([{ role: 'assistant', content: 'hi' }])
       const events = await eventsOf(store, sid)
       expect(events).toHaveLength(1)
-      expect(events[0]?.type === 'message_appended' && events[0].data.meta).toEqual({ model: 'gpt-4.1', usage: { prompt_tokens: 3 }, latencyMs: 120 })
+      expect(events[0]?.type === 'message_appended' && events[0].data.meta).toEqual({
+        model: 'gpt-4.1',
+        usage: { prompt_tokens: 3 },
+        latencyMs: 120,
+      })
     })
 
     it('meta with NUL or a lone surrogate is refused (INVALID_INPUT), as every envelope field', async () => {
       const store = ctx.store()
       const sid = await store.createSession()
-      await expectTurnlogError(store.append(sid, [createMessage({ role: 'user', content: 'a' }, { meta: { trace: 'a\u0000b' } })]), 'INVALID_INPUT')
-      await expectTurnlogError(store.append(sid, [createMessage({ role: 'user', content: 'a' }, { meta: { trace: '\ud800' } })]), 'INVALID_INPUT')
+      await expectTurnlogError(
+        store.append(sid, [createMessage({ role: 'user', content: 'a' }, { meta: { trace: 'a\u0000b' } })]),
+        'INVALID_INPUT',
+      )
+      await expectTurnlogError(
+        store.append(sid, [createMessage({ role: 'user', content: 'a' }, { meta: { trace: '\ud800' } })]),
+        'INVALID_INPUT',
+      )
       expect((await store.getSession(sid)).version).toBe(0)
     })
 
@@ -109,17 +132,30 @@ export function describeFormatsContract(ctx: ContractContext, options: { readonl
       expect(refused.code).toBe('INVALID_MESSAGE')
       expect(revised.message).toMatchObject({ id: note.id, format: 'json', meta: { app: 'x' }, payload: { kind: 'note', text: 'v2' } })
       const reloaded = (await store.load(sid)).messages
-      expect(reloaded.map((m) => [m.format, m.meta])).toEqual([['json', { app: 'x' }], ['openai-chat', { channel: 'web' }]])
+      expect(reloaded.map((m) => [m.format, m.meta])).toEqual([
+        ['json', { app: 'x' }],
+        ['openai-chat', { channel: 'web' }],
+      ])
       expect(forked.map((m) => [m.id, m.format, m.meta, m.payload])).toEqual(reloaded.map((m) => [m.id, m.format, m.meta, m.payload]))
     })
 
     it('a payload without a chat role is refused under the default format and accepted as json', async () => {
       const store = ctx.store()
       const sid = await store.createSession()
-      await expectTurnlogError(store.append(sid, [{ id: newMessageIdFor(), payload: { kind: 'x' }, createdAt: new Date().toISOString() } as never]), 'INVALID_MESSAGE')
-      const ok = await store.append(sid, [{ id: newMessageIdFor(), payload: { kind: 'x' }, format: 'json', createdAt: new Date().toISOString() } as never])
+      await expectTurnlogError(
+        store.append(sid, [{ id: newMessageIdFor(), payload: { kind: 'x' }, createdAt: new Date().toISOString() } as never]),
+        'INVALID_MESSAGE',
+      )
+      const ok = await store.append(sid, [
+        { id: newMessageIdFor(), payload: { kind: 'x' }, format: 'json', createdAt: new Date().toISOString() } as never,
+      ])
       expect(ok.appended).toHaveLength(1)
-      await expectTurnlogError(store.append(sid, [{ id: newMessageIdFor(), payload: { kind: 'x' }, format: 'no-such-format', createdAt: new Date().toISOString() } as never]), 'INVALID_MESSAGE')
+      await expectTurnlogError(
+        store.append(sid, [
+          { id: newMessageIdFor(), payload: { kind: 'x' }, format: 'no-such-format', createdAt: new Date().toISOString() } as never,
+        ]),
+        'INVALID_MESSAGE',
+      )
     })
 
     it('pairing reads each message by its format: a json message answers no call, so the chat call stays unanswered', async () => {
@@ -137,7 +173,10 @@ export function describeFormatsContract(ctx: ContractContext, options: { readonl
       expect(pairing.unanswered).toEqual([{ messageId: call.id, toolCallId: 'call_f1' }])
       const wire = toWire(messages, { repairPairing: true })
       // the synthetic result closes the call's block, before the json message (which is sent as it is)
-      expect(wire.slice(-2)).toEqual([{ role: 'tool', tool_call_id: 'call_f1', content: 'Tool call interrupted: no result was recorded.' }, { role: 'tool', tool_call_id: 'call_f1', content: 'not a chat result' }])
+      expect(wire.slice(-2)).toEqual([
+        { role: 'tool', tool_call_id: 'call_f1', content: 'Tool call interrupted: no result was recorded.' },
+        { role: 'tool', tool_call_id: 'call_f1', content: 'not a chat result' },
+      ])
     })
   })
 }

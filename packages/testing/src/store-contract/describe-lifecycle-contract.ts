@@ -32,7 +32,10 @@ export function describeLifecycleContract(ctx: ContractContext): void {
     })
 
     it('rebuild of an unknown session is SESSION_NOT_FOUND', async () => {
-      await expectTurnlogError(ctx.store().rebuild({ sessionId: '0190f0f0-0000-7000-8000-000000000000', verify: true }), 'SESSION_NOT_FOUND')
+      await expectTurnlogError(
+        ctx.store().rebuild({ sessionId: '0190f0f0-0000-7000-8000-000000000000', verify: true }),
+        'SESSION_NOT_FOUND',
+      )
     })
   })
 

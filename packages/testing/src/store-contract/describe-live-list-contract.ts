@@ -12,7 +12,17 @@ import {
   type SessionStore,
 } from '@turnlog/core'
 import { withRetry } from '@turnlog/postgres'
-import { assistant, eventsOf, expectTurnlogError, nudge, system, toolCall, toolResult, user, type ContractContext } from './contract-helpers.js'
+import {
+  assistant,
+  eventsOf,
+  expectTurnlogError,
+  nudge,
+  system,
+  toolCall,
+  toolResult,
+  user,
+  type ContractContext,
+} from './contract-helpers.js'
 
 /** How a test copies a message: the same object, a spread copy, a JSON round trip. */
 type CopyKind = 'same' | 'spread' | 'json'
@@ -52,7 +62,10 @@ interface FakeReply {
  * first reply of a turn calls a tool, the reply after a tool result answers. Records every request's
  * messages.
  */
-function fakeOpenAI(): { chat: { completions: { create(body: { model: string; messages: WireMessage[] }): Promise<{ choices: { message: FakeReply }[] }> } }; requests: (readonly ChatMessage[])[] } {
+function fakeOpenAI(): {
+  chat: { completions: { create(body: { model: string; messages: WireMessage[] }): Promise<{ choices: { message: FakeReply }[] }> } }
+  requests: (readonly ChatMessage[])[]
+} {
   const requests: (readonly ChatMessage[])[] = []
   let calls = 0
   return {
@@ -62,12 +75,22 @@ function fakeOpenAI(): { chat: { completions: { create(body: { model: string; me
         async create(body) {
           requests.push(body.messages)
           const last = body.messages[body.messages.length - 1]
-          if (last?.role === 'tool') return { choices: [{ message: { role: 'assistant', content: 'It is the acme readme.', refusal: null } }] }
+          if (last?.role === 'tool')
+            return { choices: [{ message: { role: 'assistant', content: 'It is the acme readme.', refusal: null } }] }
           calls++
           return {
-            choices: [{
-              message: { role: 'assistant', content: '', refusal: null, tool_calls: [{ id: `call_${calls}`, type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }] },
-            }],
+            choices: [
+              {
+                message: {
+                  role: 'assistant',
+                  content: '',
+                  refusal: null,
+                  tool_calls: [
+                    { id: `call_${calls}`, type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } },
+                  ],
+                },
+              },
+            ],
           }
         },
       },
@@ -88,6 +111,8 @@ export function describeLiveListContract(ctx: ContractContext): void {
       const openai = fakeOpenAI()
       const runTool = async (call: unknown): Promise<string> => `{"ok":true,"text":"# acme \u0000 ${JSON.stringify(call).length}"}`
 
+      // docs/integrating.md shows this loop character for character (core/test/integrating-doc.test.ts)
+      // prettier-ignore
       async function runTurn(session: string, live: Message[], chatId: string, platformMessageId: string, userText: string) {
         // inbound: derive the id from the platform's own id, scoped to the chat (a Telegram message id is
         // unique only per chat), so a redelivery (after a 429) gets the same id and is stored once
@@ -202,7 +227,9 @@ export function describeLiveListContract(ctx: ContractContext): void {
       })
 
       // when: all at once, half by append and half by flush
-      const results = await Promise.all(sessions.map((sid, i) => (i % 2 === 0 ? store.append(sid, lists[i] ?? []) : store.flush(sid, lists[i] ?? []))))
+      const results = await Promise.all(
+        sessions.map((sid, i) => (i % 2 === 0 ? store.append(sid, lists[i] ?? []) : store.flush(sid, lists[i] ?? []))),
+      )
 
       // then
       for (const [i, sid] of sessions.entries()) {
@@ -228,37 +255,49 @@ export function describeLiveListContract(ctx: ContractContext): void {
       expect(viaAppend.details).toMatchObject({ messageId: m.id, reason: 'content_mismatch' })
       expect(viaFlush.details).toMatchObject({ messageId: m.id, reason: 'content_mismatch' })
       expect(await eventsOf(store, sid)).toHaveLength(0)
-      expect((await store.conflicts(sid)).map((c) => [c.messageId, c.reason])).toEqual([[m.id, 'content_mismatch'], [m.id, 'content_mismatch']])
+      expect((await store.conflicts(sid)).map((c) => [c.messageId, c.reason])).toEqual([
+        [m.id, 'content_mismatch'],
+        [m.id, 'content_mismatch'],
+      ])
     })
 
     it('class: any live list with repeated copies (interleaved, before or after the original, flushed in steps) stores what the list without copies stores', async () => {
       const store = ctx.store()
-      const itemArb = fc.record({ text: fc.constantFrom('a', 'b', 'ok', 'nul \u0000', 'lone \ud800'), role: fc.constantFrom('user', 'assistant'), ephemeral: fc.boolean() })
+      const itemArb = fc.record({
+        text: fc.constantFrom('a', 'b', 'ok', 'nul \u0000', 'lone \ud800'),
+        role: fc.constantFrom('user', 'assistant'),
+        ephemeral: fc.boolean(),
+      })
       const copyArb = fc.record({ pick: fc.nat(), at: fc.nat(), how: fc.constantFrom<CopyKind>('same', 'spread', 'json') })
       await fc.assert(
-        fc.asyncProperty(fc.array(itemArb, { minLength: 1, maxLength: 6 }), fc.array(copyArb, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 3 }), async (items, copies, cuts) => {
-          // given: a live list, and the same list with copies inserted anywhere
-          const base = items.map((i) => createMessage({ role: i.role, content: i.text }, i.ephemeral ? { ephemeral: true } : {}))
-          const list = [...base]
-          for (const c of copies) list.splice(c.at % (list.length + 1), 0, copyOf(base[c.pick % base.length] as Message, c.how))
-          const unique = withoutCopies(list)
-          const twin = unique.map((m) => createMessage(m.payload))
-          const [sid, twinSid] = [await store.createSession(), await store.createSession()]
+        fc.asyncProperty(
+          fc.array(itemArb, { minLength: 1, maxLength: 6 }),
+          fc.array(copyArb, { maxLength: 8 }),
+          fc.array(fc.nat(), { maxLength: 3 }),
+          async (items, copies, cuts) => {
+            // given: a live list, and the same list with copies inserted anywhere
+            const base = items.map((i) => createMessage({ role: i.role, content: i.text }, i.ephemeral ? { ephemeral: true } : {}))
+            const list = [...base]
+            for (const c of copies) list.splice(c.at % (list.length + 1), 0, copyOf(base[c.pick % base.length] as Message, c.how))
+            const unique = withoutCopies(list)
+            const twin = unique.map((m) => createMessage(m.payload))
+            const [sid, twinSid] = [await store.createSession(), await store.createSession()]
 
-          // when: the list with copies is flushed in steps (as a turn grows), then whole; the twin once
-          for (const cut of [...cuts].sort((x, y) => x - y)) await store.flush(sid, list.slice(0, cut % (list.length + 1)))
-          const last = await store.flush(sid, list)
-          const twinResult = await store.flush(twinSid, twin)
+            // when: the list with copies is flushed in steps (as a turn grows), then whole; the twin once
+            for (const cut of [...cuts].sort((x, y) => x - y)) await store.flush(sid, list.slice(0, cut % (list.length + 1)))
+            const last = await store.flush(sid, list)
+            const twinResult = await store.flush(twinSid, twin)
 
-          // then: the same stored state (payloads, order, versions, one event per message)
-          const loaded = (await store.load(sid)).messages
-          expect(loaded.map((m) => m.id)).toEqual(unique.map((m) => m.id))
-          expect(loaded.map((m) => m.payload)).toEqual((await store.load(twinSid)).messages.map((m) => m.payload))
-          expect(last.version).toBe(twinResult.version)
-          expect((await eventsOf(store, sid)).map((e) => e.type)).toEqual((await eventsOf(store, twinSid)).map((e) => e.type))
-          const listed = new Set(list.filter((m) => m.ephemeral !== true).map((m) => m.id))
-          expect(new Set([...last.appended, ...last.duplicates])).toEqual(listed)
-        }),
+            // then: the same stored state (payloads, order, versions, one event per message)
+            const loaded = (await store.load(sid)).messages
+            expect(loaded.map((m) => m.id)).toEqual(unique.map((m) => m.id))
+            expect(loaded.map((m) => m.payload)).toEqual((await store.load(twinSid)).messages.map((m) => m.payload))
+            expect(last.version).toBe(twinResult.version)
+            expect((await eventsOf(store, sid)).map((e) => e.type)).toEqual((await eventsOf(store, twinSid)).map((e) => e.type))
+            const listed = new Set(list.filter((m) => m.ephemeral !== true).map((m) => m.id))
+            expect(new Set([...last.appended, ...last.duplicates])).toEqual(listed)
+          },
+        ),
         { numRuns: 20 },
       )
     })
@@ -270,7 +309,8 @@ export function describeLiveListContract(ctx: ContractContext): void {
       const store = ctx.store()
       const [chatA, chatB] = [await store.createSession(), await store.createSession()]
       const nonce = Math.random().toString(36).slice(2)
-      const inbound = (chat: string): Message => createMessage({ role: 'user', content: 'hi' }, { externalId: '17', scope: `telegram:${nonce}:${chat}` })
+      const inbound = (chat: string): Message =>
+        createMessage({ role: 'user', content: 'hi' }, { externalId: '17', scope: `telegram:${nonce}:${chat}` })
 
       // when
       const a = await store.flush(chatA, [inbound('A')])
@@ -355,12 +395,22 @@ export function describeLiveListContract(ctx: ContractContext): void {
         | { kind: 'rewind'; pick: number; from: boolean }
         | { kind: 'compact'; picks: number[] }
       const opArb: fc.Arbitrary<Op> = fc.oneof(
-        { weight: 4, arbitrary: fc.record({ kind: fc.constant('add' as const), role: fc.constantFrom('user' as const, 'assistant' as const), partial: fc.boolean() }) },
+        {
+          weight: 4,
+          arbitrary: fc.record({
+            kind: fc.constant('add' as const),
+            role: fc.constantFrom('user' as const, 'assistant' as const),
+            partial: fc.boolean(),
+          }),
+        },
         { weight: 1, arbitrary: fc.constant({ kind: 'nudge' as const }) },
         { weight: 2, arbitrary: fc.record({ kind: fc.constant('revise' as const), pick: fc.nat(), partial: fc.boolean() }) },
         { weight: 1, arbitrary: fc.record({ kind: fc.constant('finalize' as const), pick: fc.nat(), content: fc.boolean() }) },
         { weight: 1, arbitrary: fc.record({ kind: fc.constant('rewind' as const), pick: fc.nat(), from: fc.boolean() }) },
-        { weight: 1, arbitrary: fc.record({ kind: fc.constant('compact' as const), picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) }) },
+        {
+          weight: 1,
+          arbitrary: fc.record({ kind: fc.constant('compact' as const), picks: fc.array(fc.nat(), { minLength: 1, maxLength: 3 }) }),
+        },
       )
       await fc.assert(
         fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 10 }), async (ops) => {
@@ -372,14 +422,23 @@ export function describeLiveListContract(ctx: ContractContext): void {
           for (const op of ops) {
             try {
               if (op.kind === 'add') {
-                live.push(createMessage({ role: op.role, content: `m${n++}` }, op.role === 'assistant' && op.partial ? { status: 'partial' } : {}))
+                live.push(
+                  createMessage({ role: op.role, content: `m${n++}` }, op.role === 'assistant' && op.partial ? { status: 'partial' } : {}),
+                )
                 await store.flush(sid, live)
               } else if (op.kind === 'nudge') {
                 live.push(nudge())
               } else if (op.kind === 'revise') {
                 const m = pick(op.pick)
                 if (!m) continue
-                live = (await store.revise(sid, m.id, { ...m.payload, content: `r${n++}` }, { status: m.status === 'partial' && op.partial ? 'partial' : 'final' })).applyTo(live)
+                live = (
+                  await store.revise(
+                    sid,
+                    m.id,
+                    { ...m.payload, content: `r${n++}` },
+                    { status: m.status === 'partial' && op.partial ? 'partial' : 'final' },
+                  )
+                ).applyTo(live)
               } else if (op.kind === 'finalize') {
                 const m = pick(op.pick)
                 if (!m) continue

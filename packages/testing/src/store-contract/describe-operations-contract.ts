@@ -26,7 +26,10 @@ export function describeOperationsContract(ctx: ContractContext): void {
       expect(fromB).toEqual({ version: 7, retracted: [b.id] })
       expect(await liveIds(store, sid)).toEqual([a.id])
       const events = await eventsOf(store, sid)
-      expect(events[5]).toMatchObject({ type: 'messages_retracted', data: { ids: [c.id, d.id, e.id], target: { after: b.id }, reason: '/undo' } })
+      expect(events[5]).toMatchObject({
+        type: 'messages_retracted',
+        data: { ids: [c.id, d.id, e.id], target: { after: b.id }, reason: '/undo' },
+      })
       expect(events[6]).toMatchObject({ type: 'messages_retracted', data: { ids: [b.id], target: { from: b.id } } })
       // nothing was deleted: the retracted messages are still in the log
       expect(events.filter((x) => x.type === 'message_appended')).toHaveLength(5)
@@ -224,9 +227,15 @@ export function describeOperationsContract(ctx: ContractContext): void {
       await store.append(sid, [a, assistant('b')])
 
       // when / then
-      await expectTurnlogError(store.compact(sid, { covered: [a.id], summary: createMessage({ role: 'user', content: 's' }, { ephemeral: true }) }), 'INVALID_MESSAGE')
+      await expectTurnlogError(
+        store.compact(sid, { covered: [a.id], summary: createMessage({ role: 'user', content: 's' }, { ephemeral: true }) }),
+        'INVALID_MESSAGE',
+      )
       await expectTurnlogError(store.compact(sid, { covered: [], summary: user('s') }), 'INVALID_INPUT')
-      const stale = await expectTurnlogError(store.compact(sid, { covered: [a.id], summary: user('s'), expectedVersion: 1 }), 'VERSION_CONFLICT')
+      const stale = await expectTurnlogError(
+        store.compact(sid, { covered: [a.id], summary: user('s'), expectedVersion: 1 }),
+        'VERSION_CONFLICT',
+      )
       expect(stale.details['actualVersion']).toBe(2)
       expect(await eventsOf(store, sid)).toHaveLength(2)
     })
@@ -295,7 +304,12 @@ export function describeOperationsContract(ctx: ContractContext): void {
       expect(finalLoad?.status).toBeUndefined()
       expect(finalLoad?.payload).toEqual({ role: 'assistant', content: 'Once upon' })
       expect(doneAgain).toMatchObject({ version: 4, revision: 1, unchanged: true })
-      expect((await eventsOf(store, sid)).map((e) => e.type)).toEqual(['message_appended', 'message_appended', 'message_revised', 'message_finalized'])
+      expect((await eventsOf(store, sid)).map((e) => e.type)).toEqual([
+        'message_appended',
+        'message_appended',
+        'message_revised',
+        'message_finalized',
+      ])
     })
 
     it('finalize with a payload writes the final content in one revision', async () => {
@@ -361,9 +375,17 @@ export function describeOperationsContract(ctx: ContractContext): void {
       expect(loaded.messages.map((m) => m.createdAt)).toEqual([a.createdAt, b.createdAt])
       expect(loaded.version).toBe(3)
       const info = await store.getSession(child)
-      expect(info).toMatchObject({ tenantId: 'acme', parent: { sessionId: parent, version: 3, at: b.id }, metadata: { branch: 'retry' }, liveCount: 2 })
+      expect(info).toMatchObject({
+        tenantId: 'acme',
+        parent: { sessionId: parent, version: 3, at: b.id },
+        metadata: { branch: 'retry' },
+        liveCount: 2,
+      })
       const events = await eventsOf(store, child)
-      expect(events[0]).toMatchObject({ type: 'session_forked', data: { parentSessionId: parent, parentVersion: 3, at: b.id, inherited: 2 } })
+      expect(events[0]).toMatchObject({
+        type: 'session_forked',
+        data: { parentSessionId: parent, parentVersion: 3, at: b.id, inherited: 2 },
+      })
     })
 
     it('the child is independent of later parent writes, and the parent of the child', async () => {
@@ -419,7 +441,10 @@ export function describeOperationsContract(ctx: ContractContext): void {
       expect(child).toBe(childId)
       expect(retried).toBe(childId)
       const loaded = (await store.load(child)).messages
-      expect(loaded.map((m) => [m.payload.content, m.status])).toEqual([['a v2', undefined], ['partial', 'partial']])
+      expect(loaded.map((m) => [m.payload.content, m.status])).toEqual([
+        ['a v2', undefined],
+        ['partial', 'partial'],
+      ])
       expect((await store.getSession(child)).version).toBe(3)
       await store.finalize(child, streaming.id)
       expect((await store.load(parent)).messages[1]?.status).toBe('partial')

@@ -34,7 +34,14 @@ export function describeReadContract(ctx: ContractContext, options: ReadContract
       expect([first, again]).toEqual([id, id])
       await expectTurnlogError(store.createSession({ id, tenantId: 'other' }), 'SESSION_EXISTS')
       const info = await store.getSession(id)
-      expect(info).toMatchObject({ sessionId: id, tenantId: 'acme', version: 0, liveCount: 0, metadata: { agent: 'hermes', n: 1 }, parent: null })
+      expect(info).toMatchObject({
+        sessionId: id,
+        tenantId: 'acme',
+        version: 0,
+        liveCount: 0,
+        metadata: { agent: 'hermes', n: 1 },
+        parent: null,
+      })
     })
 
     it('getSession reports version, live count and timestamps', async () => {
@@ -145,7 +152,11 @@ export function describeReadContract(ctx: ContractContext, options: ReadContract
 
   describe('lossless payload round trip', () => {
     const batchArb = fc.array(
-      fc.record({ payload: chatPayloadArb, createdAt: createdAtArb, externalId: fc.option(nonEmptyWeirdStringArb, { nil: undefined, freq: 4 }) }),
+      fc.record({
+        payload: chatPayloadArb,
+        createdAt: createdAtArb,
+        externalId: fc.option(nonEmptyWeirdStringArb, { nil: undefined, freq: 4 }),
+      }),
       { minLength: 1, maxLength: 4 },
     )
 
@@ -160,7 +171,9 @@ export function describeReadContract(ctx: ContractContext, options: ReadContract
           const messages: Message[] = specs.map((s, i) =>
             createMessage(s.payload, {
               createdAt: s.createdAt,
-              ...(s.externalId !== undefined && s.externalId.length <= 4000 && !UNSAFE_TEXT.test(s.externalId) ? { externalId: `${nonce}:${i}:${s.externalId}`, scope: null } : {}),
+              ...(s.externalId !== undefined && s.externalId.length <= 4000 && !UNSAFE_TEXT.test(s.externalId)
+                ? { externalId: `${nonce}:${i}:${s.externalId}`, scope: null }
+                : {}),
             }),
           )
           const sid = await store.createSession()
@@ -198,7 +211,13 @@ export function describeReadContract(ctx: ContractContext, options: ReadContract
       const sid = await store.createSession()
       const hostile = ['\u0000', '\ud800', '\udfff', 'a\ud83d', '\ude00b', '😀', '𝄞\u0000\ud800', '\u2028\u2029', '\\u0000', '"\'`']
       const messages = hostile.map((s) =>
-        createMessage({ role: 'assistant', content: s, [s]: s, reasoning_details: [{ text: s }], tool_calls: [{ id: `call_${s}`, type: 'function', function: { name: 'f', arguments: s } }] }),
+        createMessage({
+          role: 'assistant',
+          content: s,
+          [s]: s,
+          reasoning_details: [{ text: s }],
+          tool_calls: [{ id: `call_${s}`, type: 'function', function: { name: 'f', arguments: s } }],
+        }),
       )
 
       // when

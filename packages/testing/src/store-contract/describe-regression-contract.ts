@@ -1,6 +1,17 @@
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, parseMessage, serializeMessage, toMessage, toWire, type Message } from '@turnlog/core'
-import { assistant, eventsOf, expectTurnlogError, liveIds, nudge, system, toolCall, toolResult, user, type ContractContext } from './contract-helpers.js'
+import {
+  assistant,
+  eventsOf,
+  expectTurnlogError,
+  liveIds,
+  nudge,
+  system,
+  toolCall,
+  toolResult,
+  user,
+  type ContractContext,
+} from './contract-helpers.js'
 
 /**
  * One regression test per incident class of the domain brief (§1), each reproducing the incident's
@@ -160,7 +171,12 @@ export function describeRegressionContract(ctx: ContractContext): void {
       // then
       const envelopeKeys = ['id', 'createdAt', 'status', 'ephemeral', 'externalId', 'payload']
       for (const m of wire) for (const k of envelopeKeys) expect(Object.keys(m)).not.toContain(k)
-      expect(wire).toEqual([{ role: 'system', content: 's' }, { role: 'user', content: 'hi' }, { role: 'assistant', content: 'typing', reasoning_content: 'r' }, { role: 'user', content: '(empty)' }])
+      expect(wire).toEqual([
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'typing', reasoning_content: 'r' },
+        { role: 'user', content: '(empty)' },
+      ])
     })
 
     it('late flush (crash before the end-of-turn flush): the reply flushed before tool execution survives the crash', async () => {
@@ -188,7 +204,13 @@ export function describeRegressionContract(ctx: ContractContext): void {
       const sid = await store.createSession()
       const stored = user('stored earlier')
       await store.append(sid, [stored])
-      const batch = [assistant('1'), user('2'), assistant('3'), createMessage({ role: 'user', content: 'clash' }, { id: stored.id }), user('5')]
+      const batch = [
+        assistant('1'),
+        user('2'),
+        assistant('3'),
+        createMessage({ role: 'user', content: 'clash' }, { id: stored.id }),
+        user('5'),
+      ]
       await expectTurnlogError(store.append(sid, batch), 'MESSAGE_CONFLICT')
       const afterFailure = await eventsOf(store, sid)
 
@@ -208,7 +230,9 @@ export function describeRegressionContract(ctx: ContractContext): void {
       // given
       const store = ctx.store()
       const sid = await store.createSession()
-      const deliveries = [1, 2, 3].map(() => createMessage({ role: 'user', content: 'hello bot' }, { externalId: '9001', scope: 'telegram:42' }))
+      const deliveries = [1, 2, 3].map(() =>
+        createMessage({ role: 'user', content: 'hello bot' }, { externalId: '9001', scope: 'telegram:42' }),
+      )
 
       // when
       const results = []
@@ -237,7 +261,12 @@ export function describeRegressionContract(ctx: ContractContext): void {
 
       // then
       expect(loaded.messages.map((m) => m.id).slice(1)).toEqual([call.id, result.id, reply.id])
-      expect(loaded.messages.map((m) => m.createdAt)).toEqual(['2030-01-01T00:00:00.000Z', '2030-01-01T00:00:10.000Z', '2030-01-01T00:00:05.000Z', '1970-01-01T00:00:00.000Z'])
+      expect(loaded.messages.map((m) => m.createdAt)).toEqual([
+        '2030-01-01T00:00:00.000Z',
+        '2030-01-01T00:00:10.000Z',
+        '2030-01-01T00:00:05.000Z',
+        '1970-01-01T00:00:00.000Z',
+      ])
       expect(loaded.pairing.ok).toBe(true)
     })
 

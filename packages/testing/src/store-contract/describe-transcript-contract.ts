@@ -74,7 +74,14 @@ export function describeTranscriptContract(ctx: ContractContext): void {
       // given
       const store = ctx.store()
       const sid = await store.createSession()
-      await store.append(sid, [user('q'), toolCall(['c1'], 'call_id'), toolResult('c1', 'r', 'call_id'), toolCall(['c2']), toolResult('c2', 'r2'), assistant('done')])
+      await store.append(sid, [
+        user('q'),
+        toolCall(['c1'], 'call_id'),
+        toolResult('c1', 'r', 'call_id'),
+        toolCall(['c2']),
+        toolResult('c2', 'r2'),
+        assistant('done'),
+      ])
 
       // when
       const { pairing } = await store.load(sid)

@@ -60,7 +60,8 @@ function inspectPage(doc: Document): void {
       else if (c < 0x20) special(String.fromCharCode(0x2400 + c), `control character U+${hex}`)
       else if (c === 0x7f) special('\u2421', 'control character U+007F')
       else if (c >= 0x80 && c < 0xa0) special(`\\x${hex.slice(2)}`, `control character U+${hex}`)
-      else if (c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) special(`\\u${hex}`, `invisible formatting character U+${hex}`)
+      else if (c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069))
+        special(`\\u${hex}`, `invisible formatting character U+${hex}`)
       else run += text[i] ?? ''
     }
     flush()
@@ -90,10 +91,13 @@ function inspectPage(doc: Document): void {
   for (const i of items) if (i.kind === 'event') eventBySeq.set(i.seq, i)
   const liveSet = new Set(model.live)
   const pairingNote = new Map<string, { kind: string; text: string }>()
-  for (const u of model.pairing.unanswered) pairingNote.set(u.messageId, { kind: 'unanswered', text: `unanswered tool call ${u.toolCallId}: no result follows it` })
-  for (const o of model.pairing.orphans) pairingNote.set(o.messageId, { kind: 'orphan', text: `orphan tool result: no call ${o.toolCallId} before it` })
+  for (const u of model.pairing.unanswered)
+    pairingNote.set(u.messageId, { kind: 'unanswered', text: `unanswered tool call ${u.toolCallId}: no result follows it` })
+  for (const o of model.pairing.orphans)
+    pairingNote.set(o.messageId, { kind: 'orphan', text: `orphan tool result: no call ${o.toolCallId} before it` })
   for (const d of model.pairing.duplicates) {
-    for (const id of d.messageIds) pairingNote.set(id, { kind: 'duplicate', text: `one of ${d.messageIds.length} results for tool call ${d.toolCallId}` })
+    for (const id of d.messageIds)
+      pairingNote.set(id, { kind: 'duplicate', text: `one of ${d.messageIds.length} results for tool call ${d.toolCallId}` })
   }
   const findingsById = new Map<string, InspectModel['findings'][number][]>()
   const findingsBySeq = new Map<number, InspectModel['findings'][number][]>()
@@ -120,9 +124,10 @@ function inspectPage(doc: Document): void {
   // header
   const header = el('header', 'top')
   const meta = model.session.metadata
-  const title = meta !== null && typeof meta === 'object' && !Array.isArray(meta) && typeof (meta as Record<string, unknown>)['title'] === 'string'
-    ? String((meta as Record<string, unknown>)['title'])
-    : 'session'
+  const title =
+    meta !== null && typeof meta === 'object' && !Array.isArray(meta) && typeof (meta as Record<string, unknown>)['title'] === 'string'
+      ? String((meta as Record<string, unknown>)['title'])
+      : 'session'
   const h1 = el('h1')
   appendVisible(h1, title)
   const sid = el('code', 'sid', model.session.id)
@@ -169,7 +174,13 @@ function inspectPage(doc: Document): void {
       for (const c of model.lineage.children) {
         const node = el('span', 'node child')
         node.setAttribute('data-child', c.sessionId)
-        add(node, el('code', undefined, c.sessionId), el('small', undefined, ' from '), idChip(c.at), el('small', undefined, ` v${c.version}`))
+        add(
+          node,
+          el('code', undefined, c.sessionId),
+          el('small', undefined, ' from '),
+          idChip(c.at),
+          el('small', undefined, ` v${c.version}`),
+        )
         kids.appendChild(node)
       }
       lin.appendChild(kids)
@@ -210,7 +221,14 @@ function inspectPage(doc: Document): void {
   const kinds = new Set(model.findings.map((f) => f.kind))
   if (!kinds.has('fold_anomaly')) for (const a of model.anomalies) problem('error', `fold:${a.kind}`, a.explanation, [], [a.seq])
   if (!kinds.has('message_conflict_attempt')) {
-    for (const c of model.conflicts) problem('warning', 'conflict', `refused write of other content under ${c.messageId} (${c.reason}) at ${c.detectedAt}`, [c.messageId], [])
+    for (const c of model.conflicts)
+      problem(
+        'warning',
+        'conflict',
+        `refused write of other content under ${c.messageId} (${c.reason}) at ${c.detectedAt}`,
+        [c.messageId],
+        [],
+      )
   }
   if (problemCount > 0) {
     const h = el('h2', undefined, `Problems (${problemCount})`)
@@ -220,7 +238,11 @@ function inspectPage(doc: Document): void {
 
   // controls and legend
   const controls = el('div', 'controls')
-  const filters: [string, string][] = [['all', 'full history'], ['live', 'live list only'], ['changes', 'hide superseded versions']]
+  const filters: [string, string][] = [
+    ['all', 'full history'],
+    ['live', 'live list only'],
+    ['changes', 'hide superseded versions'],
+  ]
   const buttons: HTMLElement[] = []
   const timeline = el('section', 'timeline')
   for (const [key, label] of filters) {
@@ -236,7 +258,14 @@ function inspectPage(doc: Document): void {
     controls.appendChild(b)
   }
   const legend = el('div', 'legend')
-  for (const [status, label] of [['live', 'live'], ['partial', 'partial (streaming)'], ['superseded-revision', 'superseded revision'], ['retracted', 'retracted (rewind)'], ['compacted', 'compacted'], ['pending', 'pending']]) {
+  for (const [status, label] of [
+    ['live', 'live'],
+    ['partial', 'partial (streaming)'],
+    ['superseded-revision', 'superseded revision'],
+    ['retracted', 'retracted (rewind)'],
+    ['compacted', 'compacted'],
+    ['pending', 'pending'],
+  ]) {
     add(legend, add(el('span', 'lg'), el('i', `dot st-${status ?? ''}`), el('span', undefined, label ?? '')))
   }
   controls.appendChild(legend)
@@ -245,7 +274,14 @@ function inspectPage(doc: Document): void {
   // brackets: one lane per rewind / compaction, from its first covered message to its event
   const rowIndex = new Map<number, number>()
   items.forEach((item, i) => rowIndex.set(item.seq, i))
-  interface Lane { span: InspectSpan; start: number; end: number; members: Set<number>; color: string; lane: number }
+  interface Lane {
+    span: InspectSpan
+    start: number
+    end: number
+    members: Set<number>
+    color: string
+    lane: number
+  }
   const lanes: Lane[] = []
   const laneEnds: number[] = []
   model.spans.forEach((span, k) => {
@@ -340,11 +376,13 @@ function inspectPage(doc: Document): void {
       card.appendChild(head)
       const p = item.payload
       const body = el('div', 'body')
-      if (item.role === 'tool' && item.toolCalls[0] !== undefined) body.appendChild(el('div', 'answers', `← result of ${item.toolCalls[0]}`))
+      if (item.role === 'tool' && item.toolCalls[0] !== undefined)
+        body.appendChild(el('div', 'answers', `← result of ${item.toolCalls[0]}`))
       const content = p.content
       let text = ''
       if (typeof content === 'string') text = content
-      else if (Array.isArray(content)) text = content.map((part) => (typeof part['text'] === 'string' ? String(part['text']) : `[${String(part.type)}]`)).join('\n')
+      else if (Array.isArray(content))
+        text = content.map((part) => (typeof part['text'] === 'string' ? String(part['text']) : `[${String(part.type)}]`)).join('\n')
       if (text !== '') body.appendChild(textBlock('content', text, 700))
       else if (!Array.isArray(p.tool_calls)) body.appendChild(el('div', 'empty', '(no content)'))
       if (Array.isArray(p.tool_calls)) {
@@ -389,7 +427,16 @@ function inspectPage(doc: Document): void {
       card.setAttribute('data-seq', String(item.seq))
       card.setAttribute('data-event', item.type)
       card.setAttribute('data-ids', item.ids.join(' '))
-      const icon = item.type === 'messages_retracted' ? '⟲' : item.type === 'messages_compacted' ? '▣' : item.type === 'session_forked' ? '⑂' : item.type === 'message_finalized' ? '✓' : '✎'
+      const icon =
+        item.type === 'messages_retracted'
+          ? '⟲'
+          : item.type === 'messages_compacted'
+            ? '▣'
+            : item.type === 'session_forked'
+              ? '⑂'
+              : item.type === 'message_finalized'
+                ? '✓'
+                : '✎'
       const head = el('div', 'head')
       add(head, el('span', 'icon', icon), el('b', undefined, seqLabel(item.seq)))
       const t = el('span', 'evtext')
@@ -403,7 +450,9 @@ function inspectPage(doc: Document): void {
         const covers = el('div', 'covers')
         covers.setAttribute('data-span', lane.span.type)
         covers.setAttribute('data-covers', lane.span.ids.join(' '))
-        covers.appendChild(el('span', 'label', lane.span.type === 'rewind' ? `retracts ${lane.span.ids.length}:` : `replaces ${lane.span.ids.length}:`))
+        covers.appendChild(
+          el('span', 'label', lane.span.type === 'rewind' ? `retracts ${lane.span.ids.length}:` : `replaces ${lane.span.ids.length}:`),
+        )
         for (const id of lane.span.ids) covers.appendChild(idChip(id))
         if (lane.span.summary.length > 0) {
           covers.appendChild(el('span', 'label', ' with summary'))
@@ -424,7 +473,13 @@ function inspectPage(doc: Document): void {
   })
   if (items.length === 0) timeline.appendChild(el('p', 'empty', 'This session has no events yet.'))
   app.appendChild(timeline)
-  app.appendChild(el('footer', undefined, `turnlog inspect · format ${model.formatVersion} · generated ${model.generatedAt} · ${items.length} timeline entries`))
+  app.appendChild(
+    el(
+      'footer',
+      undefined,
+      `turnlog inspect · format ${model.formatVersion} · generated ${model.generatedAt} · ${items.length} timeline entries`,
+    ),
+  )
   doc.body.setAttribute('data-rendered', 'ok')
   doc.body.setAttribute('data-items', String(items.length))
 }

@@ -30,7 +30,11 @@ export interface LoginRoleOptions {
 }
 
 /** Runs one statement on `url` with a short-lived client. */
-export async function runSql<R extends Record<string, unknown> = Record<string, unknown>>(url: string, text: string, params: readonly unknown[] = []): Promise<R[]> {
+export async function runSql<R extends Record<string, unknown> = Record<string, unknown>>(
+  url: string,
+  text: string,
+  params: readonly unknown[] = [],
+): Promise<R[]> {
   const client = new pg.Client({ connectionString: url })
   client.on('error', () => {})
   await client.connect()
