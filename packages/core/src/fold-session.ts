@@ -157,7 +157,7 @@ function fold(events: Iterable<StoredEvent>, options: FoldOptions): SessionState
         // every content version shows the placeholder (role and pairing ids kept, see redactedPayload),
         // with its original content hash, as the store returns scrubbed rows
         const redact = (m: Message, hash: ContentHash): Message =>
-          toMessage(m.id, redactedPayload(m.payload), hash, m, m.status === 'partial')
+          toMessage(m.id, redactedPayload(m.payload, m.format), hash, m, m.status === 'partial')
         c.revisions = c.revisions.map((v) => ({ ...v, message: redact(v.message, v.contentHash) }))
         const current = c.revisions[c.revisions.length - 1]
         if (current) c.message = redact(c.message, current.contentHash)

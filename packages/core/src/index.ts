@@ -134,7 +134,7 @@ export {
   type ChainedEvent,
   type ChainedFields,
 } from './chain-hash.js'
-export { REDACTED_CONTENT, isRedactedPayload, redactedPayload } from './redacted-payload.js'
+export { PLACEHOLDER_KEPT_KEYS, REDACTED_CONTENT, isRedactedPayload, redactedPayload, structuralPlaceholder } from './redacted-payload.js'
 export {
   foldSession,
   liveMessages,

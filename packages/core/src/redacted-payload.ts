@@ -1,9 +1,10 @@
 import type { ChatMessage, ToolCall } from './chat-message.js'
+import { DEFAULT_MESSAGE_FORMAT, readingFormat } from './formats/format-registry.js'
+import { PLACEHOLDER_KEPT_KEYS, REDACTED_CONTENT } from './formats/structural-placeholder.js'
 import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
-/** The content a redacted message shows in every view. */
-export const REDACTED_CONTENT = '[redacted]'
+export { PLACEHOLDER_KEPT_KEYS, REDACTED_CONTENT, structuralPlaceholder } from './formats/structural-placeholder.js'
 
 /** Top-level keys a redaction placeholder may have. */
 const PLACEHOLDER_KEYS: ReadonlySet<string> = new Set(['role', 'content', 'tool_call_id', 'call_id', 'tool_calls'])
@@ -12,17 +13,33 @@ const FUNCTION_KEYS: ReadonlySet<string> = new Set(['name', 'arguments'])
 const ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'assistant', 'tool'])
 
 /**
- * The placeholder that replaces a redacted payload: `{ role, content: '[redacted]' }` plus only what
- * tool-call pairing needs (`tool_call_id` / `call_id` of a result; each call's `id` / `call_id`, `type`
- * and function `name`, with `arguments: '{}'`). Every other field (text, reasoning, names, parts,
- * provider extras) is dropped. Idempotent. The database accepts exactly these shapes
- * (`turnlog.is_redaction_placeholder`).
+ * The placeholder that replaces a redacted payload of format `format` (absent: `openai-chat`).
+ *
+ * - `openai-chat`: `{ role, content: '[redacted]' }` plus only what tool-call pairing needs
+ *   (`tool_call_id` / `call_id` of a result; each call's `id` / `call_id`, `type` and function
+ *   `name`, with `arguments: '{}'`). Every other field (text, reasoning, names, parts, provider
+ *   extras) is dropped.
+ * - another format: its `redactedPayload` hook (`MessageFormat.redactedPayload`); without one, `{
+ *   redacted: true }` (an opaque format has no pairing to keep).
+ *
+ * Idempotent. The database accepts only placeholder shapes (`turnlog.is_redaction_placeholder`):
+ * the chat shape, or a structural placeholder ({@link structuralPlaceholder}).
  */
-export function redactedPayload(payload: ChatMessage): ChatMessage {
-  if (typeof payload !== 'object' || payload === null) {
+export function redactedPayload(payload: unknown, format?: string): ChatMessage {
+  if ((format === undefined || format === DEFAULT_MESSAGE_FORMAT) && (typeof payload !== 'object' || payload === null)) {
     throw new TurnlogError('INVALID_INPUT', 'redactedPayload needs a provider payload object', { details: { field: 'payload' } })
   }
-  return guardInput('redactedPayload', () => placeholderOf(payload))
+  return guardInput('redactedPayload', () => {
+    if (format === undefined || format === DEFAULT_MESSAGE_FORMAT) return placeholderOf(payload as ChatMessage)
+    const reading = readingFormat(format)
+    const out = reading.redactedPayload ? reading.redactedPayload(payload, REDACTED_CONTENT) : { redacted: true }
+    if (!isRedactedPayload(out)) {
+      throw new TurnlogError('INVALID_INPUT', `the redactedPayload hook of format ${reading.name} made no redaction placeholder`, {
+        details: { format: reading.name },
+      })
+    }
+    return out as ChatMessage
+  })
 }
 
 function placeholderOf(payload: ChatMessage): ChatMessage {
@@ -53,10 +70,14 @@ function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>):
   return Object.keys(value).every((k) => allowed.has(k))
 }
 
-/** True when `payload` has the shape {@link redactedPayload} makes (and nothing else). */
+/**
+ * True when `payload` is a redaction placeholder: the chat shape {@link redactedPayload} makes for an
+ * `openai-chat` message, or a structural placeholder (an object whose every string is `'[redacted]'`
+ * or the value of a {@link PLACEHOLDER_KEPT_KEYS} key, whose every number is 0).
+ */
 export function isRedactedPayload(payload: unknown): boolean {
   try {
-    return isPlaceholder(payload)
+    return isPlaceholder(payload) || (isObject(payload) && isStructural(payload, undefined))
   } catch {
     // a Proxy or a throwing getter is not a placeholder
     return false
@@ -78,4 +99,13 @@ function isPlaceholder(payload: unknown): boolean {
     if (fn === undefined) return true
     return isObject(fn) && onlyKeys(fn, FUNCTION_KEYS) && typeof fn['name'] === 'string' && fn['arguments'] === '{}'
   })
+}
+
+function isStructural(value: unknown, key: string | undefined): boolean {
+  if (typeof value === 'string') return value === REDACTED_CONTENT || (key !== undefined && PLACEHOLDER_KEPT_KEYS.has(key))
+  if (typeof value === 'number') return value === 0
+  if (typeof value === 'boolean' || value === null) return true
+  if (Array.isArray(value)) return value.every((v) => isStructural(v, undefined))
+  if (isObject(value)) return Object.entries(value).every(([k, v]) => isStructural(v, k))
+  return false
 }

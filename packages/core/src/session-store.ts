@@ -320,8 +320,9 @@ export interface SessionStore {
   /**
    * GDPR erasure of one message: scrubs the content of every version of it, in this session and in
    * every other session of the tenant holding a copy (forks), and in its conflict evidence; appends a
-   * `message_redacted` event to each session scrubbed. Views then show `redactedPayload` (role and
-   * tool-call pairing ids kept); ids, seqs, content hashes and the chain stay verifiable. Idempotent.
+   * `message_redacted` event to each session scrubbed. Views then show `redactedPayload(payload,
+   * format)`, a placeholder of the message's format (tool-call pairing ids kept); ids, seqs, content
+   * hashes and the chain stay verifiable. Idempotent.
    * Throws `SESSION_NOT_FOUND`, `UNKNOWN_MESSAGE` (not in the session).
    */
   redact(sessionId: string, messageId: string, options?: RedactOptions): Promise<RedactResult>

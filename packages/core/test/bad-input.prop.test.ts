@@ -79,6 +79,8 @@ export const CORE_EXPORTS = {
   projectStructure: fn(1),
   readingFormat: fn(1),
   redactedPayload: fn(1),
+  structuralPlaceholder: fn(1),
+  PLACEHOLDER_KEPT_KEYS: value,
   registerMessageFormat: fn(1),
   restoreMessage: fn(1),
   serializeMessage: fn(1),

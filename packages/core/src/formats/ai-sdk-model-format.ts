@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
 import type { MessageFormat } from './message-format.js'
+import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the AI SDK model message format (`ModelMessage` of the `ai` package, v6). */
 export const AI_SDK_MODEL_FORMAT = 'ai-sdk-model'
@@ -156,6 +157,7 @@ function partText(part: AiSdkModelPart): string {
  */
 export const aiSdkModelFormat: MessageFormat<AiSdkModelMessage> = {
   name: AI_SDK_MODEL_FORMAT,
+  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
   schema: AiSdkModelMessageSchema,
   toolCalls: (payload) => idsOf(payload, 'tool-call'),
   toolResults: (payload) => idsOf(payload, 'tool-result'),

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
 import type { MessageFormat } from './message-format.js'
+import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the AI SDK UI message format (`UIMessage` of the `ai` package, v6). */
 export const AI_SDK_UI_FORMAT = 'ai-sdk-ui'
@@ -187,6 +188,7 @@ function interruptedPart(part: AiSdkUiPart, content: string): AiSdkUiPart {
  */
 export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
   name: AI_SDK_UI_FORMAT,
+  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
   schema: AiSdkUiMessageSchema,
   toolCalls: (payload) => toolParts(payload).map((p) => p['toolCallId'] as string),
   toolResults: (payload) =>

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
+import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the Anthropic Messages API format. */
 export const ANTHROPIC_FORMAT = 'anthropic'
@@ -252,6 +253,7 @@ function preview(payload: AnthropicMessageParam): MessagePreview {
  */
 export const anthropicFormat: AnthropicFormat = {
   name: ANTHROPIC_FORMAT,
+  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
   schema: AnthropicMessageParamSchema,
   toolCalls: callIds,
   toolResults: resultIds,

@@ -58,6 +58,15 @@ export interface MessageFormat<P = unknown> {
    */
   withoutResults?(payload: P, toolCallIds: ReadonlySet<string>): unknown
   /**
+   * The placeholder that replaces `payload` when its message is redacted (`content` is the text to
+   * show, `'[redacted]'`): a valid payload of this format without its content that keeps the
+   * tool-call ids it opens and answers (a redacted result still answers its call). It must be a
+   * redaction placeholder (`isRedactedPayload`), which `structuralPlaceholder` makes; without
+   * the hook a redacted message becomes `{ redacted: true }` (right for an opaque format). Must be
+   * idempotent and must not mutate `payload`.
+   */
+  redactedPayload?(payload: P, content: string): unknown
+  /**
    * What is sent to the provider for this payload: a fresh, mutable deep copy (no shared objects with
    * the stored payload). Usually the payload itself, copied.
    */

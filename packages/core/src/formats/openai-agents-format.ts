@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
 import { partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
+import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the OpenAI Agents SDK format: one `AgentInputItem` per message. */
 export const OPENAI_AGENTS_FORMAT = 'openai-agents'
@@ -262,6 +263,7 @@ function preview(item: OpenAIAgentsItem): MessagePreview {
  */
 export const openAIAgentsFormat: MessageFormat<OpenAIAgentsItem> = {
   name: OPENAI_AGENTS_FORMAT,
+  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
   schema,
   toolCalls: callIds,
   toolResults: resultIds,

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
 import { optionalString, partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
+import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the OpenAI Responses API format: one input or output item per message. */
 export const OPENAI_RESPONSES_FORMAT = 'openai-responses'
@@ -289,6 +290,7 @@ function preview(item: OpenAIResponsesItem): MessagePreview {
  */
 export const openAIResponsesFormat: MessageFormat<OpenAIResponsesItem> = {
   name: OPENAI_RESPONSES_FORMAT,
+  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
   schema,
   toolCalls: callIds,
   toolResults: resultIds,

@@ -1,11 +1,14 @@
--- True for exactly the payloads redactedPayload() (core) makes: { role, content: '[redacted]' } plus the
--- ids tool-call pairing needs. Nothing else may replace a payload.
-create function turnlog.is_redaction_placeholder(p json) returns boolean language plpgsql immutable
+-- True for exactly the payloads redactedPayload() (core) makes: for openai-chat { role, content: '[redacted]' }
+-- plus the ids tool-call pairing needs; for another format a structural placeholder
+-- (turnlog.is_structural_placeholder: its types and pairing ids, every other string '[redacted]').
+-- Nothing else may replace a payload.
+create function turnlog.is_redaction_placeholder(p json, p_format text) returns boolean language plpgsql immutable
 set search_path = pg_catalog, pg_temp as $fn$
 declare
   c json;
 begin
   if json_typeof(p) is distinct from 'object' then return false; end if;
+  if p_format is not null and p_format <> 'openai-chat' then return coalesce(turnlog.is_structural_placeholder(p, null), false); end if;
   if exists (select 1 from json_object_keys(p) k group by k having count(*) > 1)
      or exists (select 1 from json_object_keys(p) k where k not in ('role', 'content', 'tool_call_id', 'call_id', 'tool_calls')) then
     return false;

@@ -9,7 +9,7 @@
 -- or a rewritten placeholder, does not verify). p_conflicts: [{sessionId, conflictId}] with
 -- p_conflict_placeholders; p_event_ids: {sessionId: eventId}; p_reason: a JSON string or null. Raises
 -- TLS01 (no such session for the caller), TLU01 (the message is not in the session), 40001 (targets
--- changed since the client read them: retry), 22023 (a placeholder is not one).
+-- changed since the client read them: retry), 22023 (a placeholder is not one of the message's format).
 create function turnlog.redact_message(p_session uuid, p_message uuid, p_targets json, p_placeholders json,
   p_conflicts json, p_conflict_placeholders json, p_event_ids json, p_reason json)
 returns table (session_id uuid, version bigint, scrubbed int)
@@ -20,6 +20,7 @@ declare
   v_reason text;
   v_sessions uuid[];
   v_counts int[];
+  v_format text;
 begin
   if p_reason is not null and json_typeof(p_reason) <> 'string' then
     raise exception 'reason must be a JSON string' using errcode = '22023';
@@ -60,11 +61,16 @@ begin
            and c.session_id in (select s.session_id from turnlog.sessions s where s.tenant_id is not distinct from v_tenant))) then
     raise exception 'the conflicts of message % changed since they were read; retry', p_message using errcode = '40001';
   end if;
+  -- the message's format (every copy has the first one): conflict evidence is checked as that format
+  select e.data->>'format' into v_format from turnlog.events e
+   where e.session_id = any (v_scope) and e.message_id = p_message and e.content_hash is not null limit 1;
   if json_array_length(p_placeholders) <> json_array_length(p_targets)
      or json_array_length(p_conflict_placeholders) <> json_array_length(p_conflicts)
-     or exists (select 1 from json_array_elements(p_placeholders) ph where not turnlog.is_redaction_placeholder(turnlog.json_operable(ph)))
-     or exists (select 1 from json_array_elements(p_conflict_placeholders) ph where not turnlog.is_redaction_placeholder(turnlog.json_operable(ph))) then
-    raise exception 'a redaction placeholder must be { role, content: ''[redacted]'' } plus pairing ids' using errcode = '22023';
+     or exists (select 1 from rows from (json_array_elements(p_targets), json_array_elements(p_placeholders)) as t(k, ph)
+                  join turnlog.events e on e.session_id = (t.k->>'sessionId')::uuid and e.seq = (t.k->>'seq')::bigint
+                 where not turnlog.is_redaction_placeholder(turnlog.json_operable(t.ph), e.data->>'format'))
+     or exists (select 1 from json_array_elements(p_conflict_placeholders) ph where not turnlog.is_redaction_placeholder(turnlog.json_operable(ph), v_format)) then
+    raise exception 'a redaction placeholder must be { role, content: ''[redacted]'' } plus pairing ids, or a structural placeholder' using errcode = '22023';
   end if;
 
   update turnlog.conflicts c set incoming_payload = x.ph

@@ -52,8 +52,8 @@ export class RedactOperations {
         // the message in every session of this session's tenant; it checks that this is exactly the set
         const sameTenant = sql`(select s.session_id from turnlog.sessions s where s.tenant_id is not distinct from
                                (select t.tenant_id from turnlog.sessions t where t.session_id = ${id}))`
-        const events = await sql<{ session_id: string; seq: string | number; payload: ChatMessage }>`
-        select e.session_id::text, e.seq, e.payload from turnlog.events e
+        const events = await sql<{ session_id: string; seq: string | number; payload: ChatMessage; format: string | null }>`
+        select e.session_id::text, e.seq, e.payload, e.data->>'format' as format from turnlog.events e
          where e.message_id = ${mid} and e.content_hash is not null and e.payload_digest is null
            and (e.data->>'redacted') is null and e.session_id in ${sameTenant}`.execute(db)
         const conflicts = await sql<{ session_id: string; conflict_id: string; incoming_payload: ChatMessage }>`
@@ -62,9 +62,19 @@ export class RedactOperations {
         // placeholders go apart from the keys: they may keep pairing ids with NUL or lone surrogates, which
         // Postgres JSON operators refuse (the function only ever splits them with json_array_elements)
         const targets = events.rows.map((r) => ({ sessionId: r.session_id, seq: Number(r.seq) }))
-        const placeholders = `[${events.rows.map((r) => JSON.stringify(redactedPayload(r.payload))).join(',')}]`
+        // each placeholder is a payload of its event's format (data.format; absent: openai-chat), keeping
+        // its pairing ids; conflict evidence has no format of its own: it takes the message's
+        const placeholders = `[${events.rows.map((r) => JSON.stringify(redactedPayload(r.payload, r.format ?? undefined))).join(',')}]`
+        const evidenceFormat =
+          events.rows[0]?.format ??
+          (
+            await sql<{ format: string | null }>`
+        select e.data->>'format' as format from turnlog.events e
+         where e.session_id = ${id} and e.message_id = ${mid} and e.content_hash is not null order by e.seq limit 1`.execute(db)
+          ).rows[0]?.format ??
+          undefined
         const evidence = conflicts.rows.map((r) => ({ sessionId: r.session_id, conflictId: r.conflict_id }))
-        const evidencePlaceholders = `[${conflicts.rows.map((r) => JSON.stringify(redactedPayload(r.incoming_payload))).join(',')}]`
+        const evidencePlaceholders = `[${conflicts.rows.map((r) => JSON.stringify(redactedPayload(r.incoming_payload, evidenceFormat))).join(',')}]`
         const eventIds = Object.fromEntries([...new Set([id as string, ...targets.map((t) => t.sessionId)])].map((s) => [s, newEventId()]))
         try {
           const { rows } = await sql<{ session_id: string; version: string | number; scrubbed: number }>`

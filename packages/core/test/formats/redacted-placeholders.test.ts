@@ -1,0 +1,84 @@
+import { describe, expect, it } from '@jest/globals'
+import {
+  AI_SDK_MODEL_FORMAT,
+  AI_SDK_UI_FORMAT,
+  ANTHROPIC_FORMAT,
+  JSON_FORMAT,
+  OPENAI_AGENTS_FORMAT,
+  OPENAI_RESPONSES_FORMAT,
+  PLACEHOLDER_KEPT_KEYS,
+  REDACTED_CONTENT,
+  isRedactedPayload,
+  messageFormat,
+  parseFormatPayload,
+  redactedPayload,
+} from '../../src/index.js'
+import * as aiSdkModel from './ai-sdk-model-fixtures.js'
+import * as aiSdkUi from './ai-sdk-ui-fixtures.js'
+import { VALID_FIXTURES as ANTHROPIC_FIXTURES } from './anthropic-fixtures.js'
+import { AGENTS_FIXTURES } from './openai-agents-fixtures.js'
+import { RESPONSES_FIXTURES } from './openai-responses-fixtures.js'
+
+const CASES: readonly (readonly [string, readonly unknown[]])[] = [
+  [OPENAI_RESPONSES_FORMAT, Object.values(RESPONSES_FIXTURES)],
+  [OPENAI_AGENTS_FORMAT, Object.values(AGENTS_FIXTURES)],
+  [ANTHROPIC_FORMAT, Object.values(ANTHROPIC_FIXTURES)],
+  [AI_SDK_UI_FORMAT, aiSdkUi.ALL_VALID],
+  [AI_SDK_MODEL_FORMAT, aiSdkModel.ALL_VALID],
+]
+
+/** Every string of `value` that is not under a kept key (the content a placeholder must drop). */
+function contentStrings(value: unknown, key?: string): string[] {
+  if (typeof value === 'string') return key !== undefined && PLACEHOLDER_KEPT_KEYS.has(key) ? [] : [value]
+  if (Array.isArray(value)) return value.flatMap((v) => contentStrings(v))
+  if (typeof value === 'object' && value !== null) return Object.entries(value).flatMap(([k, v]) => contentStrings(v, k))
+  return []
+}
+
+describe('redaction placeholders of every format', () => {
+  for (const [name, fixtures] of CASES) {
+    it(`${name}: valid payloads of the format that keep the pairing ids and drop the content`, () => {
+      const format = messageFormat(name)
+      for (const fixture of fixtures) {
+        const payload = parseFormatPayload(fixture, name)
+        const placeholder = redactedPayload(payload, name)
+        expect(isRedactedPayload(placeholder)).toBe(true)
+        expect(() => parseFormatPayload(placeholder, name)).not.toThrow()
+        const parsed = parseFormatPayload(placeholder, name)
+        expect(format.toolCalls(parsed)).toEqual(format.toolCalls(payload))
+        expect(format.toolResults(parsed)).toEqual(format.toolResults(payload))
+        expect(redactedPayload(parsed, name)).toEqual(placeholder)
+        for (const s of contentStrings(placeholder)) expect(s).toBe(REDACTED_CONTENT)
+        expect(JSON.stringify(placeholder)).not.toContain('Paris')
+      }
+    })
+  }
+
+  it('json (and a format this process does not know): { redacted: true }', () => {
+    expect(redactedPayload({ secret: 'x', name: 'Ada' }, JSON_FORMAT)).toEqual({ redacted: true })
+    expect(redactedPayload('a bare string', JSON_FORMAT)).toEqual({ redacted: true })
+    expect(redactedPayload({ secret: 'x' }, 'some-unregistered-format')).toEqual({ redacted: true })
+    expect(isRedactedPayload({ redacted: true })).toBe(true)
+  })
+
+  it('openai-chat keeps its placeholder', () => {
+    expect(redactedPayload({ role: 'tool', tool_call_id: 'c1', content: 'secret' })).toEqual({
+      role: 'tool',
+      content: REDACTED_CONTENT,
+      tool_call_id: 'c1',
+    })
+    expect(redactedPayload({ role: 'tool', tool_call_id: 'c1', content: 'secret' }, 'openai-chat')).toEqual({
+      role: 'tool',
+      content: REDACTED_CONTENT,
+      tool_call_id: 'c1',
+    })
+  })
+
+  it('content in a structural placeholder is not a placeholder', () => {
+    expect(isRedactedPayload({ type: 'message', content: 'secret' })).toBe(false)
+    expect(isRedactedPayload({ type: 'x', parts: [{ text: 'secret' }] })).toBe(false)
+    expect(isRedactedPayload({ type: 'x', n: 42 })).toBe(false)
+    expect(isRedactedPayload([REDACTED_CONTENT])).toBe(false)
+    expect(isRedactedPayload({ type: 'x', parts: [{ text: REDACTED_CONTENT, n: 0, ok: true, v: null }] })).toBe(true)
+  })
+})
