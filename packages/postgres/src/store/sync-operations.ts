@@ -9,7 +9,7 @@ import {
   type SyncResult,
 } from '@turnlog/core'
 import { messageEnvelope } from '@turnlog/core/internal'
-import { CompiledQuery, sql, type Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText } from '../batch-limits.js'
 import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
@@ -21,9 +21,6 @@ import { recordConflict, recordInBatchConflict } from './record-conflict.js'
 import type { NewEvent, StoreContext } from './store-context.js'
 
 /** The append of `sync`'s new messages, inside its transaction (the session row is locked already). */
-const APPEND_IN_SYNC = `select version, appended::text[] as appended, duplicates::text[] as duplicates
-  from turnlog.append_messages($1::uuid, $2::bigint, $3::json, $4::json, $5::json, $6::json, $7::json)`
-
 /** What one `sync` has to write, computed from the locked live rows and the caller's list. */
 interface SyncPlan {
   readonly retracted: MessageId[]
@@ -96,24 +93,15 @@ export class SyncOperations {
           const data = messages.map((m) => envelopeText(m))
           const budget = new BatchBudget(this.#ctx.maxBatchBytes, messages.length)
           const payloads = messages.map((m, i) => budget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, (data[i] as string).length))
-          const values = [
-            id,
-            next,
-            JSON.stringify(messages.map((m) => m.id)),
-            JSON.stringify(hashes),
-            JSON.stringify(messages.map(() => newEventId())),
-            `[${payloads.join(',')}]`,
-            `[${data.join(',')}]`,
-          ]
+          const [ids, hashList, eventIds] = [messages.map((m) => m.id), hashes, messages.map(() => newEventId())].map((v) =>
+            JSON.stringify(v),
+          )
           let rows: { version: string | number; duplicates: string[] | string }[]
           try {
-            rows = [
-              ...(
-                await db.executeQuery<{ version: string | number; duplicates: string[] | string }>(
-                  CompiledQuery.raw(APPEND_IN_SYNC, values),
-                )
-              ).rows,
-            ]
+            ;({ rows } = await sql<{ version: string | number; duplicates: string[] | string }>`
+              select version, appended::text[] as appended, duplicates::text[] as duplicates
+                from turnlog.append_messages(${id}::uuid, ${next}::bigint, ${ids}::json, ${hashList}::json, ${eventIds}::json,
+                                             ${`[${payloads.join(',')}]`}::json, ${`[${data.join(',')}]`}::json)`.execute(db))
           } catch (error) {
             if (customSqlState(error) === 'TLM01') refused = { error, batch: messages, hashes }
             throw error
