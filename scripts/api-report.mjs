@@ -156,9 +156,13 @@ export function collectApi() {
       .map((s) => {
         const target = s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s
         const decl = target.declarations?.[0]
+        const described = describe(checker, s.name, target)
         return {
           name: s.name,
-          ...describe(checker, s.name, target),
+          ...described,
+          // a type the printer names by its file (`import("/abs/path/…")`) is named from the repository root,
+          // so the report is the same in every checkout
+          text: described.text.replaceAll(`import("${ROOT}/`, 'import("'),
           declaredIn: decl === undefined ? '' : relative(ROOT, decl.getSourceFile().fileName),
           documented: (target.declarations ?? []).some(hasTsDoc),
           example: (target.declarations ?? []).some(hasExample),

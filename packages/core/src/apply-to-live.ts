@@ -1,3 +1,4 @@
+import type { ChatMessage } from './chat-message.js'
 import type { Message } from './message.js'
 import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
@@ -34,7 +35,7 @@ function checkIds(ids: unknown, field: string): ReadonlySet<string> {
  * belonged to the attempt being undone). Retracted ids found earlier are removed too. A list holding
  * none of them comes back unchanged (a copy).
  */
-export function applyRewind<M extends Message<unknown> = Message>(
+export function applyRewind<M extends Message<unknown> = Message<ChatMessage>>(
   live: readonly M[],
   result: { readonly retracted: readonly string[] },
 ): M[] {
@@ -56,7 +57,7 @@ function rewindList<M extends Message<unknown>>(live: readonly M[], result: { re
  * store's placement rule; at the end when the list holds none of them). Scaffolding and messages not
  * flushed yet keep their places. Summary messages already in the list are not repeated.
  */
-export function applyCompact<M extends Message<unknown> = Message, S extends Message<unknown> = M>(
+export function applyCompact<M extends Message<unknown> = Message<ChatMessage>, S extends Message<unknown> = M>(
   live: readonly M[],
   input: { readonly covered: readonly string[]; readonly summary: S | readonly S[] },
 ): (M | S)[] {
@@ -91,7 +92,7 @@ function compactList<M extends Message<unknown>, S extends Message<unknown>>(
  * The caller's live list after `store.revise` / `store.finalize`: every copy of the message is
  * replaced by `result.message` (its new content and status). A list without it comes back unchanged.
  */
-export function applyRevision<M extends Message<unknown> = Message>(
+export function applyRevision<M extends Message<unknown> = Message<ChatMessage>>(
   live: readonly M[],
   result: { readonly message: Message<unknown> },
 ): M[] {
@@ -130,4 +131,4 @@ export function withApplyTo<T extends object, S = never>(result: T, applyTo: App
  * message type (a list of `Message<P>` comes back as one).
  * @typeParam S - what the write adds to the list: a compaction's summary message type; `never` for the others.
  */
-export type ApplyTo<S = never> = <M extends Message<unknown> = Message>(live: readonly M[]) => (M | S)[]
+export type ApplyTo<S = never> = <M extends Message<unknown> = Message<ChatMessage>>(live: readonly M[]) => (M | S)[]
