@@ -36,6 +36,7 @@ describe('pg_terminate_backend while 8 writers run', () => {
     const causes = new Map<string, number>()
     let retries = 0
     let ambiguous = 0
+    let completed = 0
     let done = false
 
     const writer = async (w: number): Promise<number> => {
@@ -71,6 +72,7 @@ describe('pg_terminate_backend while 8 writers run', () => {
           if (batch.some((m) => result.duplicates.includes(m.id))) ambiguous++
           ledger.appended(session, batch, `writer-${w}`)
           written += batch.length
+          completed++
         }
       } finally {
         await store.close()
@@ -78,11 +80,16 @@ describe('pg_terminate_backend while 8 writers run', () => {
       return written
     }
 
+    // the next kill waits for 40-150 ms and for half the writers' worth of finished calls: on a
+    // loaded machine a fixed kill interval shorter than one connect-and-append would kill every
+    // attempt of some writer (a livelock the test made, not one the store has)
     const terminator = (async () => {
       const random = seededRandom(7)
       while (!done) {
         await killer.all()
+        const mark = completed
         await sleep(random.int(40, 150))
+        while (!done && completed < mark + WRITERS / 2) await sleep(5)
       }
     })()
 
