@@ -246,7 +246,57 @@ for (const rt of runtimes) {
   ran.push(`${rt.label} ${sample}`)
 }
 
-// 8. Report.
+// 8. Opt-in packages (the framework adapters, ...): a package with a `test/packaging/` folder (never in its
+// tarball) is installed on its own into a second scratch app, from its tarball, with the peers and the
+// sample that folder names (`package.json`: { "dependencies": {…} }, `sample.ts`): the sample compiles
+// with tsc --strict and no skipLibCheck, and runs under the current Node and each major of the matrix.
+const optIn = packages.filter((p) => {
+  try {
+    return statSync(join(root, 'packages', p.dir, 'test', 'packaging', 'sample.ts')).isFile()
+  } catch {
+    return false
+  }
+})
+for (const p of optIn) {
+  const dir = join(root, 'packages', p.dir, 'test', 'packaging')
+  const spec = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  const optApp = mkdtempSync(join(tmpdir(), `turnlog-app-${p.dir}-`))
+  scratch.push(optApp)
+  writeFileSync(
+    join(optApp, 'package.json'),
+    JSON.stringify(
+      {
+        name: `turnlog-packaging-${p.dir}`,
+        private: true,
+        type: 'module',
+        dependencies: { ...spec.dependencies, [p.json.name]: `file:${tarballs.get(p.json.name)}` },
+        // every @turnlog/* package (and the umbrella) from the fresh tarballs, never the registry
+        overrides: Object.fromEntries(
+          packages.filter((q) => q.json.name !== p.json.name).map((q) => [q.json.name, `file:${tarballs.get(q.json.name)}`]),
+        ),
+        devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
+      },
+      null,
+      2,
+    ),
+  )
+  writeFileSync(join(optApp, 'sample.ts'), readFileSync(join(dir, 'sample.ts'), 'utf8'))
+  writeFileSync(join(optApp, 'tsconfig.json'), readFileSync(join(app, 'tsconfig.json'), 'utf8'))
+  step(`${p.json.name}: npm install`, () =>
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: optApp }),
+  )
+  step(`${p.json.name}: tsc --strict`, () =>
+    run(process.execPath, [join(optApp, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', optApp], { cwd: optApp }),
+  )
+  for (const rt of runtimes) {
+    const out = step(`${rt.label}: ${p.json.name} sample`, () =>
+      run('node', ['out/sample.js'], { cwd: optApp, env: { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' } }).trim(),
+    )
+    ran.push(`${rt.label} ${p.json.name}: ${out.split('\n').pop()}`)
+  }
+}
+
+// 9. Report.
 const kb = (n) => `${(n / 1024).toFixed(1)} kB`
 console.log('packaging test: tarballs (packed / unpacked / files):')
 for (const s of sizes)
