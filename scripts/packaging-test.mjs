@@ -100,6 +100,10 @@ for (const p of packages) {
     if (manifest[field] === undefined) fail(`${p.json.name}: the packed package.json has no "${field}"`)
   }
   if (!set.has('README.md')) fail(`${p.json.name}: no README.md in the tarball`)
+  // the license text travels with each package (npm takes LICENSE from the package's own folder)
+  if (!set.has('LICENSE')) fail(`${p.json.name}: no LICENSE in the tarball (copy the repository's LICENSE into packages/${p.dir})`)
+  if (readFileSync(join(x, 'LICENSE'), 'utf8') !== readFileSync(join(root, 'LICENSE'), 'utf8'))
+    fail(`${p.json.name}: its LICENSE differs from the repository's`)
   // every entry point and every source a map names is in the tarball
   const targets = [
     manifest.main,
