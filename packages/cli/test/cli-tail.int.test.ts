@@ -95,7 +95,7 @@ describe('turnlog tail', () => {
       expect(BigInt(cur.txId) > BigInt(prev.txId) || (cur.txId === prev.txId && cur.globalPosition > prev.globalPosition)).toBe(true)
     }
     expect(await tailNames()).toEqual([])
-  }, 30_000)
+  }, 90_000)
 
   it('--session follows one session in text mode and stops on SIGINT with exit 0', async () => {
     // given: session b has three events (b1, b2, b3); a has more
@@ -119,7 +119,7 @@ describe('turnlog tail', () => {
     expect(exit.stderr).toMatch(/following ephemeral subscription "turnlog-tail-[0-9a-f]+" from the start of the log; session /)
     expect(exit.stderr).toMatch(/stopped after 4 event\(s\) \(SIGINT\); subscription "turnlog-tail-[0-9a-f]+" removed/)
     expect(await tailNames()).toEqual([])
-  }, 30_000)
+  }, 90_000)
 
   it('a durable --name resumes after the last event printed; bad options exit 2', async () => {
     // when: two runs of two events each over b's four events
@@ -157,5 +157,5 @@ describe('turnlog tail', () => {
     expect(badType.stderr).toMatch(/unknown event type in --types: nope/)
     expect(badSession.code).toBe(2)
     expect(badSession.json<{ error: { code: string } }>().error.code).toBe('INVALID_INPUT')
-  }, 30_000)
+  }, 90_000)
 })
