@@ -166,6 +166,8 @@ export type {
 export type {
   AppendOptions,
   AppendResult,
+  SyncCompaction,
+  SyncCompactionOptions,
   SyncOptions,
   SyncResult,
   CompactInput,

@@ -183,6 +183,8 @@ export {
   type UnansweredToolCall,
   type WireMessage,
   type WriteOptions,
+  type SyncCompaction,
+  type SyncCompactionOptions,
   type SyncOptions,
   type SyncResult,
   type ImportedEvent,
