@@ -92,6 +92,7 @@ export {
   registerMessageFormat,
   type ApplyTo,
   type BuiltInFormatName,
+  type FormatInputs,
   type CreateFormatMessageOptions,
   type FormatPayloads,
   type MessageEnvelopeOptions,
