@@ -38,6 +38,7 @@ export const AUDIT_CHECKS = {
   partials: 'live messages still marked partial (streaming never finished)',
   clock: 'message createdAt going backwards in log order',
   conflicts: 'recorded MESSAGE_CONFLICT attempts',
+  sync: "messages sync retracted because the caller's list no longer held them",
   identity: 'message ids appended in two sessions without a fork (only with { all: true })',
   transcript: 'reconciliation with an external transcript (options.transcript)',
   live: "reconciliation with the agent's in-memory list (options.live)",
@@ -170,6 +171,13 @@ export const FINDING_KINDS = {
     description: 'A write tried to store other content under a known message id (or an id of another session) and was refused.',
     incident:
       'A message edited in place without revise() (#92881), a copied id, or two runtimes sharing ids; the caller got MESSAGE_CONFLICT.',
+  },
+  sync_retraction: {
+    severity: 'info',
+    check: 'sync',
+    description: "sync retracted live messages because the caller's list no longer held them (a messages_retracted event marked sync).",
+    incident:
+      'A runtime that keeps its list as its state dropped messages (a deliberate edit, a trimmed context, or a bug that lost them); no rewind was asked for.',
   },
   shared_message_id: {
     severity: 'error',

@@ -20,6 +20,7 @@ import { duplicateFindings, pairingFindings, partialFindings, turnFindings } fro
 import { SharedIdTracker } from './findings/shared-id-tracker.js'
 import type { SessionAudit } from './findings/make-finding.js'
 import { projectionFindings } from './findings/projection-findings.js'
+import { syncFindings } from './findings/sync-findings.js'
 import { parseTranscript, transcriptFindings, type ExternalMessage } from './findings/transcript-findings.js'
 import { ChainVerifier } from './verify-chain.js'
 import { checkStore } from './check-store.js'
@@ -128,6 +129,7 @@ async function auditSession(
   // data of the log itself: needs no fold, so a log that cannot be folded is still checked
   if (checks.has('clock')) findings.push(...clockFindings(audit))
   if (checks.has('conflicts')) findings.push(...conflictFindings(audit, await store.conflicts(sessionId)))
+  if (checks.has('sync')) findings.push(...syncFindings(audit))
   if (sharedIds !== null) findings.push(...sharedIds.check(audit))
   return sortFindings(findings)
 }
@@ -136,7 +138,7 @@ async function auditSession(
  * Audits one session, or every session of the store (`{ all: true }`, paged, one session's events in
  * memory at a time), and returns a report of findings: tampering and lost events (the chain),
  * projection drift, fold anomalies, tool-call pairing, duplicated live copies, lost replies,
- * unfinished streams, clocks that went backwards, refused conflicting writes and (with `{ all: true }`) ids shared by two
+ * unfinished streams, clocks that went backwards, refused conflicting writes, messages `sync` retracted (info) and (with `{ all: true }`) ids shared by two
  * sessions; with `options.transcript` / `options.live` (one session only), the differences from an
  * external transcript or from the agent's in-memory list. The registry {@link FINDING_KINDS} lists
  * every kind. An audit never writes.

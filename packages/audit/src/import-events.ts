@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MESSAGE_FORMAT,
   EVENT_TYPES,
   MAX_JSON_DEPTH,
   TurnlogError,
@@ -183,7 +184,8 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
   if (MESSAGE_TYPES.has(r.type) && payload !== null && (digest !== undefined || (r.data as { redacted?: unknown }).redacted === true)) {
     // scrubbed by a redaction (payloadDigest), or a fork's copy of a scrubbed payload (data.redacted): the
     // payload is the placeholder and the content hash still the original's; the chain link covers the rest
-    if (!isRedactedPayload(payload)) {
+    const format = (r.data as { format?: unknown }).format
+    if (!isRedactedPayload(payload, typeof format === 'string' ? format : DEFAULT_MESSAGE_FORMAT)) {
       throw fail(line, `session ${session.id} seq ${expectedSeq}: a redacted event's payload must be a redaction placeholder`, {
         sessionId,
         seq: expectedSeq,

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_MESSAGE_FORMAT,
   GENESIS_HASH,
   eventChainHash,
   contentHash,
@@ -10,6 +11,12 @@ import {
   parseSessionId,
 } from '@turnlog/core'
 import { checkStore } from './check-store.js'
+
+/** The format of a message event's payload: `data.format`, absent (or not a name) for `openai-chat`. */
+function eventFormat(e: StoredEvent): string {
+  const format = (e.data as { format?: unknown }).format
+  return typeof format === 'string' ? format : DEFAULT_MESSAGE_FORMAT
+}
 
 /**
  * What kind of break {@link verifyChain} found.
@@ -168,7 +175,7 @@ export class ChainVerifier {
     const inheritedPlaceholder = (e.data as { redacted?: unknown }).redacted === true
     if (digest !== null || inheritedPlaceholder) {
       // a scrubbed payload (or a fork's copy of one): the content hash is the original's, the payload a placeholder
-      if (!isRedactedPayload(e.payload)) {
+      if (!isRedactedPayload(e.payload, eventFormat(e))) {
         this.#break(
           e,
           'redaction_mismatch',
@@ -248,7 +255,7 @@ export class ChainVerifier {
         const placeholder =
           typeof pending.event.payload === 'object' && pending.event.payload !== null ? placeholderDigest(pending.event.payload) : '(none)'
         // (a payload that is no placeholder at all is already reported by #checkContent)
-        if (placeholder !== item.placeholderDigest && isRedactedPayload(pending.event.payload)) {
+        if (placeholder !== item.placeholderDigest && isRedactedPayload(pending.event.payload, eventFormat(pending.event))) {
           this.#break(
             pending.event,
             'redaction_mismatch',

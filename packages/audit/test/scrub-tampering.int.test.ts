@@ -7,6 +7,7 @@
 import { describe, expect, it } from '@jest/globals'
 import { audit, exportSessions, importEvents, verifyChain, verifyExport } from '@turnlog/audit'
 import {
+  ANTHROPIC_FORMAT,
   createMessage,
   isTurnlogError,
   placeholderDigest,
@@ -196,5 +197,61 @@ describe('any single-field mutation of a scrubbed event is detected (class)', ()
       }),
       { numRuns: 16 },
     )
+  })
+})
+
+describe("a placeholder of another format's shape in place of a scrubbed payload (the placeholder rule is format-aware)", () => {
+  /** An anthropic tool call, redacted: its placeholder is structural (the chat shape is openai-chat's alone). */
+  async function redactedAnthropicCall(): Promise<{ sid: SessionId; seq: number }> {
+    const sid = await store.createSession()
+    const call = createMessage(
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { card: '4111-1111' } }] },
+      { format: ANTHROPIC_FORMAT },
+    )
+    await store.append(sid, [createMessage({ role: 'user', content: 'my card is 4111-1111' }, { format: ANTHROPIC_FORMAT }), call])
+    await store.redact(sid, call.id)
+    expect((await verifyChain(store, sid)).breaks).toEqual([])
+    return { sid, seq: 2 }
+  }
+
+  /** The openai-chat placeholder shape, which no other format's redaction makes. */
+  const CHAT_SHAPED = {
+    role: 'assistant',
+    content: '[redacted]',
+    tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+  }
+
+  it('in the database: verifyChain reports the payload as no redaction placeholder of its format', async () => {
+    // given
+    const { sid, seq } = await redactedAnthropicCall()
+
+    // when
+    await sql`update turnlog.events set payload = ${JSON.stringify(CHAT_SHAPED)}::json where session_id = ${sid} and seq = ${seq}`.execute(
+      store.db,
+    )
+    const verification = await verifyChain(store, sid)
+
+    // then
+    expect(verification.breaks).toEqual([
+      expect.objectContaining({ seq, kind: 'redaction_mismatch', explanation: expect.stringContaining('is not a redaction placeholder') }),
+    ])
+  })
+
+  it('in an export file: the import refuses the record itself (IMPORT_FAILED, nothing written)', async () => {
+    // given
+    const { sid, seq } = await redactedAnthropicCall()
+    const lines = await exportLines(sid)
+
+    // when
+    const tampered = lines.map((line) => {
+      const r = JSON.parse(line) as { kind?: string; seq?: number }
+      return r.kind === 'event' && r.seq === seq ? JSON.stringify({ ...r, payload: CHAT_SHAPED }) : line
+    })
+    const error = await importEvents(importer, tampered).catch((e: unknown) => e)
+
+    // then
+    expect(isTurnlogError(error, 'IMPORT_FAILED')).toBe(true)
+    expect((error as Error).message).toContain("a redacted event's payload must be a redaction placeholder")
+    expect(await importer.getSession(sid).catch((e: unknown) => (e as { code?: unknown }).code)).toBe('SESSION_NOT_FOUND')
   })
 })

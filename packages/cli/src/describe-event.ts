@@ -18,7 +18,7 @@ export function describeEvent(e: StoredEvent): string {
         return `sync: retracted ${e.data.ids.length} message(s) [${list(e.data.ids)}] missing from the caller's list`
       return `rewind: retracted ${e.data.ids.length} message(s) [${list(e.data.ids)}]${'after' in e.data.target ? ` after ${shortId(e.data.target.after)}` : ` from ${shortId(e.data.target.from)}`}${e.data.reason === undefined ? '' : ` (${visible(e.data.reason)})`}`
     case 'messages_compacted':
-      return `compaction: ${e.data.covered.length} message(s) [${list(e.data.covered.map((c) => c.id))}] replaced by summary [${list(e.data.summary)}]${e.data.reason === undefined ? '' : ` (${visible(e.data.reason)})`}`
+      return `${e.data.sync === true ? 'sync compaction' : 'compaction'}: ${e.data.covered.length} message(s) [${list(e.data.covered.map((c) => c.id))}] replaced by summary [${list(e.data.summary)}]${e.data.reason === undefined ? '' : ` (${visible(e.data.reason)})`}`
     case 'session_forked':
       return `forked from session ${e.data.parentSessionId} at ${shortId(e.data.at)} (parent version ${e.data.parentVersion}, ${e.data.inherited} message(s) inherited)`
     case 'message_redacted':

@@ -99,7 +99,10 @@ export interface MessagesRetractedEvent extends EventBase {
   readonly data: { readonly ids: readonly MessageId[]; readonly target: RewindTarget; readonly reason?: string; readonly sync?: true }
 }
 
-/** A compaction: `covered` left the live view; `summary` (appended just before) took the first one's place. */
+/**
+ * A compaction (`compact`, or a `sync` with `compaction`: then `data.sync` is true): `covered` left the
+ * live view; `summary` (appended just before) took the first one's place.
+ */
 export interface MessagesCompactedEvent extends EventBase {
   readonly type: 'messages_compacted'
   readonly messageId: null
@@ -110,6 +113,7 @@ export interface MessagesCompactedEvent extends EventBase {
     readonly summary: readonly MessageId[]
     readonly reason?: string
     readonly metadata?: JsonValue
+    readonly sync?: true
   }
 }
 

@@ -33,7 +33,7 @@ export {
   type ChatRole,
   type ToolCall,
 } from './chat-message.js'
-export type { BuiltInFormatName, FormatPayloads } from './formats/format-payloads.js'
+export type { BuiltInFormatName, FormatInputs, FormatPayloads } from './formats/format-payloads.js'
 export {
   DEFAULT_MESSAGE_FORMAT,
   messageFormat,
@@ -166,6 +166,8 @@ export type {
 export type {
   AppendOptions,
   AppendResult,
+  SyncCompaction,
+  SyncCompactionOptions,
   SyncOptions,
   SyncResult,
   CompactInput,

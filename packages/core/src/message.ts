@@ -1,7 +1,7 @@
 import type { ChatMessage } from './chat-message.js'
 import { rememberContentHash } from './content-hash.js'
 import { DEFAULT_MESSAGE_FORMAT, messageFormat, parsePayload } from './formats/format-registry.js'
-import type { BuiltInFormatName, FormatPayloads } from './formats/format-payloads.js'
+import type { BuiltInFormatName, FormatInputs, FormatPayloads } from './formats/format-payloads.js'
 import type { OpenAIChatInput } from './formats/openai-chat-format.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
 import { toFrozenJson, type JsonValue } from './json-value.js'
@@ -186,7 +186,8 @@ function build(
  * const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: 'slack:C123:1700000000.000100', scope: 'slack:C123' })
  * // metadata that never reaches the provider
  * const reply = createMessage(completion.choices[0].message, { meta: { model: completion.model, usage: completion.usage } })
- * // a built-in format: the payload is checked against its type (a Message<AnthropicMessageParam>)
+ * // a built-in format: the payload is checked against its type (a Message<AnthropicMessageParam>);
+ * // the SDKs' own types go in as they are (FormatInputs): an Anthropic MessageParam, a UIMessage, …
  * const a = createMessage({ role: 'user', content: 'hi' }, { format: 'anthropic' })
  * // a format registered at run time: the payload type is yours
  * const note = createMessage<{ kind: string }>({ kind: 'note' }, { format: 'my-notes' })
@@ -194,12 +195,12 @@ function build(
  */
 export function createMessage(payload: OpenAIChatInput, options?: CreateMessageOptions): Message
 export function createMessage<F extends BuiltInFormatName>(
-  payload: FormatPayloads[F],
+  payload: FormatPayloads[F] | FormatInputs[F],
   options: CreateFormatMessageOptions<F>,
 ): Message<FormatPayloads[F]>
 export function createMessage<P extends object, F extends string = string>(
   payload: P,
-  options: CreateFormatMessageOptions<F> & { readonly format: [F] extends ['openai-chat'] ? never : F },
+  options: CreateFormatMessageOptions<F> & { readonly format: [F] extends [BuiltInFormatName] ? never : F },
 ): Message<P>
 export function createMessage(payload: unknown, options: MessageEnvelopeOptions & { readonly format?: string } = {}): Message<unknown> {
   return guardInput('createMessage', () => create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateOptions))

@@ -33,7 +33,7 @@ export function redactedPayload(payload: unknown, format?: string): ChatMessage 
     if (format === undefined || format === DEFAULT_MESSAGE_FORMAT) return placeholderOf(payload as ChatMessage)
     const reading = readingFormat(format)
     const out = reading.redactedPayload ? reading.redactedPayload(payload, REDACTED_CONTENT) : { redacted: true }
-    if (!isRedactedPayload(out)) {
+    if (!isRedactedPayload(out, reading.name)) {
       throw new TurnlogError('INVALID_INPUT', `the redactedPayload hook of format ${reading.name} made no redaction placeholder`, {
         details: { format: reading.name },
       })
@@ -71,13 +71,27 @@ function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>):
 }
 
 /**
- * True when `payload` is a redaction placeholder: the chat shape {@link redactedPayload} makes for an
- * `openai-chat` message, or a structural placeholder (an object whose every string is `'[redacted]'`
- * or the value of a {@link PLACEHOLDER_KEPT_KEYS} key, whose every number is 0).
+ * True when `payload` is a redaction placeholder of format `format`, by the rule the database enforces
+ * (`turnlog.is_redaction_placeholder(p, p_format)`, a test pins the two together for every built-in
+ * format):
+ *
+ * - `openai-chat`: exactly the chat shape {@link redactedPayload} makes (`{ role, content: '[redacted]' }`
+ *   and the tool-call pairing ids);
+ * - any other format: a structural placeholder (an object whose every string is `'[redacted]'` or the
+ *   value of a {@link PLACEHOLDER_KEPT_KEYS} key, whose every number is 0), which every format's
+ *   `redactedPayload` hook must make.
+ *
+ * Without `format`: a placeholder of some format (either shape), for a payload whose format is not
+ * known. Never throws for any `payload`; a `format` that is not a string is `INVALID_INPUT`.
  */
-export function isRedactedPayload(payload: unknown): boolean {
+export function isRedactedPayload(payload: unknown, format?: string): boolean {
+  if (format !== undefined && typeof format !== 'string') {
+    throw new TurnlogError('INVALID_INPUT', 'isRedactedPayload: format must be a format name', { details: { field: 'format' } })
+  }
   try {
-    return isPlaceholder(payload) || (isObject(payload) && isStructural(payload, undefined))
+    if (format === DEFAULT_MESSAGE_FORMAT) return isPlaceholder(payload)
+    const structural = isObject(payload) && isStructural(payload, undefined)
+    return format === undefined ? structural || isPlaceholder(payload) : structural
   } catch {
     // a Proxy or a throwing getter is not a placeholder
     return false

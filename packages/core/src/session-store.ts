@@ -39,8 +39,39 @@ export interface AppendResult {
   readonly duplicates: readonly MessageId[]
 }
 
+/**
+ * The compaction a {@link SessionStore.sync} records: which new messages of the list are summaries.
+ * Each run of consecutive summary messages in the list replaces the live messages missing from the
+ * list between the kept message before the run and the kept message after it (the list's start or
+ * end when there is none), as one `messages_compacted` event, the one `compact` writes.
+ */
+export interface SyncCompactionOptions {
+  /**
+   * Ids of messages of the list that are summaries. An id that is already live is kept as it is (the
+   * compaction was recorded before: a replay); a new one must cover at least one live message.
+   */
+  readonly summaryIds: readonly string[]
+  /** Why (kept in each `messages_compacted` event; no NUL or lone surrogate). */
+  readonly reason?: string
+}
+
 /** Options for {@link SessionStore.sync}. */
-export type SyncOptions = WriteOptions
+export interface SyncOptions extends WriteOptions {
+  /**
+   * Record summaries in the list as compactions (placed where the messages they replace were) instead
+   * of appending them at the end and retracting the replaced messages. Nothing is inferred from content
+   * or `meta`: only the ids named here are summaries.
+   */
+  readonly compaction?: SyncCompactionOptions
+}
+
+/** One compaction a {@link SessionStore.sync} recorded. */
+export interface SyncCompaction {
+  /** The summary message(s), in list order (new messages, not in `SyncResult.appended`). */
+  readonly summary: readonly MessageId[]
+  /** The live messages they replaced, in live order (not in `SyncResult.retracted`). */
+  readonly covered: readonly MessageId[]
+}
 
 /** Result of a {@link SessionStore.sync}: what it wrote to make the live list equal the caller's list. */
 export interface SyncResult {
@@ -54,6 +85,11 @@ export interface SyncResult {
   readonly revised: readonly MessageId[]
   /** Partial live messages the list holds, same content, as final: marked final. */
   readonly finalized: readonly MessageId[]
+  /**
+   * Compactions recorded for `options.compaction.summaryIds`, in list order: one `messages_compacted`
+   * event each (`data.sync: true`). Empty without that option.
+   */
+  readonly compacted: readonly SyncCompaction[]
 }
 
 /** Options for {@link SessionStore.load}. */
@@ -288,8 +324,14 @@ export interface SessionStore {
    * The live list keeps log order, so the list must hold its kept messages in their stored order,
    * followed by its new ones: anything else is refused with `INVALID_INPUT` (`details.reason:
    * 'reorder'`), nothing written. A new id that was retracted or compacted before is refused too
-   * (`details.reason: 'not_live'`). A redacted message is kept as stored. Compactions are not
-   * inferred: a summary in place of removed messages is appended at the end, the removed ones retracted.
+   * (`details.reason: 'not_live'`). A redacted message is kept as stored. Compactions are never
+   * inferred from content: a summary in place of removed messages is appended at the end and the removed
+   * ones retracted, unless `options.compaction.summaryIds` names it. Then each run of summary messages
+   * (which may stand before kept messages, but not after another new message) replaces the live
+   * messages missing between its neighbouring kept messages, recorded as one `messages_compacted` event
+   * (`data.sync: true`) with the summary in their place, exactly as `compact` records it; a new summary
+   * that would replace nothing, or a summary id the list does not hold, is `INVALID_INPUT`
+   * (`details.reason: 'summary_covers_nothing'`, `'summary_not_listed'`).
    * Throws `VERSION_CONFLICT` on a stale `expectedVersion` (nothing written), `MESSAGE_CONFLICT` as
    * `append`. Prefer `flush` (append-only) unless the runtime really edits its list: a runtime bug that
    * drops messages becomes retractions under `sync` (see docs/integrating.md, "flush or sync").

@@ -53,7 +53,7 @@ export const CORE_EXPORTS = {
   eventChainHash: fn(2),
   foldSession: fn(2),
   isMessage: fn(1),
-  isRedactedPayload: fn(1),
+  isRedactedPayload: fn(2),
   isTurnlogError: fn(2),
   jsonDepth: fn(2),
   jsonFormat: value,

@@ -490,6 +490,14 @@ const workArg: fc.Arbitrary<Build> = fc.oneof(
 
 const versionArg = mostly(lit(fc.nat(40)))
 const writeOptionsArg = maybeUndefined(mostly(objectOf({ expectedVersion: versionArg })))
+const syncOptionsArg = maybeUndefined(
+  mostly(
+    objectOf({
+      expectedVersion: versionArg,
+      compaction: mostly(objectOf({ summaryIds: mostly(listOf(messageIdArg)), reason: mostly(lit(weirdStringArb)) })),
+    }),
+  ),
+)
 
 const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof(
   {
@@ -513,7 +521,7 @@ const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof
   },
   {
     weight: 2,
-    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'sync' as const, args })),
+    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), syncOptionsArg).map((args) => ({ method: 'sync' as const, args })),
   },
   {
     weight: 2,

@@ -117,7 +117,7 @@ function eventText(e: StoredEvent): string {
       if (e.data.sync === true) return `sync retracted ${e.data.ids.length} message(s) missing from the caller's list`
       return `retracted ${e.data.ids.length} message(s) ${'after' in e.data.target ? `after ${shortId(e.data.target.after)}` : `from ${shortId(e.data.target.from)} on`}${why(e.data.reason)}`
     case 'messages_compacted':
-      return `replaced ${e.data.covered.length} message(s) with ${e.data.summary.length === 1 ? 'a summary' : `${e.data.summary.length} summary messages`}${why(e.data.reason)}`
+      return `${e.data.sync === true ? 'sync ' : ''}replaced ${e.data.covered.length} message(s) with ${e.data.summary.length === 1 ? 'a summary' : `${e.data.summary.length} summary messages`}${why(e.data.reason)}`
     case 'session_forked':
       return `forked from session ${e.data.parentSessionId} at ${shortId(e.data.at)} (parent version ${e.data.parentVersion}, ${e.data.inherited} message(s) inherited)`
     case 'message_finalized':

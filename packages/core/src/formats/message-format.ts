@@ -61,7 +61,8 @@ export interface MessageFormat<P = unknown> {
    * The placeholder that replaces `payload` when its message is redacted (`content` is the text to
    * show, `'[redacted]'`): a valid payload of this format without its content that keeps the
    * tool-call ids it opens and answers (a redacted result still answers its call). It must be a
-   * redaction placeholder (`isRedactedPayload`), which `structuralPlaceholder` makes; without
+   * structural redaction placeholder (`isRedactedPayload(p, name)`), which `structuralPlaceholder`
+   * makes (the chat shape is `openai-chat`'s alone; the database refuses it for another format); without
    * the hook a redacted message becomes `{ redacted: true }` (right for an opaque format). Must be
    * idempotent and must not mutate `payload`.
    */

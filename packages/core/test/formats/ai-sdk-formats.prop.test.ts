@@ -33,7 +33,7 @@ describe.each(FORMATS)('$format (properties)', ({ format, payload, sequence }) =
     fc.assert(
       fc.property(payload, (p) => {
         expect(JSON.stringify(parseFormatPayload(p, format))).toBe(JSON.stringify(p))
-        const m = createMessage(p, { format })
+        const m = createMessage<object>(p, { format })
         const back = parseMessage<object>(serializeMessage(m))
         expect(back.format).toBe(format)
         const wire = toWire([m])
@@ -48,10 +48,10 @@ describe.each(FORMATS)('$format (properties)', ({ format, payload, sequence }) =
   it('the pairing repair leaves no unanswered call, no orphan and no second result, and every repaired payload is valid for the format', () => {
     fc.assert(
       fc.property(sequence, (payloads) => {
-        const messages = payloads.map((p) => createMessage(p, { format }))
+        const messages = payloads.map((p) => createMessage<object>(p, { format }))
         const wire = toWire(messages, { repairPairing: true }) as object[]
         for (const w of wire) parseFormatPayload(w, format)
-        const repaired = toolPairing(wire.map((p) => createMessage(p, { format })))
+        const repaired = toolPairing(wire.map((p) => createMessage<object>(p, { format })))
         expect(repaired.unanswered).toEqual([])
         expect(repaired.orphans).toEqual([])
         expect(repaired.duplicates).toEqual([])

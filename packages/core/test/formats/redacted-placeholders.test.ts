@@ -7,11 +7,15 @@ import {
   OPENAI_AGENTS_FORMAT,
   OPENAI_RESPONSES_FORMAT,
   PLACEHOLDER_KEPT_KEYS,
+  OPENAI_CHAT_FORMAT,
   REDACTED_CONTENT,
   isRedactedPayload,
+  isTurnlogError,
   messageFormat,
   parseFormatPayload,
+  readingFormat,
   redactedPayload,
+  registerMessageFormat,
 } from '../../src/index.js'
 import * as aiSdkModel from './ai-sdk-model-fixtures.js'
 import * as aiSdkUi from './ai-sdk-ui-fixtures.js'
@@ -43,6 +47,9 @@ describe('redaction placeholders of every format', () => {
         const payload = parseFormatPayload(fixture, name)
         const placeholder = redactedPayload(payload, name)
         expect(isRedactedPayload(placeholder)).toBe(true)
+        expect(isRedactedPayload(placeholder, name)).toBe(true)
+        // the payload itself, content and all, is no placeholder of its format
+        if (contentStrings(payload).some((s) => s !== REDACTED_CONTENT)) expect(isRedactedPayload(payload, name)).toBe(false)
         expect(() => parseFormatPayload(placeholder, name)).not.toThrow()
         const parsed = parseFormatPayload(placeholder, name)
         expect(format.toolCalls(parsed)).toEqual(format.toolCalls(payload))
@@ -72,6 +79,66 @@ describe('redaction placeholders of every format', () => {
       content: REDACTED_CONTENT,
       tool_call_id: 'c1',
     })
+  })
+
+  it('is format-aware: openai-chat accepts only the chat shape, every other format only a structural placeholder', () => {
+    // given
+    const chat = redactedPayload({
+      role: 'assistant',
+      content: 'x',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+    })
+    const others = [...CASES.map(([name]) => name), JSON_FORMAT, 'some-unregistered-format']
+
+    // then: the chat placeholder (its arguments '{}' are no structural string) is openai-chat's alone
+    expect(isRedactedPayload(chat, OPENAI_CHAT_FORMAT)).toBe(true)
+    expect(others.map((f) => [f, isRedactedPayload(chat, f)])).toEqual(others.map((f) => [f, false]))
+    // a structural placeholder is every other format's, never openai-chat's
+    expect(isRedactedPayload({ redacted: true }, OPENAI_CHAT_FORMAT)).toBe(false)
+    expect(others.map((f) => [f, isRedactedPayload({ redacted: true }, f)])).toEqual(others.map((f) => [f, true]))
+    // an openai-chat payload with content is a placeholder of no format
+    const content = { role: 'user', content: 'secret' }
+    expect([OPENAI_CHAT_FORMAT, ...others].some((f) => isRedactedPayload(content, f))).toBe(false)
+    // without a format: a placeholder of some format
+    expect([isRedactedPayload(chat), isRedactedPayload({ redacted: true }), isRedactedPayload(content)]).toEqual([true, true, false])
+  })
+
+  it("refuses a format's redactedPayload hook that makes the chat placeholder shape (the database would refuse it)", () => {
+    // given: a format (json's schema and functions) whose hook makes openai-chat's shape
+    registerMessageFormat({
+      ...readingFormat(JSON_FORMAT),
+      name: 'test-chat-shaped-redaction',
+      redactedPayload: () => ({
+        role: 'assistant',
+        content: REDACTED_CONTENT,
+        tool_calls: [{ id: 'c1', function: { name: 'f', arguments: '{}' } }],
+      }),
+    })
+
+    // when
+    let error: unknown
+    try {
+      redactedPayload({ secret: 'x' }, 'test-chat-shaped-redaction')
+    } catch (e) {
+      error = e
+    }
+
+    // then
+    expect(isTurnlogError(error, 'INVALID_INPUT')).toBe(true)
+    expect((error as Error).message).toContain('made no redaction placeholder')
+  })
+
+  it('a format that is not a name is INVALID_INPUT; any payload is an answer, never an error', () => {
+    let error: unknown
+    try {
+      isRedactedPayload({ redacted: true }, 42 as never)
+    } catch (e) {
+      error = e
+    }
+    expect(isTurnlogError(error, 'INVALID_INPUT')).toBe(true)
+    const revoked = Proxy.revocable({}, {})
+    revoked.revoke()
+    expect([isRedactedPayload(revoked.proxy, OPENAI_CHAT_FORMAT), isRedactedPayload(revoked.proxy, JSON_FORMAT)]).toEqual([false, false])
   })
 
   it('content in a structural placeholder is not a placeholder', () => {

@@ -1,6 +1,8 @@
 import {
   TurnlogError,
+  isTurnlogError,
   newEventId,
+  parseMessageId,
   parseSessionId,
   type Message,
   type MessageId,
@@ -8,25 +10,45 @@ import {
   type SyncOptions,
   type SyncResult,
 } from '@turnlog/core'
-import { messageEnvelope } from '@turnlog/core/internal'
+import { guardInput, messageEnvelope } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText } from '../batch-limits.js'
 import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
-import { checkBatch } from './check-batch.js'
+import { lostMessageIdRace } from '../map-database-error.js'
+import { checkSafeText } from '../safe-text.js'
+import { checkBatch, type CheckedBatch } from './check-batch.js'
 import { checkVersion } from './check-version.js'
 import { liveRows, type LiveRow } from './live-rows.js'
 import { payloadText } from './payload-text.js'
 import { recordConflict, recordInBatchConflict } from './record-conflict.js'
 import type { NewEvent, StoreContext } from './store-context.js'
 
-/** The append of `sync`'s new messages, inside its transaction (the session row is locked already). */
+/** A message of the caller's list with its content hash. */
+interface Hashed {
+  readonly message: Message
+  readonly hash: string
+}
+
+/** One compaction `sync` records: a run of summary messages and the live rows they replace. */
+interface PlannedCompaction {
+  readonly summary: Hashed[]
+  readonly covered: readonly LiveRow[]
+}
+
 /** What one `sync` has to write, computed from the locked live rows and the caller's list. */
 interface SyncPlan {
   readonly retracted: MessageId[]
-  readonly revised: { readonly message: Message; readonly hash: string; readonly row: LiveRow }[]
+  readonly revised: (Hashed & { readonly row: LiveRow })[]
   readonly finalized: MessageId[]
-  readonly appended: { readonly message: Message; readonly hash: string }[]
+  readonly compactions: PlannedCompaction[]
+  readonly appended: Hashed[]
+}
+
+/** The checked `compaction` option: summary ids and the reason, or none. */
+interface CheckedCompaction {
+  readonly summaryIds: ReadonlySet<string>
+  readonly reason: string | undefined
 }
 
 /** `sync`: makes the live list equal to the caller's list in one transaction (see `SessionStore.sync`). */
@@ -44,25 +66,31 @@ export class SyncOperations {
     const id = parseSessionId(sessionId)
     const batch = checkBatch(list, 'list', true)
     const expected = checkExpectedVersion(options)
+    const compaction = checkCompaction(options, batch)
     if (batch.mismatch) throw await recordInBatchConflict(this.#ctx, id, batch.mismatch)
+    // a summary's claim on its id (turnlog.message_ids) may lose a race with another writer: the call
+    // runs again and then finds the id stored (a conflict), as `compact` does
+    const lostRace = (error: unknown): boolean => isTurnlogError(error, 'DB_TRANSIENT') && lostMessageIdRace(error.cause)
+    const result = await this.#ctx.retry(5, lostRace, () => this.#syncOnce(id, batch, expected, compaction))
+    this.#ctx.learn(id, [...writtenPairs(result, batch.unique, batch.hashes)])
+    return this.#ctx.observed(id, result)
+  }
+
+  /** One attempt of {@link sync}: one transaction; a refused append becomes `MESSAGE_CONFLICT` with its evidence. */
+  async #syncOnce(id: SessionId, batch: CheckedBatch, expected: number | undefined, compaction: CheckedCompaction): Promise<SyncResult> {
     let refused: { error: unknown; batch: Message[]; hashes: string[] } | null = null
-    let result: SyncResult
     try {
-      result = await this.#ctx.tx(async (db) => {
+      return await this.#ctx.tx(async (db) => {
         const version = await this.#ctx.lock(db, id)
         checkVersion(expected, version)
-        const plan = planSync(id, await liveRows(db, id), batch.unique, batch.hashes)
+        const plan = planSync(id, await liveRows(db, id), batch.unique, batch.hashes, compaction.summaryIds)
+        const summaries = plan.compactions.flatMap((c) => c.summary)
+        await checkSummariesNew(db, id, summaries)
+        const budget = new BatchBudget(this.#ctx.maxBatchBytes, summaries.length + plan.appended.length)
         const events: NewEvent[] = []
         if (plan.retracted.length > 0) {
           const data = { ids: plan.retracted, target: { from: plan.retracted[0] }, sync: true }
-          events.push({
-            eventId: newEventId(),
-            type: 'messages_retracted',
-            messageId: null,
-            contentHash: null,
-            payloadText: null,
-            dataText: JSON.stringify(data),
-          })
+          events.push(structural('messages_retracted', data))
         }
         for (const r of plan.revised) {
           const revisions = await countVersions(db, id, r.message.id)
@@ -86,12 +114,32 @@ export class SyncOperations {
             dataText: '{}',
           })
         }
+        for (const c of plan.compactions) {
+          // the events `compact` writes: the summaries appended deferred, then the compaction that places them
+          for (const s of c.summary) {
+            const envelope = JSON.stringify(messageEnvelope(s.message, s.message.status === 'partial', { deferred: true }))
+            events.push({
+              eventId: newEventId(),
+              type: 'message_appended',
+              messageId: s.message.id,
+              contentHash: s.hash,
+              payloadText: budget.add(payloadText(s.message, this.#ctx.maxMessageBytes), s.message.id, envelope.length),
+              dataText: envelope,
+            })
+          }
+          const data: Record<string, unknown> = {
+            covered: c.covered.map((r) => ({ id: r.message_id, contentHash: r.content_hash })),
+            summary: c.summary.map((s) => s.message.id),
+          }
+          if (compaction.reason !== undefined) data['reason'] = compaction.reason
+          data['sync'] = true
+          events.push(structural('messages_compacted', data))
+        }
         let next = await this.#ctx.write(db, id, version, events)
         if (plan.appended.length > 0) {
           const messages = plan.appended.map((a) => a.message)
           const hashes = plan.appended.map((a) => a.hash)
           const data = messages.map((m) => envelopeText(m))
-          const budget = new BatchBudget(this.#ctx.maxBatchBytes, messages.length)
           const payloads = messages.map((m, i) => budget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, (data[i] as string).length))
           const [ids, hashList, eventIds] = [messages.map((m) => m.id), hashes, messages.map(() => newEventId())].map((v) =>
             JSON.stringify(v),
@@ -109,15 +157,7 @@ export class SyncOperations {
           const row = rows[0]
           if (!row) throw new TurnlogError('DB_ERROR', 'append returned no row')
           const again = pgArray(row.duplicates)
-          if (again.length > 0) {
-            throw new TurnlogError(
-              'INVALID_INPUT',
-              `message ${again[0]} was retracted or compacted from session ${id}; sync cannot bring it back (append it under a new id)`,
-              {
-                details: { sessionId: id, messageId: again[0], reason: 'not_live' },
-              },
-            )
-          }
+          if (again.length > 0) throw notLive(id, again[0] as string)
           next = Number(row.version)
         }
         return {
@@ -126,6 +166,10 @@ export class SyncOperations {
           retracted: plan.retracted,
           revised: plan.revised.map((r) => r.message.id),
           finalized: plan.finalized,
+          compacted: plan.compactions.map((c) => ({
+            summary: c.summary.map((s) => s.message.id),
+            covered: c.covered.map((r) => r.message_id as MessageId),
+          })),
         }
       })
     } catch (error) {
@@ -133,41 +177,98 @@ export class SyncOperations {
       if (r !== null) throw await recordConflict(this.#ctx, id, r.batch, r.hashes, r.error)
       throw error
     }
-    this.#ctx.learn(id, [...writtenPairs(result, batch.unique, batch.hashes)])
-    return this.#ctx.observed(id, result)
   }
+}
+
+/** An event that names messages in its data only (a retraction, a compaction). */
+function structural(type: 'messages_retracted' | 'messages_compacted', data: Readonly<Record<string, unknown>>): NewEvent {
+  return { eventId: newEventId(), type, messageId: null, contentHash: null, payloadText: null, dataText: JSON.stringify(data) }
+}
+
+/**
+ * Checks `options.compaction` before any statement: absent, or `{ summaryIds, reason? }` whose ids the
+ * list holds (`INVALID_INPUT`, `details.reason: 'summary_not_listed'` otherwise).
+ */
+function checkCompaction(options: SyncOptions, batch: CheckedBatch): CheckedCompaction {
+  const value: unknown = guardInput('sync options', () => options.compaction)
+  if (value === undefined) return { summaryIds: new Set(), reason: undefined }
+  const input = checkCallOptions(value, 'compaction') as { summaryIds?: unknown; reason?: unknown }
+  const [raw, reason] = guardInput('compaction', () => [input.summaryIds, input.reason] as const)
+  if (!guardInput('compaction.summaryIds', () => Array.isArray(raw))) {
+    throw new TurnlogError('INVALID_INPUT', 'compaction.summaryIds must be an array of message ids', {
+      details: { field: 'compaction.summaryIds' },
+    })
+  }
+  const summaryIds = new Set(guardInput('compaction.summaryIds', () => [...(raw as readonly unknown[])].map((v) => parseMessageId(v))))
+  const listed = new Set<string>(batch.unique.map((m) => m.id))
+  for (const sid of summaryIds) {
+    if (!listed.has(sid)) {
+      throw new TurnlogError(
+        'INVALID_INPUT',
+        `compaction names summary ${sid}, which the list does not hold (ephemeral messages are skipped)`,
+        {
+          details: { messageId: sid, reason: 'summary_not_listed' },
+        },
+      )
+    }
+  }
+  return { summaryIds, reason: reason === undefined ? undefined : checkSafeText(reason, 'compaction.reason') }
 }
 
 /**
  * Compares the live rows with the caller's list: kept messages must be live rows in their stored
- * order, new ones follow them all. Throws `INVALID_INPUT` (`details.reason: 'reorder'`) otherwise.
+ * order, new ones follow them all; a run of new summary messages may stand between kept ones (before
+ * any other new message) and replaces the live rows missing between its neighbours. Throws
+ * `INVALID_INPUT` (`details.reason: 'reorder'`, `'summary_covers_nothing'`) otherwise.
  */
-function planSync(id: SessionId, live: readonly LiveRow[], list: readonly Message[], hashes: readonly string[]): SyncPlan {
+function planSync(
+  id: SessionId,
+  live: readonly LiveRow[],
+  list: readonly Message[],
+  hashes: readonly string[],
+  summaryIds: ReadonlySet<string>,
+): SyncPlan {
   const at = new Map(live.map((r, i) => [r.message_id, i]))
-  const listed = new Set<string>(list.map((m) => m.id))
-  const plan: SyncPlan = {
-    retracted: live.filter((r) => !listed.has(r.message_id)).map((r) => r.message_id as MessageId),
-    revised: [],
-    finalized: [],
-    appended: [],
-  }
+  const plan: SyncPlan = { retracted: [], revised: [], finalized: [], compactions: [], appended: [] }
   let last = -1
+  // the open run of summaries: the messages and the live index of the kept message before it
+  let run: { summary: Hashed[]; after: number } | null = null
+  const closeRun = (before: number): void => {
+    if (run === null) return
+    const covered = live.slice(run.after + 1, before)
+    if (covered.length === 0) {
+      const first = run.summary[0]?.message.id
+      throw new TurnlogError(
+        'INVALID_INPUT',
+        `sync cannot record summary ${first ?? ''} of session ${id} as a compaction: no live message is missing where it stands (append it as an ordinary message instead)`,
+        { details: { sessionId: id, messageId: first, reason: 'summary_covers_nothing' } },
+      )
+    }
+    plan.compactions.push({ summary: run.summary, covered })
+    run = null
+  }
+  const reorder = (m: Message, why: string): TurnlogError =>
+    new TurnlogError('INVALID_INPUT', `sync cannot reorder session ${id}: message ${m.id} ${why}`, {
+      details: { sessionId: id, messageId: m.id, reason: 'reorder' },
+    })
   list.forEach((m, i) => {
     const hash = hashes[i] as string
     const index = at.get(m.id)
     if (index === undefined) {
-      plan.appended.push({ message: m, hash })
+      if (!summaryIds.has(m.id)) {
+        plan.appended.push({ message: m, hash })
+        return
+      }
+      if (plan.appended.length > 0)
+        throw reorder(m, 'is a summary listed after a new message (summaries take the place of what they replace; new messages go last)')
+      run ??= { summary: [], after: last }
+      run.summary.push({ message: m, hash })
       return
     }
     if (index < last || plan.appended.length > 0) {
-      throw new TurnlogError(
-        'INVALID_INPUT',
-        `sync cannot reorder session ${id}: message ${m.id} is listed after a message that follows it in the log (the live list keeps log order; new messages go last)`,
-        {
-          details: { sessionId: id, messageId: m.id, reason: 'reorder' },
-        },
-      )
+      throw reorder(m, 'is listed after a message that follows it in the log (the live list keeps log order; new messages go last)')
     }
+    closeRun(index)
     last = index
     const row = live[index] as LiveRow
     // a redacted message keeps its place: its stored content is scrubbed, the caller's copy is not
@@ -175,7 +276,45 @@ function planSync(id: SessionId, live: readonly LiveRow[], list: readonly Messag
     if (row.content_hash !== hash) plan.revised.push({ message: m, hash, row })
     else if (row.partial && m.status !== 'partial') plan.finalized.push(m.id)
   })
+  closeRun(live.length)
+  const listed = new Set<string>(list.map((m) => m.id))
+  const covered = new Set<string>(plan.compactions.flatMap((c) => c.covered.map((r) => r.message_id)))
+  plan.retracted.push(...live.filter((r) => !listed.has(r.message_id) && !covered.has(r.message_id)).map((r) => r.message_id as MessageId))
   return plan
+}
+
+/**
+ * A new summary's id must be new to the store: stored in this session (retracted or compacted before)
+ * is `INVALID_INPUT` (`not_live`), stored in another session `MESSAGE_CONFLICT` (`foreign_session`),
+ * as for `compact` (no conflict evidence: the summary is not an append).
+ */
+async function checkSummariesNew(db: Kysely<unknown>, id: SessionId, summaries: readonly Hashed[]): Promise<void> {
+  if (summaries.length === 0) return
+  const { rows } = await sql<{ message_id: string; session_id: string }>`
+    select distinct message_id::text, session_id::text from turnlog.events
+     where message_id = any (array(select value::uuid from json_array_elements_text(${JSON.stringify(summaries.map((s) => s.message.id))}::json)))
+       and content_hash is not null`.execute(db)
+  for (const s of summaries) {
+    const stored = rows.filter((r) => r.message_id === s.message.id)
+    if (stored.some((r) => r.session_id === id)) throw notLive(id, s.message.id)
+    const foreign = stored[0]
+    if (foreign) {
+      throw new TurnlogError(
+        'MESSAGE_CONFLICT',
+        `summary message ${s.message.id} is already stored in session ${foreign.session_id}; nothing was written`,
+        { details: { sessionId: id, messageId: s.message.id, reason: 'foreign_session', otherSessionId: foreign.session_id } },
+      )
+    }
+  }
+}
+
+/** The `INVALID_INPUT` for a new message of the list whose id the session retracted or compacted before. */
+function notLive(id: SessionId, messageId: string): TurnlogError {
+  return new TurnlogError(
+    'INVALID_INPUT',
+    `message ${messageId} was retracted or compacted from session ${id}; sync cannot bring it back (append it under a new id)`,
+    { details: { sessionId: id, messageId, reason: 'not_live' } },
+  )
 }
 
 /** How many content versions the message has (1 + its revisions). */
@@ -185,9 +324,9 @@ async function countVersions(db: Kysely<unknown>, id: SessionId, mid: string): P
   return Number(rows[0]?.n ?? 1)
 }
 
-/** The (id, content hash) pairs a committed sync made durable: its appended and revised messages. */
+/** The (id, content hash) pairs a committed sync made durable: its appended, revised and summary messages. */
 function* writtenPairs(result: SyncResult, list: readonly Message[], hashes: readonly string[]): Iterable<readonly [string, string]> {
-  const written = new Set<string>([...result.appended, ...result.revised])
+  const written = new Set<string>([...result.appended, ...result.revised, ...result.compacted.flatMap((c) => c.summary)])
   for (let i = 0; i < list.length; i++) {
     const m = list[i] as Message
     if (written.has(m.id)) yield [m.id, hashes[i] as string]

@@ -34,6 +34,7 @@ export const spanAttributes = {
     'turnlog.messages.appended': r.appended.length,
     'turnlog.messages.retracted': r.retracted.length,
     'turnlog.messages.revised': r.revised.length,
+    'turnlog.messages.summary': r.compacted.reduce((n, c) => n + c.summary.length, 0),
   }),
   load: (r: LoadResult): TelemetryAttributes => ({ 'turnlog.session.version': r.version, 'turnlog.messages.count': r.messages.length }),
   state: (s: SessionState): TelemetryAttributes => ({ 'turnlog.session.version': s.version }),
