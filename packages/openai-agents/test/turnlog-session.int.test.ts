@@ -462,7 +462,7 @@ describe.each(STORE_KINDS)('TurnlogSession (%s)', (kind) => {
         TURNLOG_SESSION_REASONS.popItem,
         TURNLOG_SESSION_REASONS.clearSession,
       ])
-      expect(retractions.map((e) => (e.data as { ids: string[] }).ids.length)).toEqual([1, 2])
+      expect(retractions.map((e) => (e.data as { readonly ids: readonly string[] }).ids.length)).toEqual([1, 2])
       const { entries } = await stores.get().transcript(session.turnlogSessionId)
       expect(entries.map((e) => e.status)).toEqual(['retracted', 'retracted', 'retracted'])
       expect(await session.getItems()).toEqual([])
@@ -537,7 +537,9 @@ describe.each(STORE_KINDS)('TurnlogSession (%s)', (kind) => {
       const compactions = events.filter((e) => e.type === 'messages_compacted')
       expect(compactions).toHaveLength(1)
       expect(compactions[0]?.data).toMatchObject({ reason: TURNLOG_SESSION_REASONS.compaction, summary: [after[0]?.id] })
-      expect((compactions[0]?.data as { covered: { id: string }[] }).covered.map((c) => c.id)).toEqual(before.slice(0, 4).map((m) => m.id))
+      expect((compactions[0]?.data as { readonly covered: readonly { readonly id: string }[] }).covered.map((c) => c.id)).toEqual(
+        before.slice(0, 4).map((m) => m.id),
+      )
     })
 
     it('replaceHistoryWithCompaction with new retained items, on an empty history, and with an empty list', async () => {
