@@ -19,7 +19,7 @@ import { sameRealmCopy } from '../src/same-realm-copy.js'
 // objects, and MemorySession's own transaction check (which clones every item it stores) then refuses
 // the items it holds. The model gets a clone whose objects are this realm's again.
 const outerStructuredClone = globalThis.structuredClone
-globalThis.structuredClone = ((value: unknown, options?: StructuredSerializeOptions) =>
+globalThis.structuredClone = ((value: unknown, options?: Parameters<typeof structuredClone>[1]) =>
   sameRealmCopy(outerStructuredClone(value, options))) as typeof structuredClone
 
 /** A small pool, so equal items (same content, distinct messages) come up often. */
