@@ -306,4 +306,31 @@ describe('a lost commit acknowledgement (Postgres, through a TCP proxy)', () => 
     expect(await session.getItems()).toEqual([userMessage('t1')])
     expect((await audit(direct, session.turnlogSessionId)).findings).toEqual([])
   })
+
+  it('a commit that never happens (the server rolls back) before a compaction and a transaction: the retry applies each once', async () => {
+    // given
+    const retries: unknown[] = []
+    const session = proxiedSession(retries)
+    await session.addItems([userMessage('q1'), assistantMessage('a1'), userMessage('q2')])
+    const before = (await direct.load(session.turnlogSessionId)).messages
+
+    // when
+    let fired = proxy.arm({ kind: 'commit-lost' })
+    await session.replaceHistoryWithCompaction([compactionItem('enc'), userMessage('q2')])
+    expect((await fired).serverOutcome).toBe('not-sent')
+    fired = proxy.arm({ kind: 'commit-lost' })
+    await session.applyHistoryTransaction({ operationId: 'op-rb', transaction: { type: 'append_items', items: [assistantMessage('t')] } })
+    expect((await fired).serverOutcome).toBe('not-sent')
+
+    // then
+    expect(retries).toHaveLength(2)
+    expect(await session.getItems()).toEqual([compactionItem('enc'), userMessage('q2'), assistantMessage('t')])
+    const after = (await direct.load(session.turnlogSessionId)).messages
+    expect(after[1]?.id).toBe(before[2]?.id) // the retained item kept its id
+    const events = await eventsOf(direct, session.turnlogSessionId)
+    expect(events.filter((e) => e.type === 'messages_compacted')).toHaveLength(1)
+    expect(await appendCounts(direct, session.turnlogSessionId)).toEqual(Array(5).fill(1))
+    expect((await direct.load(session.ledgerSessionId)).messages).toHaveLength(1)
+    expect((await audit(direct, session.turnlogSessionId)).findings).toEqual([])
+  })
 })

@@ -579,6 +579,45 @@ describe.each(STORE_KINDS)('TurnlogSession (%s)', (kind) => {
       expect((await stores.get().load(session.ledgerSessionId)).messages).toEqual([])
     })
 
+    it('applyHistoryMutations without a matching call, or with no mutations, writes nothing', async () => {
+      // given
+      const session = await open([userMessage('q'), functionCall('c1', '{}')])
+      const version = (await stores.get().getSession(session.turnlogSessionId)).version
+
+      // when
+      await session.applyHistoryMutations({ mutations: [] })
+      await session.applyHistoryMutations({
+        mutations: [{ type: 'replace_function_call', callId: 'other', replacement: functionCall('other', '{}') as never }],
+      })
+      await session.applyHistoryMutations({
+        mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: functionCall('c1', '{}') as never }],
+      })
+
+      // then
+      expect((await stores.get().getSession(session.turnlogSessionId)).version).toBe(version)
+      await expect(
+        session.applyHistoryMutations({
+          mutations: [{ type: 'replace_function_call', callId: 'c1', replacement: userMessage('no') as never }],
+        }),
+      ).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    })
+
+    it('creates both sessions in the tenant, with the metadata given', async () => {
+      // given
+      const session = new TurnlogSession({ store: stores.get(), tenantId: 'acme', metadata: { app: 'support-bot' } })
+
+      // when
+      await session.addItems([userMessage('hi')])
+
+      // then
+      expect(await stores.get().getSession(session.turnlogSessionId)).toMatchObject({
+        tenantId: 'acme',
+        metadata: { app: 'support-bot' },
+        liveCount: 1,
+      })
+      expect(await stores.get().getSession(session.ledgerSessionId)).toMatchObject({ tenantId: 'acme', liveCount: 0 })
+    })
+
     it('refuses a malformed config and a store without atomically', () => {
       const store = stores.get()
       expect(() => new TurnlogSession(undefined as never)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
