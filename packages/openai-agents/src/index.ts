@@ -5,6 +5,5 @@
  */
 export { TurnlogSession, TURNLOG_SESSION_REASONS, type TurnlogSessionConfig } from './turnlog-session.js'
 export { HistoryLedger, type LedgerRecord } from './history-ledger.js'
-export { planCompaction, sameItem, type CompactionPlan, type LiveItem } from './plan-compaction.js'
+export { planCompaction, type CompactionPlan, type LiveItem } from './plan-compaction.js'
 export { agentItemMessage, agentItemOf, type AgentItemMessage } from './agent-item-message.js'
-export { snapshotHistoryTransaction, type HistoryTransactionSnapshot } from './history-transaction-snapshot.js'
