@@ -8,7 +8,15 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { Agent, run, setTracingDisabled, tool, type AgentInputItem } from '@openai/agents-core'
+import {
+  Agent,
+  OutputGuardrailTripwireTriggered,
+  run,
+  setTracingDisabled,
+  tool,
+  type AgentInputItem,
+  type RunState,
+} from '@openai/agents-core'
 import { audit } from '@turnlog/audit'
 import type { SessionStore, StoredEvent } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
@@ -78,6 +86,36 @@ const RUN_SHAPE = [
   { type: 'function_call_result', callId: 'call_0' },
   { type: 'message', role: 'assistant' },
 ]
+
+/**
+ * The SDK's own blocked-output case (`run.outputGuardrailReplaySession.test.ts`, "input-only blocked
+ * transaction"): an output guardrail trips, the runner keeps only the input, through
+ * `applyHistoryTransaction` (never `addItems`), so the response it withheld is never stored.
+ */
+function guardedAgent(): { agent: Agent; executed: () => number } {
+  let executed = 0
+  const terminalTool = tool({
+    name: 'discarded_response_tool',
+    description: 'Returns output from a response that cannot be rebuilt.',
+    parameters: { type: 'object', properties: {}, required: [], additionalProperties: false },
+    strict: true,
+    execute: async () => {
+      executed++
+      return 'discarded terminal tool secret'
+    },
+  })
+  const model = new FakeModel([
+    [modelMessage('discarded assistant response secret', 'msg_secret'), modelFunctionCall('discarded_response_tool', {}, 'discarded-call')],
+  ])
+  const agent = new Agent({
+    name: 'guarded',
+    model,
+    tools: [terminalTool],
+    toolUseBehavior: 'stop_on_first_tool',
+    outputGuardrails: [{ name: 'reject', execute: async () => ({ outputInfo: undefined, tripwireTriggered: true }) }],
+  })
+  return { agent, executed: () => executed }
+}
 
 describe.each(STORE_KINDS)('run() with a TurnlogSession (%s)', (kind) => {
   const stores = useStore(kind)
@@ -169,6 +207,29 @@ describe.each(STORE_KINDS)('run() with a TurnlogSession (%s)', (kind) => {
       expect(await appendCounts(store, session.turnlogSessionId)).toEqual(Array(24).fill(1))
       expect((await audit(store, session.turnlogSessionId)).findings).toEqual([])
     }
+  })
+
+  it('an output guardrail trips: the runner stores the input through one history transaction, nothing withheld', async () => {
+    // given
+    const store = stores.get()
+    const session = new TurnlogSession({ store })
+    const { agent, executed } = guardedAgent()
+
+    // when
+    const error = await run(agent, 'preserve the discarded response input', { session }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+
+    // then
+    expect(error).toBeInstanceOf(OutputGuardrailTripwireTriggered)
+    expect(executed()).toBe(1)
+    const stored = JSON.stringify(await session.getItems())
+    expect(await session.getItems()).toHaveLength(1)
+    expect(stored).toContain('preserve the discarded response input')
+    expect(stored).not.toContain('secret')
+    const ledger = (await store.load(session.ledgerSessionId)).messages.map((m) => m.payload)
+    expect(ledger).toEqual([expect.objectContaining({ kind: 'history_transaction', type: 'append_items' })])
   })
 
   it('two instances of one conversation applying the same operation at once apply it once', async () => {
@@ -305,6 +366,37 @@ describe('a lost commit acknowledgement (Postgres, through a TCP proxy)', () => 
     await session.applyHistoryTransaction({ operationId: 'op-1', transaction: { type: 'append_items', items: [userMessage('t1')] } })
     expect(await session.getItems()).toEqual([userMessage('t1')])
     expect((await audit(direct, session.turnlogSessionId)).findings).toEqual([])
+  })
+
+  it("the runner's blocked-output transaction loses its ack with no retry left: resuming the run state applies it once", async () => {
+    // given: one attempt only, so the DB_TRANSIENT reaches the runner
+    const session = new TurnlogSession({ store: viaProxy, retry: { attempts: 1 } })
+    await session.getSessionId()
+    const { agent, executed } = guardedAgent()
+    const fired = proxy.arm({ kind: 'ack-lost' })
+
+    // when
+    const first = await run(agent, 'preserve the discarded response input', { session }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    expect((await fired).serverOutcome).toBe('committed')
+    expect(first).toBeInstanceOf(OutputGuardrailTripwireTriggered)
+    const state = (first as OutputGuardrailTripwireTriggered<never, never>).state as RunState<unknown, Agent> | undefined
+    expect(state?._pendingSessionHistoryTransaction).toBeDefined()
+    const second = await run(agent, state as RunState<unknown, Agent>, { session }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+
+    // then: the same operation id came again and was a no-op; the input is stored once
+    expect(second).toBeInstanceOf(OutputGuardrailTripwireTriggered)
+    expect(executed()).toBe(1)
+    const items = await session.getItems()
+    expect(items).toHaveLength(1)
+    expect(JSON.stringify(items)).not.toContain('secret')
+    expect(await appendCounts(direct, session.turnlogSessionId)).toEqual([1])
+    expect((await direct.load(session.ledgerSessionId)).messages).toHaveLength(1)
   })
 
   it('a commit that never happens (the server rolls back) before a compaction and a transaction: the retry applies each once', async () => {
