@@ -273,7 +273,12 @@ for (const p of optIn) {
         name: `turnlog-packaging-${p.dir}`,
         private: true,
         type: 'module',
-        dependencies: { ...spec.dependencies, [p.json.name]: `file:${tarballs.get(p.json.name)}` },
+        // the umbrella too: a sample imports `openStore` and `audit` from `turnlog`, as a user would
+        dependencies: {
+          turnlog: `file:${tarballs.get('turnlog')}`,
+          ...spec.dependencies,
+          [p.json.name]: `file:${tarballs.get(p.json.name)}`,
+        },
         // every @turnlog/* package (and the umbrella) from the fresh tarballs, never the registry
         overrides: Object.fromEntries(
           packages.filter((q) => q.json.name !== p.json.name).map((q) => [q.json.name, `file:${tarballs.get(q.json.name)}`]),
