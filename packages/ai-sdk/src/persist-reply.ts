@@ -23,7 +23,10 @@ export interface ReplyResult {
   readonly uiMessageId: string
   /** Its turnlog id. */
   readonly messageId: MessageId
-  /** `'partial'` when the stream was aborted: the message holds what was streamed and stays flagged partial. */
+  /**
+   * `'partial'` when the stream did not end normally (aborted, or cancelled by a client that went away: no
+   * finish reason): the message holds what was streamed and stays flagged partial.
+   */
   readonly status: 'partial' | 'final'
   /** Writes made for this reply: 1 append (or none for a continuation), at most 1 revision per step, 1 at the end. */
   readonly writes: number
@@ -57,7 +60,8 @@ export interface ReplyPersistence<UI extends UIMessage = UIMessage> {
 /**
  * Builds the callbacks that persist the assistant reply to `turn` (from `receiveChat`). The reply is
  * appended as a **partial** message at the end of its first step, revised **at most once per step**, and
- * finalized when the stream ends; an aborted stream leaves it **partial** (flagged: `load` reports
+ * finalized when the stream ends; a stream that did not finish (aborted, or cancelled when the client went
+ * away: the AI SDK then calls `onFinish` without a finish reason) leaves it **partial** (flagged: `load` reports
  * `status: 'partial'`, `loadChatState` lists it in `interrupted`) with what was streamed. A continuation
  * (the AI SDK's `isContinuation`: the stream extends the chat's last assistant message, after a tool
  * approval or a client-side tool output) revises that message instead of adding one.
@@ -76,6 +80,7 @@ export function persistReply<UI extends UIMessage = UIMessage>(store: SessionSto
   let written: MessageId | undefined
   let writes = 0
   let failure: unknown
+  let finished = false
   let settle!: { resolve: (r: ReplyResult) => void; reject: (e: unknown) => void }
   const done = new Promise<ReplyResult>((resolve, reject) => (settle = { resolve, reject }))
   done.catch(() => undefined) // observed through `done` by the caller; never an unhandled rejection
@@ -113,10 +118,16 @@ export function persistReply<UI extends UIMessage = UIMessage>(store: SessionSto
   return {
     generateMessageId,
     generateId: generateMessageId,
-    onStepFinish: (event) => enqueue(() => write(event.responseMessage, event.isContinuation, 'partial').then(() => undefined)),
+    // a step reported after the end (the AI SDK ends a cancelled stream first) must not make the reply partial again
+    onStepFinish: (event) =>
+      finished ? Promise.resolve() : enqueue(() => write(event.responseMessage, event.isContinuation, 'partial').then(() => undefined)),
     onFinish: async (event) => {
+      if (finished) return
+      finished = true
       const ui = event.responseMessage
-      const status = event.isAborted ? 'partial' : 'final'
+      // no finish reason: the stream did not reach its end (the client went away and the AI SDK cancelled
+      // the stream, which reports `isAborted: false`), so the reply is incomplete too
+      const status = event.isAborted || event.finishReason === undefined ? 'partial' : 'final'
       // an aborted reply that never streamed a part has nothing to keep
       const empty = written === undefined && !event.isContinuation && ui.parts.length === 0
       let messageId: MessageId

@@ -11,7 +11,7 @@ import {
   type SessionStore,
 } from '@turnlog/core'
 import type { UIMessage } from 'ai'
-import { chatMessageId, chatScope, chatSessionId } from './chat-ids.js'
+import { chatScope, chatSessionId } from './chat-ids.js'
 import { loadChatState, type ChatState } from './load-chat-state.js'
 import { plainJson } from './plain-json.js'
 
