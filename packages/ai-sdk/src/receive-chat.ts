@@ -4,6 +4,7 @@ import {
   canonicalJson,
   createMessage,
   isTurnlogError,
+  toWire,
   type JsonValue,
   type Message,
   type MessageId,
@@ -56,6 +57,13 @@ export interface ChatTurn<UI extends UIMessage = UIMessage> {
   readonly version: number
   /** The chat as now stored (what the client holds): `originalMessages` of the reply stream. */
   readonly messages: UI[]
+  /**
+   * `messages` ready for the model: an interrupted reply's tool calls that never got a result are answered
+   * as `output-error` ("Tool call interrupted", turnlog's `toWire(…, { repairPairing: true })`), in this copy
+   * only, so `convertToModelMessages(turn.forModel)` does not fail on them. Equal to `messages` when nothing
+   * was interrupted.
+   */
+  readonly forModel: UI[]
   /** `UIMessage.id` → turnlog id for every message of `messages`. */
   readonly ids: ReadonlyMap<string, MessageId>
   /** `UIMessage.id`s this request appended (the new user message). */
@@ -161,6 +169,7 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
     sessionId,
     version: result.version,
     messages: [...list],
+    forModel: toWire(records, { repairPairing: true }),
     ids: new Map(records.map((m) => [m.payload.id, m.id])),
     appended: names(result.appended),
     revised: names(result.revised),

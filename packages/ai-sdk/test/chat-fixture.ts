@@ -1,4 +1,14 @@
-import { AbstractChat, DefaultChatTransport, simulateReadableStream, tool, type ChatState, type ChatStatus, type UIMessage } from 'ai'
+import {
+  AbstractChat,
+  DefaultChatTransport,
+  simulateReadableStream,
+  tool,
+  type ChatState,
+  type ChatStatus,
+  type InferUITools,
+  type UIDataTypes,
+  type UIMessage,
+} from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { z } from 'zod'
 
@@ -75,6 +85,9 @@ export const tools = {
     execute: async ({ amount }: { amount: number }) => ({ paid: amount }),
   }),
 }
+
+/** The app's message type: `UIMessage` typed by its tools (what `validateUIMessages` checks against). */
+export type ChatMessage = UIMessage<unknown, UIDataTypes, InferUITools<typeof tools>>
 
 /** The `ChatState` a UI framework gives `AbstractChat` (`@ai-sdk/react` keeps it in React state): plain arrays here. */
 class MemoryChatState implements ChatState<UIMessage> {

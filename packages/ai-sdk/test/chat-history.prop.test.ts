@@ -4,7 +4,7 @@ import type { PostgresStore } from '@turnlog/postgres'
 import { isToolUIPart, validateUIMessages } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { loadChat, receiveChat } from '@turnlog/ai-sdk'
-import { TestChat, textStep, toolStep, tools, type LanguageModelV3StreamPart } from './chat-fixture.js'
+import { TestChat, textStep, toolStep, tools, type LanguageModelV3StreamPart, type ChatMessage } from './chat-fixture.js'
 import { chatRoute } from './chat-route.js'
 import { STORE_KINDS, openTestStore } from './store-kinds.js'
 import { simulateReadableStream } from 'ai'
@@ -91,7 +91,7 @@ describe.each(STORE_KINDS)('any sequence of client posts on %s', (kind) => {
             if (chat.list.length === 0) continue
             const stored = await loadChat(store, chat.id)
             expect(stored).toEqual(chat.list)
-            await validateUIMessages({ messages: stored, tools })
+            await validateUIMessages<ChatMessage>({ messages: stored, tools })
           }
         },
       ),

@@ -9,8 +9,8 @@ import {
   type LanguageModel,
   type UIMessage,
 } from 'ai'
-import { loadChat, persistReply, receiveChat, type ReplyResult } from '@turnlog/ai-sdk'
-import { tools } from './chat-fixture.js'
+import { loadChat, persistReply, receiveChat, type ChatRequest, type ReplyResult } from '@turnlog/ai-sdk'
+import { tools, type ChatMessage } from './chat-fixture.js'
 
 /** What a route did, for the tests to wait on (the reply's writes settle after the response ends). */
 export interface RouteLog {
@@ -33,15 +33,15 @@ export function chatRoute(
       const chatId = new URL(req.url).searchParams.get('id') ?? ''
       return Response.json(await loadChat(store, chatId))
     }
-    const body = (await req.json()) as { id: string; messages?: UIMessage[]; message?: UIMessage; trigger?: string; messageId?: string }
-    const turn = await receiveChat(store, body.id, body as Parameters<typeof receiveChat>[2], {
-      validate: (messages) => validateUIMessages({ messages, tools }),
+    const body = (await req.json()) as { id: string } & ChatRequest<ChatMessage>
+    const turn = await receiveChat<ChatMessage>(store, body.id, body as ChatRequest<ChatMessage>, {
+      validate: (messages) => validateUIMessages<ChatMessage>({ messages, tools }),
     })
     const reply = persistReply(store, turn)
     ;(log.replies as Promise<ReplyResult>[]).push(reply.done)
     const result = streamText({
       model,
-      messages: await convertToModelMessages(turn.messages, { tools }),
+      messages: await convertToModelMessages(turn.forModel, { tools }),
       tools,
       stopWhen: stepCountIs(5),
       abortSignal: req.signal,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import type { PostgresStore } from '@turnlog/postgres'
 import { isToolUIPart, validateUIMessages, type UIMessage } from 'ai'
-import { chatSessionId, forkChat, loadChat, loadChatState, receiveChat } from '@turnlog/ai-sdk'
-import { TestChat, scriptedModel, textStep, toolStep, tools } from './chat-fixture.js'
+import { chatSessionId, forkChat, loadChat, loadChatState, persistReply, receiveChat } from '@turnlog/ai-sdk'
+import { TestChat, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
 import { chatRoute, type RouteLog } from './chat-route.js'
 import { STORE_KINDS, collect, openTestStore } from './store-kinds.js'
 
@@ -18,7 +18,7 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
   async function expectSameAsClient(chat: TestChat): Promise<UIMessage[]> {
     const stored = await loadChat(store, chat.id)
     expect(stored).toEqual(chat.list)
-    await expect(validateUIMessages({ messages: stored, tools })).resolves.toEqual(stored)
+    await expect(validateUIMessages<ChatMessage>({ messages: stored, tools })).resolves.toEqual(stored)
     return stored
   }
 
@@ -58,7 +58,7 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     // the first write held step 1 only: the first tool call, answered
     const { messages: v2 } = await store.load(chatSessionId(chat.id), { at: 2 })
     expect(v2[1]?.status).toBe('partial')
-    const parts = (v2[1]?.payload as UIMessage).parts
+    const parts = (v2[1]?.payload as unknown as UIMessage).parts
     expect(parts.filter(isToolUIPart).map((p) => [p.toolCallId, p.state])).toEqual([['c1', 'output-available']])
     expect((await store.load(chatSessionId(chat.id))).messages[1]?.status).toBeUndefined()
   })
@@ -118,6 +118,30 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     await chat.sendMessage({ text: 'Go on' })
     expect((await loadChatState(store, chat.id)).interrupted).toEqual([reply?.uiMessageId])
     await expectSameAsClient(chat)
+  })
+
+  it('a tool call an interrupted reply left open reaches the model as an error result, the chat unchanged', async () => {
+    // given: a reply aborted while its tool ran (the call has no result)
+    const chatId = `open-call-${kind}`
+    const turn = await receiveChat<UIMessage>(store, chatId, { messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Nice?' }] }] })
+    const reply = persistReply(store, turn)
+    const id = reply.generateMessageId()
+    const parts: UIMessage['parts'] = [
+      { type: 'step-start' },
+      { type: 'tool-weather', toolCallId: 'c9', state: 'input-available', input: { city: 'Nice' } },
+    ]
+    await reply.onFinish({ responseMessage: { id, role: 'assistant', parts }, isContinuation: false, isAborted: true })
+    const model = scriptedModel([textStep('That lookup failed, sorry.')])
+    const chat = new TestChat({ id: chatId, api: chatRoute(store, model), messages: await loadChat(store, chatId) })
+    // when
+    await chat.sendMessage({ text: 'and?' })
+    // then: the model was told the call was interrupted; the stored chat still shows it as it was
+    const prompt = JSON.stringify(model.doStreamCalls[0]?.prompt)
+    expect(prompt).toContain('"toolCallId":"c9"')
+    expect(prompt).toContain('interrupted')
+    const stored = await expectSameAsClient(chat)
+    expect(stored[1]?.parts[1]).toMatchObject({ toolCallId: 'c9', state: 'input-available' })
+    expect((await loadChatState(store, chatId)).interrupted).toEqual([id])
   })
 
   it('re-posting what the store holds writes nothing, whole list or last message', async () => {

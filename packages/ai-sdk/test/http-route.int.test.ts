@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import type { PostgresStore } from '@turnlog/postgres'
 import { validateUIMessages, type UIMessage } from 'ai'
 import { loadChatState } from '@turnlog/ai-sdk'
-import { TestChat, scriptedModel, textStep, toolStep, tools } from './chat-fixture.js'
+import { TestChat, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
 import { chatRoute, type RouteLog } from './chat-route.js'
 import { STORE_KINDS, openTestStore } from './store-kinds.js'
 
@@ -62,7 +62,7 @@ describe.each(STORE_KINDS)('POST /api/chat over HTTP on %s', (kind) => {
       // then
       expect(loaded).toEqual(chat.list)
       expect(loaded.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
-      await validateUIMessages({ messages: loaded, tools })
+      await validateUIMessages<ChatMessage>({ messages: loaded, tools })
     } finally {
       await new Promise((resolve) => server.close(resolve))
     }
@@ -88,7 +88,7 @@ describe.each(STORE_KINDS)('POST /api/chat over HTTP on %s', (kind) => {
       const state = await loadChatState(store, chat.id)
       expect(state.interrupted).toEqual([reply?.uiMessageId])
       expect(JSON.stringify(state.messages[1])).toContain('"output":{"city":"Bern","celsius":12}')
-      await validateUIMessages({ messages: state.messages, tools })
+      await validateUIMessages<ChatMessage>({ messages: state.messages, tools })
     } finally {
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
