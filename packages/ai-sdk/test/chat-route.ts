@@ -7,7 +7,6 @@ import {
   streamText,
   validateUIMessages,
   type LanguageModel,
-  type UIMessage,
 } from 'ai'
 import { loadChat, persistReply, receiveChat, type ChatRequest, type ReplyResult } from '@turnlog/ai-sdk'
 import { tools, type ChatMessage } from './chat-fixture.js'
