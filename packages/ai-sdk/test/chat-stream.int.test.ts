@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { audit } from '@turnlog/audit'
 import type { PostgresStore } from '@turnlog/postgres'
 import { isToolUIPart, validateUIMessages, type UIMessage } from 'ai'
 import { chatSessionId, forkChat, loadChat, loadChatState, persistReply, receiveChat } from '@turnlog/ai-sdk'
@@ -114,6 +115,8 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     expect(state.messages[1]?.parts.some((p) => p.type === 'text' && p.text === 'Rome is sunny and')).toBe(true)
     await expectSameAsClient(chat)
     expect(await replyEvents(chat.id, reply?.uiMessageId as string)).toEqual(['message_appended:partial', 'message_revised:partial'])
+    const report = await audit(store, chatSessionId(chat.id))
+    expect(report.findings.map((f) => f.kind)).toEqual(['partial_never_finalized'])
     // and the next turn keeps it partial: the client re-posts it unchanged
     await chat.sendMessage({ text: 'Go on' })
     expect((await loadChatState(store, chat.id)).interrupted).toEqual([reply?.uiMessageId])
