@@ -126,7 +126,9 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
   it('a tool call an interrupted reply left open reaches the model as an error result, the chat unchanged', async () => {
     // given: a reply aborted while its tool ran (the call has no result)
     const chatId = `open-call-${kind}`
-    const turn = await receiveChat<UIMessage>(store, chatId, { messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Nice?' }] }] })
+    const turn = await receiveChat<UIMessage>(store, chatId, {
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Nice?' }] }],
+    })
     const reply = persistReply(store, turn)
     const id = reply.generateMessageId()
     const parts: UIMessage['parts'] = [
