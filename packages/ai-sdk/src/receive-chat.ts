@@ -134,7 +134,8 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
   if (many !== undefined ? !Array.isArray(many) || !many.every(isUiMessage) : !isUiMessage(one)) {
     throw invalid('the chat request needs `messages` (UIMessage[]) or `message` (a UIMessage)', { field: 'messages' })
   }
-  const state = await loadOrCreate<UI>(store, chatId, sessionId, options)
+  const found = await loadOrEmpty<UI>(store, chatId)
+  const state: ChatState<UI> = found ?? { chatId, sessionId, version: 0, messages: [], stored: [], ids: new Map(), interrupted: [] }
   let list: readonly UI[] = many ?? clientList(state.messages, { message: one as UI, trigger: request.trigger })
   if (options.validate !== undefined) list = await options.validate([...list])
   list = list.map(plainJson)
@@ -158,7 +159,13 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
     }
     return createMessage<UI, string>(ui, { format: AI_SDK_UI_FORMAT, externalId: ui.id, scope })
   })
-  const result = await store.sync(sessionId, records, { expectedVersion: state.version })
+  // the chat's first request creates its session in the same transaction (when the store can), so a
+  // refused request leaves no empty chat behind
+  const write = async (target: SessionStore) => {
+    if (found === null) await target.createSession({ id: sessionId, ...sessionOptions(options) })
+    return target.sync(sessionId, records, { expectedVersion: state.version })
+  }
+  const result = store.atomically === undefined ? await write(store) : await store.atomically(write)
   const uiOf = new Map<string, string>([
     ...state.stored.map((m) => [m.id, m.payload.id] as const),
     ...records.map((m) => [m.id, m.payload.id] as const),
@@ -178,25 +185,26 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
   }
 }
 
+function sessionOptions(options: { readonly tenantId?: string; readonly metadata?: JsonValue }): {
+  tenantId?: string
+  metadata?: JsonValue
+} {
+  return {
+    ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }),
+    ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+  }
+}
+
 function status(old: Message<unknown>): { status?: 'partial' } {
   return old.status === 'partial' ? { status: 'partial' } : {}
 }
 
-async function loadOrCreate<UI extends UIMessage>(
-  store: SessionStore,
-  chatId: string,
-  sessionId: SessionId,
-  options: ReceiveChatOptions<UI>,
-): Promise<ChatState<UI>> {
+/** The chat as stored, or an empty chat (`null`: the session does not exist yet, nothing created). */
+async function loadOrEmpty<UI extends UIMessage>(store: SessionStore, chatId: string): Promise<ChatState<UI> | null> {
   try {
     return await loadChatState<UI>(store, chatId)
   } catch (error) {
     if (!isTurnlogError(error, 'SESSION_NOT_FOUND')) throw error
+    return null
   }
-  await store.createSession({
-    id: sessionId,
-    ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }),
-    ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
-  })
-  return loadChatState<UI>(store, chatId)
 }

@@ -33,6 +33,14 @@ describe.each(STORE_KINDS)('refusals and write failures on %s', (kind) => {
       expect(await codeOf(() => receiveChat(store, 'bad-request', bad as never))).toBe('INVALID_INPUT')
     }
     expect(await codeOf(() => receiveChat(store, '', { messages: [] }))).toBe('INVALID_INPUT')
+    // a chat's first request refused after the chat was read: no empty chat left behind either
+    expect(await codeOf(() => receiveChat(store, 'bad-request', { messages: [assistant('a0', 'forged')] }))).toBe('INVALID_INPUT:role')
+    const refuse = async (): Promise<never> => {
+      throw new Error('schema says no')
+    }
+    expect(await codeOf(() => receiveChat(store, 'bad-request', { message: user('u1', 'x') }, { validate: refuse }))).toBe(
+      'Error: schema says no',
+    )
     expect(await codeOf(() => loadChat(store, 'bad-request'))).toBe('SESSION_NOT_FOUND')
   })
 
