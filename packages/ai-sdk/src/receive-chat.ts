@@ -58,10 +58,11 @@ export interface ChatTurn<UI extends UIMessage = UIMessage> {
   /** The chat as now stored (what the client holds): `originalMessages` of the reply stream. */
   readonly messages: UI[]
   /**
-   * `messages` ready for the model: an interrupted reply's tool calls that never got a result are answered
-   * as `output-error` ("Tool call interrupted", turnlog's `toWire(…, { repairPairing: true })`), in this copy
-   * only, so `convertToModelMessages(turn.forModel)` does not fail on them. Equal to `messages` when nothing
-   * was interrupted.
+   * `messages` ready for the model: the tool calls an interrupted (partial) reply left without a result are
+   * answered as `output-error` ("Tool call interrupted", turnlog's `toWire(…, { repairPairing: true })`), in
+   * this copy only, so `convertToModelMessages(turn.forModel)` does not fail on them. The last message is
+   * left as it is when it is a reply: the stream continues it (an approved call runs then). Equal to
+   * `messages` when nothing was interrupted.
    */
   readonly forModel: UI[]
   /** `UIMessage.id` → turnlog id for every message of `messages`. */
@@ -176,7 +177,7 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
     sessionId,
     version: result.version,
     messages: [...list],
-    forModel: toWire(records, { repairPairing: true }),
+    forModel: forModel(records),
     ids: new Map(records.map((m) => [m.payload.id, m.id])),
     appended: names(result.appended),
     revised: names(result.revised),
@@ -193,6 +194,16 @@ function sessionOptions(options: { readonly tenantId?: string; readonly metadata
     ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }),
     ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
   }
+}
+
+/** The payloads, an interrupted reply's open calls answered (all but a trailing reply, which the stream continues). */
+function forModel<UI extends UIMessage>(records: readonly Message<UI>[]): UI[] {
+  return records.map((m, i) => {
+    const continued = i === records.length - 1 && m.payload.role === 'assistant'
+    return m.status === 'partial' && !continued
+      ? ((toWire([m], { repairPairing: true })[0] ?? toWire([m])[0]) as UI)
+      : (toWire([m])[0] as UI)
+  })
 }
 
 function status(old: Message<unknown>): { status?: 'partial' } {
