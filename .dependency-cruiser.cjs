@@ -3,8 +3,11 @@
  * imports through the store port, never the Postgres store itself), cli → postgres → core, and
  * cli → hermes → postgres → core. The hermes importer (native better-sqlite3) is opt-in: nothing but the
  * CLI (which loads it on demand) depends on it, and the umbrella never does. The umbrella's library entry
- * does not load the CLI either: only its `turnlog` executable (packages/turnlog/src/bin.ts) does.
+ * does not load the CLI either: only its `turnlog` executable (packages/turnlog/src/bin.ts) does. The
+ * framework adapters (ADAPTERS) are opt-in the same way, and depend on nothing outward of audit.
  */
+/** The framework adapters: each may use core, postgres and audit; nothing in the workspace but the tests uses them. */
+const ADAPTERS = ['openai-agents', 'ai-sdk', 'langgraph']
 const layer = (from, forbidden) => ({
   name: `${from}-inward-only`,
   severity: 'error',
@@ -15,12 +18,12 @@ const layer = (from, forbidden) => ({
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
-    layer('core', ['postgres', 'audit', 'hermes', 'openai-agents', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('postgres', ['audit', 'hermes', 'openai-agents', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('audit', ['postgres', 'hermes', 'openai-agents', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('hermes', ['audit', 'openai-agents', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('openai-agents', ['cli', 'bench', 'testing', 'turnlog']),
-    layer('turnlog', ['hermes', 'openai-agents', 'bench', 'testing']),
+    layer('core', ['postgres', 'audit', 'hermes', ...ADAPTERS, 'cli', 'bench', 'testing', 'turnlog']),
+    layer('postgres', ['audit', 'hermes', ...ADAPTERS, 'cli', 'bench', 'testing', 'turnlog']),
+    layer('audit', ['postgres', 'hermes', ...ADAPTERS, 'cli', 'bench', 'testing', 'turnlog']),
+    layer('hermes', ['audit', ...ADAPTERS, 'cli', 'bench', 'testing', 'turnlog']),
+    layer('turnlog', ['hermes', ...ADAPTERS, 'bench', 'testing']),
+    ...ADAPTERS.map((adapter) => layer(adapter, ['cli', 'bench', 'testing', 'turnlog'])),
     {
       name: 'turnlog-cli-only-in-bin',
       severity: 'error',

@@ -58,7 +58,7 @@ export default tseslint.config(
   },
   {
     // only the CLI reads argv/env or writes to stdout.
-    files: ['packages/{core,postgres,audit,hermes,openai-agents}/src/**/*.ts'],
+    files: ['packages/{core,postgres,audit,hermes,openai-agents,ai-sdk,langgraph}/src/**/*.ts'],
     rules: {
       'no-restricted-properties': [
         'error',

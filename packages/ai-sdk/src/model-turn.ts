@@ -1,0 +1,116 @@
+import {
+  AI_SDK_MODEL_FORMAT,
+  TurnlogError,
+  createMessage,
+  isTurnlogError,
+  newMessageId,
+  parseSessionId,
+  toWire,
+  type Message,
+  type SessionId,
+  type SessionStore,
+} from '@turnlog/core'
+import type { ModelMessage } from 'ai'
+
+/** Options for {@link startModelTurn}. */
+export interface ModelTurnOptions {
+  /**
+   * Your key for this turn (a request id, a job id): the input messages are stored under ids derived
+   * from it, so a retried request stores its input once. Minted (a UUIDv7) when absent.
+   */
+  readonly turnId?: string
+}
+
+/** The part of `generateText`/`streamText`'s `onStepFinish` and `onFinish` events a turn write reads. */
+export interface ModelStepEvent {
+  readonly response: { readonly messages: readonly ModelMessage[] }
+}
+
+/** A server-side turn of `ModelMessage`s: the history to send, and the callbacks that store the reply. */
+export interface ModelTurn {
+  readonly sessionId: SessionId
+  readonly turnId: string
+  /** The session's stored messages followed by this turn's input: `generateText({ messages })`. */
+  readonly messages: ModelMessage[]
+  /** `generateText({ onStepFinish })`: stores the messages of the step (the assistant message, the tool results). */
+  readonly onStepFinish: (event: ModelStepEvent) => Promise<void>
+  /** `generateText({ onFinish })`: stores whatever the steps have not (idempotent). */
+  readonly onFinish: (event: ModelStepEvent) => Promise<void>
+}
+
+/** Base64 of bytes, with what every runtime has (`btoa`), not Node's `Buffer`. */
+function base64(bytes: Uint8Array): string {
+  let text = ''
+  for (const byte of bytes) text += String.fromCharCode(byte)
+  return btoa(text)
+}
+
+/**
+ * A payload is JSON: binary data of a file or image part becomes base64, a `URL` its string, a `Date` its
+ * ISO string, `undefined` fields go (what `JSON.stringify` and the SDK's own schemas accept back).
+ */
+function toJson(message: ModelMessage): ModelMessage {
+  return JSON.parse(
+    JSON.stringify(message, (_key, value: unknown) => (value instanceof Uint8Array ? base64(value) : value)),
+  ) as ModelMessage
+}
+
+/**
+ * Starts a server-only turn (`generateText` or `streamText` loops without `useChat`), in `ai-sdk-model`
+ * format: loads the session's messages (creating the session on first use), stores `input` (the new
+ * user message(s)) before the model is called, and returns the list to send and the callbacks that store
+ * each step's response messages as they land (`response.messages` is cumulative: each callback stores
+ * what is new, and a message already stored is a duplicate, never a second copy).
+ *
+ * Throws `INVALID_INPUT` (`details.reason: 'format'`) when the session holds messages of another format,
+ * `INVALID_MESSAGE` for a message the `ai-sdk-model` format refuses (nothing of it written).
+ */
+export async function startModelTurn(
+  store: SessionStore,
+  sessionId: string,
+  input: readonly ModelMessage[],
+  options: ModelTurnOptions = {},
+): Promise<ModelTurn> {
+  const id = parseSessionId(sessionId)
+  const turnId = options.turnId ?? newMessageId()
+  let stored: Message<unknown>[]
+  try {
+    stored = (await store.load(id)).messages
+  } catch (error) {
+    if (!isTurnlogError(error, 'SESSION_NOT_FOUND')) throw error
+    await store.createSession({ id })
+    stored = []
+  }
+  const foreign = stored.find((m) => m.format !== AI_SDK_MODEL_FORMAT)
+  if (foreign !== undefined) {
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      `session ${sessionId} holds message ${foreign.id} of format ${foreign.format}, not ${AI_SDK_MODEL_FORMAT}`,
+      {
+        details: { sessionId, messageId: foreign.id, format: foreign.format, reason: 'format' },
+      },
+    )
+  }
+  const scope = `ai-sdk-model:${sessionId}`
+  const inputs = input.map((m, i) =>
+    createMessage<ModelMessage, string>(toJson(m), { format: AI_SDK_MODEL_FORMAT, externalId: `${turnId}:${i}`, scope }),
+  )
+  const known = new Set(stored.map((m) => m.id))
+  const fresh = inputs.filter((m) => !known.has(m.id))
+  await store.flush(id, fresh)
+  // the reply's messages, created once each: a step callback run again re-flushes the same values
+  const replies: Message<ModelMessage>[] = []
+  const record = async (event: ModelStepEvent): Promise<void> => {
+    for (let i = replies.length; i < event.response.messages.length; i++) {
+      replies.push(createMessage<ModelMessage, string>(toJson(event.response.messages[i] as ModelMessage), { format: AI_SDK_MODEL_FORMAT }))
+    }
+    await store.flush(id, replies)
+  }
+  return {
+    sessionId: id,
+    turnId,
+    messages: [...toWire(stored as Message<ModelMessage>[]), ...toWire(fresh)],
+    onStepFinish: record,
+    onFinish: record,
+  }
+}

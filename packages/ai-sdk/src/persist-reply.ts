@@ -1,0 +1,152 @@
+import { AI_SDK_UI_FORMAT, createMessage, type MessageId, type SessionStore } from '@turnlog/core'
+import type { FinishReason, UIMessage } from 'ai'
+import { chatMessageId, chatScope } from './chat-ids.js'
+import { generateMessageId } from './generate-message-id.js'
+import { plainJson } from './plain-json.js'
+import type { ChatTurn } from './receive-chat.js'
+
+/** The part of the AI SDK's `onStepFinish` event (`createUIMessageStream`) a reply write reads. */
+export interface ReplyStepEvent<UI extends UIMessage = UIMessage> {
+  readonly responseMessage: UI
+  readonly isContinuation: boolean
+}
+
+/** The part of the AI SDK's `onFinish` event (`toUIMessageStreamResponse`, `createUIMessageStream`) a reply write reads. */
+export interface ReplyFinishEvent<UI extends UIMessage = UIMessage> extends ReplyStepEvent<UI> {
+  readonly isAborted: boolean
+  readonly finishReason?: FinishReason
+}
+
+/** What happened to one reply, once its stream ended. */
+export interface ReplyResult {
+  /** The reply's `UIMessage.id` (a continuation: the id of the message it continued). */
+  readonly uiMessageId: string
+  /** Its turnlog id. */
+  readonly messageId: MessageId
+  /**
+   * `'partial'` when the stream did not end normally (aborted, or cancelled by a client that went away: no
+   * finish reason): the message holds what was streamed and stays flagged partial.
+   */
+  readonly status: 'partial' | 'final'
+  /** Writes made for this reply: 1 append (or none for a continuation), at most 1 revision per step, 1 at the end. */
+  readonly writes: number
+  readonly finishReason?: FinishReason
+}
+
+/**
+ * The callbacks that store a streamed reply. Pass them to the AI SDK as they are:
+ * `createUIMessageStream({ originalMessages: turn.messages, generateId, onStepFinish, onFinish, … })`, or,
+ * writing the reply once at its end only, `toUIMessageStreamResponse({ originalMessages: turn.messages,
+ * generateMessageId, onFinish })`.
+ */
+export interface ReplyPersistence<UI extends UIMessage = UIMessage> {
+  /** Mints the reply's id (see the `generateMessageId` export). */
+  readonly generateMessageId: () => string
+  /** The same function, under the name `createUIMessageStream` takes. */
+  readonly generateId: () => string
+  /** At the end of each step: appends the reply as a partial message (first step) or revises it (later steps). */
+  readonly onStepFinish: (event: ReplyStepEvent<UI>) => Promise<void>
+  /** At the end of the stream: finalizes the reply, or, when the stream was aborted, leaves it partial with what was streamed. */
+  readonly onFinish: (event: ReplyFinishEvent<UI>) => Promise<void>
+  /**
+   * Settles when the stream ended and its last write is done: the reply's {@link ReplyResult}, or the first
+   * write error. The AI SDK reports an error thrown by `onStepFinish` to the stream's `onError` and
+   * carries on; this promise does not lose it (a later write that succeeded heals the content, but `done`
+   * still rejects with the failure). Await it (or `.catch` it) to see write failures.
+   */
+  readonly done: Promise<ReplyResult>
+}
+
+/**
+ * Builds the callbacks that persist the assistant reply to `turn` (from `receiveChat`). The reply is
+ * appended as a **partial** message at the end of its first step, revised **at most once per step**, and
+ * finalized when the stream ends; a stream that did not finish (aborted, or cancelled when the client went
+ * away: the AI SDK then calls `onFinish` without a finish reason) leaves it **partial** (flagged: `load` reports
+ * `status: 'partial'`, `loadChatState` lists it in `interrupted`) with what was streamed. A continuation
+ * (the AI SDK's `isContinuation`: the stream extends the chat's last assistant message, after a tool
+ * approval or a client-side tool output) revises that message instead of adding one.
+ *
+ * Why once per step and not once per token: a revision stores a full copy of the message (the log keeps
+ * every version, hashed and chained), so revising per token would store a reply of n tokens about n times
+ * over (quadratic). Steps end where tool calls and results land, which is where a crash would otherwise
+ * lose the most; within a step the client holds the tokens, and a crash mid-step leaves the previous
+ * step's content, partial.
+ *
+ * Writes run one at a time, in event order. A write fails loudly: `done` rejects, and when the last write
+ * fails `onFinish` throws too (the AI SDK then errors the stream), so a lost reply is never silent.
+ */
+export function persistReply<UI extends UIMessage = UIMessage>(store: SessionStore, turn: ChatTurn<UI>): ReplyPersistence<UI> {
+  let queue: Promise<unknown> = Promise.resolve()
+  let written: MessageId | undefined
+  let writes = 0
+  let failure: unknown
+  let finished = false
+  let settle!: { resolve: (r: ReplyResult) => void; reject: (e: unknown) => void }
+  const done = new Promise<ReplyResult>((resolve, reject) => (settle = { resolve, reject }))
+  done.catch(() => undefined) // observed through `done` by the caller; never an unhandled rejection
+
+  const idOf = (ui: UI, isContinuation: boolean): MessageId =>
+    (isContinuation ? turn.ids.get(ui.id) : undefined) ?? written ?? chatMessageId(turn.chatId, ui.id)
+
+  async function write(streamed: UI, isContinuation: boolean, status: 'partial' | 'final'): Promise<MessageId> {
+    const ui = plainJson(streamed)
+    const id = idOf(ui, isContinuation)
+    if (written === undefined && !isContinuation) {
+      const message = createMessage<UI, string>(ui, {
+        format: AI_SDK_UI_FORMAT,
+        externalId: ui.id,
+        scope: chatScope(turn.chatId),
+        ...(status === 'partial' ? { status } : {}),
+      })
+      await store.append(turn.sessionId, [message])
+    } else {
+      await store.revise(turn.sessionId, id, ui, { status })
+    }
+    written = id
+    writes++
+    return id
+  }
+
+  function enqueue<T>(job: () => Promise<T>): Promise<T> {
+    const next = queue.then(job)
+    queue = next.catch((error: unknown) => {
+      failure ??= error
+    })
+    return next
+  }
+
+  return {
+    generateMessageId,
+    generateId: generateMessageId,
+    // a step reported after the end (the AI SDK ends a cancelled stream first) must not make the reply partial again
+    onStepFinish: (event) =>
+      finished ? Promise.resolve() : enqueue(() => write(event.responseMessage, event.isContinuation, 'partial').then(() => undefined)),
+    onFinish: async (event) => {
+      if (finished) return
+      finished = true
+      const ui = event.responseMessage
+      // no finish reason: the stream did not reach its end (the client went away and the AI SDK cancelled
+      // the stream, which reports `isAborted: false`), so the reply is incomplete too
+      const status = event.isAborted || event.finishReason === undefined ? 'partial' : 'final'
+      // an aborted reply that never streamed a part has nothing to keep
+      const empty = written === undefined && !event.isContinuation && ui.parts.length === 0
+      let messageId: MessageId
+      try {
+        messageId = await enqueue(() => (empty ? Promise.resolve(idOf(ui, event.isContinuation)) : write(ui, event.isContinuation, status)))
+      } catch (error) {
+        settle.reject(error)
+        throw error
+      }
+      // an earlier step's write failed, the last one stored the whole reply: the content is healed, the failure reported
+      if (failure !== undefined) return settle.reject(failure)
+      settle.resolve({
+        uiMessageId: ui.id,
+        messageId,
+        status,
+        writes,
+        ...(event.finishReason === undefined ? {} : { finishReason: event.finishReason }),
+      })
+    },
+    done,
+  }
+}

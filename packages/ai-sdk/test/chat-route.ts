@@ -1,0 +1,64 @@
+import type { SessionStore } from '@turnlog/core'
+import {
+  convertToModelMessages,
+  createUIMessageStream,
+  createUIMessageStreamResponse,
+  stepCountIs,
+  streamText,
+  validateUIMessages,
+  type LanguageModel,
+} from 'ai'
+import { loadChat, persistReply, receiveChat, type ChatRequest, type ReplyResult } from '@turnlog/ai-sdk'
+import { tools, type ChatMessage } from './chat-fixture.js'
+
+/** What a route did, for the tests to wait on (the reply's writes settle after the response ends). */
+export interface RouteLog {
+  readonly replies: Promise<ReplyResult>[]
+}
+
+/**
+ * The README's route, `POST /api/chat`, as a web handler (`(Request) => Response`, what Next.js route
+ * handlers are): the model is a parameter so the tests can script it. `mode: 'response'` is the README's
+ * short form (`toUIMessageStreamResponse`, the reply written once at its end).
+ */
+export function chatRoute(
+  store: SessionStore,
+  model: LanguageModel,
+  log: RouteLog = { replies: [] },
+  mode: 'steps' | 'response' = 'steps',
+) {
+  return async (req: Request): Promise<Response> => {
+    if (req.method === 'GET') {
+      const chatId = new URL(req.url).searchParams.get('id') ?? ''
+      return Response.json(await loadChat(store, chatId))
+    }
+    const body = (await req.json()) as { id: string } & ChatRequest<ChatMessage>
+    const turn = await receiveChat<ChatMessage>(store, body.id, body as ChatRequest<ChatMessage>, {
+      validate: (messages) => validateUIMessages<ChatMessage>({ messages, tools }),
+    })
+    const reply = persistReply(store, turn)
+    ;(log.replies as Promise<ReplyResult>[]).push(reply.done)
+    const result = streamText({
+      model,
+      messages: await convertToModelMessages(turn.forModel, { tools }),
+      tools,
+      stopWhen: stepCountIs(5),
+      abortSignal: req.signal,
+    })
+    if (mode === 'response') {
+      return result.toUIMessageStreamResponse({
+        originalMessages: turn.messages,
+        generateMessageId: reply.generateMessageId,
+        onFinish: reply.onFinish,
+      })
+    }
+    const stream = createUIMessageStream({
+      originalMessages: turn.messages,
+      generateId: reply.generateId,
+      onStepFinish: reply.onStepFinish,
+      onFinish: reply.onFinish,
+      execute: ({ writer }) => writer.merge(result.toUIMessageStream()),
+    })
+    return createUIMessageStreamResponse({ stream })
+  }
+}

@@ -1,0 +1,240 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { audit } from '@turnlog/audit'
+import type { PostgresStore } from '@turnlog/postgres'
+import { isToolUIPart, validateUIMessages, type UIMessage } from 'ai'
+import { chatSessionId, forkChat, loadChat, loadChatState, persistReply, receiveChat } from '@turnlog/ai-sdk'
+import { TestChat, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
+import { chatRoute, type RouteLog } from './chat-route.js'
+import { STORE_KINDS, collect, openTestStore } from './store-kinds.js'
+
+describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
+  let store: PostgresStore
+  let close: () => Promise<void>
+  beforeAll(async () => {
+    ;({ store, close } = await openTestStore(kind))
+  })
+  afterAll(() => close())
+
+  /** The chat as stored equals what the client holds, and passes the SDK's own validation. */
+  async function expectSameAsClient(chat: TestChat): Promise<UIMessage[]> {
+    const stored = await loadChat(store, chat.id)
+    expect(stored).toEqual(chat.list)
+    await expect(validateUIMessages<ChatMessage>({ messages: stored, tools })).resolves.toEqual(stored)
+    return stored
+  }
+
+  /** The reply's events: type and status, in log order. */
+  async function replyEvents(chatId: string, uiMessageId: string): Promise<string[]> {
+    const { ids } = await loadChatState(store, chatId)
+    const id = ids.get(uiMessageId)
+    const events = await collect(store.events(chatSessionId(chatId)))
+    return events
+      .filter((e) => e.messageId === id)
+      .map((e) => `${e.type}${(e.data as { status?: string }).status === 'partial' ? ':partial' : ''}`)
+  }
+
+  it('a 3-step tool run keeps one assistant id, partial after the first step, revised once per step, final at the end', async () => {
+    // given
+    const model = scriptedModel([
+      toolStep('c1', 'weather', { city: 'Paris' }),
+      toolStep('c2', 'weather', { city: 'Oslo' }),
+      textStep('Paris is warmer.'),
+    ])
+    const log: RouteLog = { replies: [] }
+    const chat = new TestChat({ id: `three-steps-${kind}`, api: chatRoute(store, model, log) })
+    // when
+    await chat.sendMessage({ text: 'Paris or Oslo?' })
+    const reply = await log.replies[0]
+    // then
+    const stored = await expectSameAsClient(chat)
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant'])
+    expect(reply).toMatchObject({ uiMessageId: stored[1]?.id, status: 'final', writes: 4 })
+    // appended partial at the end of step 1, one revision per later step, finalized (same content) at the end
+    expect(await replyEvents(chat.id, stored[1]?.id as string)).toEqual([
+      'message_appended:partial',
+      'message_revised:partial',
+      'message_revised:partial',
+      'message_finalized',
+    ])
+    // the first write held step 1 only: the first tool call, answered
+    const { messages: v2 } = await store.load(chatSessionId(chat.id), { at: 2 })
+    expect(v2[1]?.status).toBe('partial')
+    const parts = (v2[1]?.payload as unknown as UIMessage).parts
+    expect(parts.filter(isToolUIPart).map((p) => [p.toolCallId, p.state])).toEqual([['c1', 'output-available']])
+    expect((await store.load(chatSessionId(chat.id))).messages[1]?.status).toBeUndefined()
+  })
+
+  it.each([false, true])('a tool approval continuation revises the same reply (only the last message sent: %s)', async (lastOnly) => {
+    // given: the model asks to pay; the SDK stops for the user's approval
+    const model = scriptedModel([toolStep('p1', 'pay', { amount: 5 }), textStep('Paid 5.')])
+    const log: RouteLog = { replies: [] }
+    const chat = new TestChat({ id: `approval-${kind}-${lastOnly}`, api: chatRoute(store, model, log), lastOnly })
+    await chat.sendMessage({ text: 'Pay 5' })
+    const asked = await expectSameAsClient(chat)
+    const part = asked[1]?.parts.find(isToolUIPart)
+    expect(part?.state).toBe('approval-requested')
+    const approvalId = (part as { approval: { id: string } }).approval.id
+    // when: approved, the client sends the reply back, the server continues it
+    await chat.addToolApprovalResponse({ id: approvalId, approved: true })
+    await chat.sendMessage()
+    const replies = await Promise.all(log.replies)
+    // then: one assistant message, the approval and the continuation recorded as revisions of it
+    const stored = await expectSameAsClient(chat)
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant'])
+    expect(replies.map((r) => r.uiMessageId)).toEqual([stored[1]?.id, stored[1]?.id])
+    expect(replies.map((r) => r.messageId)).toEqual([replies[0]?.messageId, replies[0]?.messageId])
+    expect(stored[1]?.parts.find(isToolUIPart)).toMatchObject({ state: 'output-available', output: { paid: 5 } })
+    expect(await replyEvents(chat.id, stored[1]?.id as string)).toEqual([
+      'message_appended:partial', // step 1 of the first request
+      'message_finalized', // its end: waiting for approval
+      'message_revised', // the client's approval (receiveChat)
+      'message_revised:partial', // step 1 of the continuation
+      'message_finalized',
+    ])
+  })
+
+  it('an aborted stream leaves the reply partial, flagged, with what was streamed', async () => {
+    // given: the second step of the reply hangs mid-sentence
+    const model = scriptedModel([
+      toolStep('c1', 'weather', { city: 'Rome' }),
+      [...textStep('Rome is sunny and').slice(0, -2), 'hang'],
+      textStep('Fine.'),
+    ])
+    const log: RouteLog = { replies: [] }
+    const chat = new TestChat({ id: `abort-${kind}`, api: chatRoute(store, model, log) })
+    // when: the user stops it once the text arrived
+    const sending = chat.sendMessage({ text: 'Weather in Rome?' })
+    await until(() => JSON.stringify(chat.list).includes('Rome is sunny and'))
+    await chat.stop()
+    await sending
+    const reply = await log.replies[0]
+    // then
+    expect(reply?.status).toBe('partial')
+    const state = await loadChatState(store, chat.id)
+    expect(state.interrupted).toEqual([reply?.uiMessageId])
+    expect(state.messages[1]?.parts.some((p) => p.type === 'text' && p.text === 'Rome is sunny and')).toBe(true)
+    await expectSameAsClient(chat)
+    expect(await replyEvents(chat.id, reply?.uiMessageId as string)).toEqual(['message_appended:partial', 'message_revised:partial'])
+    const report = await audit(store, chatSessionId(chat.id))
+    expect(report.findings.map((f) => f.kind)).toEqual(['partial_never_finalized'])
+    // and the next turn keeps it partial: the client re-posts it unchanged
+    await chat.sendMessage({ text: 'Go on' })
+    expect((await loadChatState(store, chat.id)).interrupted).toEqual([reply?.uiMessageId])
+    await expectSameAsClient(chat)
+  })
+
+  it('a tool call an interrupted reply left open reaches the model as an error result, the chat unchanged', async () => {
+    // given: a reply aborted while its tool ran (the call has no result)
+    const chatId = `open-call-${kind}`
+    const turn = await receiveChat<UIMessage>(store, chatId, {
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Nice?' }] }],
+    })
+    const reply = persistReply(store, turn)
+    const id = reply.generateMessageId()
+    const parts: UIMessage['parts'] = [
+      { type: 'step-start' },
+      { type: 'tool-weather', toolCallId: 'c9', state: 'input-available', input: { city: 'Nice' } },
+    ]
+    await reply.onFinish({ responseMessage: { id, role: 'assistant', parts }, isContinuation: false, isAborted: true })
+    const model = scriptedModel([textStep('That lookup failed, sorry.')])
+    const chat = new TestChat({ id: chatId, api: chatRoute(store, model), messages: await loadChat(store, chatId) })
+    // when
+    await chat.sendMessage({ text: 'and?' })
+    // then: the model was told the call was interrupted; the stored chat still shows it as it was
+    const prompt = JSON.stringify(model.doStreamCalls[0]?.prompt)
+    expect(prompt).toContain('"toolCallId":"c9"')
+    expect(prompt).toContain('interrupted')
+    const stored = await expectSameAsClient(chat)
+    expect(stored[1]?.parts[1]).toMatchObject({ toolCallId: 'c9', state: 'input-available' })
+    expect((await loadChatState(store, chatId)).interrupted).toEqual([id])
+  })
+
+  it('re-posting what the store holds writes nothing, whole list or last message', async () => {
+    // given
+    const chat = new TestChat({ id: `repost-${kind}`, api: chatRoute(store, scriptedModel([textStep('Hi!')])) })
+    await chat.sendMessage({ text: 'Hello' })
+    const { version } = await store.getSession(chatSessionId(chat.id))
+    // when
+    const whole = await receiveChat(store, chat.id, { messages: chat.list })
+    const last = await receiveChat(store, chat.id, { message: chat.list[1] as UIMessage })
+    const first = await receiveChat(store, chat.id, { message: chat.list[0] as UIMessage, trigger: 'submit-message' })
+    // then
+    for (const turn of [whole, last, first]) {
+      expect(turn).toMatchObject({ duplicate: true, version, appended: [], revised: [], retracted: [] })
+      expect(turn.messages).toEqual(chat.list)
+    }
+    expect((await store.getSession(chatSessionId(chat.id))).version).toBe(version)
+  })
+
+  it.each([false, true])(
+    'an edit is a revision, what followed it a retraction; a regeneration retracts the reply (last only: %s)',
+    async (lastOnly) => {
+      // given
+      const model = scriptedModel([textStep('One.'), textStep('Two.'), textStep('Two again.'), textStep('Edited answer.')])
+      const chat = new TestChat({ id: `edit-${kind}-${lastOnly}`, api: chatRoute(store, model), lastOnly })
+      await chat.sendMessage({ text: 'first' })
+      await chat.sendMessage({ text: 'second' })
+      const before = chat.list
+      // when: regenerate the last reply, then edit the second question
+      await chat.regenerate()
+      await expectSameAsClient(chat)
+      await chat.sendMessage({ text: 'second, edited', messageId: before[2]?.id as string })
+      // then
+      const stored = await expectSameAsClient(chat)
+      expect(stored.map((m) => m.parts.map((p) => (p.type === 'text' ? p.text : p.type)).join(''))).toEqual([
+        'first',
+        'step-startOne.',
+        'second, edited',
+        'step-startEdited answer.',
+      ])
+      expect(stored[2]?.id).toBe(before[2]?.id)
+      // nothing was overwritten: the question's first version, both retracted replies are in the history
+      const { entries } = await store.transcript(chatSessionId(chat.id))
+      const texts = entries.map((e) => JSON.stringify(e))
+      for (const text of ['"second"', 'Two.', 'Two again.', 'second, edited']) expect(texts.some((t) => t.includes(text))).toBe(true)
+    },
+  )
+
+  it('a fork holds the prefix with the same ids and goes on on its own', async () => {
+    // given
+    const model = scriptedModel([textStep('A1'), textStep('A2'), textStep('B2')])
+    const chat = new TestChat({ id: `fork-${kind}`, api: chatRoute(store, model) })
+    await chat.sendMessage({ text: 'Q1' })
+    await chat.sendMessage({ text: 'Q2' })
+    const original = chat.list
+    // when
+    const forkId = await forkChat(store, chat.id, { at: original[1]?.id as string, chatId: `fork-${kind}-b` })
+    const branch = new TestChat({ id: forkId, api: chatRoute(store, model), messages: await loadChat(store, forkId) })
+    expect(branch.list).toEqual(original.slice(0, 2))
+    await branch.sendMessage({ text: 'Q2 on the branch' })
+    // then
+    await expectSameAsClient(branch)
+    await expectSameAsClient(chat)
+    const [a, b] = await Promise.all([loadChatState(store, chat.id), loadChatState(store, forkId)])
+    expect([...b.ids].slice(0, 2)).toEqual([...a.ids].slice(0, 2))
+    expect(await loadChat(store, chat.id)).toEqual(original)
+  })
+
+  it('the short form (toUIMessageStreamResponse, onFinish only) writes the reply once, final', async () => {
+    // given
+    const log: RouteLog = { replies: [] }
+    const model = scriptedModel([toolStep('c1', 'weather', { city: 'Lima' }), textStep('Warm.')])
+    const chat = new TestChat({ id: `short-${kind}`, api: chatRoute(store, model, log, 'response') })
+    // when
+    await chat.sendMessage({ text: 'Lima?' })
+    // then
+    const reply = await log.replies[0]
+    expect(reply).toMatchObject({ status: 'final', writes: 1 })
+    await expectSameAsClient(chat)
+    expect(await replyEvents(chat.id, reply?.uiMessageId as string)).toEqual(['message_appended'])
+  })
+})
+
+/** Waits for a condition the client reaches while a stream runs. */
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}

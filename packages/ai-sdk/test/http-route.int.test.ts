@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { PostgresStore } from '@turnlog/postgres'
+import { validateUIMessages, type UIMessage } from 'ai'
+import { loadChatState } from '@turnlog/ai-sdk'
+import { TestChat, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
+import { chatRoute, type RouteLog } from './chat-route.js'
+import { STORE_KINDS, openTestStore } from './store-kinds.js'
+
+/**
+ * Serves a web handler (`(Request) => Response`, a Next.js route handler) on Node's `http`: the request
+ * body and headers go in, the response streams out, and a client that goes away aborts the request.
+ */
+function serve(handler: (request: Request) => Promise<Response>): Promise<Server> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const abort = new AbortController()
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort(new Error('the client went away'))
+    })
+    void (async () => {
+      const chunks: Buffer[] = []
+      for await (const chunk of req) chunks.push(chunk as Buffer)
+      const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+        method: req.method ?? 'GET',
+        headers: Object.entries(req.headers).flatMap(([k, v]) => (typeof v === 'string' ? [[k, v] as [string, string]] : [])),
+        ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+        signal: abort.signal,
+      })
+      const response = await handler(request)
+      res.writeHead(response.status, Object.fromEntries(response.headers))
+      if (response.body !== null) for await (const chunk of response.body) res.write(chunk)
+      res.end()
+    })().catch((error: unknown) => {
+      res.writeHead(500).end(String(error))
+    })
+  })
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
+}
+
+describe.each(STORE_KINDS)('POST /api/chat over HTTP on %s', (kind) => {
+  let store: PostgresStore
+  let close: () => Promise<void>
+  beforeAll(async () => {
+    ;({ store, close } = await openTestStore(kind))
+  })
+  afterAll(() => close())
+
+  it('the README route: fetch streams a tool run, GET returns what the client holds', async () => {
+    // given
+    const log: RouteLog = { replies: [] }
+    const model = scriptedModel([toolStep('c1', 'weather', { city: 'Kyoto' }), textStep('Kyoto: 15 °C.'), textStep('You are welcome.')])
+    const server = await serve(chatRoute(store, model, log))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`
+    try {
+      const chat = new TestChat({ id: `http-${kind}`, api: url, lastOnly: true })
+      // when
+      await chat.sendMessage({ text: 'Weather in Kyoto?' })
+      await chat.sendMessage({ text: 'Thanks' })
+      await Promise.all(log.replies)
+      const loaded = (await (await fetch(`${url}?id=${chat.id}`)).json()) as UIMessage[]
+      // then
+      expect(loaded).toEqual(chat.list)
+      expect(loaded.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
+      await validateUIMessages<ChatMessage>({ messages: loaded, tools })
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
+  it('a client that disconnects mid-reply leaves the reply partial', async () => {
+    // given: the reply's second step hangs
+    const log: RouteLog = { replies: [] }
+    const model = scriptedModel([toolStep('c1', 'weather', { city: 'Bern' }), [...textStep('Bern is').slice(0, -2), 'hang']])
+    const server = await serve(chatRoute(store, model, log))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`
+    try {
+      const chat = new TestChat({ id: `http-abort-${kind}`, api: url })
+      // when: the client stops once the text arrived: its fetch is aborted, the connection closes
+      const sending = chat.sendMessage({ text: 'Bern?' })
+      const end = Date.now() + 10_000
+      while (!JSON.stringify(chat.list).includes('Bern is') && Date.now() < end) await new Promise((r) => setTimeout(r, 5))
+      await chat.stop()
+      await sending
+      const reply = await log.replies[0]
+      // then: step 1 was stored, the rest of what was streamed too, flagged partial
+      expect(reply?.status).toBe('partial')
+      const state = await loadChatState(store, chat.id)
+      expect(state.interrupted).toEqual([reply?.uiMessageId])
+      expect(JSON.stringify(state.messages[1])).toContain('"output":{"city":"Bern","celsius":12}')
+      await validateUIMessages<ChatMessage>({ messages: state.messages, tools })
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
