@@ -23,5 +23,5 @@ export {
   type InspectSpan,
 } from './inspect/build-inspect-model.js'
 export { renderInspectHtml } from './inspect/render-inspect-html.js'
-export type { DemoStep, DemoSummary, TurnlogScore } from './demo/run-demo.js'
+export type { DemoStep, DemoSummary, TurnlogScore } from './demo/demo-summary.js'
 export { CursorPersister, scoreRows, type CursorRow, type PersistenceScore } from './demo/cursor-persister.js'
