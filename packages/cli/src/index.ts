@@ -24,4 +24,5 @@ export {
 } from './inspect/build-inspect-model.js'
 export { renderInspectHtml } from './inspect/render-inspect-html.js'
 export type { DemoStep, DemoSummary, TurnlogScore } from './demo/demo-summary.js'
-export { CursorPersister, scoreRows, type CursorRow, type PersistenceScore } from './demo/cursor-persister.js'
+export { CursorPersister, scoreRows, type CursorRow } from './demo/cursor-persister.js'
+export type { PersistenceScore } from './demo/score-persistence.js'

@@ -1,4 +1,4 @@
-import type { PersistenceScore } from './cursor-persister.js'
+import type { PersistenceScore } from './score-persistence.js'
 import type { DemoAudit } from './audit-demo-sessions.js'
 
 /** One line of the demo's timeline. */

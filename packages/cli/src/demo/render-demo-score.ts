@@ -1,5 +1,5 @@
 import { shortId } from '../format-text.js'
-import type { PersistenceScore } from './cursor-persister.js'
+import type { PersistenceScore } from './score-persistence.js'
 import type { DemoSummary } from './demo-summary.js'
 
 function naiveDetail(c: PersistenceScore, labels: Readonly<Record<string, string>>): string[] {

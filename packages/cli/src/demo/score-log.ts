@@ -1,5 +1,6 @@
 import type { StoredEvent } from '@turnlog/core'
-import type { PersistenceScore } from './cursor-persister.js'
+import type { PersistenceScore } from './score-persistence.js'
+import { scorePersistence } from './score-persistence.js'
 
 /** Scores the session's event log the way {@link scoreRows} scores the naive table. */
 export function scoreLog(
@@ -17,27 +18,8 @@ export function scoreLog(
       latest.set(e.messageId, e.contentHash)
     }
   }
-  const lostIds: string[] = []
-  const duplicatedIds: string[] = []
-  const staleIds: string[] = []
-  let duplicated = 0
-  for (const [id, hash] of expected) {
-    const n = appends.get(id) ?? 0
-    if (n === 0) lostIds.push(id)
-    else {
-      if (n > 1) duplicatedIds.push(id)
-      duplicated += n - 1
-      if (latest.get(id) !== hash) staleIds.push(id)
-    }
-  }
-  return {
-    expected: expected.size,
-    lost: lostIds.length,
-    duplicated,
-    stale: staleIds.length,
-    scaffoldingStored,
-    lostIds,
-    duplicatedIds,
-    staleIds,
-  }
+  return scorePersistence(expected, scaffoldingStored, (id) => ({
+    writes: appends.get(id) ?? 0,
+    holds: (hash) => latest.get(id) === hash,
+  }))
 }
