@@ -34,9 +34,12 @@ export default tseslint.config(
     },
   },
   {
-    // the inspect page's browser script is a classic script: an `import type` would make it a module, so it
-    // names the model's types with `import()` types
+    // the inspect page's browser scripts are classic scripts: an `import type` would make one a module, so
+    // they name the model's types with `import()` types. They share one global scope (inlined together):
+    // each lists the functions it declares for the others in an `/* exported … */` comment, which
+    // no-unused-vars honours for scripts
     files: ['packages/cli/src/inspect/page/**/*.ts'],
+    languageOptions: { sourceType: 'script' },
     rules: { '@typescript-eslint/consistent-type-imports': ['error', { disallowTypeAnnotations: false }] },
   },
   {

@@ -17,7 +17,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkOptions } from '@turnlog/core/internal'
+import { checkOptions, type ImportedSessionHead } from '@turnlog/core/internal'
 import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
 import { ChainVerifier } from './verify-chain.js'
@@ -84,17 +84,9 @@ function guard<T>(line: number, what: string, fn: () => T): T {
   }
 }
 
-interface ParsedSession {
-  readonly line: number
-  readonly id: SessionId
-  readonly tenantId: string | null
-  readonly metadata: JsonValue | null
-  readonly createdAt: string
-  readonly updatedAt: string
+interface ParsedSession extends ImportedSessionHead {
   readonly version: number
-  readonly parent: { readonly sessionId: SessionId; readonly version: number; readonly at: string } | null
 }
-
 interface ParsedEvent {
   readonly line: number
   readonly record: ExportEventRecord

@@ -5,12 +5,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { contentHash, createMessage, newSessionId, parseChatMessage, serializeMessage } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStore } from '@turnlog/testing'
 import { importTranscript, transcriptMessageId } from '@turnlog/audit'
 
 let dir: string
-let database: TestDatabase
 let store: PostgresStore
 
 const transcript = [
@@ -37,15 +36,13 @@ async function file(name: string, lines: readonly string[]): Promise<string> {
 const read = (path: string): AsyncIterable<string> =>
   createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity })
 
+useTestStore((t) => ({ store } = t))
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'turnlog-transcript-'))
-  database = await createTestDatabase()
-  store = await openStore({ connectionString: database.connectionString })
 })
 
 afterAll(async () => {
-  await store.close()
-  await database.drop()
   await rm(dir, { recursive: true, force: true })
 })
 

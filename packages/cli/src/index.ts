@@ -23,5 +23,6 @@ export {
   type InspectSpan,
 } from './inspect/build-inspect-model.js'
 export { renderInspectHtml } from './inspect/render-inspect-html.js'
-export type { DemoStep, DemoSummary, TurnlogScore } from './demo/run-demo.js'
-export { CursorPersister, scoreRows, type CursorRow, type PersistenceScore } from './demo/cursor-persister.js'
+export type { DemoStep, DemoSummary, TurnlogScore } from './demo/demo-summary.js'
+export { CursorPersister, scoreRows, type CursorRow } from './demo/cursor-persister.js'
+export type { PersistenceScore } from './demo/score-persistence.js'

@@ -4,19 +4,16 @@
  * and the audit's finding names the format of the message it is about. A screenshot is written to a
  * temporary directory (and copied under test-output/ for a look).
  */
-import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { createMixedFormatSession, MIXED_FORMAT_MESSAGES } from './support/mixed-format-session.js'
+import { headlessChromium } from './support/headless-chromium.js'
 import { runTurnlog } from './support/run-turnlog.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const OUTPUT = fileURLToPath(new URL('../../../test-output/', import.meta.url))
 /** Per-test timeout: the binary and Chromium each start twice, and a loaded CI runner is slow. */
 const SLOW = 240_000
@@ -27,27 +24,7 @@ let profile: string
 let sessionId = ''
 let ids: Record<string, string> = {}
 
-async function chromium(args: string[]): Promise<string> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium; the test command's pretest does this as root)`)
-  }
-  const { stdout } = await promisify(execFile)(
-    CHROMIUM,
-    [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      `--user-data-dir=${profile}`,
-      ...args,
-    ],
-    { timeout: 60_000, maxBuffer: 32 * 1024 * 1024, encoding: 'utf8' },
-  )
-  return stdout
-}
+const chromium = (args: string[]): Promise<string> => headlessChromium(profile, args)
 
 /** The text of an HTML fragment as the DOM dump escapes it. */
 const escaped = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')

@@ -3,20 +3,17 @@
  * brackets, lineage, pairing problems, findings) and a screenshot under test-output/. The session holds
  * hostile payloads (HTML, a `</script>`, NUL, a lone surrogate) that must render as text.
  */
-import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, type Message } from '@turnlog/core'
 import { openStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { headlessChromium } from './support/headless-chromium.js'
 import { runTurnlog } from './support/run-turnlog.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const OUTPUT = fileURLToPath(new URL('../../../test-output/', import.meta.url))
 const HOSTILE =
   "look: <img src=x onerror=\"document.body.setAttribute('data-pwned','img')\"> and " +
@@ -32,27 +29,7 @@ const ids: Record<string, string> = {}
 let sessionId = ''
 let forkId = ''
 
-async function chromium(args: string[]): Promise<string> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install it (apt-get install -y chromium; the test command's pretest does this as root)`)
-  }
-  const { stdout } = await promisify(execFile)(
-    CHROMIUM,
-    [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      `--user-data-dir=${profile}`,
-      ...args,
-    ],
-    { timeout: 60_000, maxBuffer: 32 * 1024 * 1024, encoding: 'utf8' },
-  )
-  return stdout
-}
+const chromium = (args: string[]): Promise<string> => headlessChromium(profile, args)
 
 beforeAll(async () => {
   db = await createTestDatabase()

@@ -2,8 +2,9 @@
  * `@turnlog/core/internal`: building blocks the other turnlog packages (postgres, audit, hermes,
  * testing) share with core, outside the public API: input guards (`guardInput`, `parseInput`,
  * `checkOptions`), the incremental projection (`StructureBuilder`, `newStructure`, `applyEvent`,
- * `projectionRows`; the one-shot spec `projectStructure` is public) and `withApplyTo`, which stores use to
- * give a write's result its `applyTo`. No stability promise: they change with the packages that use them.
+ * `projectionRows`; the one-shot spec `projectStructure` is public), `withApplyTo`, which stores use to
+ * give a write's result its `applyTo`, and `ImportedSessionHead`, the checked attributes of an imported
+ * session that the export-file reader and the import writer share. No stability promise: they change with the packages that use them.
  * Applications import `turnlog` (or `@turnlog/core`).
  * @packageDocumentation
  */
@@ -12,3 +13,4 @@ export { checkOptions } from './check-options.js'
 export { StructureBuilder, applyEvent, newStructure, projectionRows } from './project-structure.js'
 export { withApplyTo } from './apply-to-live.js'
 export { messageEnvelope, type EnvelopeSource } from './message-envelope.js'
+export type { ImportedSessionHead } from './imported-session-head.js'

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, foldSession, type Message, type SessionId, type StoredEvent } from '@turnlog/core'
 import fc from 'fast-check'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStore } from '@turnlog/testing'
 import { sql } from 'kysely'
 import { historyArb, newStats, runHistory } from './support/projection-harness.js'
 
@@ -12,19 +12,10 @@ import { historyArb, newStats, runHistory } from './support/projection-harness.j
 // compactions and appends build on positions), whether the projection was intact or damaged.
 const NUM_RUNS = Number(process.env['TURNLOG_PROP_RUNS'] ?? 60)
 
-let db: TestDatabase
 let store: PostgresStore
 const stats = newStats()
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, pool: { max: 4 } })
-})
-
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
+useTestStore((t) => ({ store } = t), { pool: { max: 4 } })
 
 interface Row {
   session_id: string

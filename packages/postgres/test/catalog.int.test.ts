@@ -1,20 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { describe, expect, it } from '@jest/globals'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStore } from '@turnlog/testing'
 import { sql } from 'kysely'
 
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
+useTestStore((t) => ({ store } = t), { pool: { max: 2 } })
 
 /** kysely's own bookkeeping tables, which are not turnlog data. */
 const MIGRATION_TABLES = ['schema_migrations', 'schema_migrations_lock']

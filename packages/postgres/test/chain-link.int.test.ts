@@ -6,10 +6,10 @@
  * same link in SQL and in TypeScript.
  */
 import { readFileSync } from 'node:fs'
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { chainHash, type ChainInput } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, jsonValueArb, weirdStringArb, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { jsonValueArb, weirdStringArb, useTestStore } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 
@@ -21,18 +21,9 @@ interface ChainVectors {
 
 const VECTORS = JSON.parse(readFileSync(new URL('../../core/test/chain-vectors.json', import.meta.url), 'utf8')) as ChainVectors
 
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  await store?.close()
-  await db?.drop()
-})
+useTestStore((t) => ({ store } = t), { pool: { max: 2 } })
 
 describe('turnlog.chain_link golden vectors (SQL)', () => {
   it.each(VECTORS.vectors.map((v) => [v.name, v] as const))('%s', async (_name, v) => {

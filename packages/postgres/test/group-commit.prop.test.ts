@@ -8,28 +8,22 @@
  * writers interleave in does not matter), and afterwards every session's live list, transcript and
  * projection must equal the model's, inline and on rebuild (`checkSession`).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { afterAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { createMessage, type Message, type SessionId } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { SessionModel, createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { SessionModel, useTestStore } from '@turnlog/testing'
 import { checkSession, create, expectSameOutcome, newStats, payloadArb, type PayloadSpec } from './support/projection-harness.js'
 
 const NUM_RUNS = Number(process.env['TURNLOG_GROUP_RUNS'] ?? 60)
 
-let db: TestDatabase
 let store: PostgresStore
 const stats = newStats()
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, pool: { max: 4 }, groupCommit: { maxBatches: 8, maxInFlight: 1 } })
-})
+useTestStore((t) => ({ store } = t), { pool: { max: 4 }, groupCommit: { maxBatches: 8, maxInFlight: 1 } })
 
-afterAll(async () => {
-  await store.close()
-  await db.drop()
+afterAll(() => {
   console.log(`group-commit.prop (Postgres): ${JSON.stringify(stats)}`)
 })
 

@@ -4,7 +4,7 @@
  * order (on Postgres and PGlite), exact payloads, the empty and unknown session, the cache it fills,
  * the function's settings and grants, row level security, and that `load_live` (the two-statement read kept for direct SQL callers) still agrees.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { afterAll, describe, expect, it } from '@jest/globals'
 import {
   contentHash,
   createMessage,
@@ -16,7 +16,7 @@ import {
   type SessionId,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { useTestStore, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { createLoginRole, dropLoginRoles, runSql, type LoginRole } from './security/support/security-fixtures.js'
@@ -25,14 +25,10 @@ let db: TestDatabase
 let store: PostgresStore
 const roles: LoginRole[] = []
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
-})
+useTestStore((t) => ({ db, store } = t), { pool: { max: 2 } })
 
 afterAll(async () => {
-  await store?.close()
-  await db?.drop()
+  // after the store is closed and the database dropped (hooks run in the order they are declared)
   await dropLoginRoles(roles)
 })
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, useTestStore } from '@turnlog/testing'
 import { sql } from 'kysely'
 import { describeDifferential } from './support/describe-differential.js'
 import { historyFor, newDiffStats, runDifferential } from './support/structure-differential.js'
@@ -12,18 +12,9 @@ import { historyFor, newDiffStats, runDifferential } from './support/structure-d
 // the rule. Sized for CI (2 cores).
 const NUM_RUNS = Number(process.env['TURNLOG_PROP_RUNS'] ?? 25)
 
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, pool: { max: 4 } })
-})
-
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
+useTestStore((t) => ({ store } = t), { pool: { max: 4 } })
 
 describeDifferential('Postgres', () => store, NUM_RUNS)
 

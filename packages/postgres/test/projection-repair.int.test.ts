@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStore } from '@turnlog/testing'
 import { sql } from 'kysely'
 
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
+useTestStore((t) => ({ store } = t), { pool: { max: 2 } })
 
 const text = (content: string, role: 'user' | 'assistant' = 'user', partial = false): Message =>
   createMessage({ role, content }, partial ? { status: 'partial' } : {})

@@ -9,24 +9,15 @@
  * `VERSION_CONFLICT` and writes nothing, unless it is a replay of what is already in effect (a no-op
  * that reports `unchanged` / only duplicates / the placed summary, and also writes nothing).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { createMessage, isTurnlogError, type Message, type MessageId, type SessionId } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStore } from '@turnlog/testing'
 
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  await store.close()
-  await db.drop()
-})
+useTestStore((t) => ({ store } = t), { pool: { max: 2 } })
 
 /** A session of four messages, the last one partial (streaming), as a stale writer last saw it. */
 interface Fixture {

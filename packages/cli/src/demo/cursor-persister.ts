@@ -1,4 +1,5 @@
 import { contentHash, type Message } from '@turnlog/core'
+import { scorePersistence, type PersistenceScore } from './score-persistence.js'
 
 /** One row of the naive persister's table: a copy of the payload, nothing else. */
 export interface CursorRow {
@@ -50,24 +51,6 @@ export class CursorPersister {
   }
 }
 
-/** How a persister's table compares with what it should hold. */
-export interface PersistenceScore {
-  /** Messages that should be stored (every non-ephemeral message that was ever flushed). */
-  readonly expected: number
-  /** Expected messages with no row at all. */
-  readonly lost: number
-  /** Extra rows for messages already stored (redelivery, re-insertion). */
-  readonly duplicated: number
-  /** Messages stored only with an old content (a revision or a finished stream never written). */
-  readonly stale: number
-  /** Rows of scaffolding (ephemeral) messages, which must never be stored. */
-  readonly scaffoldingStored: number
-  /** The ids behind `lost`, `duplicated` and `stale`. */
-  readonly lostIds: readonly string[]
-  readonly duplicatedIds: readonly string[]
-  readonly staleIds: readonly string[]
-}
-
 /**
  * Scores a table of rows against the expected final content of each message (`expected`: id → content
  * hash of its latest version).
@@ -87,27 +70,8 @@ export function scoreRows(
     if (list) list.push(r.contentHash)
     else byId.set(r.sourceId, [r.contentHash])
   }
-  const lostIds: string[] = []
-  const duplicatedIds: string[] = []
-  const staleIds: string[] = []
-  let duplicated = 0
-  for (const [id, hash] of expected) {
-    const stored = byId.get(id)
-    if (stored === undefined) lostIds.push(id)
-    else {
-      if (stored.length > 1) duplicatedIds.push(id)
-      duplicated += stored.length - 1
-      if (!stored.includes(hash)) staleIds.push(id)
-    }
-  }
-  return {
-    expected: expected.size,
-    lost: lostIds.length,
-    duplicated,
-    stale: staleIds.length,
-    scaffoldingStored,
-    lostIds,
-    duplicatedIds,
-    staleIds,
-  }
+  return scorePersistence(expected, scaffoldingStored, (id) => {
+    const stored = byId.get(id) ?? []
+    return { writes: stored.length, holds: (hash) => stored.includes(hash) }
+  })
 }

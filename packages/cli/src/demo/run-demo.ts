@@ -1,233 +1,23 @@
-import { spawn } from 'node:child_process'
 import { randomInt } from 'node:crypto'
-import { once } from 'node:events'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
-import {
-  contentHash,
-  createMessage,
-  serializeMessage,
-  type ChatMessage,
-  type Message,
-  type SessionId,
-  type StoredEvent,
-} from '@turnlog/core'
+import { contentHash, createMessage, serializeMessage, type Message, type SessionId, type StoredEvent } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { CliError } from '../cli-error.js'
 import type { CommandContext } from '../command-context.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { shortId } from '../format-text.js'
 import { openCliStore, type CliStore } from '../open-cli-store.js'
-import { redactUrl, type DatabaseTarget } from '../resolve-database.js'
-import { CursorPersister, scoreRows, type PersistenceScore } from './cursor-persister.js'
-import type { DemoWriterInput, DemoWriterReport } from './demo-writer.js'
-import { auditDemoSessions, type DemoAudit } from './audit-demo-sessions.js'
-
-/** One line of the demo's timeline. */
-export interface DemoStep {
-  readonly n: number
-  /** A short label: `turn`, `tool calls`, `rewind`, `SIGKILL`, … */
-  readonly action: string
-  /** What happened, with shortened ids. */
-  readonly detail: string
-  /** The session version after the step (null when the step wrote nothing). */
-  readonly version: number | null
-}
-
-/** turnlog's side of the demo's score, read back from the database. */
-export interface TurnlogScore extends PersistenceScore {
-  /** True when `load()` returns exactly the runtime's in-memory live list (ids, order, content). */
-  readonly liveMatches: boolean
-  /** True when the fork's live list is the parent's list up to the fork point plus the fork's own turn. */
-  readonly forkMatches: boolean
-}
-
-/** The machine summary `turnlog demo --json` prints. */
-export interface DemoSummary {
-  readonly database: { readonly kind: 'postgres' | 'embedded'; readonly where: string; readonly kept: boolean }
-  readonly sessionId: string
-  readonly forkSessionId: string
-  readonly steps: readonly DemoStep[]
-  readonly turnlog: TurnlogScore & { readonly events: number; readonly liveCount: number }
-  readonly audit: DemoAudit
-  readonly cursorPersister: PersistenceScore & {
-    readonly rows: number
-    /** How many messages a resume from the naive table would replay (the correct live list: `correctLiveCount`). */
-    readonly resumeCount: number
-    readonly correctLiveCount: number
-  }
-  /** What each message of the script is (id → label), to read the id lists. */
-  readonly labels: Readonly<Record<string, string>>
-  /** True when turnlog lost, duplicated and staled nothing and the audit found nothing at error or over. */
-  readonly ok: boolean
-  readonly durationMs: number
-}
-
-const WRITER = fileURLToPath(new URL('./demo-writer.js', import.meta.url))
-const WRITER_TIMEOUT_MS = 90_000
-
-/** The demo's agent runtime: its in-memory live list, mirrored by a naive runtime's list. */
-class DemoRuntime {
-  /** The live list of the turnlog runtime (ids intact). */
-  readonly live: Message[] = []
-  /** The live list of the naive runtime: the same operations, except that it cannot recognise a redelivery. */
-  readonly naive: Message[] = []
-  /** Every non-ephemeral message that was flushed, with the content hash of its latest version. */
-  readonly expected = new Map<string, string>()
-  /** What each message is, for the score's explanations. */
-  readonly labels = new Map<string, string>()
-  cursor = new CursorPersister()
-
-  label(message: Message, text: string): Message {
-    this.labels.set(message.id, text)
-    return message
-  }
-
-  push(...messages: Message[]): void {
-    this.live.push(...messages)
-    this.naive.push(...messages)
-  }
-
-  /** Both runtimes replace a message by its new version (same id). */
-  replace(message: Message): void {
-    for (const list of [this.live, this.naive]) {
-      const i = list.findIndex((m) => m.id === message.id)
-      if (i >= 0) list[i] = message
-    }
-  }
-
-  /** Both runtimes drop the tail after `keep` (a rewind). */
-  truncateAfter(keep: Message): void {
-    for (const list of [this.live, this.naive]) list.splice(list.indexOf(keep) + 1)
-  }
-
-  /** Both runtimes replace `covered` by `summary`, placed where the first covered message was. */
-  compact(covered: readonly Message[], summary: Message): void {
-    const ids = new Set(covered.map((m) => m.id))
-    for (const list of [this.live, this.naive]) {
-      const at = list.findIndex((m) => ids.has(m.id))
-      const kept = list.filter((m, i) => i < at || !ids.has(m.id))
-      kept.splice(at, 0, summary)
-      list.splice(0, list.length, ...kept)
-    }
-  }
-
-  /** Records what a flush of the live list makes durable, and lets the naive persister flush too. */
-  noteFlushed(list: readonly Message[] = this.live): void {
-    for (const m of list) if (m.ephemeral !== true) this.expected.set(m.id, contentHash(m))
-  }
-}
-
-function user(content: string, options: { externalId?: string } = {}): Message {
-  // the demo's platform ids already name their chat (slack:<team>:<channel>:<ts>): globally unique
-  return createMessage({ role: 'user', content }, options.externalId === undefined ? options : { ...options, scope: null })
-}
-
-function assistant(payload: Omit<ChatMessage, 'role'>, options: { status?: 'partial'; id?: string; createdAt?: string } = {}): Message {
-  return createMessage({ role: 'assistant', ...payload }, options)
-}
-
-function toolResult(callId: string, content: unknown): Message {
-  return createMessage({ role: 'tool', tool_call_id: callId, content: JSON.stringify(content) })
-}
-
-function call(id: string, name: string, args: unknown): NonNullable<ChatMessage['tool_calls']>[number] {
-  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
-}
+import { redactUrl } from '../resolve-database.js'
+import { scoreRows } from './cursor-persister.js'
+import { auditDemoSessions } from './audit-demo-sessions.js'
+import { chooseDemoTarget } from './choose-demo-target.js'
+import { assistant, call, toolResult, user } from './demo-messages.js'
+import { DemoRuntime } from './demo-runtime.js'
+import type { DemoStep, DemoSummary } from './demo-summary.js'
+import { killWriterMidTurn } from './kill-writer-mid-turn.js'
+import { renderDemoScore } from './render-demo-score.js'
+import { scoreLog } from './score-log.js'
 
 const ids = (list: readonly string[]): string => list.map(shortId).join(', ')
-
-async function chooseTarget(ctx: CommandContext): Promise<{ target: DatabaseTarget; kept: boolean; cleanup: () => Promise<void> }> {
-  const { databaseUrl, dataDir } = ctx.options
-  if (databaseUrl !== undefined || dataDir !== undefined) {
-    // the same rules as every command, but only the command line: a demo never writes into the
-    // database of $TURNLOG_DATABASE_URL / $DATABASE_URL by accident
-    return { target: ctx.target(), kept: true, cleanup: async () => {} }
-  }
-  const dir = await mkdtemp(join(tmpdir(), 'turnlog-demo-'))
-  return {
-    target: { kind: 'embedded', dataDir: dir, where: dir, source: '--data-dir' },
-    kept: false,
-    cleanup: () => rm(dir, { recursive: true, force: true }),
-  }
-}
-
-/** Runs the doomed writer process and kills it with SIGKILL once its first flush committed. */
-async function killWriterMidTurn(input: DemoWriterInput): Promise<{ report: DemoWriterReport; signal: string }> {
-  const child = spawn(process.execPath, [WRITER], { stdio: ['pipe', 'pipe', 'pipe'] })
-  let stderr = ''
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
-  child.stdin.end(JSON.stringify(input))
-  const lines = createInterface({ input: child.stdout })
-  const timer = setTimeout(() => child.kill('SIGKILL'), WRITER_TIMEOUT_MS)
-  try {
-    const first = await Promise.race([
-      (async () => {
-        for await (const line of lines) return line
-        return undefined
-      })(),
-      exited.then(() => undefined),
-    ])
-    if (first === undefined) {
-      throw new CliError('DEMO_FAILED', `the demo writer process ended before its first flush: ${stderr.trim() || 'no output'}`)
-    }
-    const report = JSON.parse(first) as DemoWriterReport
-    child.kill('SIGKILL')
-    const [, signal] = await exited
-    if (signal !== 'SIGKILL') throw new CliError('DEMO_FAILED', `the demo writer was not killed by SIGKILL (${String(signal)})`)
-    return { report, signal }
-  } finally {
-    clearTimeout(timer)
-    lines.close()
-    // never leave the writer behind, whatever went wrong
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  }
-}
-
-/** Scores the session's event log the way {@link scoreRows} scores the naive table. */
-function scoreLog(
-  events: readonly StoredEvent[],
-  expected: ReadonlyMap<string, string>,
-  ephemeralIds: ReadonlySet<string>,
-): PersistenceScore {
-  const appends = new Map<string, number>()
-  const latest = new Map<string, string>()
-  let scaffoldingStored = 0
-  for (const e of events) {
-    if (e.type === 'message_appended' || e.type === 'message_revised') {
-      if (ephemeralIds.has(e.messageId)) scaffoldingStored++
-      if (e.type === 'message_appended') appends.set(e.messageId, (appends.get(e.messageId) ?? 0) + 1)
-      latest.set(e.messageId, e.contentHash)
-    }
-  }
-  const lostIds: string[] = []
-  const duplicatedIds: string[] = []
-  const staleIds: string[] = []
-  let duplicated = 0
-  for (const [id, hash] of expected) {
-    const n = appends.get(id) ?? 0
-    if (n === 0) lostIds.push(id)
-    else {
-      if (n > 1) duplicatedIds.push(id)
-      duplicated += n - 1
-      if (latest.get(id) !== hash) staleIds.push(id)
-    }
-  }
-  return {
-    expected: expected.size,
-    lost: lostIds.length,
-    duplicated,
-    stale: staleIds.length,
-    scaffoldingStored,
-    lostIds,
-    duplicatedIds,
-    staleIds,
-  }
-}
 
 function sameList(a: readonly Message[], b: readonly Message[]): boolean {
   return a.length === b.length && a.every((m, i) => m.id === b[i]?.id && contentHash(m) === contentHash(b[i] as Message))
@@ -242,7 +32,7 @@ function sameList(a: readonly Message[], b: readonly Message[]): boolean {
  */
 export async function runDemo(ctx: CommandContext): Promise<ExitCode> {
   const started = Date.now()
-  const { target, kept, cleanup } = await chooseTarget(ctx)
+  const { target, kept, cleanup } = await chooseDemoTarget(ctx)
   const steps: DemoStep[] = []
   const out = (line: string): void => {
     if (!ctx.json) ctx.io.out(`${line}\n`)
@@ -550,54 +340,10 @@ export async function runDemo(ctx: CommandContext): Promise<ExitCode> {
     await opened.close()
     opened = undefined
     if (ctx.json) ctx.io.out(`${JSON.stringify(summaryJson)}\n`)
-    else out(renderScore(summaryJson))
+    else out(renderDemoScore(summaryJson))
     return summaryJson.ok ? EXIT_CODES.ok : EXIT_CODES.findings
   } finally {
     await opened?.close().catch(() => {})
     await cleanup().catch(() => {})
   }
-}
-
-function naiveDetail(c: PersistenceScore, labels: Readonly<Record<string, string>>): string[] {
-  const name = (id: string): string => `${labels[id] ?? 'a message'} ${shortId(id)}`
-  const lines: string[] = []
-  if (c.lostIds.length > 0) lines.push(`    never written: ${c.lostIds.map(name).join('; ')}`)
-  if (c.duplicatedIds.length > 0) lines.push(`    written twice: ${c.duplicatedIds.map(name).join('; ')} (the redelivery)`)
-  if (c.staleIds.length > 0) lines.push(`    old content only: ${c.staleIds.map(name).join('; ')}`)
-  if (c.scaffoldingStored > 0) lines.push(`    scaffolding stored: the "please continue" nudge, which a resume would send to the model`)
-  return lines
-}
-
-function renderScore(s: DemoSummary): string {
-  const t = s.turnlog
-  const c = s.cursorPersister
-  const row = (name: string, v: PersistenceScore, extra: string): string =>
-    `  ${name.padEnd(26)} ${String(v.lost).padStart(4)}  ${String(v.duplicated).padStart(10)}  ${String(v.stale).padStart(5)}  ${String(v.scaffoldingStored).padStart(11)}  ${extra}`
-  const lines = [
-    '',
-    `Outcome over the ${t.expected} messages the runtime flushed:`,
-    `  ${''.padEnd(26)} lost  duplicated  stale  scaffolding`,
-    row('turnlog', t, `${t.events} events; load() = the runtime's list: ${t.liveMatches ? 'yes' : 'NO'}`),
-    row('cursor persister (naive)', c, `${c.rows} rows; a resume would replay ${c.resumeCount} messages (correct: ${c.correctLiveCount})`),
-    ...naiveDetail(c, s.labels),
-    '',
-    'Why the cursor persister fails: the live list shrank (rewind, compaction) so `messages[lastFlushed:]` came',
-    'back empty; the killed worker took its cursor with it; it cannot recognise a redelivery, a revision or',
-    'the end of a stream; and it stored the scaffolding nudge. turnlog keys every write by the message id.',
-    '',
-    s.ok ? 'turnlog: 0 lost, 0 duplicated, audit clean.' : 'turnlog: FAILED its own demo (see above); please report this.',
-  ]
-  if (s.database.kept) {
-    const flag = s.database.kind === 'embedded' ? `--data-dir ${s.database.where}` : '--database-url <url>'
-    lines.push(
-      '',
-      'Explore it:',
-      `  turnlog ${flag} replay ${s.sessionId} --view transcript`,
-      `  turnlog ${flag} inspect ${s.sessionId} --html demo.html`,
-    )
-  } else {
-    lines.push('', 'To keep the database and explore it: turnlog demo --data-dir ./demo-db')
-  }
-  lines.push(`(${(s.durationMs / 1000).toFixed(1)} s)`)
-  return lines.join('\n')
 }

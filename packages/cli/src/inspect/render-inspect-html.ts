@@ -2,28 +2,47 @@ import { readFileSync } from 'node:fs'
 import type { InspectModel } from './build-inspect-model.js'
 
 /**
- * The compiled browser script of the page (`src/inspect/page/`, its own TypeScript project), written by
- * the build to `dist/page/inspect-page.js` and shipped in the package. The URL is the same from
- * `dist/inspect/` (the installed CLI) and `src/inspect/` (the sources, under Jest): both sit two levels
- * below the package root.
+ * The compiled browser scripts of the page (`src/inspect/page/`, its own TypeScript project), written by
+ * the build to `dist/page/` and shipped in the package; the entry point, which runs the page, last. The
+ * URL is the same from `dist/inspect/` (the installed CLI) and `src/inspect/` (the sources, under Jest):
+ * both sit two levels below the package root.
  */
-const PAGE_SCRIPT_URL = new URL('../../dist/page/inspect-page.js', import.meta.url)
+const PAGE_DIR_URL = new URL('../../dist/page/', import.meta.url)
+const PAGE_SCRIPTS = [
+  'inspect-model-types.js',
+  'page-dom.js',
+  'page-links.js',
+  'index-inspect-model.js',
+  'render-header.js',
+  'render-lineage.js',
+  'render-problems.js',
+  'render-controls.js',
+  'timeline-lanes.js',
+  'render-message-card.js',
+  'render-event-card.js',
+  'render-timeline.js',
+  'inspect-page.js',
+] as const
 
 let pageScript: string | undefined
 
 /**
- * The inspect page's script as inlined into the HTML: the compiled file, ASCII only (the non-ASCII
- * characters of the script, all in string literals, become `\u` escapes, so the file reads the same
- * whatever encoding a viewer assumes). Read once, on first use.
+ * The inspect page's script as inlined into the HTML: the compiled files in one function scope (their
+ * functions stay off `window`), ASCII only (the non-ASCII characters of the scripts, all in string
+ * literals, become `\u` escapes, so the file reads the same whatever encoding a viewer assumes). Read
+ * once, on first use.
  */
 export function inspectPageScript(): string {
   if (pageScript === undefined) {
-    let source: string
-    try {
-      source = readFileSync(PAGE_SCRIPT_URL, 'utf8')
-    } catch (error) {
-      throw new Error(`the inspect page script ${PAGE_SCRIPT_URL.pathname} is missing: build the CLI (pnpm build)`, { cause: error })
-    }
+    const sources = PAGE_SCRIPTS.map((name) => {
+      const url = new URL(name, PAGE_DIR_URL)
+      try {
+        return readFileSync(url, 'utf8')
+      } catch (error) {
+        throw new Error(`the inspect page script ${url.pathname} is missing: build the CLI (pnpm build)`, { cause: error })
+      }
+    })
+    const source = `(function () {\n${sources.join('\n')}\n})()\n`
     const script = source.replace(/[^\t\n\r -~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
     // the compiled page script is ours, but a `</script` or `<!--` in it would end the element early
     if (/<\/script|<!--/i.test(script)) throw new Error('the inspect page script contains an HTML-sensitive sequence')

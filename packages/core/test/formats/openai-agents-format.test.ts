@@ -1,8 +1,6 @@
 import { describe, expect, it } from '@jest/globals'
 import {
-  createMessage,
   INTERRUPTED_TOOL_RESULT,
-  isTurnlogError,
   messageFormatNames,
   openAIAgentsFormat,
   parseFormatPayload,
@@ -19,23 +17,13 @@ import type {
   ToolSearchCallItem,
   ToolSearchOutputItem,
 } from '@openai/agents-core'
+import { itemFormatChecks } from '../support/item-format-checks.js'
 import * as fx from './openai-agents-fixtures.js'
 
 const FORMAT = 'openai-agents'
 const fmt = openAIAgentsFormat
 
-function refusal(payload: unknown): { path: string; message: string } {
-  try {
-    parseFormatPayload(payload, FORMAT)
-  } catch (e) {
-    if (!isTurnlogError(e, 'INVALID_MESSAGE')) throw e
-    const issues = e.details['issues'] as { path: string[] }[]
-    return { path: issues[0]?.path.join('.') ?? '', message: e.message }
-  }
-  throw new Error(`accepted ${JSON.stringify(payload)}`)
-}
-
-const msg = (payload: object) => createMessage(payload, { format: FORMAT })
+const { msg, refusal, expectVerbatim, expectPair, expectFreshWireCopies } = itemFormatChecks(FORMAT, fmt)
 
 describe('openai-agents format', () => {
   it('is a built-in format', () => {
@@ -43,12 +31,7 @@ describe('openai-agents format', () => {
   })
 
   it.each(Object.entries(fx.AGENTS_FIXTURES))('accepts the SDK-typed fixture %s verbatim', (_name, item) => {
-    // when
-    const parsed = parseFormatPayload(item, FORMAT)
-
-    // then
-    expect(parsed).toEqual(item)
-    expect(JSON.stringify(parsed)).toBe(JSON.stringify(item))
+    expectVerbatim(item)
   })
 
   it.each([
@@ -80,12 +63,8 @@ describe('openai-agents format', () => {
     expect(refusal(payload).path).toBe(path)
   })
 
-  it.each(fx.AGENTS_PAIRS.map((p) => [p.call.type, p] as const))('pairs %s with its result by callId', (_kind, { call, result, id }) => {
-    expect(fmt.toolCalls(call)).toEqual([id])
-    expect(fmt.toolResults(call)).toEqual([])
-    expect(fmt.toolResults(result)).toEqual([id])
-    expect(fmt.toolCalls(result)).toEqual([])
-    expect(toolPairing([msg(call), msg(result)]).ok).toBe(true)
+  it.each(fx.AGENTS_PAIRS.map((p) => [p.call.type, p] as const))('pairs %s with its result by callId', (_kind, pair) => {
+    expectPair(pair)
   })
 
   it('a client tool search pairs with its output by callId (or call_id)', () => {
@@ -222,20 +201,7 @@ describe('openai-agents format', () => {
   })
 
   it('toWire returns a fresh, mutable deep copy equal to the payload', () => {
-    for (const item of Object.values(fx.AGENTS_FIXTURES)) {
-      // given
-      const m = msg(item)
-
-      // when
-      const wire = fmt.toWire(m.payload as OpenAIAgentsItem) as Record<string, unknown>
-
-      // then
-      expect(wire).toEqual(item)
-      expect(wire).not.toBe(m.payload)
-      expect(Object.isFrozen(wire)).toBe(false)
-      wire['mutated'] = true
-      expect(m.payload).not.toHaveProperty('mutated')
-    }
+    expectFreshWireCopies(fx.AGENTS_FIXTURES)
   })
 
   it('keeps the item id verbatim: it is the provider id, not the message id', () => {

@@ -1,8 +1,6 @@
 import { describe, expect, it } from '@jest/globals'
 import {
-  createMessage,
   INTERRUPTED_TOOL_RESULT,
-  isTurnlogError,
   messageFormatNames,
   openAIResponsesFormat,
   parseFormatPayload,
@@ -16,23 +14,13 @@ import type {
   ResponseInputItem,
   ResponseToolSearchOutputItemParam,
 } from 'openai/resources/responses/responses'
+import { itemFormatChecks } from '../support/item-format-checks.js'
 import * as fx from './openai-responses-fixtures.js'
 
 const FORMAT = 'openai-responses'
 const fmt = openAIResponsesFormat
 
-function refusal(payload: unknown): { path: string; message: string } {
-  try {
-    parseFormatPayload(payload, FORMAT)
-  } catch (e) {
-    if (!isTurnlogError(e, 'INVALID_MESSAGE')) throw e
-    const issues = e.details['issues'] as { path: string[] }[]
-    return { path: issues[0]?.path.join('.') ?? '', message: e.message }
-  }
-  throw new Error(`accepted ${JSON.stringify(payload)}`)
-}
-
-const msg = (payload: object) => createMessage(payload, { format: FORMAT })
+const { msg, refusal, expectVerbatim, expectPair, expectFreshWireCopies } = itemFormatChecks(FORMAT, fmt)
 
 describe('openai-responses format', () => {
   it('is a built-in format', () => {
@@ -40,12 +28,7 @@ describe('openai-responses format', () => {
   })
 
   it.each(Object.entries(fx.RESPONSES_FIXTURES))('accepts the SDK-typed fixture %s verbatim', (_name, item) => {
-    // when
-    const parsed = parseFormatPayload(item, FORMAT)
-
-    // then
-    expect(parsed).toEqual(item)
-    expect(JSON.stringify(parsed)).toBe(JSON.stringify(item))
+    expectVerbatim(item)
   })
 
   it.each([
@@ -78,13 +61,8 @@ describe('openai-responses format', () => {
       expect(() => parseFormatPayload(bad, FORMAT)).toThrow(expect.objectContaining({ code: 'INVALID_MESSAGE' }))
   })
 
-  it.each(fx.RESPONSES_PAIRS.map((p) => [p.call.type, p] as const))('pairs %s with its result by id', (_kind, { call, result, id }) => {
-    expect(fmt.toolCalls(call)).toEqual([id])
-    expect(fmt.toolResults(call)).toEqual([])
-    expect(fmt.toolResults(result)).toEqual([id])
-    expect(fmt.toolCalls(result)).toEqual([])
-    const pairing = toolPairing([msg(call), msg(result)])
-    expect(pairing.ok).toBe(true)
+  it.each(fx.RESPONSES_PAIRS.map((p) => [p.call.type, p] as const))('pairs %s with its result by id', (_kind, pair) => {
+    expectPair(pair)
   })
 
   it('reads a local_shell_call_output that names the call by call_id as well', () => {
@@ -263,20 +241,7 @@ describe('openai-responses format', () => {
   })
 
   it('toWire returns a fresh, mutable deep copy equal to the payload', () => {
-    for (const item of Object.values(fx.RESPONSES_FIXTURES)) {
-      // given
-      const m = msg(item)
-
-      // when
-      const wire = fmt.toWire(m.payload as OpenAIResponsesItem) as Record<string, unknown>
-
-      // then
-      expect(wire).toEqual(item)
-      expect(wire).not.toBe(m.payload)
-      expect(Object.isFrozen(wire)).toBe(false)
-      wire['mutated'] = true
-      expect(m.payload).not.toHaveProperty('mutated')
-    }
+    expectFreshWireCopies(fx.RESPONSES_FIXTURES)
     const [wired] = toWire([msg(fx.inputMessage)])
     expect(wired).toEqual(fx.inputMessage)
     expect((wired as { content: unknown[] }).content).not.toBe(fx.inputMessage.content)

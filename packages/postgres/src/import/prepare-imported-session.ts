@@ -8,37 +8,26 @@ import {
   parseMessageId,
   parseSessionId,
   toFrozenJson,
+  type ChainInput,
   type JsonValue,
   type SessionId,
 } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
+import { guardInput, type ImportedSessionHead } from '@turnlog/core/internal'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
 
-/** An imported session's attributes, checked. */
-export interface PreparedSessionHead {
-  readonly line: number
-  readonly id: SessionId
-  readonly tenantId: string | null
-  readonly metadata: JsonValue | null
-  readonly createdAt: string
-  readonly updatedAt: string
-  readonly parent: { readonly sessionId: SessionId; readonly version: number; readonly at: string } | null
-}
+/** An imported session's attributes, checked (the shape the export-file reader holds too). */
+export type PreparedSessionHead = ImportedSessionHead
 
-/** An imported event, checked, with the JSON texts the store writes. */
-export interface PreparedEvent {
+/**
+ * An imported event, checked, with the JSON texts the store writes: the chain's input (the fields and
+ * texts the link covers) plus where it came from and the link the source recorded.
+ */
+export interface PreparedEvent extends ChainInput {
   readonly line: number
   readonly sessionId: SessionId
-  readonly seq: number
-  readonly eventId: string
-  readonly type: string
-  readonly messageId: string | null
-  readonly contentHash: string | null
   readonly recordedAt: string
   readonly hash: string
   readonly payloadDigest: string | null
-  readonly payloadText: string | null
-  readonly dataText: string
   /** True for an original append (not a fork's copy): its message id must be new to every other session. */
   readonly originalAppend: boolean
 }

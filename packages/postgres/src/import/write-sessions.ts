@@ -69,21 +69,6 @@ function foreignSession(s: PreparedSessionHead, e: PreparedEvent, other: { sessi
   )
 }
 
-/** The chain link of an event from the texts the store writes (the database computes the same). */
-function linkOf(prev: string, e: PreparedEvent): string {
-  return chainHash(prev, {
-    sessionId: e.sessionId,
-    seq: e.seq,
-    eventId: e.eventId,
-    type: e.type,
-    messageId: e.messageId,
-    contentHash: e.contentHash,
-    dataText: e.dataText,
-    payloadText: e.payloadText,
-    payloadDigest: e.payloadDigest,
-  })
-}
-
 /** Writes events through `turnlog.import_events`, in calls of at most a batch's size; maps `TLC02` to `IMPORT_FAILED`. */
 async function insertEvents(
   db: Kysely<unknown>,
@@ -171,7 +156,8 @@ export async function writeSessions(db: Kysely<unknown>, batch: readonly Prepare
     let prev = GENESIS_HASH
     for (let i = 0; i < common; i++) {
       const e = events[i] as PreparedEvent
-      const link = linkOf(prev, e)
+      // a prepared event carries the texts the store writes: its own chain input (the database computes the same link)
+      const link = chainHash(prev, e)
       if (link !== e.hash) {
         throw fail(
           e.line,
