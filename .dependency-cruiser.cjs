@@ -15,11 +15,12 @@ const layer = (from, forbidden) => ({
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
-    layer('core', ['postgres', 'audit', 'hermes', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('postgres', ['audit', 'hermes', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('audit', ['postgres', 'hermes', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('hermes', ['audit', 'cli', 'bench', 'testing', 'turnlog']),
-    layer('turnlog', ['hermes', 'bench', 'testing']),
+    layer('core', ['postgres', 'audit', 'hermes', 'langgraph', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('postgres', ['audit', 'hermes', 'langgraph', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('audit', ['postgres', 'hermes', 'langgraph', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('hermes', ['audit', 'langgraph', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('langgraph', ['hermes', 'cli', 'bench', 'testing', 'turnlog']),
+    layer('turnlog', ['hermes', 'langgraph', 'bench', 'testing']),
     {
       name: 'turnlog-cli-only-in-bin',
       severity: 'error',

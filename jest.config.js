@@ -3,7 +3,7 @@
 // (*.prop.test.ts: fast-check). `pnpm jest` runs all three; `pnpm jest --selectProjects unit` (or
 // `pnpm test:unit`) runs one. Tests import workspace packages by name; the mapper points those names at
 // the TypeScript sources so tests never depend on a stale dist/.
-const packages = ['core', 'postgres', 'audit', 'hermes', 'cli', 'testing', 'bench']
+const packages = ['core', 'postgres', 'audit', 'hermes', 'langgraph', 'cli', 'testing', 'bench']
 
 /** What every tier shares. */
 const shared = {

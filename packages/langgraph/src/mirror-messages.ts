@@ -1,0 +1,116 @@
+import type { BaseMessage } from '@langchain/core/messages'
+import type { SerializerProtocol } from '@langchain/langgraph-checkpoint'
+import { isTurnlogError, type JsonValue, type Message } from '@turnlog/core'
+import type { PostgresStore } from '@turnlog/postgres'
+import { encodeLangChainMessage, turnlogMessageFor } from './langchain-message-codec.js'
+import { recordBranchSession, rootSessionOf, type MessagesRef } from './thread-sessions.js'
+
+/** The reason recorded with the rewind that a `REMOVE_ALL_MESSAGES` (every live message removed) becomes. */
+export const REMOVE_ALL_REASON = 'langgraph: REMOVE_ALL_MESSAGES'
+
+/** What {@link mirrorMessages} needs. */
+export interface MirrorMessagesInput {
+  readonly threadId: string
+  /** The parent checkpoint's messages (null: none yet; the thread's root session at version 0). */
+  readonly parent: MessagesRef | null
+  /** The channel's new value. */
+  readonly messages: readonly BaseMessage[]
+  readonly serde: SerializerProtocol
+  readonly tenantId: string | undefined
+}
+
+/** The scope of the ids of messages first written to `sessionId` (its `attempt`-th try, see {@link mirrorMessages}). */
+export function messageScope(sessionId: string, attempt = 0): string {
+  return attempt === 0 ? `langgraph:${sessionId}` : `langgraph:${sessionId}:${attempt}`
+}
+
+/**
+ * Makes a turnlog session hold `messages` (ids kept) and returns where: the session and its new
+ * version. Runs inside the caller's transaction (`store` bound to it).
+ *
+ * - The parent checkpoint's session is continued when its version is still the session's head
+ *   (nothing was written after it): `sync` appends, revises (a message replaced by id) and retracts
+ *   (a `RemoveMessage`) in one event per change. When no message of the parent survives (a
+ *   `REMOVE_ALL_MESSAGES`), the retraction is a `rewind` from the first message, reason
+ *   {@link REMOVE_ALL_REASON}, then the new messages are appended.
+ * - When the session moved on after the parent (a past checkpoint continued: `updateState` on an
+ *   old config, a replay), the branch is a turnlog `fork` of it at the last message the parent's
+ *   list shares with the head (a new session when it shares none), recorded as the thread's; then the
+ *   same sync.
+ *
+ * Returns undefined when a message does not serialize to JSON (the caller stores the channel as a blob).
+ * A message's turnlog id is derived from its LangChain id in the scope of the session it was first
+ * written to (`messageScope`); when `sync` refuses one because that id was retracted from this session
+ * before (the same LangChain id removed, then added again), the message is written under the next
+ * scope of the session and the whole transaction is retried by the caller (`attempts`).
+ */
+export async function mirrorMessages(
+  store: PostgresStore,
+  input: MirrorMessagesInput,
+  attempts: Map<string, number>,
+): Promise<MessagesRef | undefined> {
+  const payloads: Record<string, unknown>[] = []
+  for (const m of input.messages) {
+    const payload = await encodeLangChainMessage(input.serde, m)
+    if (payload === undefined) return undefined
+    payloads.push(payload)
+  }
+  const parent = input.parent ?? { sessionId: await rootSessionOf(store, input.threadId, input.tenantId), version: 0 }
+  const head = (await store.getSession(parent.sessionId)).version
+  let target: string
+  let base: Message[]
+  if (head === parent.version) {
+    target = parent.sessionId
+    base = head === 0 ? [] : (await store.load(target)).messages
+  } else {
+    const at = parent.version === 0 ? [] : (await store.load(parent.sessionId, { at: parent.version })).messages
+    const live = (await store.load(parent.sessionId)).messages
+    let shared = 0
+    while (shared < at.length && shared < live.length && at[shared]?.id === live[shared]?.id) shared++
+    const metadata: JsonValue = {
+      langgraph: { threadId: input.threadId, branchOf: { sessionId: parent.sessionId, version: parent.version } },
+    }
+    const last = live[shared - 1]
+    target =
+      last === undefined
+        ? await store.createSession({ ...(input.tenantId === undefined ? {} : { tenantId: input.tenantId }), metadata })
+        : await store.fork(parent.sessionId, { at: last.id, metadata })
+    await recordBranchSession(store, target, parent.sessionId)
+    base = (await store.load(target)).messages
+  }
+  const scopes = new Map<string, string>()
+  for (const m of base) if (m.externalId !== undefined && m.externalScope !== undefined) scopes.set(m.externalId, m.externalScope)
+  const list = input.messages.map((m, i) => {
+    const langchainId = m.id as string
+    const scope = scopes.get(langchainId) ?? messageScope(target, attempts.get(`${target}\u0000${langchainId}`) ?? 0)
+    return turnlogMessageFor(payloads[i] as Record<string, unknown>, langchainId, scope)
+  })
+  let version = (await store.getSession(target)).version
+  const kept = new Set(list.map((m) => m.id))
+  const first = base[0]
+  if (first !== undefined && !base.some((m) => kept.has(m.id))) {
+    version = (await store.rewind(target, { from: first.id }, { reason: REMOVE_ALL_REASON, expectedVersion: version })).version
+  }
+  try {
+    version = (await store.sync(target, list, { expectedVersion: version })).version
+  } catch (error) {
+    if (isTurnlogError(error, 'INVALID_INPUT') && error.details?.['reason'] === 'not_live') {
+      const again = list.find((m) => m.id === error.details?.['messageId'])
+      if (again?.externalId !== undefined) {
+        const key = `${target}\u0000${again.externalId}`
+        attempts.set(key, (attempts.get(key) ?? 0) + 1)
+        throw new RetryMirror(error)
+      }
+    }
+    throw error
+  }
+  return { sessionId: target, version }
+}
+
+/** Thrown by {@link mirrorMessages} when the transaction must run again with a message under a new scope. */
+export class RetryMirror extends Error {
+  constructor(cause: unknown) {
+    super('a re-added message needs a new turnlog id', { cause })
+    this.name = 'RetryMirror'
+  }
+}

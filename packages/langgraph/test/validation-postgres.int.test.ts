@@ -1,0 +1,14 @@
+import { describe } from '@jest/globals'
+import { validate } from '@langchain/langgraph-checkpoint-validation'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStore } from '@turnlog/testing'
+import { allowSoftExpect, turnlogInitializer } from './validation-initializer.js'
+
+// LangGraph's own checkpoint-saver conformance suite (@langchain/langgraph-checkpoint-validation), run
+// as it is against the saver on Postgres.
+allowSoftExpect()
+let store: PostgresStore
+describe('postgres', () => {
+  useTestStore((t) => ({ store } = t))
+  validate(turnlogInitializer('@turnlog/langgraph (postgres)', () => store))
+})
