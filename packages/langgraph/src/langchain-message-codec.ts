@@ -31,8 +31,23 @@ export async function encodeLangChainMessage(
 ): Promise<Record<string, unknown> | undefined> {
   const [type, bytes] = await serde.dumpsTyped(message)
   if (type !== 'json') return undefined
-  const parsed: unknown = JSON.parse(new TextDecoder().decode(bytes))
+  const parsed: unknown = JSON.parse(new TextDecoder().decode(bytes), dropUndefinedFields)
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined
+}
+
+/**
+ * `JSON.parse` reviver: drops an object field whose value is the serializer's `undefined` marker
+ * (`{ lc: 2, type: 'undefined' }`, e.g. a `ToolMessage`'s unset `artifact`). A revived message has no
+ * such field, so without this the same message read back and written again would differ from the
+ * stored one and be recorded as a revision.
+ */
+function dropUndefinedFields(this: unknown, _key: string, value: unknown): unknown {
+  if (Array.isArray(this)) return value
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const v = value as Record<string, unknown>
+    if (v['lc'] === 2 && v['type'] === 'undefined' && Object.keys(v).length === 2) return undefined
+  }
+  return value
 }
 
 /**

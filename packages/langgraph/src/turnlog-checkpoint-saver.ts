@@ -13,7 +13,6 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint'
-import { randomBytes } from 'node:crypto'
 import { TurnlogError } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
@@ -55,7 +54,10 @@ interface CheckpointRow {
   readonly session_version: string | number | null
 }
 
-/** A blob row of `turnlog_langgraph.blobs` (`type: 'turnlog'`: the value is a session version). */
+/**
+ * A blob row of `turnlog_langgraph.blobs`. `type: 'turnlog'`: the value lives in turnlog, at the
+ * session version of the checkpoint that reads it (its row's `session_id`, `session_version`).
+ */
 interface BlobRow {
   readonly thread_id: string
   readonly checkpoint_ns: string
@@ -63,8 +65,6 @@ interface BlobRow {
   readonly version: string
   readonly type: string
   readonly blob: Uint8Array | null
-  readonly session_id: string | null
-  readonly session_version: string | number | null
 }
 
 /** A pending write row of `turnlog_langgraph.writes`. */
@@ -102,7 +102,7 @@ const toNumber = (value: string | number | null): number | null => (value === nu
  * const agent = createReactAgent({ llm, tools, checkpointSaver: checkpointer })
  * ```
  */
-export class TurnlogCheckpointSaver extends BaseCheckpointSaver<number | string> {
+export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
   readonly #store: PostgresStore
   readonly #messagesChannel: string
   readonly #tenantId: string | undefined
@@ -143,16 +143,6 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver<number | string>
       },
     )
     return this.#setup
-  }
-
-  /**
-   * Versions unique to a branch: `<32-digit counter>.<random>`, increasing in string order (as the
-   * Python savers do). Two branches taken from one checkpoint then never share a channel version,
-   * so a blob stored for one is never read for the other.
-   */
-  override getNextVersion(current: number | string | undefined): string {
-    const counter = current === undefined ? 0 : typeof current === 'number' ? current : Number.parseInt(current.split('.')[0] ?? '0', 10)
-    return `${String((Number.isFinite(counter) ? counter : 0) + 1).padStart(32, '0')}.${randomBytes(8).toString('hex')}`
   }
 
   /** The turnlog session and version holding the messages of the checkpoint `config` names (the latest without `checkpoint_id`). */
@@ -244,9 +234,8 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver<number | string>
             const mine = refs.get(channel)
             const [type, bytes] = mine === undefined ? (blobs.get(channel) ?? ['empty', null]) : [TURNLOG_BLOB, null]
             await sql`
-              insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob, session_id, session_version)
-              values (${thread}, ${ns}, ${channel}, ${String(version)}, ${type}, ${bytes === null ? null : new Uint8Array(bytes)},
-                      ${mine?.sessionId ?? null}::uuid, ${mine?.version ?? null})
+              insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+              values (${thread}, ${ns}, ${channel}, ${String(version)}, ${type}, ${bytes === null ? null : new Uint8Array(bytes)})
               on conflict (thread_id, checkpoint_ns, channel, version) do nothing`.execute(db)
           }
           await sql`
@@ -390,7 +379,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver<number | string>
     const blobs = new Map<string, BlobRow>()
     if (blobKeys.length > 0) {
       const { rows: found } = await sql<BlobRow>`
-        select b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob, b.session_id::text, b.session_version
+        select b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob
           from turnlog_langgraph.blobs b
           join json_to_recordset(${JSON.stringify(blobKeys.map(([t, n, c, v]) => ({ t, n, c, v })))}::json) as k(t text, n text, c text, v text)
             on b.thread_id = k.t and b.checkpoint_ns = k.n and b.channel = k.c and b.version = k.v`.execute(this.#db)
@@ -422,7 +411,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver<number | string>
         const blob = blobs.get(JSON.stringify([row.thread_id, row.checkpoint_ns, channel, String(version)]))
         if (blob === undefined || blob.type === 'empty') continue
         channelValues[channel] =
-          blob.type === TURNLOG_BLOB ? await this.#messagesAt(blob) : await this.serde.loadsTyped(blob.type, blob.blob ?? new Uint8Array())
+          blob.type === TURNLOG_BLOB ? await this.#messagesAt(row) : await this.serde.loadsTyped(blob.type, blob.blob ?? new Uint8Array())
       }
       if ((checkpoint.v ?? 4) < 4 && row.parent_checkpoint_id !== null) {
         const sends = (writesOf.get(JSON.stringify([row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id])) ?? []).filter(
@@ -458,12 +447,12 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver<number | string>
     return tuples
   }
 
-  /** The messages of a `turnlog` blob: the session as of the blob's version, revived. */
-  async #messagesAt(blob: BlobRow): Promise<unknown[]> {
-    const version = toNumber(blob.session_version)
-    if (blob.session_id === null || version === null)
-      throw new TurnlogError('DB_ERROR', `blob ${blob.channel}@${blob.version} names no session`)
-    const { messages } = await this.#store.load(blob.session_id, { at: version })
+  /** The messages of a checkpoint whose messages channel lives in turnlog: its session as of its version, revived. */
+  async #messagesAt(row: CheckpointRow): Promise<unknown[]> {
+    const version = toNumber(row.session_version)
+    if (row.session_id === null || version === null)
+      throw new TurnlogError('DB_ERROR', `checkpoint ${row.checkpoint_id} names no turnlog session`)
+    const { messages } = await this.#store.load(row.session_id, { at: version })
     return Promise.all(messages.map((m) => decodeLangChainMessage(this.serde, m)))
   }
 }

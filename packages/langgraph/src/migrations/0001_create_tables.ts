@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely'
 
 /**
- * The saver's tables in the `turnlog_langgraph` schema. The `messages` channel is not here: it is the
- * turnlog session the `sessions` table names; a blob row of that channel points at a session version.
+ * The saver's tables in the `turnlog_langgraph` schema. The `messages` channel's values are not here:
+ * a blob row of type `turnlog` says the value lives in turnlog, and a checkpoint row names the session
+ * and the version its messages are (`session_id`, `session_version`).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   // a LangGraph thread: its root turnlog session (also the scope of its message ids); a deleted thread
@@ -44,8 +45,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       version text not null,
       type text not null,
       blob bytea,
-      session_id uuid,
-      session_version bigint,
       primary key (thread_id, checkpoint_ns, channel, version)
     )`.execute(db)
   await sql`
