@@ -5,7 +5,7 @@
  * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
- * single, load, flush, rebuild, rss, import, storage, pglite, telemetry), --group-commit off|B,F (the store's
+ * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph), --group-commit off|B,F (the store's
  * group commit: off, or at most B batches per group and F statements in flight).
  * @packageDocumentation
  */
@@ -19,6 +19,7 @@ import pg from 'pg'
 import type { EmmettResult, RebuildMemoryResult } from './child.js'
 import { databaseUrl } from './database-url.js'
 import { interleaved } from './interleaved.js'
+import { recordLangGraph } from './langgraph-workload.js'
 import { parseArgs, type WORKLOADS } from './parse-args.js'
 import { rawCopyImport } from './raw-copy-import.js'
 import { RAW_SCHEMA, rawTurnStatement } from './raw-turn-statement.js'
@@ -502,6 +503,9 @@ async function main(): Promise<void> {
 
     // --- telemetry overhead (telemetry-overhead.ts) ---------------------------------------------
     if (wants('telemetry')) await recordTelemetryOverhead(connectionString, args)
+
+    // --- LangGraph checkpoint saver vs the stock Postgres saver (langgraph-workload.ts) -----------
+    if (wants('langgraph')) await recordLangGraph(args, admin, dbName)
 
     // --- PGlite ---------------------------------------------------------------------------------
     if (wants('pglite')) {

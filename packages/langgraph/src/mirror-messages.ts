@@ -48,52 +48,70 @@ export async function mirrorMessages(
   store: PostgresStore,
   input: MirrorMessagesInput,
   attempts: Map<string, number>,
-): Promise<MessagesRef | undefined> {
-  const payloads: Record<string, unknown>[] = []
+  cache: MirrorCache,
+): Promise<MirrorResult | undefined> {
+  const texts: string[] = []
   for (const m of input.messages) {
     const payload = await encodeLangChainMessage(input.serde, m)
     if (payload === undefined) return undefined
-    payloads.push(payload)
+    texts.push(JSON.stringify(payload))
   }
   const parent = input.parent ?? { sessionId: await rootSessionOf(store, input.threadId, input.tenantId), version: 0 }
-  const head = (await store.getSession(parent.sessionId)).version
   let target: string
-  let base: Message[]
-  if (head === parent.version) {
+  let base: readonly Message<unknown>[]
+  let version: number
+  const known = cache.head(parent.sessionId)
+  // this saver wrote the parent's version last: the session's live list is known (a stale belief fails
+  // the sync's expectedVersion, and the put runs again without it)
+  const optimistic = known !== undefined && known.version === parent.version
+  if (optimistic) {
     target = parent.sessionId
-    base = head === 0 ? [] : (await store.load(target)).messages
+    base = known.messages
+    version = known.version
   } else {
-    const at = parent.version === 0 ? [] : (await store.load(parent.sessionId, { at: parent.version })).messages
-    const live = (await store.load(parent.sessionId)).messages
-    let shared = 0
-    while (shared < at.length && shared < live.length && at[shared]?.id === live[shared]?.id) shared++
-    const metadata: JsonValue = {
-      langgraph: { threadId: input.threadId, branchOf: { sessionId: parent.sessionId, version: parent.version } },
+    const head = (await store.getSession(parent.sessionId)).version
+    if (head === parent.version) {
+      target = parent.sessionId
+      base = head === 0 ? [] : (await store.load(target)).messages
+      version = head
+    } else {
+      const at = parent.version === 0 ? [] : (await store.load(parent.sessionId, { at: parent.version })).messages
+      const live = (await store.load(parent.sessionId)).messages
+      let shared = 0
+      while (shared < at.length && shared < live.length && at[shared]?.id === live[shared]?.id) shared++
+      const metadata: JsonValue = {
+        langgraph: { threadId: input.threadId, branchOf: { sessionId: parent.sessionId, version: parent.version } },
+      }
+      const last = live[shared - 1]
+      target =
+        last === undefined
+          ? await store.createSession({ ...(input.tenantId === undefined ? {} : { tenantId: input.tenantId }), metadata })
+          : await store.fork(parent.sessionId, { at: last.id, metadata })
+      await recordBranchSession(store, target, parent.sessionId)
+      const forked = await store.load(target)
+      base = forked.messages
+      version = forked.version
     }
-    const last = live[shared - 1]
-    target =
-      last === undefined
-        ? await store.createSession({ ...(input.tenantId === undefined ? {} : { tenantId: input.tenantId }), metadata })
-        : await store.fork(parent.sessionId, { at: last.id, metadata })
-    await recordBranchSession(store, target, parent.sessionId)
-    base = (await store.load(target)).messages
   }
   const scopes = new Map<string, string>()
   for (const m of base) if (m.externalId !== undefined && m.externalScope !== undefined) scopes.set(m.externalId, m.externalScope)
   const list = input.messages.map((m, i) => {
     const langchainId = m.id as string
     const scope = scopes.get(langchainId) ?? messageScope(target, attempts.get(`${target}\u0000${langchainId}`) ?? 0)
-    return turnlogMessageFor(payloads[i] as Record<string, unknown>, langchainId, scope)
+    return cache.message(texts[i] as string, langchainId, scope)
   })
-  let version = (await store.getSession(target)).version
   const kept = new Set(list.map((m) => m.id))
   const first = base[0]
-  if (first !== undefined && !base.some((m) => kept.has(m.id))) {
-    version = (await store.rewind(target, { from: first.id }, { reason: REMOVE_ALL_REASON, expectedVersion: version })).version
-  }
   try {
+    if (first !== undefined && !base.some((m) => kept.has(m.id))) {
+      version = (await store.rewind(target, { from: first.id }, { reason: REMOVE_ALL_REASON, expectedVersion: version })).version
+    }
     version = (await store.sync(target, list, { expectedVersion: version })).version
   } catch (error) {
+    if (optimistic && isTurnlogError(error, 'VERSION_CONFLICT')) {
+      cache.forget(target)
+      throw new RetryMirror(error)
+    }
     if (isTurnlogError(error, 'INVALID_INPUT') && error.details?.['reason'] === 'not_live') {
       const again = list.find((m) => m.id === error.details?.['messageId'])
       if (again?.externalId !== undefined) {
@@ -104,7 +122,57 @@ export async function mirrorMessages(
     }
     throw error
   }
-  return { sessionId: target, version }
+  return { ref: { sessionId: target, version }, messages: list }
+}
+
+/** What {@link mirrorMessages} wrote: where, and the session's live list after it. */
+export interface MirrorResult {
+  readonly ref: MessagesRef
+  readonly messages: readonly Message<unknown>[]
+}
+
+/**
+ * What a saver remembers between puts, to skip work the common step repeats: the turnlog message of
+ * each serialized LangChain message it wrote recently (no new hash or validation for an unchanged
+ * message), and the live list of each session at the version it last wrote (no `load` before the
+ * next step's sync). Bounded; only committed writes are remembered (`remember` after the commit).
+ */
+export class MirrorCache {
+  readonly #messages = new Map<string, Message<Record<string, unknown>>>()
+  readonly #heads = new Map<string, { readonly version: number; readonly messages: readonly Message<unknown>[] }>()
+  readonly #limit: number
+
+  constructor(limit = 20_000) {
+    this.#limit = limit
+  }
+
+  /** The turnlog message for a serialized LangChain message (`text`), made once. */
+  message(text: string, langchainId: string, scope: string): Message<Record<string, unknown>> {
+    const key = `${scope}\u0000${langchainId}\u0000${text}`
+    const found = this.#messages.get(key)
+    if (found !== undefined) return found
+    const made = turnlogMessageFor(JSON.parse(text) as Record<string, unknown>, langchainId, scope)
+    if (this.#messages.size >= this.#limit) this.#messages.delete(this.#messages.keys().next().value as string)
+    this.#messages.set(key, made)
+    return made
+  }
+
+  /** The live list of `sessionId` at the version this saver last wrote, if it remembers one. */
+  head(sessionId: string): { readonly version: number; readonly messages: readonly Message<unknown>[] } | undefined {
+    return this.#heads.get(sessionId)
+  }
+
+  /** Remembers a committed write. */
+  remember(result: MirrorResult): void {
+    this.#heads.delete(result.ref.sessionId)
+    if (this.#heads.size >= 1000) this.#heads.delete(this.#heads.keys().next().value as string)
+    this.#heads.set(result.ref.sessionId, { version: result.ref.version, messages: result.messages })
+  }
+
+  /** Forgets what it believed of a session. */
+  forget(sessionId: string): void {
+    this.#heads.delete(sessionId)
+  }
 }
 
 /** Thrown by {@link mirrorMessages} when the transaction must run again with a message under a new scope. */

@@ -18,7 +18,7 @@ import type { PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
 import { decodeLangChainMessage, isMirrorableMessageList } from './langchain-message-codec.js'
 import { migrateLangGraph } from './migrate-langgraph.js'
-import { RetryMirror, mirrorMessages } from './mirror-messages.js'
+import { MirrorCache, RetryMirror, mirrorMessages, type MirrorResult } from './mirror-messages.js'
 import { sessionsOfThread, type MessagesRef } from './thread-sessions.js'
 
 /** What {@link TurnlogCheckpointSaver} deletes a thread's messages with (see `deleteThread`). */
@@ -107,6 +107,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
   readonly #messagesChannel: string
   readonly #tenantId: string | undefined
   readonly #deleteMode: DeleteThreadMode
+  readonly #cache = new MirrorCache()
   #setup: Promise<void> | undefined
 
   constructor(config: TurnlogCheckpointSaverConfig) {
@@ -200,7 +201,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     const attempts = new Map<string, number>()
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#store.atomically(async (store) => {
+        const mirrorResult = await this.#store.atomically(async (store): Promise<MirrorResult | undefined> => {
           const db = store.db
           const parent =
             typeof parentId === 'string' && parentId !== ''
@@ -216,18 +217,20 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
               : null
           const blobs = new Map(plain)
           const refs = new Map<string, MessagesRef>()
+          let written: MirrorResult | undefined
           if (mirrored !== undefined) {
-            const written = await mirrorMessages(
+            written = await mirrorMessages(
               store,
               { threadId: thread, parent: ref, messages: mirrored as never, serde: this.serde, tenantId: this.#tenantId },
               attempts,
+              this.#cache,
             )
             if (written === undefined) {
               const [type, bytes] = await this.serde.dumpsTyped(mirrored)
               blobs.set(this.#messagesChannel, [type, bytes])
             } else {
-              ref = written
-              refs.set(this.#messagesChannel, written)
+              ref = written.ref
+              refs.set(this.#messagesChannel, written.ref)
             }
           }
           for (const [channel, version] of Object.entries(newVersions)) {
@@ -246,7 +249,9 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
             on conflict (thread_id, checkpoint_ns, checkpoint_id)
             do update set checkpoint = excluded.checkpoint, metadata = excluded.metadata,
                           session_id = excluded.session_id, session_version = excluded.session_version`.execute(db)
+          return written
         })
+        if (mirrorResult !== undefined) this.#cache.remember(mirrorResult)
         break
       } catch (error) {
         if (!(error instanceof RetryMirror) || attempt >= MAX_MIRROR_ATTEMPTS) throw error instanceof RetryMirror ? error.cause : error
@@ -305,6 +310,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
       const thread = await sessionsOfThread(store, String(threadId))
       if (thread !== undefined) {
         for (const session of thread.sessions) {
+          this.#cache.forget(session)
           const live = (await store.load(session)).messages
           const first = live[0]
           if (first !== undefined) await store.rewind(session, { from: first.id }, { reason: 'langgraph: deleteThread' })
