@@ -269,10 +269,19 @@ for (const p of optIn) {
         name: `turnlog-packaging-${p.dir}`,
         private: true,
         type: 'module',
-        dependencies: { ...spec.dependencies, [p.json.name]: `file:${tarballs.get(p.json.name)}` },
-        // every @turnlog/* package (and the umbrella) from the fresh tarballs, never the registry
+        // a workspace package the sample names itself (the umbrella `turnlog`) comes from its tarball too: npm
+        // refuses an override of a direct dependency (EOVERRIDE), so it is not overridden but pointed at the file
+        dependencies: {
+          ...Object.fromEntries(
+            Object.entries(spec.dependencies).map(([name, range]) => [name, tarballs.has(name) ? `file:${tarballs.get(name)}` : range]),
+          ),
+          [p.json.name]: `file:${tarballs.get(p.json.name)}`,
+        },
+        // every other @turnlog/* package (and the umbrella) from the fresh tarballs, never the registry
         overrides: Object.fromEntries(
-          packages.filter((q) => q.json.name !== p.json.name).map((q) => [q.json.name, `file:${tarballs.get(q.json.name)}`]),
+          packages
+            .filter((q) => q.json.name !== p.json.name && !(q.json.name in spec.dependencies))
+            .map((q) => [q.json.name, `file:${tarballs.get(q.json.name)}`]),
         ),
         devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
       },
