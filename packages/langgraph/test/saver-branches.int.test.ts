@@ -86,4 +86,39 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     expect(new Set(x2.map((e) => e.message.id)).size).toBe(2)
     expect((await audit(store, ref?.sessionId as string)).findings).toEqual([])
   })
+
+  it("deleteThread: 'redact' also erases the messages' content, ids and hashes kept, audit clean", async () => {
+    // given
+    const saver = new TurnlogCheckpointSaver({ store, deleteThread: 'redact' })
+    const c1 = await saver.put(
+      { configurable: { thread_id: 'erase-me' } },
+      checkpoint([new HumanMessage({ id: 'p1', content: 'my card is 4111 1111 1111 1111' })], 1),
+      meta,
+      { messages: 1 },
+    )
+    const ref = await saver.messagesRef(c1 as RunnableConfig)
+
+    // when
+    await saver.deleteThread('erase-me')
+
+    // then: the thread is gone for LangGraph; the message is retracted and its content scrubbed everywhere
+    expect(await saver.getTuple({ configurable: { thread_id: 'erase-me' } })).toBeUndefined()
+    const { entries } = await store.transcript(ref?.sessionId as string)
+    expect(entries.map((e) => [e.message.externalId, e.status])).toEqual([['p1', 'retracted']])
+    expect(JSON.stringify(entries)).not.toContain('4111')
+    const types: string[] = []
+    for await (const e of store.events(ref?.sessionId as string)) types.push(e.type)
+    expect(types).toEqual(['message_appended', 'messages_retracted', 'message_redacted'])
+    expect((await audit(store, ref?.sessionId as string)).findings).toEqual([])
+  })
+
+  it('refuses bad input with INVALID_INPUT, writing nothing', async () => {
+    const saver = new TurnlogCheckpointSaver({ store })
+    await expect(saver.put({ configurable: {} }, checkpoint([], 1), meta, {})).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    await expect(saver.putWrites({ configurable: { thread_id: 't' } }, [['a', 1]], 'task')).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    expect(() => new TurnlogCheckpointSaver({ store, deleteThread: 'drop' as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    )
+    expect(() => new TurnlogCheckpointSaver({} as never)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
+  })
 })
