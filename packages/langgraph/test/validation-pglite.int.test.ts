@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe } from '@jest/globals'
-import { validate } from '@langchain/langgraph-checkpoint-validation'
+import { deltaChannelHistoryTests, validate } from '@langchain/langgraph-checkpoint-validation'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { allowSoftExpect, turnlogInitializer } from './validation-initializer.js'
 
@@ -13,5 +13,8 @@ describe('pglite', () => {
   afterAll(async () => {
     await store?.close()
   })
-  validate(turnlogInitializer('@turnlog/langgraph (pglite)', () => store))
+  const initializer = turnlogInitializer('@turnlog/langgraph (pglite)', () => store)
+  validate(initializer)
+  // not part of validate(); the stock Postgres saver's own run of the suite adds it too
+  deltaChannelHistoryTests(initializer)
 })

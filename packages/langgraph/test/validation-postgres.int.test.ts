@@ -1,5 +1,5 @@
 import { describe } from '@jest/globals'
-import { validate } from '@langchain/langgraph-checkpoint-validation'
+import { deltaChannelHistoryTests, validate } from '@langchain/langgraph-checkpoint-validation'
 import type { PostgresStore } from '@turnlog/postgres'
 import { useTestStore } from '@turnlog/testing'
 import { allowSoftExpect, turnlogInitializer } from './validation-initializer.js'
@@ -10,5 +10,8 @@ allowSoftExpect()
 let store: PostgresStore
 describe('postgres', () => {
   useTestStore((t) => ({ store } = t))
-  validate(turnlogInitializer('@turnlog/langgraph (postgres)', () => store))
+  const initializer = turnlogInitializer('@turnlog/langgraph (postgres)', () => store)
+  validate(initializer)
+  // not part of validate(); the stock Postgres saver's own run of the suite adds it too
+  deltaChannelHistoryTests(initializer)
 })
