@@ -8,6 +8,7 @@ export { TurnlogCheckpointSaver, type TurnlogCheckpointSaverConfig, type DeleteT
 export { migrateLangGraph, LANGGRAPH_SCHEMA, type MigrateLangGraphResult } from './migrate-langgraph.js'
 export { REMOVE_ALL_REASON, messageScope } from './mirror-messages.js'
 export type { MessagesRef } from './thread-sessions.js'
+export { TurnlogChatMessageHistory, type TurnlogChatMessageHistoryConfig } from './turnlog-chat-message-history.js'
 export {
   LANGCHAIN_MESSAGE_FORMAT,
   REDACTED_ROLE,
