@@ -23,7 +23,7 @@ module.exports = {
     layer('audit', ['postgres', 'hermes', ...ADAPTERS, 'cli', 'bench', 'testing', 'turnlog']),
     layer('hermes', ['audit', ...ADAPTERS, 'cli', 'bench', 'testing', 'turnlog']),
     layer('turnlog', ['hermes', ...ADAPTERS, 'bench', 'testing']),
-    ...ADAPTERS.map((adapter) => layer(adapter, ['cli', 'bench', 'testing', 'turnlog'])),
+    ...ADAPTERS.map((adapter) => layer(adapter, ['hermes', 'cli', 'bench', 'testing', 'turnlog'])),
     {
       name: 'turnlog-cli-only-in-bin',
       severity: 'error',

@@ -21,6 +21,7 @@ export const PUBLIC_PACKAGES = [
   { dir: 'core', name: '@turnlog/core' },
   { dir: 'postgres', name: '@turnlog/postgres' },
   { dir: 'audit', name: '@turnlog/audit' },
+  { dir: 'langgraph', name: '@turnlog/langgraph' },
   { dir: 'cli', name: '@turnlog/cli' },
   { dir: 'turnlog', name: 'turnlog' },
 ]

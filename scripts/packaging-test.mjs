@@ -273,15 +273,21 @@ for (const p of optIn) {
         name: `turnlog-packaging-${p.dir}`,
         private: true,
         type: 'module',
-        // the umbrella too: a sample imports `openStore` and `audit` from `turnlog`, as a user would
+        // the umbrella too (a sample imports `openStore` and `audit` from `turnlog`, as a user would), and
+        // any workspace package the sample names, from its tarball: npm refuses an override of a direct
+        // dependency (EOVERRIDE), so those are pointed at the file instead of overridden
         dependencies: {
           turnlog: `file:${tarballs.get('turnlog')}`,
-          ...spec.dependencies,
+          ...Object.fromEntries(
+            Object.entries(spec.dependencies).map(([name, range]) => [name, tarballs.has(name) ? `file:${tarballs.get(name)}` : range]),
+          ),
           [p.json.name]: `file:${tarballs.get(p.json.name)}`,
         },
-        // every @turnlog/* package (and the umbrella) from the fresh tarballs, never the registry
+        // every other @turnlog/* package from the fresh tarballs, never the registry
         overrides: Object.fromEntries(
-          packages.filter((q) => q.json.name !== p.json.name).map((q) => [q.json.name, `file:${tarballs.get(q.json.name)}`]),
+          packages
+            .filter((q) => q.json.name !== p.json.name && q.json.name !== 'turnlog' && !(q.json.name in spec.dependencies))
+            .map((q) => [q.json.name, `file:${tarballs.get(q.json.name)}`]),
         ),
         devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
       },

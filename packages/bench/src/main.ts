@@ -5,7 +5,7 @@
  * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
- * single, load, flush, rebuild, rss, import, storage, pglite, telemetry), --group-commit off|B,F (the store's
+ * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph), --group-commit off|B,F (the store's
  * group commit: off, or at most B batches per group and F statements in flight).
  * @packageDocumentation
  */
@@ -13,6 +13,7 @@ import { openStore } from '@turnlog/postgres'
 import pg from 'pg'
 import type { BenchContext } from './bench-context.js'
 import { databaseUrl } from './database-url.js'
+import { recordLangGraph } from './langgraph-workload.js'
 import { measureRebuildMemory } from './measure-rebuild-memory.js'
 import { parseArgs } from './parse-args.js'
 import { RAW_SCHEMA } from './raw-turn-statement.js'
@@ -78,6 +79,7 @@ async function main(): Promise<void> {
     if (wants('import') && appended) await recordImport(ctx, generated)
     if (wants('storage') && appended) await recordStorage(ctx, payloadBytes)
     if (wants('telemetry')) await recordTelemetryOverhead(connectionString, args)
+    if (wants('langgraph')) await recordLangGraph(args, admin, dbName)
     if (wants('pglite')) await recordPglite(args)
   } finally {
     await store.close()

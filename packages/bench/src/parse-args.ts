@@ -16,6 +16,7 @@ export const WORKLOADS = [
   'storage',
   'pglite',
   'telemetry',
+  'langgraph',
 ] as const
 
 /** The parsed command line (see the options in main.ts). */

@@ -1,0 +1,184 @@
+import type { BaseMessage } from '@langchain/core/messages'
+import type { SerializerProtocol } from '@langchain/langgraph-checkpoint'
+import { isTurnlogError, type JsonValue, type Message } from '@turnlog/core'
+import type { PostgresStore } from '@turnlog/postgres'
+import { encodeLangChainMessage, turnlogMessageFor } from './langchain-message-codec.js'
+import { recordBranchSession, rootSessionOf, type MessagesRef } from './thread-sessions.js'
+
+/** The reason recorded with the rewind that a `REMOVE_ALL_MESSAGES` (every live message removed) becomes. */
+export const REMOVE_ALL_REASON = 'langgraph: REMOVE_ALL_MESSAGES'
+
+/** What {@link mirrorMessages} needs. */
+export interface MirrorMessagesInput {
+  readonly threadId: string
+  /** The parent checkpoint's messages (null: none yet; the thread's root session at version 0). */
+  readonly parent: MessagesRef | null
+  /** The channel's new value. */
+  readonly messages: readonly BaseMessage[]
+  readonly serde: SerializerProtocol
+  readonly tenantId: string | undefined
+}
+
+/** The scope of the ids of messages first written to `sessionId` (its `attempt`-th try, see {@link mirrorMessages}). */
+export function messageScope(sessionId: string, attempt = 0): string {
+  return attempt === 0 ? `langgraph:${sessionId}` : `langgraph:${sessionId}:${attempt}`
+}
+
+/**
+ * Makes a turnlog session hold `messages` (ids kept) and returns where: the session and its new
+ * version. Runs inside the caller's transaction (`store` bound to it).
+ *
+ * - The parent checkpoint's session is continued when its version is still the session's head
+ *   (nothing was written after it): `sync` appends, revises (a message replaced by id) and retracts
+ *   (a `RemoveMessage`) in one event per change. When no message of the parent survives (a
+ *   `REMOVE_ALL_MESSAGES`), the retraction is a `rewind` from the first message, reason
+ *   {@link REMOVE_ALL_REASON}, then the new messages are appended.
+ * - When the session moved on after the parent (a past checkpoint continued: `updateState` on an
+ *   old config, a replay), the branch is a turnlog `fork` of it at the last message the parent's
+ *   list shares with the head (a new session when it shares none), recorded as the thread's; then the
+ *   same sync.
+ *
+ * Returns undefined when a message does not serialize to JSON (the caller stores the channel as a blob).
+ * A message's turnlog id is derived from its LangChain id in the scope of the session it was first
+ * written to (`messageScope`); when `sync` refuses one because that id was retracted from this session
+ * before (the same LangChain id removed, then added again), the message is written under the next
+ * scope of the session and the whole transaction is retried by the caller (`attempts`).
+ */
+export async function mirrorMessages(
+  store: PostgresStore,
+  input: MirrorMessagesInput,
+  attempts: Map<string, number>,
+  cache: MirrorCache,
+): Promise<MirrorResult | undefined> {
+  const texts: string[] = []
+  for (const m of input.messages) {
+    const payload = await encodeLangChainMessage(input.serde, m)
+    if (payload === undefined) return undefined
+    texts.push(JSON.stringify(payload))
+  }
+  const parent = input.parent ?? { sessionId: await rootSessionOf(store, input.threadId, input.tenantId), version: 0 }
+  let target: string
+  let base: readonly Message<unknown>[]
+  let version: number
+  const known = cache.head(parent.sessionId)
+  // this saver wrote the parent's version last: the session's live list is known (a stale belief fails
+  // the sync's expectedVersion, and the put runs again without it)
+  const optimistic = known !== undefined && known.version === parent.version
+  if (optimistic) {
+    target = parent.sessionId
+    base = known.messages
+    version = known.version
+  } else {
+    const head = (await store.getSession(parent.sessionId)).version
+    if (head === parent.version) {
+      target = parent.sessionId
+      base = head === 0 ? [] : (await store.load(target)).messages
+      version = head
+    } else {
+      const at = parent.version === 0 ? [] : (await store.load(parent.sessionId, { at: parent.version })).messages
+      const live = (await store.load(parent.sessionId)).messages
+      let shared = 0
+      while (shared < at.length && shared < live.length && at[shared]?.id === live[shared]?.id) shared++
+      const metadata: JsonValue = {
+        langgraph: { threadId: input.threadId, branchOf: { sessionId: parent.sessionId, version: parent.version } },
+      }
+      const last = live[shared - 1]
+      target =
+        last === undefined
+          ? await store.createSession({ ...(input.tenantId === undefined ? {} : { tenantId: input.tenantId }), metadata })
+          : await store.fork(parent.sessionId, { at: last.id, metadata })
+      await recordBranchSession(store, target, parent.sessionId)
+      const forked = await store.load(target)
+      base = forked.messages
+      version = forked.version
+    }
+  }
+  const scopes = new Map<string, string>()
+  for (const m of base) if (m.externalId !== undefined && m.externalScope !== undefined) scopes.set(m.externalId, m.externalScope)
+  const list = input.messages.map((m, i) => {
+    const langchainId = m.id as string
+    const scope = scopes.get(langchainId) ?? messageScope(target, attempts.get(`${target}\u0000${langchainId}`) ?? 0)
+    return cache.message(texts[i] as string, langchainId, scope)
+  })
+  const kept = new Set(list.map((m) => m.id))
+  const first = base[0]
+  try {
+    if (first !== undefined && !base.some((m) => kept.has(m.id))) {
+      version = (await store.rewind(target, { from: first.id }, { reason: REMOVE_ALL_REASON, expectedVersion: version })).version
+    }
+    version = (await store.sync(target, list, { expectedVersion: version })).version
+  } catch (error) {
+    if (optimistic && isTurnlogError(error, 'VERSION_CONFLICT')) {
+      cache.forget(target)
+      throw new RetryMirror(error)
+    }
+    if (isTurnlogError(error, 'INVALID_INPUT') && error.details?.['reason'] === 'not_live') {
+      const again = list.find((m) => m.id === error.details?.['messageId'])
+      if (again?.externalId !== undefined) {
+        const key = `${target}\u0000${again.externalId}`
+        attempts.set(key, (attempts.get(key) ?? 0) + 1)
+        throw new RetryMirror(error)
+      }
+    }
+    throw error
+  }
+  return { ref: { sessionId: target, version }, messages: list }
+}
+
+/** What {@link mirrorMessages} wrote: where, and the session's live list after it. */
+export interface MirrorResult {
+  readonly ref: MessagesRef
+  readonly messages: readonly Message<unknown>[]
+}
+
+/**
+ * What a saver remembers between puts, to skip work the common step repeats: the turnlog message of
+ * each serialized LangChain message it wrote recently (no new hash or validation for an unchanged
+ * message), and the live list of each session at the version it last wrote (no `load` before the
+ * next step's sync). Bounded; only committed writes are remembered (`remember` after the commit).
+ */
+export class MirrorCache {
+  readonly #messages = new Map<string, Message<Record<string, unknown>>>()
+  readonly #heads = new Map<string, { readonly version: number; readonly messages: readonly Message<unknown>[] }>()
+  readonly #limit: number
+
+  constructor(limit = 20_000) {
+    this.#limit = limit
+  }
+
+  /** The turnlog message for a serialized LangChain message (`text`), made once. */
+  message(text: string, langchainId: string, scope: string): Message<Record<string, unknown>> {
+    const key = `${scope}\u0000${langchainId}\u0000${text}`
+    const found = this.#messages.get(key)
+    if (found !== undefined) return found
+    const made = turnlogMessageFor(JSON.parse(text) as Record<string, unknown>, langchainId, scope)
+    if (this.#messages.size >= this.#limit) this.#messages.delete(this.#messages.keys().next().value as string)
+    this.#messages.set(key, made)
+    return made
+  }
+
+  /** The live list of `sessionId` at the version this saver last wrote, if it remembers one. */
+  head(sessionId: string): { readonly version: number; readonly messages: readonly Message<unknown>[] } | undefined {
+    return this.#heads.get(sessionId)
+  }
+
+  /** Remembers a committed write. */
+  remember(result: MirrorResult): void {
+    this.#heads.delete(result.ref.sessionId)
+    if (this.#heads.size >= 1000) this.#heads.delete(this.#heads.keys().next().value as string)
+    this.#heads.set(result.ref.sessionId, { version: result.ref.version, messages: result.messages })
+  }
+
+  /** Forgets what it believed of a session. */
+  forget(sessionId: string): void {
+    this.#heads.delete(sessionId)
+  }
+}
+
+/** Thrown by {@link mirrorMessages} when the transaction must run again with a message under a new scope. */
+export class RetryMirror extends Error {
+  constructor(cause: unknown) {
+    super('a re-added message needs a new turnlog id', { cause })
+    this.name = 'RetryMirror'
+  }
+}

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { HumanMessage, type BaseMessage } from '@langchain/core/messages'
+import type { RunnableConfig } from '@langchain/core/runnables'
+import { uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint'
+import { audit } from '@turnlog/audit'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { TurnlogCheckpointSaver } from '@turnlog/langgraph'
+
+// The saver's own API, no graph: two savers (two processes) writing one thread, a branch taken by a
+// saver whose memory of the session is stale, and a LangChain id removed and then added again.
+
+const meta = { source: 'loop' as const, step: 0, parents: {} }
+const checkpoint = (messages: readonly BaseMessage[], version: number): Checkpoint => ({
+  v: 4,
+  id: uuid6(version),
+  ts: new Date().toISOString(),
+  channel_values: { messages: [...messages] },
+  channel_versions: { messages: version },
+  versions_seen: {},
+})
+const ids = (tuple: { checkpoint: Checkpoint } | undefined): string[] =>
+  ((tuple?.checkpoint.channel_values['messages'] ?? []) as BaseMessage[]).map((m) => m.id as string)
+
+describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
+  let database: TestDatabase | undefined
+  let store: PostgresStore
+
+  beforeAll(async () => {
+    if (flavor === 'postgres') {
+      database = await createTestDatabase()
+      store = await openStore({ connectionString: database.connectionString })
+    } else {
+      store = await openStore({ embedded: true })
+    }
+  })
+  afterAll(async () => {
+    await store?.close()
+    await database?.drop()
+  })
+
+  it('branches correctly when another saver moved the session on (a stale memory of it fails and is retried)', async () => {
+    // given: saver a writes the first checkpoint, saver b continues it
+    const a = new TurnlogCheckpointSaver({ store })
+    const b = new TurnlogCheckpointSaver({ store })
+    const [h1, h2, h3] = ['one', 'two', 'three'].map((content, i) => new HumanMessage({ id: `h${i + 1}`, content })) as [
+      HumanMessage,
+      HumanMessage,
+      HumanMessage,
+    ]
+    const c1 = await a.put({ configurable: { thread_id: 'two-savers' } }, checkpoint([h1], 1), meta, { messages: 1 })
+    const c2 = await b.put(c1, checkpoint([h1, h2], 2), meta, { messages: 2 })
+
+    // when: a continues c1 (a branch), believing the session is still where it left it
+    const c3 = await a.put(c1, checkpoint([h1, h3], 2), meta, { messages: 2 })
+
+    // then: each checkpoint has its own messages; the branch is a fork sharing h1
+    expect(ids(await a.getTuple(c2))).toEqual(['h1', 'h2'])
+    expect(ids(await b.getTuple(c3))).toEqual(['h1', 'h3'])
+    const main = await a.messagesRef(c2 as RunnableConfig)
+    const branch = await a.messagesRef(c3 as RunnableConfig)
+    expect(branch?.sessionId).not.toBe(main?.sessionId)
+    expect((await store.getSession(branch?.sessionId as string)).parent?.sessionId).toBe(main?.sessionId)
+    expect((await store.load(main?.sessionId as string)).messages.map((m) => m.externalId)).toEqual(['h1', 'h2'])
+    expect((await store.load(branch?.sessionId as string)).messages.map((m) => m.externalId)).toEqual(['h1', 'h3'])
+    for (const ref of [main, branch]) expect((await audit(store, ref?.sessionId as string)).findings).toEqual([])
+  })
+
+  it('writes a LangChain id removed and added again under a new turnlog id (the old one stays retracted)', async () => {
+    // given
+    const saver = new TurnlogCheckpointSaver({ store })
+    const h1 = new HumanMessage({ id: 'x1', content: 'first' })
+    const h2 = new HumanMessage({ id: 'x2', content: 'second' })
+    const c1 = await saver.put({ configurable: { thread_id: 're-added' } }, checkpoint([h1, h2], 1), meta, { messages: 1 })
+    const c2 = await saver.put(c1, checkpoint([h1], 2), meta, { messages: 2 })
+
+    // when: x2 comes back
+    const c3 = await saver.put(c2, checkpoint([h1, h2], 3), meta, { messages: 3 })
+
+    // then
+    expect(ids(await saver.getTuple(c3))).toEqual(['x1', 'x2'])
+    const ref = await saver.messagesRef(c3 as RunnableConfig)
+    const { entries } = await store.transcript(ref?.sessionId as string)
+    const x2 = entries.filter((e) => e.message.externalId === 'x2')
+    expect(x2.map((e) => e.status)).toEqual(['retracted', 'live'])
+    expect(new Set(x2.map((e) => e.message.id)).size).toBe(2)
+    expect((await audit(store, ref?.sessionId as string)).findings).toEqual([])
+  })
+
+  it("deleteThread: 'redact' also erases the messages' content, ids and hashes kept, audit clean", async () => {
+    // given
+    const saver = new TurnlogCheckpointSaver({ store, deleteThread: 'redact' })
+    const c1 = await saver.put(
+      { configurable: { thread_id: 'erase-me' } },
+      checkpoint([new HumanMessage({ id: 'p1', content: 'my card is 4111 1111 1111 1111' })], 1),
+      meta,
+      { messages: 1 },
+    )
+    const ref = await saver.messagesRef(c1 as RunnableConfig)
+
+    // when
+    await saver.deleteThread('erase-me')
+
+    // then: the thread is gone for LangGraph; the message is retracted and its content scrubbed everywhere
+    expect(await saver.getTuple({ configurable: { thread_id: 'erase-me' } })).toBeUndefined()
+    const { entries } = await store.transcript(ref?.sessionId as string)
+    expect(entries.map((e) => [e.message.externalId, e.status])).toEqual([['p1', 'retracted']])
+    expect(JSON.stringify(entries)).not.toContain('4111')
+    const types: string[] = []
+    for await (const e of store.events(ref?.sessionId as string)) types.push(e.type)
+    expect(types).toEqual(['message_appended', 'messages_retracted', 'message_redacted'])
+    expect((await audit(store, ref?.sessionId as string)).findings).toEqual([])
+  })
+
+  it('refuses bad input with INVALID_INPUT, writing nothing', async () => {
+    const saver = new TurnlogCheckpointSaver({ store })
+    await expect(saver.put({ configurable: {} }, checkpoint([], 1), meta, {})).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    await expect(saver.putWrites({ configurable: { thread_id: 't' } }, [['a', 1]], 'task')).rejects.toMatchObject({ code: 'INVALID_INPUT' })
+    expect(() => new TurnlogCheckpointSaver({ store, deleteThread: 'drop' as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    )
+    expect(() => new TurnlogCheckpointSaver({} as never)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
+  })
+})
