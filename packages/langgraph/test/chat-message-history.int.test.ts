@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { AIMessage, HumanMessage } from '@langchain/core/messages'
-import { audit } from '@turnlog/audit'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { TurnlogChatMessageHistory } from '@turnlog/langgraph'
+import { expectCleanAudit } from './support/expect-clean-audit.js'
 
 // LangChain's legacy list chat history on a turnlog session, Postgres and PGlite.
 describe.each(['postgres', 'pglite'] as const)('TurnlogChatMessageHistory (%s)', (flavor) => {
@@ -48,6 +48,6 @@ describe.each(['postgres', 'pglite'] as const)('TurnlogChatMessageHistory (%s)',
     await history.clear()
     expect(await history.getMessages()).toEqual([])
     expect((await store.transcript(sessionId)).entries).toHaveLength(3)
-    expect((await audit(store, sessionId)).findings).toEqual([])
+    await expectCleanAudit(store, sessionId)
   })
 })

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals'
 import type { BaseMessage } from '@langchain/core/messages'
-import { audit } from '@turnlog/audit'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { TurnlogCheckpointSaver, decodeLangChainMessage } from '@turnlog/langgraph'
@@ -10,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { expectCleanAudit } from './support/expect-clean-audit.js'
 
 // A real process runs the ReAct graph on the saver (the built package: run the build first) and is killed
 // with SIGKILL between `put` and `putWrites` (inside the tool, after the checkpoint holding the tool call
@@ -149,7 +149,7 @@ describe.each(['postgres', 'pglite'] as const)('a graph process killed with SIGK
       const types: string[] = []
       for await (const e of store.events(ref.sessionId)) types.push(e.type)
       expect(types).toEqual(['message_appended', 'message_appended', 'message_appended', 'message_appended'])
-      expect((await audit(store, ref.sessionId)).findings).toEqual([])
+      await expectCleanAudit(store, ref.sessionId)
     })
   })
 })

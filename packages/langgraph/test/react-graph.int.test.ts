@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { AIMessage, HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages'
 import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph'
-import { audit } from '@turnlog/audit'
 import type { StoredEvent } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { REMOVE_ALL_REASON, TurnlogCheckpointSaver, decodeLangChainMessage, type MessagesRef } from '@turnlog/langgraph'
 import { reactGraph } from './support/react-graph.js'
+import { expectCleanAudit } from './support/expect-clean-audit.js'
 
 // A ReAct graph (scripted model, a real tool node) on the saver: the `messages` channel is mirrored into
 // turnlog with the same ids, one event per change; every checkpoint's messages are `load({ at })` of its
@@ -52,10 +52,7 @@ describe.each(['postgres', 'pglite'] as const)('a ReAct graph on the saver (%s)'
   }
   const liveOf = async (session: string): Promise<BaseMessage[]> =>
     Promise.all((await store.load(session)).messages.map((m) => decodeLangChainMessage(saver.serde, m)))
-  const expectClean = async (session: string): Promise<void> => {
-    const report = await audit(store, session)
-    expect(report.findings).toEqual([])
-  }
+  const expectClean = (session: string): Promise<void> => expectCleanAudit(store, session)
 
   it('mirrors the messages channel into turnlog with the same ids, one append per message', async () => {
     // given / when: a question that needs the tool
