@@ -13,6 +13,7 @@ import {
   OPENAI_AGENTS_FORMAT,
   OPENAI_CHAT_FORMAT,
   OPENAI_RESPONSES_FORMAT,
+  createMessage,
   isRedactedPayload,
   redactedPayload,
 } from '@turnlog/core'
@@ -124,5 +125,32 @@ describe.each(['Postgres', 'PGlite'])('the redaction placeholder rule (%s)', (na
     expect(NAMES.map((format) => [format, isRedactedPayload(chat, format), isRedactedPayload(structural, format)])).toEqual(
       NAMES.map((format) => [format, format === OPENAI_CHAT_FORMAT, format !== OPENAI_CHAT_FORMAT]),
     )
+  })
+
+  it('keys that differ only in a lone surrogate stay two keys: the placeholder is one, and redact stores it', async () => {
+    // given: the property's counterexample (the database's JSON copy once turned every such escape into
+    // one '?', so the two keys became duplicates and the shape check refused a true placeholder)
+    const payload = {
+      role: 'user',
+      content: [
+        { type: 'hologram', value: [], cache_control: { '\udc00': null, '\udc01': false } },
+        { type: 'text', text: 'secret \udc02' },
+      ],
+    }
+    const session = await store().createSession()
+    const message = createMessage<object>(payload, { format: ANTHROPIC_FORMAT })
+    await store().append(session, [message])
+
+    // when
+    const placeholder = redactedPayload(payload, ANTHROPIC_FORMAT)
+    const sqlSays = await databaseSays(store(), [[placeholder, ANTHROPIC_FORMAT]])
+    await store().redact(session, message.id)
+
+    // then
+    expect(sqlSays).toEqual([true])
+    expect(isRedactedPayload(placeholder, ANTHROPIC_FORMAT)).toBe(true)
+    const [stored] = (await store().load(session)).messages
+    expect(stored?.payload).toEqual(placeholder)
+    expect(JSON.stringify(stored?.payload)).toContain('\\udc01')
   })
 })
