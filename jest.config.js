@@ -45,5 +45,7 @@ export default {
     { ...shared, ...withServer, displayName: 'prop', testMatch: ['**/test/**/*.prop.test.ts'] },
   ],
   testTimeout: 60_000,
+  // longest files first (recorded durations): a fresh clone has no timing cache for Jest's own order
+  testSequencer: '<rootDir>/scripts/jest-sequencer.mjs',
   maxWorkers: 2,
 }

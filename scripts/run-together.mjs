@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Runs several package scripts at once (`node scripts/run-together.mjs test:packaging test:node-versions`),
+// each with its output held and printed whole when it ends (no interleaved lines), and exits non-zero when
+// any failed. The test command ends with the packaging test and the Node-matrix test this way: they are
+// independent (one packs and installs into scratch apps, the other runs the contract suites under other
+// Node majors), and side by side they take little more than the longer one. The Node runtimes of the
+// matrix are provisioned first, once, so two scripts never install the same one at the same time.
+import { spawn } from 'node:child_process'
+import { ensureNode, matrixMajors } from './node-runtime.mjs'
+
+const scripts = process.argv.slice(2)
+if (scripts.length === 0) {
+  console.error('usage: node scripts/run-together.mjs <script> [<script> …]')
+  process.exit(2)
+}
+const execPath = process.env.npm_execpath ?? ''
+// pnpm running this script (the test command), else the pinned pnpm through npx
+const pnpm = /pnpm/.test(execPath) && /\.[cm]?js$/.test(execPath) ? [process.execPath, [execPath]] : ['npx', ['-y', 'pnpm@12.4.2']]
+const started = Date.now()
+for (const major of matrixMajors()) {
+  try {
+    console.log(`run-together: Node ${major} is ${ensureNode(major).version}`)
+  } catch (error) {
+    console.error(`run-together: FAIL: ${error.message}`)
+    process.exit(1)
+  }
+}
+const results = await Promise.all(
+  scripts.map(
+    (name) =>
+      new Promise((resolve) => {
+        const t0 = Date.now()
+        const chunks = []
+        const child = spawn(pnpm[0], [...pnpm[1], 'run', name], { stdio: ['ignore', 'pipe', 'pipe'] })
+        child.stdout.on('data', (c) => chunks.push(c))
+        child.stderr.on('data', (c) => chunks.push(c))
+        child.on('close', (code, signal) => {
+          process.stdout.write(
+            `\n=== ${name}: ${code === 0 ? 'passed' : `FAILED (${code ?? signal})`} in ${((Date.now() - t0) / 1000).toFixed(1)} s ===\n`,
+          )
+          process.stdout.write(Buffer.concat(chunks))
+          resolve(code === 0)
+        })
+      }),
+  ),
+)
+console.log(`\nrun-together: ${scripts.join(', ')} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+process.exit(results.every(Boolean) ? 0 : 1)
