@@ -1,26 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { AIMessage, HumanMessage } from '@langchain/core/messages'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStoreOfKind } from '@turnlog/testing'
 import { TurnlogChatMessageHistory } from '@turnlog/langgraph'
 import { expectCleanAudit } from './support/expect-clean-audit.js'
 
 // LangChain's legacy list chat history on a turnlog session, Postgres and PGlite.
 describe.each(['postgres', 'pglite'] as const)('TurnlogChatMessageHistory (%s)', (flavor) => {
-  let database: TestDatabase | undefined
   let store: PostgresStore
-  beforeAll(async () => {
-    if (flavor === 'postgres') {
-      database = await createTestDatabase()
-      store = await openStore({ connectionString: database.connectionString })
-    } else {
-      store = await openStore({ embedded: true })
-    }
-  })
-  afterAll(async () => {
-    await store?.close()
-    await database?.drop()
-  })
+  useTestStoreOfKind(flavor, (t) => ({ store } = t))
 
   it('appends, reads back the live list, keeps ids, and clears by a rewind', async () => {
     // given

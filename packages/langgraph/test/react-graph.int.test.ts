@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { AIMessage, HumanMessage, RemoveMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages'
 import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph'
 import type { StoredEvent } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { openTestStore, type OpenedTestStore } from '@turnlog/testing'
 import { REMOVE_ALL_REASON, TurnlogCheckpointSaver, decodeLangChainMessage, type MessagesRef } from '@turnlog/langgraph'
 import { reactGraph } from './support/react-graph.js'
 import { expectCleanAudit } from './support/expect-clean-audit.js'
@@ -23,7 +23,7 @@ const events = async (store: PostgresStore, session: string): Promise<StoredEven
 const plain = (m: BaseMessage): unknown => JSON.parse(JSON.stringify(m.toDict()))
 
 describe.each(['postgres', 'pglite'] as const)('a ReAct graph on the saver (%s)', (flavor) => {
-  let database: TestDatabase | undefined
+  let opened: OpenedTestStore | undefined
   let store: PostgresStore
   let saver: TurnlogCheckpointSaver
   let graph: ReturnType<typeof reactGraph>
@@ -31,18 +31,13 @@ describe.each(['postgres', 'pglite'] as const)('a ReAct graph on the saver (%s)'
   const thread = { configurable: { thread_id: `react-${flavor}` } }
 
   beforeAll(async () => {
-    if (flavor === 'postgres') {
-      database = await createTestDatabase()
-      store = await openStore({ connectionString: database.connectionString })
-    } else {
-      store = await openStore({ embedded: true })
-    }
+    opened = await openTestStore(flavor)
+    store = opened.store
     saver = new TurnlogCheckpointSaver({ store })
     graph = reactGraph(saver, ran)
   })
   afterAll(async () => {
-    await store?.close()
-    await database?.drop()
+    await opened?.close()
   })
 
   const ref = async (config = thread): Promise<MessagesRef> => {

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { HumanMessage, type BaseMessage } from '@langchain/core/messages'
 import type { RunnableConfig } from '@langchain/core/runnables'
 import { uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStoreOfKind } from '@turnlog/testing'
 import { TurnlogCheckpointSaver } from '@turnlog/langgraph'
 import { expectCleanAudit } from './support/expect-clean-audit.js'
 
@@ -23,21 +23,8 @@ const ids = (tuple: { checkpoint: Checkpoint } | undefined): string[] =>
   ((tuple?.checkpoint.channel_values['messages'] ?? []) as BaseMessage[]).map((m) => m.id as string)
 
 describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
-  let database: TestDatabase | undefined
   let store: PostgresStore
-
-  beforeAll(async () => {
-    if (flavor === 'postgres') {
-      database = await createTestDatabase()
-      store = await openStore({ connectionString: database.connectionString })
-    } else {
-      store = await openStore({ embedded: true })
-    }
-  })
-  afterAll(async () => {
-    await store?.close()
-    await database?.drop()
-  })
+  useTestStoreOfKind(flavor, (t) => ({ store } = t))
 
   it('branches correctly when another saver moved the session on (a stale memory of it fails and is retried)', async () => {
     // given: saver a writes the first checkpoint, saver b continues it

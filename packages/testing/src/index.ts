@@ -85,5 +85,6 @@ export {
   type HostileRecipe,
 } from './hostile-value.js'
 export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'
+export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, type StoreKind } from './open-test-store.js'
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
 export { caught, nestedObject } from './caught.js'
