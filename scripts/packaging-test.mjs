@@ -252,8 +252,9 @@ for (const rt of runtimes) {
 
 // 8. Opt-in packages (the framework adapters, ...): a package with a `test/packaging/` folder (never in its
 // tarball) is installed on its own into a second scratch app, from its tarball, with the peers and the
-// sample that folder names (`package.json`: { "dependencies": {…} }, `sample.ts`): the sample compiles
-// with tsc --strict and no skipLibCheck, and runs under the current Node and each major of the matrix.
+// sample that folder names (`package.json`: { "dependencies": {…}, "variants"?: [{ "name", "dependencies",
+// "nodeMajors"? }] }, `sample.ts`): the sample compiles with tsc --strict and no skipLibCheck, and runs
+// under the current Node and each major of the matrix; each variant (other dependency versions) again.
 const optIn = packages.filter((p) => {
   try {
     return statSync(join(root, 'packages', p.dir, 'test', 'packaging', 'sample.ts')).isFile()
@@ -261,9 +262,12 @@ const optIn = packages.filter((p) => {
     return false
   }
 })
-for (const p of optIn) {
+/**
+ * One scratch app for an opt-in package: its tarball, the umbrella, the sample's dependencies; the sample
+ * compiled with tsc --strict and run on each runtime whose major is in `majors` (every runtime when null).
+ */
+function tryOptIn(p, dependencies, label, majors) {
   const dir = join(root, 'packages', p.dir, 'test', 'packaging')
-  const spec = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
   const optApp = mkdtempSync(join(tmpdir(), `turnlog-app-${p.dir}-`))
   scratch.push(optApp)
   writeFileSync(
@@ -279,14 +283,14 @@ for (const p of optIn) {
         dependencies: {
           turnlog: `file:${tarballs.get('turnlog')}`,
           ...Object.fromEntries(
-            Object.entries(spec.dependencies).map(([name, range]) => [name, tarballs.has(name) ? `file:${tarballs.get(name)}` : range]),
+            Object.entries(dependencies).map(([name, range]) => [name, tarballs.has(name) ? `file:${tarballs.get(name)}` : range]),
           ),
           [p.json.name]: `file:${tarballs.get(p.json.name)}`,
         },
         // every other @turnlog/* package from the fresh tarballs, never the registry
         overrides: Object.fromEntries(
           packages
-            .filter((q) => q.json.name !== p.json.name && q.json.name !== 'turnlog' && !(q.json.name in spec.dependencies))
+            .filter((q) => q.json.name !== p.json.name && q.json.name !== 'turnlog' && !(q.json.name in dependencies))
             .map((q) => [q.json.name, `file:${tarballs.get(q.json.name)}`]),
         ),
         devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
@@ -297,17 +301,29 @@ for (const p of optIn) {
   )
   writeFileSync(join(optApp, 'sample.ts'), readFileSync(join(dir, 'sample.ts'), 'utf8'))
   writeFileSync(join(optApp, 'tsconfig.json'), readFileSync(join(app, 'tsconfig.json'), 'utf8'))
-  step(`${p.json.name}: npm install`, () =>
+  step(`${label}: npm install`, () =>
     run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: optApp }),
   )
-  step(`${p.json.name}: tsc --strict`, () =>
+  step(`${label}: tsc --strict`, () =>
     run(process.execPath, [join(optApp, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', optApp], { cwd: optApp }),
   )
   for (const rt of runtimes) {
-    const out = step(`${rt.label}: ${p.json.name} sample`, () =>
+    if (majors !== null && !majors.some((m) => rt.label.includes(`v${m}.`))) continue
+    const out = step(`${rt.label}: ${label} sample`, () =>
       run('node', ['out/sample.js'], { cwd: optApp, env: { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' } }).trim(),
     )
-    ran.push(`${rt.label} ${p.json.name}: ${out.split('\n').pop()}`)
+    ran.push(`${rt.label} ${label}: ${out.split('\n').pop()}`)
+  }
+}
+for (const p of optIn) {
+  const spec = JSON.parse(readFileSync(join(root, 'packages', p.dir, 'test', 'packaging', 'package.json'), 'utf8'))
+  tryOptIn(p, spec.dependencies, p.json.name, null)
+  // `variants`: the same sample with other versions of its dependencies (e.g. the next major of a peer),
+  // on the Node majors they support (those of the matrix: a variant is skipped when none of them runs)
+  for (const v of spec.variants ?? []) {
+    const majors = v.nodeMajors ?? null
+    if (majors !== null && !runtimes.some((rt) => majors.some((m) => rt.label.includes(`v${m}.`)))) continue
+    tryOptIn(p, { ...spec.dependencies, ...v.dependencies }, `${p.json.name} with ${v.name}`, majors)
   }
 }
 
