@@ -3,33 +3,21 @@
  * `anthropic` user turn), on Postgres and on PGlite: the summary's format and meta are stored and
  * loaded, and the audit is clean. The same summary placed by `sync` (`compaction.summaryIds`) too.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { audit, verifyChain } from '@turnlog/audit'
 import { ANTHROPIC_FORMAT, OPENAI_RESPONSES_FORMAT, createMessage, type Message } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-
-let db: TestDatabase
-const stores: { name: string; store: PostgresStore }[] = []
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-  stores.push({ name: 'Postgres', store: await openStore({ connectionString: db.connectionString, pool: { max: 2 } }) })
-  stores.push({ name: 'PGlite', store: await openStore({ embedded: true }) })
-}, 300_000)
-
-afterAll(async () => {
-  for (const { store } of stores.splice(0)) await store.close()
-  await db?.drop()
-})
+import type { PostgresStore } from '@turnlog/postgres'
+import { STORE_KINDS, useTestStoreOfKind } from '@turnlog/testing'
 
 const SUMMARIES = [
   [OPENAI_RESPONSES_FORMAT, { type: 'compaction', encrypted_content: 'gAAAAC…' }],
   [ANTHROPIC_FORMAT, { role: 'user', content: [{ type: 'text', text: 'Summary: the user asked for the weather.' }] }],
 ] as const
 
-describe.each(['Postgres', 'PGlite'])('compact with summaries of another format (%s)', (name) => {
-  const store = (): PostgresStore => (stores.find((s) => s.name === name) as { store: PostgresStore }).store
+describe.each(STORE_KINDS)('compact with summaries of another format (%s)', (kind) => {
+  let opened: PostgresStore
+  useTestStoreOfKind(kind, (t) => ({ store: opened } = t))
+  const store = (): PostgresStore => opened
 
   /** The loaded session as (id, format, meta, payload), after checking the chain and that the audit is clean. */
   async function loadedAndClean(sid: string): Promise<unknown[]> {

@@ -4,7 +4,7 @@
  * format, on Postgres and on PGlite: for payloads of each format, their placeholders, the other
  * formats' placeholders and placeholders with one string put back.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import {
   AI_SDK_MODEL_FORMAT,
   AI_SDK_UI_FORMAT,
@@ -17,17 +17,17 @@ import {
   isRedactedPayload,
   redactedPayload,
 } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
 import {
   aiSdkModelPayloadArb,
   aiSdkUiPayloadArb,
   anthropicPayloadArb,
   chatPayloadArb,
-  createTestDatabase,
   jsonPayloadArb,
   openAIAgentsItemArb,
   openAIResponsesItemArb,
-  type TestDatabase,
+  STORE_KINDS,
+  useTestStoreOfKind,
 } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
@@ -70,20 +70,6 @@ const candidatesArb = fc.oneof(...FORMATS.map(([format, arb]) => fc.tuple(fc.con
   }),
 )
 
-let db: TestDatabase
-const stores: { name: string; store: PostgresStore }[] = []
-
-beforeAll(async () => {
-  db = await createTestDatabase()
-  stores.push({ name: 'Postgres', store: await openStore({ connectionString: db.connectionString, pool: { max: 2 } }) })
-  stores.push({ name: 'PGlite', store: await openStore({ embedded: true }) })
-}, 60_000)
-
-afterAll(async () => {
-  for (const { store } of stores.splice(0)) await store.close()
-  await db?.drop()
-})
-
 /** The database's answer for each (candidate, format) pair, in order. */
 async function databaseSays(store: PostgresStore, pairs: readonly (readonly [unknown, string])[]): Promise<boolean[]> {
   const { rows } = await sql<{ ok: boolean | null }>`
@@ -94,8 +80,10 @@ async function databaseSays(store: PostgresStore, pairs: readonly (readonly [unk
   return rows.map((r) => r.ok === true)
 }
 
-describe.each(['Postgres', 'PGlite'])('the redaction placeholder rule (%s)', (name) => {
-  const store = (): PostgresStore => (stores.find((s) => s.name === name) as { store: PostgresStore }).store
+describe.each(STORE_KINDS)('the redaction placeholder rule (%s)', (kind) => {
+  let opened: PostgresStore
+  useTestStoreOfKind(kind, (t) => ({ store: opened } = t))
+  const store = (): PostgresStore => opened
 
   it('isRedactedPayload(p, format) answers as turnlog.is_redaction_placeholder(p, format) for every built-in format (property)', async () => {
     await fc.assert(
@@ -103,7 +91,7 @@ describe.each(['Postgres', 'PGlite'])('the redaction placeholder rule (%s)', (na
         const pairs = candidates.flatMap((c) => NAMES.map((format) => [c, format] as const))
         expect(pairs.map(([c, format]) => isRedactedPayload(c, format))).toEqual(await databaseSays(store(), pairs))
       }),
-      { numRuns: name === 'Postgres' ? 60 : 30 },
+      { numRuns: kind === 'postgres' ? 60 : 30 },
     )
   }, 120_000)
 
