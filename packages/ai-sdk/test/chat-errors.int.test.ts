@@ -97,6 +97,13 @@ describe.each(STORE_KINDS)('refusals and write failures on %s', (kind) => {
     const session = await store.createSession()
     await store.append(session, [createMessage({ role: 'user', content: 'chat completions' })])
     expect(await codeOf(() => startModelTurn(store, session, []))).toBe('INVALID_INPUT:format')
+    // a chat's session that another writer gave a message of another format is refused, not misread
+    const foreign = `foreign-format-${kind}`
+    await store.createSession({ id: chatSessionId(foreign) })
+    await store.append(chatSessionId(foreign), [createMessage({ role: 'user', content: 'chat completions' })])
+    expect(await codeOf(() => loadChat(store, foreign))).toBe('INVALID_INPUT:format')
+    expect(await codeOf(() => receiveChat(store, foreign, { messages: [user('u1', 'one')] }))).toBe('INVALID_INPUT:format')
+    expect((await store.load(chatSessionId(foreign))).messages).toHaveLength(1)
     const chatId = `fork-refusal-${kind}`
     await receiveChat(store, chatId, { messages: [user('u1', 'one')] })
     expect(await codeOf(() => forkChat(store, chatId, { at: 'nope', chatId: `${chatId}-b` }))).toBe('INVALID_INPUT:unknown_message')
