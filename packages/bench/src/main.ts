@@ -5,7 +5,7 @@
  * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
- * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph), --group-commit off|B,F (the store's
+ * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph, rls), --group-commit off|B,F (the store's
  * group commit: off, or at most B batches per group and F statements in flight).
  * @packageDocumentation
  */
@@ -25,6 +25,7 @@ import { recordPglite } from './record-pglite.js'
 import { recordRebuild } from './record-rebuild.js'
 import { recordRebuildMemory } from './record-rebuild-memory.js'
 import { recordRetryStorm } from './record-retry-storm.js'
+import { recordRlsOverhead } from './record-rls-overhead.js'
 import { recordStorage } from './record-storage.js'
 import { recordTelemetryOverhead } from './record-telemetry-overhead.js'
 import { writeReport } from './write-report.js'
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
     if (wants('import') && appended) await recordImport(ctx, generated)
     if (wants('storage') && appended) await recordStorage(ctx, payloadBytes)
     if (wants('telemetry')) await recordTelemetryOverhead(connectionString, args)
+    if (wants('rls')) await recordRlsOverhead(ctx)
     if (wants('langgraph')) await recordLangGraph(args, admin, dbName)
     if (wants('pglite')) await recordPglite(args)
   } finally {

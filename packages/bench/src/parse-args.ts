@@ -17,6 +17,7 @@ export const WORKLOADS = [
   'pglite',
   'telemetry',
   'langgraph',
+  'rls',
 ] as const
 
 /** The parsed command line (see the options in main.ts). */
