@@ -8,7 +8,7 @@ import { databaseUrl } from './database-url.js'
 import { interleaved } from './interleaved.js'
 import type { Args } from './parse-args.js'
 import { record } from './record.js'
-import { pool, summarize } from './stats.js'
+import { percentile, pool, summarize, type Summary } from './stats.js'
 import { prng } from './workload.js'
 
 const WORDS =
@@ -43,12 +43,13 @@ function stepMessage(rand: () => number, thread: number, step: number): BaseMess
 /**
  * One thread's steps as LangGraph's loop drives a saver: per step one `put` (the `messages` channel,
  * grown by one message, and a small counter channel, both in `newVersions`) and one `putWrites` (the
- * task's write of that message). Returns the number of steps.
+ * task's write of that message). Returns the checkpoint id of each step.
  */
-async function runThread(saver: BaseCheckpointSaver, threadId: string, seed: number, steps: number): Promise<number> {
+async function runThread(saver: BaseCheckpointSaver, threadId: string, seed: number, steps: number): Promise<string[]> {
   const rand = prng(seed)
   let config = { configurable: { thread_id: threadId, checkpoint_ns: '' } as Record<string, unknown> }
   const messages: BaseMessage[] = []
+  const ids: string[] = []
   for (let step = 0; step < steps; step++) {
     const message = stepMessage(rand, seed, step)
     messages.push(message)
@@ -67,31 +68,95 @@ async function runThread(saver: BaseCheckpointSaver, threadId: string, seed: num
       { messages: step + 1, step: step + 1 },
     )) as typeof config
     await saver.putWrites(config, [['messages', [message]]], `task-${step}`)
+    ids.push(checkpoint.id)
   }
-  return steps
+  return ids
 }
 
-/** Bytes on disk of every table of `schemas` in the database. */
-async function schemaBytes(connectionString: string, schemas: readonly string[]): Promise<number> {
+/** Bytes on disk of each table of `schemas` (`schema.table` → `pg_total_relation_size`: heap, TOAST, indexes). */
+async function tableBytes(connectionString: string, schemas: readonly string[]): Promise<Map<string, number>> {
   const client = new pg.Client({ connectionString })
   await client.connect()
   try {
-    const { rows } = await client.query<{ bytes: string | null }>(
-      `select sum(pg_total_relation_size(c.oid)) as bytes from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    const { rows } = await client.query<{ name: string; bytes: string }>(
+      `select n.nspname || '.' || c.relname as name, pg_total_relation_size(c.oid) as bytes
+         from pg_class c join pg_namespace n on n.oid = c.relnamespace
         where c.relkind = 'r' and n.nspname = any($1)`,
       [schemas],
     )
-    return Number(rows[0]?.bytes ?? 0)
+    return new Map(rows.map((r) => [r.name, Number(r.bytes)]))
   } finally {
     await client.end()
   }
+}
+
+/** `VACUUM FULL` of every table of `schemas`: the tables rewritten with their live rows only. */
+async function compact(connectionString: string, schemas: readonly string[]): Promise<void> {
+  const client = new pg.Client({ connectionString })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      `select format('%I.%I', n.nspname, c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where c.relkind = 'r' and n.nspname = any($1)`,
+      [schemas],
+    )
+    for (const { name } of rows) await client.query(`vacuum full ${name}`)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Growth of each table from `before` to `after`, largest first, as `table N B/message` (tables that grew by ≥ 1%). */
+function breakdown(before: Map<string, number>, after: Map<string, number>, messages: number): string {
+  const grown = [...after].map(([name, bytes]) => [name, bytes - (before.get(name) ?? 0)] as const).sort((a, b) => b[1] - a[1])
+  const total = grown.reduce((sum, [, b]) => sum + b, 0)
+  return grown
+    .filter(([, b]) => b > 0 && b >= total / 100)
+    .map(
+      ([name, b]) => `${name.replace(/^(public|turnlog_langgraph)\./, (m) => (m === 'public.' ? '' : 'lg.'))} ${(b / messages).toFixed(0)}`,
+    )
+    .join(', ')
+}
+
+/**
+ * getTuple of the latest checkpoint (a config without `checkpoint_id`, what LangGraph asks when a
+ * thread resumes) and of an old one (a quarter into the thread, a time-travel read), per call, the two
+ * savers interleaved call by call over the same threads, 3 passes. Checks the message count read back.
+ */
+async function timeGetTuple(
+  savers: readonly [BaseCheckpointSaver, BaseCheckpointSaver],
+  threads: readonly { readonly id: string; readonly checkpoints: readonly [readonly string[], readonly string[]] }[],
+): Promise<{ latest: [number[], number[]]; old: [number[], number[]] }> {
+  const latest: [number[], number[]] = [[], []]
+  const old: [number[], number[]] = [[], []]
+  for (let pass = 0; pass < 3; pass++) {
+    for (const thread of threads) {
+      for (const [which, saver] of savers.entries()) {
+        const checkpoints = thread.checkpoints[which] as readonly string[]
+        const oldIndex = Math.floor(checkpoints.length / 4)
+        const read = async (checkpointId: string | undefined, expected: number, into: number[]): Promise<void> => {
+          const configurable: Record<string, unknown> = { thread_id: thread.id, checkpoint_ns: '' }
+          if (checkpointId !== undefined) configurable['checkpoint_id'] = checkpointId
+          const t0 = performance.now()
+          const tuple = await saver.getTuple({ configurable })
+          into.push(performance.now() - t0)
+          const got = (tuple?.checkpoint.channel_values['messages'] as unknown[] | undefined)?.length
+          if (got !== expected) throw new Error(`getTuple of ${thread.id} gave ${got} messages, expected ${expected}`)
+        }
+        await read(undefined, checkpoints.length, latest[which] as number[])
+        await read(checkpoints[oldIndex], oldIndex + 1, old[which] as number[])
+      }
+    }
+  }
+  return { latest, old }
 }
 
 /**
  * The `langgraph` workload: `TurnlogCheckpointSaver` against the stock `PostgresSaver`
  * (@langchain/langgraph-checkpoint-postgres) on the same server, interleaved run by run, each in a
  * database of its own: ms per step (a `put` of the grown message list + a `putWrites`), 4 threads at a
- * time, and the bytes on disk per message after the runs (every table of the saver, and turnlog's).
+ * time; getTuple of the latest and of an old checkpoint; and the bytes on disk per message after the
+ * runs (every table of the saver, and turnlog's), with where they go.
  */
 export async function recordLangGraph(args: Args, admin: pg.Client, dbName: string): Promise<void> {
   const threads = args.quick ? 8 : 40
@@ -105,11 +170,13 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
   await saver.setup()
   const stock = PostgresSaver.fromConnString(databaseUrl(args.adminUrl, peer))
   await stock.setup()
+  const turnlogSchemas = ['turnlog', 'turnlog_langgraph']
   // the empty schemas' own size (table files, indexes) is subtracted: what remains is per message
-  const emptyTurnlog = await schemaBytes(databaseUrl(args.adminUrl, ours), ['turnlog', 'turnlog_langgraph'])
-  const emptyStock = await schemaBytes(databaseUrl(args.adminUrl, peer), ['public'])
+  const emptyTurnlog = await tableBytes(databaseUrl(args.adminUrl, ours), turnlogSchemas)
+  const emptyStock = await tableBytes(databaseUrl(args.adminUrl, peer), ['public'])
   const turnlogMs: number[] = []
   const stockMs: number[] = []
+  const written = [new Map<string, string[]>(), new Map<string, string[]>()] as const
   let messages = 0
   try {
     for (let run = 0; run < args.runs; run++) {
@@ -118,7 +185,10 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
         let done = 0
         const t0 = performance.now()
         await pool(ids, writers, async (i) => {
-          done += await runThread(target, `run${run}-thread${i}`, run * 10_000 + i, steps)
+          const id = `run${run}-thread${i}`
+          const checkpoints = await runThread(target, id, run * 10_000 + i, steps)
+          done += checkpoints.length
+          written[target === saver ? 0 : 1].set(id, checkpoints)
         })
         into.push((performance.now() - t0) / done)
       }
@@ -126,8 +196,17 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
       messages += threads * steps
     }
     // every message once per run in both databases
-    const turnlogBytes = (await schemaBytes(databaseUrl(args.adminUrl, ours), ['turnlog', 'turnlog_langgraph'])) - emptyTurnlog
-    const stockBytes = (await schemaBytes(databaseUrl(args.adminUrl, peer), ['public'])) - emptyStock
+    const turnlogTables = await tableBytes(databaseUrl(args.adminUrl, ours), turnlogSchemas)
+    const stockTables = await tableBytes(databaseUrl(args.adminUrl, peer), ['public'])
+    const sum = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0)
+    const turnlogBytes = sum(turnlogTables) - sum(emptyTurnlog)
+    const stockBytes = sum(stockTables) - sum(emptyStock)
+    // the same threads in both databases (each saver's own checkpoint ids)
+    const sample = [...(written[0]?.keys() ?? [])].slice(0, 40)
+    const timings = await timeGetTuple(
+      [saver, stock],
+      sample.map((id) => ({ id, checkpoints: [written[0]?.get(id) ?? [], written[1]?.get(id) ?? []] as const })),
+    )
     record({
       workload: 'LangGraph checkpoint saver: per step (put + putWrites)',
       unit: 'ms',
@@ -139,16 +218,54 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
       higherIsBetter: false,
       notes: `${threads} threads × ${steps} steps per run, ${writers} at a time; each step adds one message (~1 KB mean) to the messages channel`,
     })
+    const p = (xs: number[], q: number): Summary => summarize([percentile(xs, q)])
+    for (const [label, [t, s]] of [
+      [`latest checkpoint (${steps} messages)`, timings.latest],
+      [`old checkpoint (step ${Math.floor(steps / 4) + 1} of ${steps})`, timings.old],
+    ] as const) {
+      record({
+        workload: `LangGraph checkpoint saver: getTuple, ${label}, p50`,
+        unit: 'ms',
+        turnlog: p(t, 50),
+        baseline: p(s, 50),
+        baselineName: '@langchain/langgraph-checkpoint-postgres',
+        goal: '< 1× (issue 18)',
+        goalRatio: 1,
+        higherIsBetter: false,
+        notes: `${sample.length} threads × 3 passes, interleaved call by call, one reader; p99 turnlog ${percentile(t, 99).toFixed(2)} ms, stock ${percentile(s, 99).toFixed(2)} ms`,
+      })
+    }
+    const storageNotes = (turnlog: Map<string, number>, stockNow: Map<string, number>): string =>
+      `B/message by table, turnlog: ${breakdown(emptyTurnlog, turnlog, messages)}; stock: ${breakdown(emptyStock, stockNow, messages)}`
     record({
-      workload: 'LangGraph checkpoint saver: bytes on disk per message',
+      workload: 'LangGraph checkpoint saver: bytes on disk per message, as written',
       unit: 'B',
       turnlog: summarize([turnlogBytes / messages]),
       baseline: summarize([stockBytes / messages]),
       baselineName: '@langchain/langgraph-checkpoint-postgres',
-      goal: 'reported',
-      goalRatio: null,
+      goal: '≤ 0.1× (issue 18)',
+      goalRatio: 0.1,
       higherIsBetter: false,
-      notes: `${messages} messages in ${args.runs * threads} threads of ${steps} steps; growth of turnlog's and turnlog_langgraph's tables vs the stock saver's four tables, including the pending writes both keep (the stock saver stores the whole list at each step: ${(stockBytes / 1e6).toFixed(1)} MB vs ${(turnlogBytes / 1e6).toFixed(1)} MB)`,
+      notes: `${messages} messages in ${args.runs * threads} threads of ${steps} steps; growth of every table (heap, TOAST, indexes), pending writes included, dead row versions not yet vacuumed included: ${(turnlogBytes / 1e6).toFixed(1)} MB vs ${(stockBytes / 1e6).toFixed(1)} MB. ${storageNotes(turnlogTables, stockTables)}`,
+    })
+    // the same after VACUUM FULL: the live rows only (what the tables hold once autovacuum has made the
+    // space of updated and deleted rows reusable)
+    await compact(databaseUrl(args.adminUrl, ours), turnlogSchemas)
+    await compact(databaseUrl(args.adminUrl, peer), ['public'])
+    const turnlogLive = await tableBytes(databaseUrl(args.adminUrl, ours), turnlogSchemas)
+    const stockLive = await tableBytes(databaseUrl(args.adminUrl, peer), ['public'])
+    const turnlogLiveBytes = sum(turnlogLive) - sum(emptyTurnlog)
+    const stockLiveBytes = sum(stockLive) - sum(emptyStock)
+    record({
+      workload: 'LangGraph checkpoint saver: bytes on disk per message, live rows (after VACUUM FULL)',
+      unit: 'B',
+      turnlog: summarize([turnlogLiveBytes / messages]),
+      baseline: summarize([stockLiveBytes / messages]),
+      baselineName: '@langchain/langgraph-checkpoint-postgres',
+      goal: '≤ 0.1× (issue 18)',
+      goalRatio: 0.1,
+      higherIsBetter: false,
+      notes: `${(turnlogLiveBytes / 1e6).toFixed(1)} MB vs ${(stockLiveBytes / 1e6).toFixed(1)} MB. ${storageNotes(turnlogLive, stockLive)}`,
     })
   } finally {
     await store.close()

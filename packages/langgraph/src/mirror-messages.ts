@@ -122,13 +122,17 @@ export async function mirrorMessages(
     }
     throw error
   }
-  return { ref: { sessionId: target, version }, messages: list }
+  const textOf = new Map<string, string>()
+  input.messages.forEach((m, i) => textOf.set(m.id as string, texts[i] as string))
+  return { ref: { sessionId: target, version }, messages: list, texts: textOf }
 }
 
 /** What {@link mirrorMessages} wrote: where, and the session's live list after it. */
 export interface MirrorResult {
   readonly ref: MessagesRef
   readonly messages: readonly Message<unknown>[]
+  /** The stored JSON text of each message of the list, by LangChain id. */
+  readonly texts: ReadonlyMap<string, string>
 }
 
 /**

@@ -13,12 +13,13 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint'
-import { TurnlogError } from '@turnlog/core'
+import { TurnlogError, type Message } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
 import { decodeLangChainMessage, isMirrorableMessageList } from './langchain-message-codec.js'
 import { migrateLangGraph } from './migrate-langgraph.js'
 import { MirrorCache, RetryMirror, mirrorMessages, type MirrorResult } from './mirror-messages.js'
+import { PendingMessageWrites, writtenMessages, type MessagesWriteRef } from './pending-message-writes.js'
 import { sessionsOfThread, type MessagesRef } from './thread-sessions.js'
 
 /** What {@link TurnlogCheckpointSaver} deletes a thread's messages with (see `deleteThread`). */
@@ -42,7 +43,24 @@ export interface TurnlogCheckpointSaverConfig {
   readonly deleteThread?: DeleteThreadMode
 }
 
-/** A checkpoint row of `turnlog_langgraph.checkpoints`. */
+/** A blob of a checkpoint row (`turnlog_langgraph.blobs`, bytes in base64). Type `turnlog`: the value lives in turnlog, at the checkpoint's session version. */
+interface BlobJson {
+  readonly channel: string
+  readonly version: string
+  readonly type: string
+  readonly blob: string | null
+}
+
+/** A pending write of a checkpoint row (`turnlog_langgraph.writes`, bytes in base64). Type `turnlog`: a {@link MessagesWriteRef}. */
+interface WriteJson {
+  readonly task_id: string
+  readonly idx: number
+  readonly channel: string
+  readonly type: string | null
+  readonly blob: string
+}
+
+/** A checkpoint row of `turnlog_langgraph.checkpoints` as `#select` reads it, with its blobs and writes. */
 interface CheckpointRow {
   readonly thread_id: string
   readonly checkpoint_ns: string
@@ -52,31 +70,12 @@ interface CheckpointRow {
   readonly metadata: Record<string, unknown> | string
   readonly session_id: string | null
   readonly session_version: string | number | null
-}
-
-/**
- * A blob row of `turnlog_langgraph.blobs`. `type: 'turnlog'`: the value lives in turnlog, at the
- * session version of the checkpoint that reads it (its row's `session_id`, `session_version`).
- */
-interface BlobRow {
-  readonly thread_id: string
-  readonly checkpoint_ns: string
-  readonly channel: string
-  readonly version: string
-  readonly type: string
-  readonly blob: Uint8Array | null
-}
-
-/** A pending write row of `turnlog_langgraph.writes`. */
-interface WriteRow {
-  readonly thread_id: string
-  readonly checkpoint_ns: string
-  readonly checkpoint_id: string
-  readonly task_id: string
-  readonly idx: number
-  readonly channel: string
-  readonly type: string | null
-  readonly blob: Uint8Array
+  /** The session's current version (null when the checkpoint names none). */
+  readonly head_version: string | number | null
+  readonly blobs: readonly BlobJson[] | string | null
+  readonly writes: readonly WriteJson[] | string | null
+  /** The parent's pending sends, for a checkpoint older than v4. */
+  readonly sends: readonly WriteJson[] | string | null
 }
 
 /** The blob type of a channel version that lives in turnlog. */
@@ -108,6 +107,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
   readonly #tenantId: string | undefined
   readonly #deleteMode: DeleteThreadMode
   readonly #cache = new MirrorCache()
+  readonly #pending = new PendingMessageWrites()
   #setup: Promise<void> | undefined
 
   constructor(config: TurnlogCheckpointSaverConfig) {
@@ -198,6 +198,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
         plain.set(channel, [type, bytes])
       }
     }
+    const parentKey = typeof parentId === 'string' && parentId !== '' && ns === '' ? writeKey(thread, ns, parentId) : undefined
     const attempts = new Map<string, number>()
     for (let attempt = 1; ; attempt++) {
       try {
@@ -233,15 +234,25 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
               refs.set(this.#messagesChannel, written.ref)
             }
           }
-          for (const [channel, version] of Object.entries(newVersions)) {
-            const mine = refs.get(channel)
-            const [type, bytes] = mine === undefined ? (blobs.get(channel) ?? ['empty', null]) : [TURNLOG_BLOB, null]
-            await sql`
-              insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-              values (${thread}, ${ns}, ${channel}, ${String(version)}, ${type}, ${bytes === null ? null : new Uint8Array(bytes)})
-              on conflict (thread_id, checkpoint_ns, channel, version) do nothing`.execute(db)
-          }
+          const blobRows = Object.entries(newVersions).map(([channel, version]) => {
+            const [type, bytes] = refs.has(channel) ? [TURNLOG_BLOB, null] : (blobs.get(channel) ?? ['empty', null])
+            return { c: channel, v: String(version), t: type, b: bytes === null ? null : base64(bytes) }
+          })
+          const converted = written === undefined || parentKey === undefined ? [] : this.#convertible(parentKey, written)
+          // one statement: the channel blobs, the parent's messages writes this put makes references
+          // (only rows still holding the bytes this saver wrote), the checkpoint row
           await sql`
+            with blobs as (
+              insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+              select ${thread}, ${ns}, k.c, k.v, k.t, decode(k.b, 'base64')
+                from json_to_recordset(${JSON.stringify(blobRows)}::json) as k(c text, v text, t text, b text)
+              on conflict (thread_id, checkpoint_ns, channel, version) do nothing
+            ), refs as (
+              update turnlog_langgraph.writes w set type = ${TURNLOG_BLOB}, blob = convert_to(k.ref, 'UTF8')
+                from json_to_recordset(${JSON.stringify(converted)}::json) as k(task_id text, idx integer, type text, b text, ref text)
+               where w.thread_id = ${thread} and w.checkpoint_ns = ${ns} and w.checkpoint_id = ${parentKey === undefined ? null : parentId}
+                 and w.task_id = k.task_id and w.idx = k.idx and w.type = k.type and w.blob = decode(k.b, 'base64')
+            )
             insert into turnlog_langgraph.checkpoints
               (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, session_id, session_version)
             values (${thread}, ${ns}, ${checkpoint.id}, ${typeof parentId === 'string' && parentId !== '' ? parentId : null},
@@ -252,6 +263,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
           return written
         })
         if (mirrorResult !== undefined) this.#cache.remember(mirrorResult)
+        if (parentKey !== undefined) this.#pending.forget(parentKey)
         break
       } catch (error) {
         if (!(error instanceof RetryMirror) || attempt >= MAX_MIRROR_ATTEMPTS) throw error instanceof RetryMirror ? error.cause : error
@@ -273,26 +285,51 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
       throw new TurnlogError('INVALID_INPUT', 'putWrites needs config.configurable.checkpoint_id', { details: { field: 'checkpoint_id' } })
     }
     await this.setup()
+    const thread = String(threadId)
+    const ns = String(namespace)
     const upsert = writes.every(([channel]) => channel in WRITES_IDX_MAP)
     const rows = await Promise.all(
       writes.map(async ([channel, value], idx) => {
         const [type, bytes] = await this.serde.dumpsTyped(value)
-        return { channel, idx: WRITES_IDX_MAP[channel] ?? idx, type, bytes: new Uint8Array(bytes) }
+        const messages = channel === this.#messagesChannel && ns === '' ? await writtenMessages(this.serde, value) : undefined
+        return { channel, idx: WRITES_IDX_MAP[channel] ?? idx, type, bytes: new Uint8Array(bytes), messages }
       }),
     )
-    await this.#store.atomically(async (store) => {
-      for (const r of rows) {
-        const insert = sql`
-          insert into turnlog_langgraph.writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
-          values (${String(threadId)}, ${String(namespace)}, ${checkpointId}, ${taskId}, ${r.idx}, ${r.channel}, ${r.type}, ${r.bytes})`
-        await (
-          upsert
-            ? sql`${insert} on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    // one row per key, as one statement per write would leave it (an upsert: the last; else the first)
+    const byIdx = new Map<number, (typeof rows)[number]>()
+    for (const r of rows) if (upsert || !byIdx.has(r.idx)) byIdx.set(r.idx, r)
+    const unique = [...byIdx.values()]
+    if (unique.length === 0) return
+    const values = unique.map((r) => ({ idx: r.idx, channel: r.channel, type: r.type, b: base64(r.bytes) }))
+    // one statement, atomic on its own
+    await sql`
+      insert into turnlog_langgraph.writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+      select ${thread}, ${ns}, ${checkpointId}, ${taskId}, k.idx, k.channel, k.type, decode(k.b, 'base64')
+        from json_to_recordset(${JSON.stringify(values)}::json) as k(idx integer, channel text, type text, b text)
+      ${
+        upsert
+          ? sql`on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
                 do update set channel = excluded.channel, type = excluded.type, blob = excluded.blob`
-            : sql`${insert} on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do nothing`
-        ).execute(store.db)
-      }
-    })
+          : sql`on conflict (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) do nothing`
+      }`.execute(this.#db)
+    for (const r of unique) {
+      if (r.messages !== undefined)
+        this.#pending.remember(writeKey(thread, ns, checkpointId), { taskId, idx: r.idx, type: r.type, bytes: r.bytes, ...r.messages })
+    }
+  }
+
+  /**
+   * The remembered messages writes of the checkpoint `parentKey` names whose every message the child's
+   * list holds with the same content: each becomes a reference to the child's session and version.
+   */
+  #convertible(parentKey: string, written: MirrorResult): { task_id: string; idx: number; type: string; b: string; ref: string }[] {
+    const out: { task_id: string; idx: number; type: string; b: string; ref: string }[] = []
+    for (const w of this.#pending.of(parentKey)) {
+      if (!w.ids.every((id, i) => written.texts.get(id) === w.texts[i])) continue
+      const ref: MessagesWriteRef = { session: written.ref.sessionId, version: written.ref.version, ids: w.ids, single: w.single }
+      out.push({ task_id: w.taskId, idx: w.idx, type: w.type, b: base64(w.bytes), ref: JSON.stringify(ref) })
+    }
+    return out
   }
 
   /**
@@ -334,6 +371,11 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     return new TextDecoder().decode(bytes).replace(/\\u0000/g, '')
   }
 
+  /**
+   * The checkpoint rows `config` names, newest first, each with its channel blobs, its pending writes,
+   * the pending sends of its parent (a checkpoint older than v4) and its session's head version: one
+   * statement.
+   */
   async #select(
     config: RunnableConfig,
     options: {
@@ -347,21 +389,34 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     const c = (config.configurable ?? {}) as Record<string, unknown>
     const wheres = [sql`true`]
     const threadId = c['thread_id']
-    if (threadId !== undefined && threadId !== null && threadId !== '') wheres.push(sql`thread_id = ${String(threadId)}`)
+    if (threadId !== undefined && threadId !== null && threadId !== '') wheres.push(sql`c.thread_id = ${String(threadId)}`)
     const ns = c['checkpoint_ns'] ?? (options.latestOnly === true ? '' : undefined)
-    if (ns !== undefined && ns !== null) wheres.push(sql`checkpoint_ns = ${String(ns)}`)
+    if (ns !== undefined && ns !== null) wheres.push(sql`c.checkpoint_ns = ${String(ns)}`)
     const id = c['checkpoint_id']
-    if (typeof id === 'string' && id !== '') wheres.push(sql`checkpoint_id = ${id}`)
+    if (typeof id === 'string' && id !== '') wheres.push(sql`c.checkpoint_id = ${id}`)
     if (options.filter !== undefined && Object.keys(options.filter).length > 0) {
-      wheres.push(sql`metadata @> ${JSON.stringify(options.filter)}::jsonb`)
+      wheres.push(sql`c.metadata @> ${JSON.stringify(options.filter)}::jsonb`)
     }
-    if (options.before !== undefined) wheres.push(sql`checkpoint_id < ${options.before}`)
+    if (options.before !== undefined) wheres.push(sql`c.checkpoint_id < ${options.before}`)
+    if (
+      options.latestOnly === true &&
+      threadId !== undefined &&
+      threadId !== null &&
+      threadId !== '' &&
+      options.filter === undefined &&
+      options.before === undefined
+    ) {
+      const { rows } = await sql<CheckpointRow>`
+        select * from turnlog_langgraph.checkpoint_row(${String(threadId)}, ${String(ns ?? '')}, ${typeof id === 'string' && id !== '' ? id : null})`.execute(
+        this.#db,
+      )
+      return rows
+    }
     const limit = options.latestOnly === true ? 1 : options.limit
     const { rows } = await sql<CheckpointRow>`
-      select thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, session_id::text, session_version
-        from turnlog_langgraph.checkpoints
+      select * from turnlog_langgraph.checkpoint_rows c
        where ${sql.join(wheres, sql` and `)}
-       order by checkpoint_id desc
+       order by c.checkpoint_id desc
        ${limit === undefined ? sql`` : sql`limit ${limit}`}`.execute(this.#db)
     return rows
   }
@@ -370,70 +425,36 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     return this.#store.db
   }
 
-  /** The tuples of checkpoint rows: channel values (from blobs and turnlog), pending writes, migrated pending sends. */
+  /** The tuples of checkpoint rows: channel values (from blobs and turnlog), pending writes (references resolved), migrated pending sends. */
   async #tuples(rows: readonly CheckpointRow[]): Promise<CheckpointTuple[]> {
-    if (rows.length === 0) return []
-    const checkpoints = rows.map((r) => parseJson(r.checkpoint))
-    const blobKeys = rows.flatMap((r, i) =>
-      Object.entries(checkpoints[i]?.channel_versions ?? {}).map(([channel, version]) => [
-        r.thread_id,
-        r.checkpoint_ns,
-        channel,
-        String(version),
-      ]),
-    )
-    const blobs = new Map<string, BlobRow>()
-    if (blobKeys.length > 0) {
-      const { rows: found } = await sql<BlobRow>`
-        select b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob
-          from turnlog_langgraph.blobs b
-          join json_to_recordset(${JSON.stringify(blobKeys.map(([t, n, c, v]) => ({ t, n, c, v })))}::json) as k(t text, n text, c text, v text)
-            on b.thread_id = k.t and b.checkpoint_ns = k.n and b.channel = k.c and b.version = k.v`.execute(this.#db)
-      for (const b of found) blobs.set(JSON.stringify([b.thread_id, b.checkpoint_ns, b.channel, b.version]), b)
-    }
-    const migrate = rows.filter((r, i) => (checkpoints[i]?.v ?? 4) < 4 && r.parent_checkpoint_id !== null)
-    const writeKeys = [
-      ...rows.map((r) => ({ t: r.thread_id, n: r.checkpoint_ns, c: r.checkpoint_id })),
-      ...migrate.map((r) => ({ t: r.thread_id, n: r.checkpoint_ns, c: r.parent_checkpoint_id as string })),
-    ]
-    const { rows: writeRows } = await sql<WriteRow>`
-      select w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, w.channel, w.type, w.blob
-        from turnlog_langgraph.writes w
-        join json_to_recordset(${JSON.stringify(writeKeys)}::json) as k(t text, n text, c text)
-          on w.thread_id = k.t and w.checkpoint_ns = k.n and w.checkpoint_id = k.c
-       group by w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.task_id, w.idx, w.channel, w.type, w.blob
-       order by w.task_id, w.idx`.execute(this.#db)
-    const writesOf = new Map<string, WriteRow[]>()
-    for (const w of writeRows) {
-      const key = JSON.stringify([w.thread_id, w.checkpoint_ns, w.checkpoint_id])
-      writesOf.set(key, [...(writesOf.get(key) ?? []), w])
-    }
     const tuples: CheckpointTuple[] = []
-    for (const [i, row] of rows.entries()) {
-      const checkpoint = checkpoints[i] as Omit<Checkpoint, 'channel_values'>
+    for (const row of rows) {
+      const checkpoint = parseJson(row.checkpoint)
       const channelVersions: Record<string, number | string> = { ...(checkpoint.channel_versions ?? {}) }
       const channelValues: Record<string, unknown> = {}
-      for (const [channel, version] of Object.entries(channelVersions)) {
-        const blob = blobs.get(JSON.stringify([row.thread_id, row.checkpoint_ns, channel, String(version)]))
-        if (blob === undefined || blob.type === 'empty') continue
-        channelValues[channel] =
-          blob.type === TURNLOG_BLOB ? await this.#messagesAt(row) : await this.serde.loadsTyped(blob.type, blob.blob ?? new Uint8Array())
-      }
-      if ((checkpoint.v ?? 4) < 4 && row.parent_checkpoint_id !== null) {
-        const sends = (writesOf.get(JSON.stringify([row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id])) ?? []).filter(
-          (w) => w.channel === TASKS,
-        )
-        if (sends.length > 0) {
-          channelValues[TASKS] = await Promise.all(sends.map((w) => this.serde.loadsTyped(w.type ?? 'json', w.blob)))
-          channelVersions[TASKS] =
-            Object.keys(channelVersions).length > 0 ? maxChannelVersion(...Object.values(channelVersions)) : this.getNextVersion(undefined)
-        }
-      }
-      const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
-        (writesOf.get(JSON.stringify([row.thread_id, row.checkpoint_ns, row.checkpoint_id])) ?? []).map(
-          async (w) => [w.task_id, w.channel, await this.serde.loadsTyped(w.type ?? 'json', w.blob)] as CheckpointPendingWrite,
-        ),
+      const blobs = new Map((parseJson(row.blobs) ?? []).map((b) => [`${b.channel}\u0000${b.version}`, b]))
+      const writes = parseJson(row.writes) ?? []
+      const messagesAt = new Map<string, Promise<Map<string, Message<unknown>>>>()
+      // the channel values and the pending writes are read concurrently (a checkpoint's messages and
+      // the messages its writes name are two versions of a session: two loads, not one after the other)
+      const values = Object.entries(channelVersions).map(async ([channel, version]) => {
+        const blob = blobs.get(`${channel}\u0000${String(version)}`)
+        if (blob === undefined || blob.type === 'empty') return undefined
+        const value =
+          blob.type === TURNLOG_BLOB ? await this.#messagesAt(row) : await this.serde.loadsTyped(blob.type, fromBase64(blob.blob))
+        return [channel, value] as const
+      })
+      const pending = Promise.all(
+        writes.map(async (w) => [w.task_id, w.channel, await this.#writeValue(w, messagesAt)] as CheckpointPendingWrite),
       )
+      for (const entry of await Promise.all(values)) if (entry !== undefined) channelValues[entry[0]] = entry[1]
+      const pendingWrites: CheckpointPendingWrite[] = await pending
+      const sends = parseJson(row.sends) ?? []
+      if ((checkpoint.v ?? 4) < 4 && row.parent_checkpoint_id !== null && sends.length > 0) {
+        channelValues[TASKS] = await Promise.all(sends.map((w) => this.serde.loadsTyped(w.type ?? 'json', fromBase64(w.blob))))
+        channelVersions[TASKS] =
+          Object.keys(channelVersions).length > 0 ? maxChannelVersion(...Object.values(channelVersions)) : this.getNextVersion(undefined)
+      }
       const configurable = { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns }
       tuples.push({
         config: { configurable: { ...configurable, checkpoint_id: row.checkpoint_id } },
@@ -453,12 +474,48 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     return tuples
   }
 
-  /** The messages of a checkpoint whose messages channel lives in turnlog: its session as of its version, revived. */
+  /** A pending write's value: its serialized copy, or (type `turnlog`) the messages it names, as of the version it names. */
+  async #writeValue(w: WriteJson, loaded: Map<string, Promise<Map<string, Message<unknown>>>>): Promise<unknown> {
+    if (w.type !== TURNLOG_BLOB) return this.serde.loadsTyped(w.type ?? 'json', fromBase64(w.blob))
+    const ref = JSON.parse(new TextDecoder().decode(fromBase64(w.blob))) as MessagesWriteRef
+    const key = `${ref.session}@${ref.version}`
+    let byId = loaded.get(key)
+    if (byId === undefined) {
+      byId = this.#store
+        .load(ref.session, { at: ref.version })
+        .then(({ messages }) => new Map(messages.map((m) => [m.externalId ?? m.id, m] as const)))
+      loaded.set(key, byId)
+    }
+    const messages = await byId
+    const values = await Promise.all(
+      ref.ids.map((id) => {
+        const m = messages.get(id)
+        if (m === undefined)
+          throw new TurnlogError('DB_ERROR', `a pending write names message ${id}, not in session ${ref.session} at ${ref.version}`)
+        return decodeLangChainMessage(this.serde, m)
+      }),
+    )
+    return ref.single ? values[0] : values
+  }
+
+  /**
+   * The messages of a checkpoint whose messages channel lives in turnlog: its session as of its
+   * version, revived. When that version is the session's head (the latest checkpoint of a thread), the
+   * live list (`load`, one statement on the projection) instead of the fold of the events up to it;
+   * `load` returns the version it read, so a session that moved on in between is read again at the version.
+   */
   async #messagesAt(row: CheckpointRow): Promise<unknown[]> {
     const version = toNumber(row.session_version)
     if (row.session_id === null || version === null)
       throw new TurnlogError('DB_ERROR', `checkpoint ${row.checkpoint_id} names no turnlog session`)
-    const { messages } = await this.#store.load(row.session_id, { at: version })
-    return Promise.all(messages.map((m) => decodeLangChainMessage(this.serde, m)))
+    let loaded = toNumber(row.head_version) === version ? await this.#store.load(row.session_id) : undefined
+    if (loaded?.version !== version) loaded = await this.#store.load(row.session_id, { at: version })
+    return Promise.all(loaded.messages.map((m) => decodeLangChainMessage(this.serde, m)))
   }
 }
+
+/** The key of a checkpoint's remembered writes. */
+const writeKey = (thread: string, ns: string, checkpointId: string): string => `${thread}\u0000${ns}\u0000${checkpointId}`
+
+const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+const fromBase64 = (text: string | null): Uint8Array => (text === null ? new Uint8Array() : new Uint8Array(Buffer.from(text, 'base64')))

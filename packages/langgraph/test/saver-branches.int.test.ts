@@ -1,10 +1,11 @@
 import { describe, expect, it } from '@jest/globals'
-import { HumanMessage, type BaseMessage } from '@langchain/core/messages'
+import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages'
 import type { RunnableConfig } from '@langchain/core/runnables'
 import { uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint'
 import type { PostgresStore } from '@turnlog/postgres'
 import { useTestStoreOfKind } from '@turnlog/testing'
 import { TurnlogCheckpointSaver } from '@turnlog/langgraph'
+import { sql } from 'kysely'
 import { expectCleanAudit } from './support/expect-clean-audit.js'
 
 // The saver's own API, no graph: two savers (two processes) writing one thread, a branch taken by a
@@ -97,6 +98,43 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     for await (const e of store.events(ref?.sessionId as string)) types.push(e.type)
     expect(types).toEqual(['message_appended', 'messages_retracted', 'message_redacted'])
     await expectCleanAudit(store, ref?.sessionId as string)
+  })
+
+  it('stores a messages write as a reference once a child checkpoint holds its messages, read back the same; a copy otherwise', async () => {
+    // given: c1, writes of three tasks on it (one the child keeps as is, one it changes, one by another saver)
+    const saver = new TurnlogCheckpointSaver({ store })
+    const other = new TurnlogCheckpointSaver({ store })
+    const h1 = new HumanMessage({ id: 'w1', content: 'question' })
+    const a1 = new AIMessage({ id: 'w2', content: 'answer' })
+    const a2 = new AIMessage({ id: 'w3', content: 'draft' })
+    const a3 = new AIMessage({ id: 'w4', content: 'from another process' })
+    const c1 = await saver.put({ configurable: { thread_id: 'write-refs' } }, checkpoint([h1], 1), meta, { messages: 1 })
+    await saver.putWrites(c1, [['messages', [a1]]], 'kept')
+    await saver.putWrites(c1, [['messages', a2]], 'changed')
+    await other.putWrites(c1, [['messages', [a3]]], 'elsewhere')
+    const before = (await saver.getTuple(c1))?.pendingWrites
+
+    // when: the child checkpoint holds a1 as written, a2 revised, a3 as written
+    const revised = new AIMessage({ id: 'w3', content: 'final' })
+    const c2 = await saver.put(c1, checkpoint([h1, a1, revised, a3], 2), meta, { messages: 2 })
+
+    // then: only the write this saver made and the child holds unchanged became a reference; every write reads back the same
+    const rows = await sql<{ task_id: string; type: string; bytes: number }>`
+      select task_id, type, octet_length(blob) as bytes from turnlog_langgraph.writes
+       where thread_id = 'write-refs' and checkpoint_id = ${c1.configurable?.['checkpoint_id'] as string} order by task_id`.execute(
+      store.db,
+    )
+    expect(rows.rows.map((r) => [r.task_id, r.type])).toEqual([
+      ['changed', 'json'],
+      ['elsewhere', 'json'],
+      ['kept', 'turnlog'],
+    ])
+    const after = (await saver.getTuple(c1))?.pendingWrites
+    expect(after).toEqual(before)
+    const kept = after?.find(([task]) => task === 'kept')?.[2] as BaseMessage[]
+    expect(kept[0]).toBeInstanceOf(AIMessage)
+    expect(kept.map((m) => [m.id, m.content])).toEqual([['w2', 'answer']])
+    expect(ids(await other.getTuple(c2))).toEqual(['w1', 'w2', 'w3', 'w4'])
   })
 
   it('refuses bad input with INVALID_INPUT, writing nothing', async () => {

@@ -129,6 +129,30 @@ describe('load', () => {
     await expect(store.load(unknown)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
   })
 
+  it('loads at a version past the first page of events (500) like the fold of every event up to it, and refuses a version beyond the head', async () => {
+    // given: 1202 events (1200 appends, a revision, a rewind)
+    const session = await store.createSession()
+    const messages = Array.from({ length: 1200 }, (_, i) => user(`m${i}`))
+    for (let i = 0; i < messages.length; i += 400) await store.append(session, messages.slice(i, i + 400))
+    await store.revise(session, messages[3]!.id, { role: 'user', content: 'm3, revised' })
+    await store.rewind(session, { from: messages[1100]!.id })
+
+    // when
+    const atPageEdge = await store.load(session, { at: 500 })
+    const atRevision = await store.load(session, { at: 1201 })
+    const atHead = await store.load(session, { at: 1202 })
+
+    // then
+    expect(ids(atPageEdge.messages)).toEqual(ids(messages.slice(0, 500)))
+    expect(atRevision.version).toBe(1201)
+    expect(ids(atRevision.messages)).toEqual(ids(messages))
+    expect(atRevision.messages[3]?.payload).toEqual({ role: 'user', content: 'm3, revised' })
+    expect(atHead.messages).toEqual((await store.load(session)).messages)
+    expect(ids(atHead.messages)).toHaveLength(1100)
+    await expect(store.load(session, { at: 1203 })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { at: 1203, version: 1202 } })
+    await expect(store.load(newSessionId(), { at: 0 })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+  })
+
   it('agrees with load_live of 0001, kept for stores of earlier releases', async () => {
     // given
     const session = await store.createSession()

@@ -168,18 +168,39 @@ export class ReadOperations {
     options = checkCallOptions(options, 'state options')
     const id = parseSessionId(sessionId)
     const at = options.at
+    const events: StoredEvent[] = []
     if (at !== undefined) {
       if (!Number.isSafeInteger(at) || at < 0)
         throw new TurnlogError('INVALID_INPUT', `at must be a non-negative integer, got ${preview(at)}`)
-      const info = await this.getSession(id)
-      if (at > info.version) {
-        throw new TurnlogError('INVALID_INPUT', `at ${at} is beyond the session's version ${info.version}`, {
-          details: { at, version: info.version },
+      // the session's version and the first page of its events up to `at` in one statement (a
+      // checkpoint read loads at a version: one round trip instead of three)
+      const rows = await this.#ctx.run(async (db) => {
+        const result = await sql<Partial<EventRow> & { head: string | number }>`
+          select s.version as head, e.*
+            from turnlog.sessions s
+            left join lateral (
+              select ${EVENT_COLUMNS} from turnlog.events
+               where session_id = s.session_id and seq <= ${at}
+               order by seq limit ${PAGE}) e on true
+           where s.session_id = ${id}
+           order by e.seq`.execute(db)
+        return result.rows
+      })
+      const head = rows[0]?.head
+      if (head === undefined) throw new TurnlogError('SESSION_NOT_FOUND', `session ${id} not found`, { details: { sessionId: id } })
+      if (at > Number(head)) {
+        throw new TurnlogError('INVALID_INPUT', `at ${at} is beyond the session's version ${Number(head)}`, {
+          details: { at, version: Number(head) },
         })
       }
+      for (const row of rows) if (row.seq !== null && row.seq !== undefined) events.push(toStoredEvent(row as EventRow))
+      const last = events[events.length - 1]
+      if (events.length === PAGE && last !== undefined) {
+        for await (const e of this.events(id, { fromSeq: last.seq + 1, toSeq: at })) events.push(e)
+      }
+    } else {
+      for await (const e of this.events(id)) events.push(e)
     }
-    const events: StoredEvent[] = []
-    for await (const e of this.events(id, at === undefined ? {} : { toSeq: at })) events.push(e)
     const state = foldSession(events)
     return state.sessionId === null ? { ...state, sessionId: id } : state
   }
