@@ -34,6 +34,7 @@ import {
   invalidIdArb,
   jsonValueArb,
   messageArb,
+  openTestStore,
   outcomeCode,
   safeTextArb,
   settle,
@@ -931,6 +932,13 @@ const IMPORT_EXAMPLES: [ImportCall][] = [
 // ---------------------------------------------------------------------------------------------------
 // the properties
 
+/** The import property on `store`: every generated import is stored exactly, or refused with nothing half-written. */
+const assertImports = (store: PostgresStore, numRuns: number): Promise<void> =>
+  fc.assert(
+    fc.asyncProperty(importCallArb, (call) => runImport(store, call)),
+    { numRuns, examples: IMPORT_EXAMPLES },
+  )
+
 describe('audit package: garbage against every call that takes user input', () => {
   it('audit, verifyChain, exportSessions: a well-formed answer or an input error code; never a write', async () => {
     await fc.assert(
@@ -959,21 +967,15 @@ describe('audit package: garbage against every call that takes user input', () =
     // the files come from an export with a scrubbed payload (payloadDigest) and a fork's copy of one (data.redacted)
     expect(reference.filter((l) => l.includes('"payloadDigest":')).length).toBeGreaterThan(0)
     expect(reference.filter((l) => l.includes('"redacted":true')).length).toBeGreaterThan(0)
-    await fc.assert(
-      fc.asyncProperty(importCallArb, (call) => runImport(target, call)),
-      { numRuns: Number(process.env['TURNLOG_AUDIT_IMPORT_RUNS'] ?? 300), examples: IMPORT_EXAMPLES },
-    )
+    await assertImports(target, Number(process.env['TURNLOG_AUDIT_IMPORT_RUNS'] ?? 300))
   }, 120_000)
 
   it('the imports on PGlite: the same, a smaller run', async () => {
-    const store = await openStore({ embedded: true })
+    const pglite = await openTestStore('pglite')
     try {
-      await fc.assert(
-        fc.asyncProperty(importCallArb, (call) => runImport(store, call)),
-        { numRuns: 80, examples: IMPORT_EXAMPLES },
-      )
+      await assertImports(pglite.store, 80)
     } finally {
-      await store.close()
+      await pglite.close()
     }
   }, 120_000)
 })
