@@ -355,251 +355,231 @@ const syncOptionsArg = maybeUndefined(
   ),
 )
 
-const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof(
+/** A generated call of the store. */
+interface Call {
+  readonly method: Method
+  readonly args: Build[]
+}
+
+/** A call of `method` with one argument drawn from each of `args`. */
+const callOf = (method: Method, ...args: fc.Arbitrary<Build>[]): fc.Arbitrary<Call> =>
+  fc.tuple(...args).map((drawn) => ({ method, args: drawn }))
+
+const garbageCallArb: fc.Arbitrary<Call> = fc.oneof(
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(
-        maybeUndefined(
-          mostly(objectOf({ id: mostly(lit(fc.uuid())), tenantId: mostly(lit(weirdStringArb)), metadata: mostly(lit(jsonValueArb)) })),
-        ),
-      )
-      .map((args) => ({ method: 'createSession' as const, args })),
+    arbitrary: callOf(
+      'createSession',
+      maybeUndefined(
+        mostly(objectOf({ id: mostly(lit(fc.uuid())), tenantId: mostly(lit(weirdStringArb)), metadata: mostly(lit(jsonValueArb)) })),
+      ),
+    ),
   },
-  { weight: 2, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'getSession' as const, args })) },
+  { weight: 2, arbitrary: callOf('getSession', sessionArg) },
   {
     weight: 4,
-    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'append' as const, args })),
+    arbitrary: callOf('append', sessionArg, mostly(listOf(messageArg)), writeOptionsArg),
   },
   {
     weight: 4,
-    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'flush' as const, args })),
+    arbitrary: callOf('flush', sessionArg, mostly(listOf(messageArg)), writeOptionsArg),
   },
   {
     weight: 2,
-    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), syncOptionsArg).map((args) => ({ method: 'sync' as const, args })),
+    arbitrary: callOf('sync', sessionArg, mostly(listOf(messageArg)), syncOptionsArg),
   },
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg }))))
-      .map((args) => ({ method: 'load' as const, args })),
+    arbitrary: callOf('load', sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg })))),
   },
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ fromSeq: versionArg, toSeq: versionArg }))))
-      .map((args) => ({ method: 'events' as const, args })),
+    arbitrary: callOf('events', sessionArg, maybeUndefined(mostly(objectOf({ fromSeq: versionArg, toSeq: versionArg })))),
   },
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(
-        maybeUndefined(
-          mostly(
-            objectOf({
-              tenantId: mostly(lit(weirdStringArb)),
-              limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))),
-              after: mostly(lit(fc.uuid())),
-            }),
-          ),
-        ),
-      )
-      .map((args) => ({ method: 'sessions' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(
-        sessionArg,
-        mostly(
-          fc.oneof(
-            objectOf({ after: messageIdArg }),
-            objectOf({ from: messageIdArg }),
-            objectOf({ after: messageIdArg, from: messageIdArg }),
-          ),
-        ),
-        maybeUndefined(mostly(objectOf({ expectedVersion: versionArg, reason: mostly(lit(weirdStringArb)) }))),
-      )
-      .map((args) => ({ method: 'rewind' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(
-        sessionArg,
+    arbitrary: callOf(
+      'sessions',
+      maybeUndefined(
         mostly(
           objectOf({
-            covered: mostly(listOf(messageIdArg)),
-            summary: mostly(fc.oneof(messageArg, listOf(messageArg))),
-            reason: mostly(lit(weirdStringArb)),
-            metadata: mostly(lit(jsonValueArb)),
-            expectedVersion: versionArg,
-          }),
-        ),
-      )
-      .map((args) => ({ method: 'compact' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(
-        sessionArg,
-        messageIdArg,
-        payloadArg,
-        maybeUndefined(mostly(objectOf({ status: mostly(lit(fc.constantFrom('partial', 'final'))), expectedVersion: versionArg }))),
-      )
-      .map((args) => ({ method: 'revise' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(sessionArg, messageIdArg, maybeUndefined(payloadArg), writeOptionsArg)
-      .map((args) => ({ method: 'finalize' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(
-        sessionArg,
-        mostly(
-          objectOf({
-            at: messageIdArg,
-            id: mostly(lit(fc.uuid())),
             tenantId: mostly(lit(weirdStringArb)),
-            metadata: mostly(lit(jsonValueArb)),
+            limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))),
+            after: mostly(lit(fc.uuid())),
           }),
         ),
-      )
-      .map((args) => ({ method: 'fork' as const, args })),
+      ),
+    ),
   },
   {
-    weight: 1,
-    arbitrary: fc
-      .tuple(
-        maybeUndefined(
-          mostly(objectOf({ sessionId: sessionArg, verify: mostly(lit(fc.boolean())), onProgress: mostly(lit(fc.constant(() => {}))) })),
+    weight: 3,
+    arbitrary: callOf(
+      'rewind',
+      sessionArg,
+      mostly(
+        fc.oneof(
+          objectOf({ after: messageIdArg }),
+          objectOf({ from: messageIdArg }),
+          objectOf({ after: messageIdArg, from: messageIdArg }),
         ),
-      )
-      .map((args) => ({ method: 'rebuild' as const, args })),
-  },
-  { weight: 1, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'transcript' as const, args })) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg }))))
-      .map((args) => ({ method: 'state' as const, args })),
-  },
-  { weight: 1, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'conflicts' as const, args })) },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(sessionArg, messageIdArg, maybeUndefined(mostly(objectOf({ reason: mostly(lit(weirdStringArb)) }))))
-      .map((args) => ({ method: 'redact' as const, args })),
-  },
-  {
-    weight: 1,
-    arbitrary: fc
-      .tuple(maybeUndefined(mostly(objectOf({ scope: mostly(lit(fc.constantFrom('cluster', 'database'))) }))))
-      .map((args) => ({ method: 'oldestOpenTransaction' as const, args })),
+      ),
+      maybeUndefined(mostly(objectOf({ expectedVersion: versionArg, reason: mostly(lit(weirdStringArb)) }))),
+    ),
   },
   {
     weight: 3,
-    arbitrary: fc
-      .tuple(trxArg, sessionArg, mostly(listOf(messageArg)), writeOptionsArg)
-      .map((args) => ({ method: 'withTransaction' as const, args })),
+    arbitrary: callOf(
+      'compact',
+      sessionArg,
+      mostly(
+        objectOf({
+          covered: mostly(listOf(messageIdArg)),
+          summary: mostly(fc.oneof(messageArg, listOf(messageArg))),
+          reason: mostly(lit(weirdStringArb)),
+          metadata: mostly(lit(jsonValueArb)),
+          expectedVersion: versionArg,
+        }),
+      ),
+    ),
   },
   {
     weight: 3,
-    arbitrary: fc
-      .tuple(importSourceArg, maybeUndefined(mostly(objectOf({ onSession: mostly(lit(fc.constant(() => {}))) }))))
-      .map((args) => ({ method: 'importSessions' as const, args })),
+    arbitrary: callOf(
+      'revise',
+      sessionArg,
+      messageIdArg,
+      payloadArg,
+      maybeUndefined(mostly(objectOf({ status: mostly(lit(fc.constantFrom('partial', 'final'))), expectedVersion: versionArg }))),
+    ),
   },
-  { weight: 2, arbitrary: fc.tuple(workArg).map((args) => ({ method: 'atomically' as const, args })) },
+  {
+    weight: 3,
+    arbitrary: callOf('finalize', sessionArg, messageIdArg, maybeUndefined(payloadArg), writeOptionsArg),
+  },
+  {
+    weight: 3,
+    arbitrary: callOf(
+      'fork',
+      sessionArg,
+      mostly(
+        objectOf({
+          at: messageIdArg,
+          id: mostly(lit(fc.uuid())),
+          tenantId: mostly(lit(weirdStringArb)),
+          metadata: mostly(lit(jsonValueArb)),
+        }),
+      ),
+    ),
+  },
   {
     weight: 1,
-    arbitrary: fc
-      .tuple(
-        mostly(
-          fc.oneof(lit(fc.stringMatching(/^[0-9a-fA-F-]{1,12}$/)), fc.constant(build('<session suffix>', (c) => c.session.slice(-8)))),
-        ),
-        maybeUndefined(mostly(objectOf({ limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))) }))),
-      )
-      .map((args) => ({ method: 'findSessionIds' as const, args })),
+    arbitrary: callOf(
+      'rebuild',
+      maybeUndefined(
+        mostly(objectOf({ sessionId: sessionArg, verify: mostly(lit(fc.boolean())), onProgress: mostly(lit(fc.constant(() => {}))) })),
+      ),
+    ),
   },
-  { weight: 1, arbitrary: fc.constant(null).map(() => ({ method: 'countConflicts' as const, args: [] as Build[] })) },
+  { weight: 1, arbitrary: callOf('transcript', sessionArg) },
+  {
+    weight: 1,
+    arbitrary: callOf('state', sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg })))),
+  },
+  { weight: 1, arbitrary: callOf('conflicts', sessionArg) },
+  {
+    weight: 3,
+    arbitrary: callOf('redact', sessionArg, messageIdArg, maybeUndefined(mostly(objectOf({ reason: mostly(lit(weirdStringArb)) })))),
+  },
+  {
+    weight: 1,
+    arbitrary: callOf(
+      'oldestOpenTransaction',
+      maybeUndefined(mostly(objectOf({ scope: mostly(lit(fc.constantFrom('cluster', 'database'))) }))),
+    ),
+  },
+  {
+    weight: 3,
+    arbitrary: callOf('withTransaction', trxArg, sessionArg, mostly(listOf(messageArg)), writeOptionsArg),
+  },
+  {
+    weight: 3,
+    arbitrary: callOf(
+      'importSessions',
+      importSourceArg,
+      maybeUndefined(mostly(objectOf({ onSession: mostly(lit(fc.constant(() => {}))) }))),
+    ),
+  },
+  { weight: 2, arbitrary: callOf('atomically', workArg) },
+  {
+    weight: 1,
+    arbitrary: callOf(
+      'findSessionIds',
+      mostly(fc.oneof(lit(fc.stringMatching(/^[0-9a-fA-F-]{1,12}$/)), fc.constant(build('<session suffix>', (c) => c.session.slice(-8))))),
+      maybeUndefined(mostly(objectOf({ limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))) }))),
+    ),
+  },
+  { weight: 1, arbitrary: callOf('countConflicts') },
 )
 
 /**
  * Calls whose arguments are valid but hostile (weird strings, lone surrogates, NUL, `__proto__` keys,
  * SQL text, unknown provider fields), so that the "stored losslessly" branch runs often.
  */
-const hostileCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof(
-  fc
-    .tuple(fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 4 })))
-    .map((args) => ({ method: 'append' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
-    )
-    .map((args) => ({ method: 'flush' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
-    )
-    .map((args) => ({ method: 'sync' as const, args })),
-  fc
-    .tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(chatPayloadArb))
-    .map((args) => ({ method: 'revise' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc
-        .tuple(fc.integer({ min: 1, max: 3 }), messageArb, safeTextArb, fc.jsonValue({ maxDepth: 3 }))
-        .map(([n, summary, reason, metadata]) =>
-          build(`{ covered: live[0..${n}], summary, reason, metadata }`, (c) => ({
-            covered: c.live.slice(0, n).map((m) => m.id),
-            summary,
-            reason,
-            metadata,
-          })),
-        ),
-    )
-    .map((args) => ({ method: 'compact' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc.tuple(fc.nat(5), jsonValueArb).map(([i, metadata]) =>
-        build(`{ at: live[${i}], id: <new>, metadata }`, (c) => ({
-          at: (c.live[i % c.live.length] as Message).id,
-          id: randomUUID(),
-          metadata,
-        })),
-      ),
-    )
-    .map((args) => ({ method: 'fork' as const, args })),
-  fc
-    .tuple(lit(fc.record({ id: fc.uuid(), tenantId: safeTextArb, metadata: jsonValueArb }, { requiredKeys: ['id'] })))
-    .map((args) => ({ method: 'createSession' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc.nat(5).map((i) => build(`{ after: live[${i}] }`, (c) => ({ after: (c.live[i % c.live.length] as Message).id }))),
-      lit(fc.record({ reason: safeTextArb })),
-    )
-    .map((args) => ({ method: 'rewind' as const, args })),
-  fc
-    .tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(fc.record({ reason: safeTextArb }, { requiredKeys: [] })))
-    .map((args) => ({ method: 'redact' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<transaction>', () => REAL_TRX)),
-      fc.constant(build('<session>', (c) => c.session)),
-      lit(fc.array(messageArb, { minLength: 1, maxLength: 3 })),
-    )
-    .map((args) => ({ method: 'withTransaction' as const, args })),
+const hostileCallArb: fc.Arbitrary<Call> = fc.oneof(
+  callOf('append', fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 4 }))),
+  callOf(
+    'flush',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
+  ),
+  callOf(
+    'sync',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
+  ),
+  callOf('revise', fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(chatPayloadArb)),
+  callOf(
+    'compact',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.tuple(fc.integer({ min: 1, max: 3 }), messageArb, safeTextArb, fc.jsonValue({ maxDepth: 3 })).map(([n, summary, reason, metadata]) =>
+      build(`{ covered: live[0..${n}], summary, reason, metadata }`, (c) => ({
+        covered: c.live.slice(0, n).map((m) => m.id),
+        summary,
+        reason,
+        metadata,
+      })),
+    ),
+  ),
+  callOf(
+    'fork',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.tuple(fc.nat(5), jsonValueArb).map(([i, metadata]) =>
+      build(`{ at: live[${i}], id: <new>, metadata }`, (c) => ({
+        at: (c.live[i % c.live.length] as Message).id,
+        id: randomUUID(),
+        metadata,
+      })),
+    ),
+  ),
+  callOf('createSession', lit(fc.record({ id: fc.uuid(), tenantId: safeTextArb, metadata: jsonValueArb }, { requiredKeys: ['id'] }))),
+  callOf(
+    'rewind',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.nat(5).map((i) => build(`{ after: live[${i}] }`, (c) => ({ after: (c.live[i % c.live.length] as Message).id }))),
+    lit(fc.record({ reason: safeTextArb })),
+  ),
+  callOf(
+    'redact',
+    fc.constant(build('<session>', (c) => c.session)),
+    liveIdArb,
+    lit(fc.record({ reason: safeTextArb }, { requiredKeys: [] })),
+  ),
+  callOf(
+    'withTransaction',
+    fc.constant(build('<transaction>', () => REAL_TRX)),
+    fc.constant(build('<session>', (c) => c.session)),
+    lit(fc.array(messageArb, { minLength: 1, maxLength: 3 })),
+  ),
 )
 
 const callArb = fc.oneof({ weight: 3, arbitrary: garbageCallArb }, { weight: 1, arbitrary: hostileCallArb })
@@ -749,7 +729,7 @@ const tally = new Map<string, number>()
 /** Cases every run includes (fast-check `examples`): rare draws that once escaped as raw or DB errors. */
 const SESSION = build('<session>', (c) => c.session)
 const LIVE0 = build('<live[0].id>', (c) => (c.live[0] as Message).id)
-const EXAMPLES: [{ method: Method; args: Build[] }][] = [
+const EXAMPLES: [Call][] = [
   [{ method: 'oldestOpenTransaction', args: [value(null)] }],
   [{ method: 'oldestOpenTransaction', args: [value({ scope: 'everywhere' })] }],
   [{ method: 'oldestOpenTransaction', args: [value({ scope: 'database' })] }],
