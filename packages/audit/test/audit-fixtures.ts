@@ -142,3 +142,23 @@ export async function rawSql<T extends pg.QueryResultRow = pg.QueryResultRow>(
     await client.end()
   }
 }
+
+/**
+ * Appends a `message_appended` event of `{ role, content: 'injected' }` at `seq` with raw SQL, around
+ * the store: the chain trigger links it (its link is valid), but the session's version is not moved.
+ */
+export async function injectAppendedEvent(
+  connectionString: string,
+  sessionId: string,
+  seq: number,
+  role: 'user' | 'assistant',
+): Promise<void> {
+  await rawSql(
+    connectionString,
+    `
+    insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+    values ($1, $2, gen_random_uuid(), 'message_appended', gen_random_uuid(),
+            sha256(convert_to($3, 'UTF8')), $4::json, '{"createdAt":"2026-01-01T00:00:00.000Z"}')`,
+    [sessionId, seq, `{"content":"injected","role":"${role}"}`, `{"role":"${role}","content":"injected"}`],
+  )
+}

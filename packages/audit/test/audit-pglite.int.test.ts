@@ -3,21 +3,18 @@
  * injected through the public API and through raw SQL on the store's own connection, and the
  * reconciliation with an external transcript and with the agent's in-memory list.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, serializeMessage, toWire, type Message } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
 import { audit, type Finding } from '@turnlog/audit'
 import { sql } from 'kysely'
 import { assistant, assistantCalling, seedRealisticSession, toolResult, user, type RealisticSession } from './audit-fixtures.js'
+import { itFindsNothingAfterARedaction } from './shared-cases.js'
+import { useTestStoreOfKind } from '@turnlog/testing'
 
 let store: PostgresStore
 
-beforeAll(async () => {
-  store = await openStore({ embedded: true })
-})
-afterAll(async () => {
-  await store.close()
-})
+useTestStoreOfKind('pglite', (t) => ({ store } = t))
 
 describe('audit on PGlite', () => {
   it('finds nothing in a clean realistic session, its fork, or the whole store', async () => {
@@ -36,23 +33,7 @@ describe('audit on PGlite', () => {
     expect(all.sessionsAudited).toBeGreaterThanOrEqual(2)
   })
 
-  it('finds nothing after a redaction erased a tool call and its result in a session and its fork', async () => {
-    // given: the placeholders keep the pairing ids, the chain covers the digests
-    const { sessionId, forkId, live } = await seedRealisticSession(store)
-    const call = live.find((m) => m.payload.tool_calls?.some((c) => c.id === 'call_05'))
-    const result = live.find((m) => m.payload.tool_call_id === 'call_05')
-    if (!call || !result) throw new Error('fixture changed')
-    await store.redact(sessionId, call.id)
-    await store.redact(forkId, result.id)
-
-    // when
-    const main = await audit(store, sessionId, { live })
-    const fork = await audit(store, forkId)
-
-    // then
-    expect(main.findings).toEqual([])
-    expect(fork.findings).toEqual([])
-  })
+  itFindsNothingAfterARedaction(() => store)
 
   it('reports tool-pairing incidents and an unfinished stream', async () => {
     // given

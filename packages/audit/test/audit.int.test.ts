@@ -3,7 +3,17 @@ import { createMessage, isTurnlogError, newSessionId, type Message } from '@turn
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase, useTestStore } from '@turnlog/testing'
 import { audit, type AuditProgress, type Finding, type FindingKind } from '@turnlog/audit'
-import { assistant, assistantCalling, rawSql, seedRealisticSession, system, toolResult, user } from './audit-fixtures.js'
+import {
+  assistant,
+  assistantCalling,
+  injectAppendedEvent,
+  rawSql,
+  seedRealisticSession,
+  system,
+  toolResult,
+  user,
+} from './audit-fixtures.js'
+import { itFindsNothingAfterARedaction } from './shared-cases.js'
 
 let db: TestDatabase
 let store: PostgresStore
@@ -46,23 +56,7 @@ describe('audit of a clean, realistic log', () => {
     expect(Date.parse(main.generatedAt)).not.toBeNaN()
   })
 
-  it('finds nothing after a redaction erased a tool call and its result in a session and its fork', async () => {
-    // given: the placeholders keep the pairing ids, the chain covers the digests
-    const { sessionId, forkId, live } = await seedRealisticSession(store)
-    const call = live.find((m) => m.payload.tool_calls?.some((c) => c.id === 'call_05'))
-    const result = live.find((m) => m.payload.tool_call_id === 'call_05')
-    if (!call || !result) throw new Error('fixture changed')
-    await store.redact(sessionId, call.id)
-    await store.redact(forkId, result.id)
-
-    // when
-    const main = await audit(store, sessionId, { live })
-    const fork = await audit(store, forkId)
-
-    // then
-    expect(main.findings).toEqual([])
-    expect(fork.findings).toEqual([])
-  })
+  itFindsNothingAfterARedaction(() => store)
 
   it('pages through every session with { all: true }, reporting progress, and finds only the injected incident', async () => {
     // given: a fresh database, so the audit sees exactly these sessions
@@ -229,15 +223,7 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
   it('reports an event inserted around the store as version_mismatch', async () => {
     // given
     const sessionId = await sessionWith(user('q1'))
-    await rawSql(
-      db.connectionString,
-      `
-      insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
-      values ($1, 2, gen_random_uuid(), 'message_appended', gen_random_uuid(),
-              sha256(convert_to('{"content":"injected","role":"assistant"}', 'UTF8')), '{"role":"assistant","content":"injected"}',
-              '{"createdAt":"2026-01-01T00:00:00.000Z"}')`,
-      [sessionId],
-    )
+    await injectAppendedEvent(db.connectionString, sessionId, 2, 'assistant')
 
     // when
     const report = await audit(store, sessionId, { checks: ['chain'] })

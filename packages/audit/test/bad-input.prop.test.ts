@@ -34,6 +34,8 @@ import {
   invalidIdArb,
   jsonValueArb,
   messageArb,
+  openTestStore,
+  outcomeCode,
   safeTextArb,
   settle,
   sqlArb,
@@ -95,7 +97,7 @@ interface Ctx {
 
 type Build<T = unknown> = KitBuild<Ctx, T>
 
-const { build, lit, mostly, maybeUndefined, objectOf, listOf } = buildKit<Ctx>()
+const { build, lit, mostly, maybeUndefined, value, objectOf, listOf } = buildKit<Ctx>()
 
 const RECORDING = Symbol('recording onProgress')
 const recordingProgress = build('<recording onProgress>', (c) =>
@@ -882,7 +884,6 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
 // ---------------------------------------------------------------------------------------------------
 // cases every run includes (fast-check `examples`): each once escaped raw, reached the database, or half-wrote
 
-const value = (v: unknown, label?: string): Build => build(label ?? (() => (v === null ? 'null' : fc.stringify(v))), () => v)
 const REALISTIC = build('<realistic>', (c) => c.realistic)
 
 const READ_EXAMPLES: [ReadCall][] = [
@@ -895,64 +896,19 @@ const READ_EXAMPLES: [ReadCall][] = [
   [{ method: 'exportSessions', args: [value({ all: true }), value(null)] }],
 ]
 
+/** An `importEvents` example: the file of `sessions` with `damage`, as an array of lines, into the real store. */
+const importEventsExample = (sessions: FileSession[], damage: Damage, options: Build = value(undefined)): [ImportCall] => [
+  { method: 'importEvents', sessions, damage, container: 'array', garbage: null, options, badStore: null },
+]
+
 const IMPORT_EXAMPLES: [ImportCall][] = [
   // a session with a scrubbed payload, and a fork's copy of one: an export of them imports
-  [
-    {
-      method: 'importEvents',
-      sessions: ['realistic', 'redactedFork'],
-      damage: { kind: 'none' },
-      container: 'array',
-      garbage: null,
-      options: value(undefined),
-      badStore: null,
-    },
-  ],
+  importEventsExample(['realistic', 'redactedFork'], { kind: 'none' }),
   // a timestamp Postgres cannot hold, the chain recomputed: the database refuses it
-  [
-    {
-      method: 'importEvents',
-      sessions: ['hostile'],
-      damage: { kind: 'field', at: 2, field: 'recordedAt', value: '0000-01-01T00:00:00Z', rehash: true },
-      container: 'array',
-      garbage: null,
-      options: value(undefined),
-      badStore: null,
-    },
-  ],
-  [
-    {
-      method: 'importEvents',
-      sessions: ['hostile', 'empty'],
-      damage: { kind: 'field', at: 1, field: 'createdAt', value: '2024-02-30T00:00:00Z', rehash: true },
-      container: 'array',
-      garbage: null,
-      options: value(undefined),
-      badStore: null,
-    },
-  ],
-  [
-    {
-      method: 'importEvents',
-      sessions: ['hostile'],
-      damage: { kind: 'none' },
-      container: 'array',
-      garbage: null,
-      options: value({ onProgress: 1 }),
-      badStore: null,
-    },
-  ],
-  [
-    {
-      method: 'importEvents',
-      sessions: ['hostile'],
-      damage: { kind: 'none' },
-      container: 'array',
-      garbage: null,
-      options: value(null),
-      badStore: null,
-    },
-  ],
+  importEventsExample(['hostile'], { kind: 'field', at: 2, field: 'recordedAt', value: '0000-01-01T00:00:00Z', rehash: true }),
+  importEventsExample(['hostile', 'empty'], { kind: 'field', at: 1, field: 'createdAt', value: '2024-02-30T00:00:00Z', rehash: true }),
+  importEventsExample(['hostile'], { kind: 'none' }, value({ onProgress: 1 })),
+  importEventsExample(['hostile'], { kind: 'none' }, value(null)),
   // a conflicting envelope into a new session: refused, and no empty session left behind
   [
     {
@@ -975,6 +931,13 @@ const IMPORT_EXAMPLES: [ImportCall][] = [
 
 // ---------------------------------------------------------------------------------------------------
 // the properties
+
+/** The import property on `store`: every generated import is stored exactly, or refused with nothing half-written. */
+const assertImports = (store: PostgresStore, numRuns: number): Promise<void> =>
+  fc.assert(
+    fc.asyncProperty(importCallArb, (call) => runImport(store, call)),
+    { numRuns, examples: IMPORT_EXAMPLES },
+  )
 
 describe('audit package: garbage against every call that takes user input', () => {
   it('audit, verifyChain, exportSessions: a well-formed answer or an input error code; never a write', async () => {
@@ -1004,21 +967,15 @@ describe('audit package: garbage against every call that takes user input', () =
     // the files come from an export with a scrubbed payload (payloadDigest) and a fork's copy of one (data.redacted)
     expect(reference.filter((l) => l.includes('"payloadDigest":')).length).toBeGreaterThan(0)
     expect(reference.filter((l) => l.includes('"redacted":true')).length).toBeGreaterThan(0)
-    await fc.assert(
-      fc.asyncProperty(importCallArb, (call) => runImport(target, call)),
-      { numRuns: Number(process.env['TURNLOG_AUDIT_IMPORT_RUNS'] ?? 300), examples: IMPORT_EXAMPLES },
-    )
+    await assertImports(target, Number(process.env['TURNLOG_AUDIT_IMPORT_RUNS'] ?? 300))
   }, 120_000)
 
   it('the imports on PGlite: the same, a smaller run', async () => {
-    const store = await openStore({ embedded: true })
+    const pglite = await openTestStore('pglite')
     try {
-      await fc.assert(
-        fc.asyncProperty(importCallArb, (call) => runImport(store, call)),
-        { numRuns: 80, examples: IMPORT_EXAMPLES },
-      )
+      await assertImports(pglite.store, 80)
     } finally {
-      await store.close()
+      await pglite.close()
     }
   }, 120_000)
 })
@@ -1048,18 +1005,10 @@ export const AUDIT_EXPORTS = {
 
 describe('every export of @turnlog/audit, called with garbage (issue 13.11)', () => {
   it('regression: verifyChain(notAStore, id) and audit(notAStore, …) are INVALID_INPUT, not TypeErrors', async () => {
-    const codeOf = async (call: () => Promise<unknown>): Promise<unknown> => {
-      try {
-        await call()
-        return 'returned'
-      } catch (error) {
-        return isTurnlogError(error) ? error.code : String(error)
-      }
-    }
     const sid = randomUUID()
     for (const notAStore of [null, {}, { load: 1 }, Object.create(null)]) {
-      expect(await codeOf(() => verifyChain(notAStore as never, sid))).toBe('INVALID_INPUT')
-      expect(await codeOf(() => audit(notAStore as never, sid))).toBe('INVALID_INPUT')
+      expect(await outcomeCode(() => verifyChain(notAStore as never, sid))).toBe('INVALID_INPUT')
+      expect(await outcomeCode(() => audit(notAStore as never, sid))).toBe('INVALID_INPUT')
     }
   })
 

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase, useTestStore } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { STORE_KINDS, type TestDatabase, useTestStore, useTestStoreOfKind } from '@turnlog/testing'
 import { verifyChain } from '@turnlog/audit'
-import { WEIRD, assistant, rawSql, seedRealisticSession, user } from './audit-fixtures.js'
+import { WEIRD, assistant, injectAppendedEvent, rawSql, seedRealisticSession, user } from './audit-fixtures.js'
 
 /** Payloads that only a byte-exact store and hash survive. */
 const hostilePayloads = [
@@ -13,22 +13,9 @@ const hostilePayloads = [
   JSON.parse('{"role":"user","content":"proto key","__proto__":{"a":"\\u0000"},"10":1,"2":[-0,1e21,0.1]}') as unknown,
 ]
 
-describe.each(['postgres', 'pglite'] as const)('verifyChain on a clean log (%s)', (flavor) => {
-  let db: TestDatabase | undefined
+describe.each(STORE_KINDS)('verifyChain on a clean log (%s)', (kind) => {
   let store: PostgresStore
-
-  beforeAll(async () => {
-    if (flavor === 'postgres') {
-      db = await createTestDatabase()
-      store = await openStore({ connectionString: db.connectionString })
-    } else {
-      store = await openStore({ embedded: true })
-    }
-  })
-  afterAll(async () => {
-    await store.close()
-    await db?.drop()
-  })
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
 
   it('agrees with the database trigger on every link, hostile payloads included', async () => {
     // given
@@ -304,15 +291,7 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
   it('reports events inserted around the store (the version was not moved) as a version mismatch', async () => {
     // given: a raw INSERT goes through the trigger, so its link is valid; only the version gives it away
     const sessionId = await sessionOf(2)
-    await rawSql(
-      db.connectionString,
-      `
-      insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
-      values ($1, 3, gen_random_uuid(), 'message_appended', gen_random_uuid(),
-              sha256(convert_to('{"content":"injected","role":"user"}', 'UTF8')), '{"role":"user","content":"injected"}',
-              '{"createdAt":"2026-01-01T00:00:00.000Z"}')`,
-      [sessionId],
-    )
+    await injectAppendedEvent(db.connectionString, sessionId, 3, 'user')
 
     // when
     const result = await verifyChain(store, sessionId)

@@ -3,30 +3,17 @@
  * hostile payloads (NUL, lone surrogates, `__proto__` keys, -0, astral and RTL text) the JS links agree
  * with the SQL ones, and rewriting any one stored event is located at exactly its seq.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { chatPayloadArb, createTestDatabase, weirdStringArb, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { STORE_KINDS, chatPayloadArb, useTestStoreOfKind, weirdStringArb } from '@turnlog/testing'
 import { verifyChain } from '@turnlog/audit'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 
-describe.each(['postgres', 'pglite'] as const)('verifyChain (property, %s)', (flavor) => {
-  let db: TestDatabase | undefined
+describe.each(STORE_KINDS)('verifyChain (property, %s)', (kind) => {
   let store: PostgresStore
-
-  beforeAll(async () => {
-    if (flavor === 'postgres') {
-      db = await createTestDatabase()
-      store = await openStore({ connectionString: db.connectionString })
-    } else {
-      store = await openStore({ embedded: true })
-    }
-  })
-  afterAll(async () => {
-    await store.close()
-    await db?.drop()
-  })
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
 
   it('verifies every log the store writes, whatever the payloads', async () => {
     await fc.assert(

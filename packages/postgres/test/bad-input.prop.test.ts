@@ -44,11 +44,18 @@ import {
   chatPayloadArb,
   createTestDatabase,
   createdAtArb,
+  deepArb,
   expectEveryExportRejectsGarbage,
+  garbageArb,
   hostileValueArb,
+  invalidIdArb,
   jsonValueArb,
   messageArb,
+  preview,
+  protoArb,
   safeTextArb,
+  settle,
+  sqlArb,
   storeSnapshot,
   toolCallIdArb,
   weirdStringArb,
@@ -122,135 +129,7 @@ interface Ctx {
 /** A value built at call time, printable in fast-check's counterexamples. */
 type Build<T = unknown> = KitBuild<Ctx, T>
 
-const { build, lit } = buildKit<Ctx>()
-
-// ---------------------------------------------------------------------------------------------------
-// garbage
-
-const ONE_MB = 'y'.repeat(1024 * 1024)
-
-const sqlArb = fc.constantFrom(
-  "'); drop table turnlog.events; --",
-  "x'; delete from turnlog.sessions where '1'='1",
-  '1 or 1=1',
-  '$1::uuid',
-  "'::json",
-  "\\'; select pg_sleep(5); --",
-  '*/ truncate turnlog.events /*',
-  "e'\\x00'",
-  '${sessionId}',
-  '%s%s%s%n',
-  'null',
-  'NULL',
-  '[object Object]',
-)
-
-const protoArb: fc.Arbitrary<unknown> = fc
-  .constantFrom(
-    '{"__proto__":{"polluted":"yes"}}',
-    '{"constructor":{"prototype":{"polluted":"yes"}}}',
-    '{"role":"user","content":"hi","__proto__":{"polluted":"yes","role":"system"}}',
-    '[{"__proto__":{"polluted":"yes"}}]',
-    '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","__proto__":{"polluted":"yes"}}]}',
-  )
-  .map((text) => JSON.parse(text) as unknown)
-
-const invalidIdArb: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(
-    '',
-    ' ',
-    'not-a-uuid',
-    '00000000-0000-0000-0000-000000000000',
-    'ffffffff-ffff-ffff-ffff-ffffffffffff',
-    '01234567-89ab-cdef-0123-456789abcdef',
-    '{01234567-89ab-4def-8123-456789abcdef}',
-    '01234567-89ab-4def-8123-456789abcdef\u0000',
-    '01234567-89ab-4def-8123-456789abcde\ud800',
-    '0123456789ab4def8123456789abcdef',
-    "01234567-89ab-4def-8123-456789abcdef'; drop table turnlog.events; --",
-  ),
-  fc.uuid().map((u) => u.toUpperCase()),
-  fc.uuid().map((u) => ` ${u}`),
-  weirdStringArb,
-)
-
-class Foo {
-  readonly x = 1
-}
-
-/** `[<hole>, 1]`: JSON has no holes, so toFrozenJson must refuse it rather than write a null. */
-const sparse: unknown[] = []
-sparse[1] = 1
-
-const exoticArb: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
-  NaN,
-  Infinity,
-  -Infinity,
-  -0,
-  2 ** 53 + 1,
-  -1,
-  1.5,
-  1e308,
-  Number.MIN_VALUE,
-  true,
-  false,
-  null,
-  undefined,
-  10n,
-  Symbol('s'),
-  () => 'fn',
-  new Date(NaN),
-  new Date(0),
-  /re/g,
-  new Map([['a', 1]]),
-  new Set([1]),
-  new Uint8Array(3),
-  new Error('boom'),
-  Object.create(null) as unknown,
-  sparse,
-  new Foo(),
-  Object('boxed'),
-  Object(1),
-)
-
-/** Nesting far beyond the 64 levels a payload may have. */
-const deepArb: fc.Arbitrary<unknown> = fc.integer({ min: 65, max: 20_000 }).map((n) => {
-  let v: unknown = 'core'
-  for (let i = 0; i < n; i++) v = i % 2 === 0 ? [v] : { k: v }
-  return v
-})
-
-const garbageArb: fc.Arbitrary<unknown> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.anything({
-      maxDepth: 3,
-      withBigInt: true,
-      withDate: true,
-      withMap: true,
-      withSet: true,
-      withTypedArray: true,
-      withSparseArray: true,
-      withNullPrototype: true,
-      withBoxedValues: true,
-      withObjectString: true,
-    }),
-  },
-  { weight: 2, arbitrary: sqlArb },
-  { weight: 2, arbitrary: invalidIdArb },
-  { weight: 2, arbitrary: weirdStringArb },
-  { weight: 2, arbitrary: exoticArb },
-  { weight: 1, arbitrary: protoArb },
-  { weight: 1, arbitrary: deepArb },
-  { weight: 1, arbitrary: fc.constant(ONE_MB) },
-)
-
-/** `valid` most of the time, garbage otherwise. */
-const mostly = <T>(valid: fc.Arbitrary<Build<T>>, garbageWeight = 1): fc.Arbitrary<Build> =>
-  fc.oneof({ weight: 3, arbitrary: valid as fc.Arbitrary<Build> }, { weight: garbageWeight, arbitrary: lit(garbageArb) })
-
-const maybeUndefined = <T>(arb: fc.Arbitrary<Build<T>>): fc.Arbitrary<Build> =>
-  fc.oneof(lit(fc.constant(undefined)), arb as fc.Arbitrary<Build>)
+const { build, lit, mostly, maybeUndefined, value, objectOf, listOf } = buildKit<Ctx>()
 
 // ---------------------------------------------------------------------------------------------------
 // arguments
@@ -336,19 +215,6 @@ const messageArg: fc.Arbitrary<Build> = fc.oneof(
   { weight: 1, arbitrary: lit(garbageArb) },
 )
 
-const listOf = (item: fc.Arbitrary<Build>): fc.Arbitrary<Build> =>
-  fc
-    .array(item, { maxLength: 4 })
-    .map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c))))
-
-const objectOf = (fields: Record<string, fc.Arbitrary<Build>>): fc.Arbitrary<Build> =>
-  fc.record(fields, { requiredKeys: [] }).map((record) => {
-    const entries = Object.entries(record) as [string, Build][]
-    return build(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) =>
-      Object.fromEntries(entries.map(([k, v]) => [k, v(c)])),
-    )
-  })
-
 /** Stand-ins `invoke` replaces: a real transaction of the store, and the store's own (non-transaction) Kysely. */
 const REAL_TRX = Object.freeze({ stand_in: 'a transaction of store.db' })
 const ROOT_KYSELY = Object.freeze({ stand_in: 'store.db itself (not a transaction)' })
@@ -362,16 +228,6 @@ const trxArg: fc.Arbitrary<Build> = fc.oneof(
   },
   { weight: 2, arbitrary: lit(garbageArb) },
 )
-
-/** fast-check's printout of a value, cut short; a value too deep to print (it recurses) is named so. */
-function preview(value: unknown): string {
-  try {
-    const text = fc.stringify(value)
-    return text.length > 200 ? `${text.slice(0, 200)}…` : text
-  } catch {
-    return '<too deep to print>'
-  }
-}
 
 /** A one-event session to import, its chain link right; `damage` replaces one field of it (or of its event) with garbage. */
 const importedSessionArb: fc.Arbitrary<Build> = fc
@@ -499,255 +355,231 @@ const syncOptionsArg = maybeUndefined(
   ),
 )
 
-const garbageCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof(
+/** A generated call of the store. */
+interface Call {
+  readonly method: Method
+  readonly args: Build[]
+}
+
+/** A call of `method` with one argument drawn from each of `args`. */
+const callOf = (method: Method, ...args: fc.Arbitrary<Build>[]): fc.Arbitrary<Call> =>
+  fc.tuple(...args).map((drawn) => ({ method, args: drawn }))
+
+const garbageCallArb: fc.Arbitrary<Call> = fc.oneof(
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(
-        maybeUndefined(
-          mostly(objectOf({ id: mostly(lit(fc.uuid())), tenantId: mostly(lit(weirdStringArb)), metadata: mostly(lit(jsonValueArb)) })),
-        ),
-      )
-      .map((args) => ({ method: 'createSession' as const, args })),
+    arbitrary: callOf(
+      'createSession',
+      maybeUndefined(
+        mostly(objectOf({ id: mostly(lit(fc.uuid())), tenantId: mostly(lit(weirdStringArb)), metadata: mostly(lit(jsonValueArb)) })),
+      ),
+    ),
   },
-  { weight: 2, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'getSession' as const, args })) },
+  { weight: 2, arbitrary: callOf('getSession', sessionArg) },
   {
     weight: 4,
-    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'append' as const, args })),
+    arbitrary: callOf('append', sessionArg, mostly(listOf(messageArg)), writeOptionsArg),
   },
   {
     weight: 4,
-    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), writeOptionsArg).map((args) => ({ method: 'flush' as const, args })),
+    arbitrary: callOf('flush', sessionArg, mostly(listOf(messageArg)), writeOptionsArg),
   },
   {
     weight: 2,
-    arbitrary: fc.tuple(sessionArg, mostly(listOf(messageArg)), syncOptionsArg).map((args) => ({ method: 'sync' as const, args })),
+    arbitrary: callOf('sync', sessionArg, mostly(listOf(messageArg)), syncOptionsArg),
   },
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg }))))
-      .map((args) => ({ method: 'load' as const, args })),
+    arbitrary: callOf('load', sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg })))),
   },
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ fromSeq: versionArg, toSeq: versionArg }))))
-      .map((args) => ({ method: 'events' as const, args })),
+    arbitrary: callOf('events', sessionArg, maybeUndefined(mostly(objectOf({ fromSeq: versionArg, toSeq: versionArg })))),
   },
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(
-        maybeUndefined(
-          mostly(
-            objectOf({
-              tenantId: mostly(lit(weirdStringArb)),
-              limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))),
-              after: mostly(lit(fc.uuid())),
-            }),
-          ),
-        ),
-      )
-      .map((args) => ({ method: 'sessions' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(
-        sessionArg,
-        mostly(
-          fc.oneof(
-            objectOf({ after: messageIdArg }),
-            objectOf({ from: messageIdArg }),
-            objectOf({ after: messageIdArg, from: messageIdArg }),
-          ),
-        ),
-        maybeUndefined(mostly(objectOf({ expectedVersion: versionArg, reason: mostly(lit(weirdStringArb)) }))),
-      )
-      .map((args) => ({ method: 'rewind' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(
-        sessionArg,
+    arbitrary: callOf(
+      'sessions',
+      maybeUndefined(
         mostly(
           objectOf({
-            covered: mostly(
-              fc
-                .array(messageIdArg, { maxLength: 4 })
-                .map((ids) => build(`[${ids.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => ids.map((i) => i(c)))),
-            ),
-            summary: mostly(fc.oneof(messageArg, listOf(messageArg))),
-            reason: mostly(lit(weirdStringArb)),
-            metadata: mostly(lit(jsonValueArb)),
-            expectedVersion: versionArg,
-          }),
-        ),
-      )
-      .map((args) => ({ method: 'compact' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(
-        sessionArg,
-        messageIdArg,
-        payloadArg,
-        maybeUndefined(mostly(objectOf({ status: mostly(lit(fc.constantFrom('partial', 'final'))), expectedVersion: versionArg }))),
-      )
-      .map((args) => ({ method: 'revise' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(sessionArg, messageIdArg, maybeUndefined(payloadArg), writeOptionsArg)
-      .map((args) => ({ method: 'finalize' as const, args })),
-  },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(
-        sessionArg,
-        mostly(
-          objectOf({
-            at: messageIdArg,
-            id: mostly(lit(fc.uuid())),
             tenantId: mostly(lit(weirdStringArb)),
-            metadata: mostly(lit(jsonValueArb)),
+            limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))),
+            after: mostly(lit(fc.uuid())),
           }),
         ),
-      )
-      .map((args) => ({ method: 'fork' as const, args })),
+      ),
+    ),
   },
   {
-    weight: 1,
-    arbitrary: fc
-      .tuple(
-        maybeUndefined(
-          mostly(objectOf({ sessionId: sessionArg, verify: mostly(lit(fc.boolean())), onProgress: mostly(lit(fc.constant(() => {}))) })),
+    weight: 3,
+    arbitrary: callOf(
+      'rewind',
+      sessionArg,
+      mostly(
+        fc.oneof(
+          objectOf({ after: messageIdArg }),
+          objectOf({ from: messageIdArg }),
+          objectOf({ after: messageIdArg, from: messageIdArg }),
         ),
-      )
-      .map((args) => ({ method: 'rebuild' as const, args })),
-  },
-  { weight: 1, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'transcript' as const, args })) },
-  {
-    weight: 1,
-    arbitrary: fc
-      .tuple(sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg }))))
-      .map((args) => ({ method: 'state' as const, args })),
-  },
-  { weight: 1, arbitrary: fc.tuple(sessionArg).map((args) => ({ method: 'conflicts' as const, args })) },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(sessionArg, messageIdArg, maybeUndefined(mostly(objectOf({ reason: mostly(lit(weirdStringArb)) }))))
-      .map((args) => ({ method: 'redact' as const, args })),
-  },
-  {
-    weight: 1,
-    arbitrary: fc
-      .tuple(maybeUndefined(mostly(objectOf({ scope: mostly(lit(fc.constantFrom('cluster', 'database'))) }))))
-      .map((args) => ({ method: 'oldestOpenTransaction' as const, args })),
+      ),
+      maybeUndefined(mostly(objectOf({ expectedVersion: versionArg, reason: mostly(lit(weirdStringArb)) }))),
+    ),
   },
   {
     weight: 3,
-    arbitrary: fc
-      .tuple(trxArg, sessionArg, mostly(listOf(messageArg)), writeOptionsArg)
-      .map((args) => ({ method: 'withTransaction' as const, args })),
+    arbitrary: callOf(
+      'compact',
+      sessionArg,
+      mostly(
+        objectOf({
+          covered: mostly(listOf(messageIdArg)),
+          summary: mostly(fc.oneof(messageArg, listOf(messageArg))),
+          reason: mostly(lit(weirdStringArb)),
+          metadata: mostly(lit(jsonValueArb)),
+          expectedVersion: versionArg,
+        }),
+      ),
+    ),
   },
   {
     weight: 3,
-    arbitrary: fc
-      .tuple(importSourceArg, maybeUndefined(mostly(objectOf({ onSession: mostly(lit(fc.constant(() => {}))) }))))
-      .map((args) => ({ method: 'importSessions' as const, args })),
+    arbitrary: callOf(
+      'revise',
+      sessionArg,
+      messageIdArg,
+      payloadArg,
+      maybeUndefined(mostly(objectOf({ status: mostly(lit(fc.constantFrom('partial', 'final'))), expectedVersion: versionArg }))),
+    ),
   },
-  { weight: 2, arbitrary: fc.tuple(workArg).map((args) => ({ method: 'atomically' as const, args })) },
+  {
+    weight: 3,
+    arbitrary: callOf('finalize', sessionArg, messageIdArg, maybeUndefined(payloadArg), writeOptionsArg),
+  },
+  {
+    weight: 3,
+    arbitrary: callOf(
+      'fork',
+      sessionArg,
+      mostly(
+        objectOf({
+          at: messageIdArg,
+          id: mostly(lit(fc.uuid())),
+          tenantId: mostly(lit(weirdStringArb)),
+          metadata: mostly(lit(jsonValueArb)),
+        }),
+      ),
+    ),
+  },
   {
     weight: 1,
-    arbitrary: fc
-      .tuple(
-        mostly(
-          fc.oneof(lit(fc.stringMatching(/^[0-9a-fA-F-]{1,12}$/)), fc.constant(build('<session suffix>', (c) => c.session.slice(-8)))),
-        ),
-        maybeUndefined(mostly(objectOf({ limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))) }))),
-      )
-      .map((args) => ({ method: 'findSessionIds' as const, args })),
+    arbitrary: callOf(
+      'rebuild',
+      maybeUndefined(
+        mostly(objectOf({ sessionId: sessionArg, verify: mostly(lit(fc.boolean())), onProgress: mostly(lit(fc.constant(() => {}))) })),
+      ),
+    ),
   },
-  { weight: 1, arbitrary: fc.constant(null).map(() => ({ method: 'countConflicts' as const, args: [] as Build[] })) },
+  { weight: 1, arbitrary: callOf('transcript', sessionArg) },
+  {
+    weight: 1,
+    arbitrary: callOf('state', sessionArg, maybeUndefined(mostly(objectOf({ at: versionArg })))),
+  },
+  { weight: 1, arbitrary: callOf('conflicts', sessionArg) },
+  {
+    weight: 3,
+    arbitrary: callOf('redact', sessionArg, messageIdArg, maybeUndefined(mostly(objectOf({ reason: mostly(lit(weirdStringArb)) })))),
+  },
+  {
+    weight: 1,
+    arbitrary: callOf(
+      'oldestOpenTransaction',
+      maybeUndefined(mostly(objectOf({ scope: mostly(lit(fc.constantFrom('cluster', 'database'))) }))),
+    ),
+  },
+  {
+    weight: 3,
+    arbitrary: callOf('withTransaction', trxArg, sessionArg, mostly(listOf(messageArg)), writeOptionsArg),
+  },
+  {
+    weight: 3,
+    arbitrary: callOf(
+      'importSessions',
+      importSourceArg,
+      maybeUndefined(mostly(objectOf({ onSession: mostly(lit(fc.constant(() => {}))) }))),
+    ),
+  },
+  { weight: 2, arbitrary: callOf('atomically', workArg) },
+  {
+    weight: 1,
+    arbitrary: callOf(
+      'findSessionIds',
+      mostly(fc.oneof(lit(fc.stringMatching(/^[0-9a-fA-F-]{1,12}$/)), fc.constant(build('<session suffix>', (c) => c.session.slice(-8))))),
+      maybeUndefined(mostly(objectOf({ limit: mostly(lit(fc.integer({ min: -5, max: 1200 }))) }))),
+    ),
+  },
+  { weight: 1, arbitrary: callOf('countConflicts') },
 )
 
 /**
  * Calls whose arguments are valid but hostile (weird strings, lone surrogates, NUL, `__proto__` keys,
  * SQL text, unknown provider fields), so that the "stored losslessly" branch runs often.
  */
-const hostileCallArb: fc.Arbitrary<{ method: Method; args: Build[] }> = fc.oneof(
-  fc
-    .tuple(fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 4 })))
-    .map((args) => ({ method: 'append' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
-    )
-    .map((args) => ({ method: 'flush' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
-    )
-    .map((args) => ({ method: 'sync' as const, args })),
-  fc
-    .tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(chatPayloadArb))
-    .map((args) => ({ method: 'revise' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc
-        .tuple(fc.integer({ min: 1, max: 3 }), messageArb, safeTextArb, fc.jsonValue({ maxDepth: 3 }))
-        .map(([n, summary, reason, metadata]) =>
-          build(`{ covered: live[0..${n}], summary, reason, metadata }`, (c) => ({
-            covered: c.live.slice(0, n).map((m) => m.id),
-            summary,
-            reason,
-            metadata,
-          })),
-        ),
-    )
-    .map((args) => ({ method: 'compact' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc.tuple(fc.nat(5), jsonValueArb).map(([i, metadata]) =>
-        build(`{ at: live[${i}], id: <new>, metadata }`, (c) => ({
-          at: (c.live[i % c.live.length] as Message).id,
-          id: randomUUID(),
-          metadata,
-        })),
-      ),
-    )
-    .map((args) => ({ method: 'fork' as const, args })),
-  fc
-    .tuple(lit(fc.record({ id: fc.uuid(), tenantId: safeTextArb, metadata: jsonValueArb }, { requiredKeys: ['id'] })))
-    .map((args) => ({ method: 'createSession' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<session>', (c) => c.session)),
-      fc.nat(5).map((i) => build(`{ after: live[${i}] }`, (c) => ({ after: (c.live[i % c.live.length] as Message).id }))),
-      lit(fc.record({ reason: safeTextArb })),
-    )
-    .map((args) => ({ method: 'rewind' as const, args })),
-  fc
-    .tuple(fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(fc.record({ reason: safeTextArb }, { requiredKeys: [] })))
-    .map((args) => ({ method: 'redact' as const, args })),
-  fc
-    .tuple(
-      fc.constant(build('<transaction>', () => REAL_TRX)),
-      fc.constant(build('<session>', (c) => c.session)),
-      lit(fc.array(messageArb, { minLength: 1, maxLength: 3 })),
-    )
-    .map((args) => ({ method: 'withTransaction' as const, args })),
+const hostileCallArb: fc.Arbitrary<Call> = fc.oneof(
+  callOf('append', fc.constant(build('<session>', (c) => c.session)), lit(fc.array(messageArb, { minLength: 1, maxLength: 4 }))),
+  callOf(
+    'flush',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
+  ),
+  callOf(
+    'sync',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.array(messageArb, { minLength: 1, maxLength: 4 }).map((ms) => build(`[...live, ${ms.length} new]`, (c) => [...c.live, ...ms])),
+  ),
+  callOf('revise', fc.constant(build('<session>', (c) => c.session)), liveIdArb, lit(chatPayloadArb)),
+  callOf(
+    'compact',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.tuple(fc.integer({ min: 1, max: 3 }), messageArb, safeTextArb, fc.jsonValue({ maxDepth: 3 })).map(([n, summary, reason, metadata]) =>
+      build(`{ covered: live[0..${n}], summary, reason, metadata }`, (c) => ({
+        covered: c.live.slice(0, n).map((m) => m.id),
+        summary,
+        reason,
+        metadata,
+      })),
+    ),
+  ),
+  callOf(
+    'fork',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.tuple(fc.nat(5), jsonValueArb).map(([i, metadata]) =>
+      build(`{ at: live[${i}], id: <new>, metadata }`, (c) => ({
+        at: (c.live[i % c.live.length] as Message).id,
+        id: randomUUID(),
+        metadata,
+      })),
+    ),
+  ),
+  callOf('createSession', lit(fc.record({ id: fc.uuid(), tenantId: safeTextArb, metadata: jsonValueArb }, { requiredKeys: ['id'] }))),
+  callOf(
+    'rewind',
+    fc.constant(build('<session>', (c) => c.session)),
+    fc.nat(5).map((i) => build(`{ after: live[${i}] }`, (c) => ({ after: (c.live[i % c.live.length] as Message).id }))),
+    lit(fc.record({ reason: safeTextArb })),
+  ),
+  callOf(
+    'redact',
+    fc.constant(build('<session>', (c) => c.session)),
+    liveIdArb,
+    lit(fc.record({ reason: safeTextArb }, { requiredKeys: [] })),
+  ),
+  callOf(
+    'withTransaction',
+    fc.constant(build('<transaction>', () => REAL_TRX)),
+    fc.constant(build('<session>', (c) => c.session)),
+    lit(fc.array(messageArb, { minLength: 1, maxLength: 3 })),
+  ),
 )
 
 const callArb = fc.oneof({ weight: 3, arbitrary: garbageCallArb }, { weight: 1, arbitrary: hostileCallArb })
@@ -887,28 +719,17 @@ async function invoke(store: PostgresStore, method: Method, args: unknown[]): Pr
 
 /** Fails (instead of hanging the file until jest's timeout) when a call does not settle in time. */
 async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`HANG: ${what} did not settle within ${ms} ms`)), ms)
-  })
-  try {
-    return await Promise.race([work, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
+  const outcome = await settle(ms, what, () => work)
+  if (!outcome.ok) throw outcome.error
+  return outcome.value
 }
 
 const tally = new Map<string, number>()
 
 /** Cases every run includes (fast-check `examples`): rare draws that once escaped as raw or DB errors. */
-const value = (v: unknown): Build =>
-  build(
-    () => (v === null ? 'null' : fc.stringify(v)),
-    () => v,
-  )
 const SESSION = build('<session>', (c) => c.session)
 const LIVE0 = build('<live[0].id>', (c) => (c.live[0] as Message).id)
-const EXAMPLES: [{ method: Method; args: Build[] }][] = [
+const EXAMPLES: [Call][] = [
   [{ method: 'oldestOpenTransaction', args: [value(null)] }],
   [{ method: 'oldestOpenTransaction', args: [value({ scope: 'everywhere' })] }],
   [{ method: 'oldestOpenTransaction', args: [value({ scope: 'database' })] }],
@@ -935,14 +756,9 @@ function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () =>
           const args = builds.map((b) => b(ctx))
           const before = await snapshot(store)
           // when
-          let result: unknown
-          let error: unknown
-          try {
-            result = await within(20_000, method, invoke(store, method, args))
-          } catch (e) {
-            if (e instanceof Error && e.message.startsWith('HANG:')) throw e
-            error = e
-          }
+          const outcome = await settle(20_000, method, () => invoke(store, method, args))
+          const result = outcome.ok ? outcome.value : undefined
+          const error = outcome.ok ? undefined : outcome.error
           // then
           expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted')
           expect(({} as Record<string, unknown>)['polluted']).toBeUndefined()
@@ -1014,20 +830,14 @@ interface SubCtx {
   readonly seen: { events: SubscribedEvent[]; errors: unknown[]; handlerCalls: number }
 }
 
-type SubBuild<T = unknown> = ((ctx: SubCtx) => T) & { [fc.toStringMethod]: () => string }
+type SubBuild<T = unknown> = KitBuild<SubCtx, T>
 
-const subBuild = <T>(label: string, f: (ctx: SubCtx) => T): SubBuild<T> => Object.assign(f, { [fc.toStringMethod]: () => label })
-const subLit = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<SubBuild> => lit(arb) as unknown as fc.Arbitrary<SubBuild>
-const subMostly = (valid: fc.Arbitrary<SubBuild>, validWeight = 4): fc.Arbitrary<SubBuild> =>
-  fc.oneof({ weight: validWeight, arbitrary: valid }, { weight: 1, arbitrary: subLit(garbageArb) })
-const subMaybe = (arb: fc.Arbitrary<SubBuild>): fc.Arbitrary<SubBuild> => fc.oneof(subLit(fc.constant(undefined)), arb)
-const subObject = (fields: Record<string, fc.Arbitrary<SubBuild>>): fc.Arbitrary<SubBuild> =>
-  fc.record(fields, { requiredKeys: [] }).map((record) => {
-    const entries = Object.entries(record) as [string, SubBuild][]
-    return subBuild(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) =>
-      Object.fromEntries(entries.map(([k, v]) => [k, v(c)])),
-    )
-  })
+const subKit = buildKit<SubCtx>()
+const subBuild = subKit.build
+const subLit = subKit.lit
+const subMostly = (valid: fc.Arbitrary<SubBuild>, validWeight = 4): fc.Arbitrary<SubBuild> => subKit.mostly(valid, validWeight)
+const subMaybe = subKit.maybeUndefined
+const subObject = subKit.objectOf
 
 const msArb = (max: number): fc.Arbitrary<SubBuild> =>
   fc.oneof(
@@ -1185,12 +995,7 @@ const subOptionsArg: fc.Arbitrary<SubBuild> = subMaybe(
 )
 
 const subscribeCallArb = fc.tuple(
-  fc.record({ name: subNameArg, from: subFromArg, filter: subFilterArg }, { requiredKeys: ['name'] }).map((r) => {
-    const entries = Object.entries(r) as [string, SubBuild][]
-    return subBuild(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) =>
-      Object.fromEntries(entries.map(([k, v]) => [k, v(c)])),
-    )
-  }),
+  subObject({ name: subNameArg, from: subFromArg, filter: subFilterArg }, ['name']),
   subHandlerArg,
   subOptionsArg,
 )
@@ -1198,7 +1003,7 @@ const subscribeCallArb = fc.tuple(
 /** How long a started consumer gets to catch up before it is stopped (it may wait for a busy name). */
 const SUBSCRIPTION_DEADLINE_MS = 600
 
-const subValue = (v: unknown, label?: string): SubBuild => subBuild(label ?? (v === null ? 'null' : fc.stringify(v)), () => v)
+const subValue = subKit.value
 const FRESH = subBuild('<fresh name>', (c) => c.fresh)
 const COLLECT = subBuild('<collecting handler>', (c) => (e: SubscribedEvent) => {
   c.seen.handlerCalls++
@@ -1209,13 +1014,7 @@ const throwing = (thrown: unknown, label: string): SubBuild =>
     c.seen.handlerCalls++
     throw thrown
   })
-const configOf = (fields: Record<string, SubBuild>): SubBuild =>
-  subBuild(
-    `{ ${Object.entries(fields)
-      .map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`)
-      .join(', ')} }`,
-    (c) => Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v(c)])),
-  )
+const configOf = subKit.record
 
 /** Cases every subscribe run includes: each once escaped as a raw error, was silently ignored, or left a poisoned name. */
 const SUBSCRIBE_EXAMPLES: [[SubBuild, SubBuild, SubBuild]][] = [

@@ -5,6 +5,7 @@ import type { PostgresStore } from '@turnlog/postgres'
 import { useTestStore } from '@turnlog/testing'
 import { sql } from 'kysely'
 import { historyArb, newStats, runHistory } from './support/projection-harness.js'
+import { damageLiveMessages } from './support/structure-differential.js'
 
 // `rebuild()` recomputes projections in batches with turnlog.rebuild_sessions (0004): a set-based path
 // for logs of plain appends (and forks), a replay through project_event for the rest. Whatever the
@@ -46,14 +47,7 @@ describe('batch rebuild (Postgres)', () => {
           store.db,
         )
         const victims = sessions.filter((_, i) => (i + damage) % 3 === 0).map((s) => s.session_id)
-        for (const [i, sid] of victims.entries()) {
-          if (i % 3 === 0) await sql`delete from turnlog.live_messages where session_id = ${sid}`.execute(store.db)
-          else if (i % 3 === 1)
-            await sql`update turnlog.live_messages set partial = not partial, position = position + 1000 where session_id = ${sid}`.execute(
-              store.db,
-            )
-          else await sql`update turnlog.live_messages set event_seq = event_seq + 1 where session_id = ${sid}`.execute(store.db)
-        }
+        for (const [i, sid] of victims.entries()) await damageLiveMessages(store.db, sid, i)
 
         // when
         const repaired = await store.rebuild()

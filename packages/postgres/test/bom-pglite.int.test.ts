@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
 import { sql } from 'kysely'
+import { useTestStoreOfKind } from '@turnlog/testing'
 
 // PGlite decodes each result field with a TextDecoder that strips a leading U+FEFF (BOM) and has no
 // hook before that: a text parameter starting with one is refused (typed), never silently shortened;
@@ -11,13 +12,7 @@ const BOM = '\uFEFF'
 
 let store: PostgresStore
 
-beforeAll(async () => {
-  store = await openStore({ embedded: true })
-}, 60_000)
-
-afterAll(async () => {
-  await store?.close()
-})
+useTestStoreOfKind('pglite', (t) => ({ store } = t))
 
 describe('a leading U+FEFF on PGlite', () => {
   it('is refused in a text parameter with a typed error, never dropped', async () => {

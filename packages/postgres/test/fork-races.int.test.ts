@@ -4,31 +4,23 @@
  * `fork({ id })` with another tenant's session id gave `DB_ERROR`. Expected: the id (a replay: same
  * parent, same point) or `SESSION_EXISTS`, and exactly one child. 8 stores, each with its own pool.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, newSessionId, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
-import { createLoginRole, dropLoginRoles, type LoginRole } from './security/support/security-fixtures.js'
+import { useTestBed, type TestBed } from './support/use-test-bed.js'
 
 const WRITERS = 8
 const ROUNDS = 5
 
-let db: TestDatabase
+let bed: TestBed
 let stores: PostgresStore[] = []
-const roles: LoginRole[] = []
 
-beforeAll(async () => {
-  db = await createTestDatabase()
+// each writer has its own store and pool, as separate processes would
+useTestBed(async (opened) => {
+  bed = opened
   stores = []
-  for (let i = 0; i < WRITERS; i++)
-    stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 2 }, migrate: i === 0 }))
-})
-
-afterAll(async () => {
-  for (const s of stores) await s.close()
-  await db.drop()
-  await dropLoginRoles(roles)
+  for (let i = 0; i < WRITERS; i++) stores.push(await bed.open(bed.db.connectionString))
 })
 
 function at<T>(list: readonly T[], i: number): T {
@@ -133,8 +125,7 @@ describe('fork with one child id from many connections (Postgres)', () => {
 
   it("fork({ id }) with an id another tenant's session holds: SESSION_EXISTS, nothing written", async () => {
     // given: tenant A's login, and a session of tenant B
-    const a = await createLoginRole(db, 'fork_a', { groups: ['turnlog_writer'], tenant: 'fork-a' })
-    roles.push(a)
+    const a = await bed.role('fork_a', { groups: ['turnlog_writer'], tenant: 'fork-a' })
     const tenantA = await openStore({ connectionString: a.connectionString, pool: { max: 1 }, migrate: false })
     try {
       const taken = await at(stores, 0).createSession({ tenantId: 'fork-b' })

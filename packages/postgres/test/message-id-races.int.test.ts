@@ -6,34 +6,26 @@
  * (`turnlog.message_ids`) arbitrates every path; these tests race the paths pairwise over many
  * connections (one store, with its own pool, per writer) and count the holders in SQL.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type Message, type MessageId, type SessionId } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
 import { sql } from 'kysely'
+import { gate } from './support/gate.js'
+import { useTestBed } from './support/use-test-bed.js'
 
 const WRITERS = 8
 const ROUNDS = 6
 
-let db: TestDatabase
 let stores: PostgresStore[] = []
 let grouped: PostgresStore[] = []
 
-beforeAll(async () => {
-  db = await createTestDatabase()
+useTestBed(async (bed) => {
   stores = []
   grouped = []
   // "processes": each writer has its own store and pool; appends go alone (append_messages) ...
-  for (let i = 0; i < WRITERS; i++)
-    stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 2 }, groupCommit: false }))
+  for (let i = 0; i < WRITERS; i++) stores.push(await bed.open(bed.db.connectionString, { groupCommit: false }))
   // ... or through the group commit (append_batches, one statement for several sessions)
-  for (let i = 0; i < WRITERS; i++)
-    grouped.push(await openStore({ connectionString: db.connectionString, pool: { max: 3 }, migrate: false }))
-})
-
-afterAll(async () => {
-  for (const s of [...stores, ...grouped]) await s.close()
-  await db.drop()
+  for (let i = 0; i < WRITERS; i++) grouped.push(await bed.open(bed.db.connectionString, { pool: { max: 3 } }))
 })
 
 function at<T>(list: readonly T[], i: number): T {
@@ -201,32 +193,26 @@ describe('one message id, one session: every introducing path races every other 
       const a = await at(stores, 0).createSession()
       const b = await at(stores, 1).createSession()
       const x = createMessage({ role: 'user', content: `pending ${end}` })
-      let release: () => void = () => {}
-      const released = new Promise<void>((resolve) => {
-        release = resolve
-      })
-      let claimed: () => void = () => {}
-      const hasClaimed = new Promise<void>((resolve) => {
-        claimed = resolve
-      })
+      const released = gate()
+      const claimed = gate()
       const first = at(stores, 0)
         .db.transaction()
         .execute(async (trx) => {
           await at(stores, 0).withTransaction(trx).append(a, [x])
-          claimed()
-          await released
+          claimed.open()
+          await released.wait
           if (end === 'rollback') throw new Error('rolled back on purpose')
         })
         .then(
           () => 'committed',
           () => 'rolled back',
         )
-      await hasClaimed
+      await claimed.wait
 
       // when: writer 1 appends x to session b, then the first transaction ends
       const second = outcome(b, () => at(stores, 1).append(b, [x]))
       await new Promise((resolve) => setTimeout(resolve, 200))
-      release()
+      released.open()
 
       // then: exactly one holds it, decided by how the first ended
       expect(await first).toBe(end === 'commit' ? 'committed' : 'rolled back')
@@ -242,22 +228,16 @@ describe('one message id, one session: every introducing path races every other 
     const a = await at(stores, 0).createSession()
     const b = await at(stores, 1).createSession()
     const x = createMessage({ role: 'user', content: 'claimed in a transaction' })
-    let release: () => void = () => {}
-    const released = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let claimed: () => void = () => {}
-    const hasClaimed = new Promise<void>((resolve) => {
-      claimed = resolve
-    })
+    const released = gate()
+    const claimed = gate()
     const winner = at(stores, 1)
       .db.transaction()
       .execute(async (trx) => {
         await at(stores, 1).withTransaction(trx).append(b, [x])
-        claimed()
-        await released
+        claimed.open()
+        await released.wait
       })
-    await hasClaimed
+    await claimed.wait
 
     // when
     const loser = at(stores, 0)
@@ -267,7 +247,7 @@ describe('one message id, one session: every introducing path races every other 
       })
       .catch((e: unknown) => e)
     await new Promise((resolve) => setTimeout(resolve, 200))
-    release()
+    released.open()
     await winner
 
     // then

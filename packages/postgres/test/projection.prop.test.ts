@@ -1,27 +1,23 @@
-import { afterAll, beforeAll, describe, it } from '@jest/globals'
+import { afterAll, describe, it } from '@jest/globals'
 import fc from 'fast-check'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
 import { historyArb, newStats, runHistory } from './support/projection-harness.js'
+import { useTestBed } from './support/use-test-bed.js'
 
 // Sized for CI (2 cores): NUM_RUNS property runs of up to PARALLEL histories each, run concurrently on
 // separate sessions of one database.
 const NUM_RUNS = Number(process.env['TURNLOG_PROP_RUNS'] ?? 350)
 const PARALLEL = 6
 
-let db: TestDatabase
 const stores: PostgresStore[] = []
 const stats = newStats()
 
-beforeAll(async () => {
-  db = await createTestDatabase()
+useTestBed(async (bed) => {
   // two stores (two pools, two flush caches) over one database: "two processes" writing the same sessions
-  for (let i = 0; i < 2; i++) stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 6 } }))
+  for (let i = 0; i < 2; i++) stores.push(await bed.open(bed.db.connectionString, { pool: { max: 6 } }))
 })
 
-afterAll(async () => {
-  for (const s of stores) await s.close()
-  await db.drop()
+afterAll(() => {
   console.log(`projection.prop (Postgres): ${JSON.stringify(stats)}`)
 })
 

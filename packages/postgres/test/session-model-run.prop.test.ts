@@ -1,27 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { afterAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { createMessage, parseMessage, serializeMessage, toMessage, type Message, type SessionId, type SessionStore } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { SessionModel, createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { SessionModel } from '@turnlog/testing'
 import { checkSession, create, expectSameOutcome, newStats, payloadArb, type PayloadSpec } from './support/projection-harness.js'
+import { useTestBed } from './support/use-test-bed.js'
 
 // Model-based test (fc.asyncModelRun): an agent loop's append / flush / load / resume against the
 // independent SessionModel, on Postgres. Sized for CI: NUM_RUNS command sequences of up to 25 commands.
 const NUM_RUNS = Number(process.env['TURNLOG_MODEL_RUNS'] ?? 200)
 
-let db: TestDatabase
 const stores: PostgresStore[] = []
 const stats = newStats()
 
-beforeAll(async () => {
-  db = await createTestDatabase()
+useTestBed(async (bed) => {
   // three "processes" over one database: a resume switches to another one (cold flush cache)
-  for (let i = 0; i < 3; i++) stores.push(await openStore({ connectionString: db.connectionString, pool: { max: 2 } }))
+  for (let i = 0; i < 3; i++) stores.push(await bed.open(bed.db.connectionString, { pool: { max: 2 } }))
 })
 
-afterAll(async () => {
-  for (const s of stores) await s.close()
-  await db.drop()
+afterAll(() => {
   console.log(`session-model-run.prop (Postgres): ${JSON.stringify(stats)}`)
 })
 

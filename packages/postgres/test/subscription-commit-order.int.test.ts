@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, type Message, type SessionId } from '@turnlog/core'
-import { openStore, readCommittedEvents, START_CHECKPOINT, type Checkpoint, type PostgresStore, type Subscription } from '@turnlog/postgres'
-import { createTestDatabase, findPostgresBinDir, startPrivateCluster, type PrivateCluster, type TestDatabase } from '@turnlog/testing'
+import { readCommittedEvents, START_CHECKPOINT, type Checkpoint, type PostgresStore, type Subscription } from '@turnlog/postgres'
 import { sql } from 'kysely'
+import { gate, usePrivateClusterStore } from './support/subscription-support.js'
 
 // docs/subscriptions.md: a subscription delivers every event exactly once, in (txId, globalPosition)
 // order, whatever order transactions commit in. The case that tells that order apart from
@@ -14,41 +14,12 @@ import { sql } from 'kysely'
 // Postgres only: PGlite has one connection, so its transactions run one after another and the two
 // orders always agree there (nothing to tell apart, nothing that can go wrong).
 
-let cluster: PrivateCluster | undefined
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  // the horizon is cluster-wide: a server of our own keeps other test files' transactions from holding
-  // these events back (correctness does not depend on it, only the waiting time)
-  cluster = findPostgresBinDir() === undefined ? undefined : await startPrivateCluster()
-  db = await createTestDatabase({
-    ...(cluster === undefined ? {} : { adminUrl: cluster.adminUrl }),
-    migrate: async (connectionString) => {
-      const s = await openStore({ connectionString })
-      await s.close()
-    },
-  })
-  store = await openStore({ connectionString: db.connectionString, migrate: false })
-}, 60_000)
-
-afterAll(async () => {
-  await store?.close()
-  await db?.drop()
-  await cluster?.stop()
-})
+usePrivateClusterStore((opened) => (store = opened))
 
 const msgs = (label: string, n: number): Message[] =>
   Array.from({ length: n }, (_, i) => createMessage({ role: 'user', content: `${label} ${i + 1}` }))
-
-/** A gate a test opens to let a held transaction go on. */
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open!: () => void
-  const wait = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { wait, open }
-}
 
 interface Seen {
   readonly messageId: string | null

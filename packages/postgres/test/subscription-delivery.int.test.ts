@@ -12,6 +12,7 @@ import {
 } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
+import { subscribeRecordingSeqs, waitFor as waitUntil } from './support/subscription-support.js'
 
 // Handler failures, retries, transactional projections, filters, locks, reconnects and rebases.
 
@@ -34,22 +35,12 @@ afterAll(async () => {
 })
 
 const msg = (content: string): Message => createMessage({ role: 'user', content })
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
 // Generous: delivery waits for the cluster-wide visibility horizon, which any other test file's open
 // transaction on the shared server holds back; these tests assert what is delivered, not how fast.
 // A timeout names what held the horizon then (seen twice in ≈ 6 full runs of the suite, the holder
 // unknown: the message says who it was the next time).
-async function waitFor(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await predicate())) {
-    if (Date.now() > deadline) {
-      const holder = await store.oldestOpenTransaction().catch((e: unknown) => `(could not ask: ${String(e)})`)
-      throw new Error(`timed out waiting for ${what}; oldest open transaction in the cluster: ${JSON.stringify(holder)}`)
-    }
-    await sleep(10)
-  }
-}
+const waitFor = (what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> =>
+  waitUntil(what, predicate, timeoutMs, store)
 
 /** A session with `n` messages appended one per transaction; returns the session and its messages. */
 async function sessionWith(n: number): Promise<{ session: SessionId; messages: Message[] }> {
@@ -123,10 +114,7 @@ describe('handler failures', () => {
     expect(info?.active).toBe(false)
 
     // when: the handler is fixed and the subscription restarted
-    const again: number[] = []
-    const fixed = store.subscribe({ name: 'fails-on-3', filter: { sessionId: session } }, (e) => {
-      again.push(e.seq)
-    })
+    const { sub: fixed, seen: again } = subscribeRecordingSeqs(store, { name: 'fails-on-3', filter: { sessionId: session } })
     await fixed.catchUp()
 
     // then: delivery resumes at the failing event
@@ -222,10 +210,7 @@ describe('what is delivered', () => {
   it("from 'now' skips what is visible and delivers what comes after", async () => {
     // given
     const { session } = await sessionWith(2)
-    const seen: number[] = []
-    const sub = store.subscribe({ name: 'from-now', from: 'now', filter: { sessionId: session } }, (e) => {
-      seen.push(e.seq)
-    })
+    const { sub, seen } = subscribeRecordingSeqs(store, { name: 'from-now', from: 'now', filter: { sessionId: session } })
     await sub.catchUp()
 
     // when
@@ -280,14 +265,7 @@ describe('one consumer per name', () => {
     expect(holder?.holderPid).toEqual(expect.any(Number))
 
     // when: a waiting consumer, then the holder stops
-    const seen: number[] = []
-    const third = store.subscribe(
-      { name: 'exclusive', filter: { sessionId: session } },
-      (e) => {
-        seen.push(e.seq)
-      },
-      { lockRetryMs: 20 },
-    )
+    const { sub: third, seen } = subscribeRecordingSeqs(store, { name: 'exclusive', filter: { sessionId: session } }, { lockRetryMs: 20 })
     await waitFor('waiting', () => third.state === 'waiting')
     await first.stop()
     await store.append(session, [msg('for the new holder')])
@@ -301,13 +279,10 @@ describe('one consumer per name', () => {
   it('reconnects after its connection is terminated and loses nothing', async () => {
     // given
     const { session } = await sessionWith(1)
-    const seen: number[] = []
     const states: string[] = []
-    const sub = store.subscribe(
+    const { sub, seen } = subscribeRecordingSeqs(
+      store,
       { name: 'reconnects', filter: { sessionId: session } },
-      (e) => {
-        seen.push(e.seq)
-      },
       { onStateChange: (s) => states.push(s) },
     )
     await sub.catchUp()
@@ -421,10 +396,7 @@ describe('rebase', () => {
 
       // when: rebased
       const result = await rebaseAfterRestore(target)
-      const seen: number[] = []
-      const sub = target.subscribe({ name: 'restored' }, (e) => {
-        seen.push(e.seq)
-      })
+      const { sub, seen } = subscribeRecordingSeqs(target, { name: 'restored' })
       await sub.catchUp()
       await target.append(session, [msg('written after the restore')])
       await waitFor('the new event', () => seen.length === 3)

@@ -1,57 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type Message, type SessionId } from '@turnlog/core'
-import { openStore, type PostgresStore, type SubscribedEvent, type Subscription } from '@turnlog/postgres'
-import { createTestDatabase, findPostgresBinDir, startPrivateCluster, type PrivateCluster, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore, SubscribedEvent, Subscription } from '@turnlog/postgres'
 import { sql } from 'kysely'
+import { gate, sleep, usePrivateClusterStore, waitFor } from './support/subscription-support.js'
 
 // Commit order versus insertion order: the bigserial hazard (domain.md §1, last bullet) and the
 // transactions that hold readers back.
 
-let cluster: PrivateCluster | undefined
-let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  // The visibility horizon is cluster-wide: on the shared test server, a transaction of another test
-  // file (in its own database) would hold these timing assertions back. Use a server of our own when
-  // the binaries are there (about 1 s).
-  cluster = findPostgresBinDir() === undefined ? undefined : await startPrivateCluster()
-  db = await createTestDatabase({
-    ...(cluster === undefined ? {} : { adminUrl: cluster.adminUrl }),
-    migrate: async (connectionString) => {
-      const s = await openStore({ connectionString })
-      await s.close()
-    },
-  })
-  store = await openStore({ connectionString: db.connectionString, migrate: false })
-}, 60_000)
-
-afterAll(async () => {
-  await store?.close()
-  await db?.drop()
-  await cluster?.stop()
-})
+usePrivateClusterStore((opened) => (store = opened))
 
 const msg = (content: string): Message => createMessage({ role: 'user', content })
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function waitFor(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
-}
-
-/** A gate a test opens to let a held transaction finish. */
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open!: () => void
-  const wait = new Promise<void>((resolve) => {
-    open = resolve
-  })
-  return { wait, open }
-}
-
 /** Subscribes with a recording handler; polling so slow that only notifications and held-back re-polls wake it. */
 function record(name: string): { sub: Subscription; seen: SubscribedEvent[] } {
   const seen: SubscribedEvent[] = []

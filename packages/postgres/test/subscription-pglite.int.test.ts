@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage } from '@turnlog/core'
-import { listSubscriptions, openStore, rebaseSubscription, type PostgresStore } from '@turnlog/postgres'
+import { listSubscriptions, rebaseSubscription, type PostgresStore } from '@turnlog/postgres'
 import { sql } from 'kysely'
+import { useTestStoreOfKind } from '@turnlog/testing'
+import { subscribeRecordingSeqs } from './support/subscription-support.js'
 
 // Embedded PGlite: one connection, one process. Subscriptions poll within the process; one consumer per
 // name is enforced in the process.
 
 let store: PostgresStore
 
-beforeAll(async () => {
-  store = await openStore({ embedded: true })
-}, 60_000)
-
-afterAll(async () => {
-  await store?.close()
-})
+useTestStoreOfKind('pglite', (t) => ({ store } = t))
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -49,12 +45,9 @@ describe('subscriptions on PGlite', () => {
     // when: stopped and rebased to the start, a plain handler sees all three again
     await sub.stop()
     await rebaseSubscription(store, 'embedded', { toStart: true })
-    const replayed: number[] = []
-    const replay = store.subscribe(
+    const { sub: replay, seen: replayed } = subscribeRecordingSeqs(
+      store,
       { name: 'embedded', filter: { sessionId: session } },
-      (e) => {
-        replayed.push(e.seq)
-      },
       { pollIntervalMs: 20 },
     )
     await replay.catchUp()

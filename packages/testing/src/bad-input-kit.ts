@@ -6,50 +6,56 @@
  */
 import fc from 'fast-check'
 import { sql } from 'kysely'
+import { isTurnlogError } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { weirdStringArb } from './arbitraries.js'
 
 const ONE_MB = 'y'.repeat(1024 * 1024)
 
-/** SQL-looking text: injection attempts, placeholders, casts. */
+/**
+ * The `fc.anything` constraints of the garbage: every exotic kind of value fast-check can make (bigint,
+ * Date, Map, Set, typed and sparse arrays, null-prototype and boxed values). Add `maxDepth`.
+ */
+export const EXOTIC_ANYTHING = {
+  withBigInt: true,
+  withDate: true,
+  withMap: true,
+  withSet: true,
+  withTypedArray: true,
+  withSparseArray: true,
+  withNullPrototype: true,
+  withBoxedValues: true,
+} as const satisfies fc.ObjectConstraints
+
+/** SQL-looking text: injection attempts, placeholders, casts, format directives. */
 export const sqlArb: fc.Arbitrary<string> = fc.constantFrom(
   "'); drop table turnlog.events; --",
+  "x'; delete from turnlog.sessions where '1'='1",
   '1 or 1=1',
   '$1::uuid',
   "'::json",
+  "\\'; select pg_sleep(5); --",
+  '*/ truncate turnlog.events /*',
+  "e'\\x00'",
+  '${sessionId}',
   '%s%s%n',
+  '%s%s%s%n',
   'null',
+  'NULL',
   '[object Object]',
 )
 
-/** `[<hole>, 1]`: a sparse array. */
-const sparse: unknown[] = []
-sparse[1] = 1
-
-const exoticArb: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
-  NaN,
-  Infinity,
-  -0,
-  2 ** 53 + 1,
-  -1,
-  1.5,
-  true,
-  false,
-  null,
-  undefined,
-  10n,
-  Symbol('s'),
-  () => 'fn',
-  new Date(NaN),
-  /re/g,
-  new Map([['a', 1]]),
-  new Set([1]),
-  new Uint8Array(3),
-  new Error('boom'),
-  Object.create(null) as unknown,
-  sparse,
-  Object('boxed'),
-)
+/** JSON with `__proto__` and `constructor.prototype` keys (prototype pollution attempts), parsed. */
+export const protoArb: fc.Arbitrary<unknown> = fc
+  .constantFrom(
+    '{"__proto__":{"polluted":"yes"}}',
+    '{"constructor":{"prototype":{"polluted":"yes"}}}',
+    '{"role":"user","content":"hi","__proto__":{"polluted":"yes","role":"system"}}',
+    '[{"__proto__":{"polluted":"yes"}}]',
+    '[{"constructor":{"prototype":{"polluted":"yes"}}}]',
+    '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","__proto__":{"polluted":"yes"}}]}',
+  )
+  .map((text) => JSON.parse(text) as unknown)
 
 /** Ids that are not UUIDs, or nearly are. */
 export const invalidIdArb: fc.Arbitrary<unknown> = fc.oneof(
@@ -58,14 +64,61 @@ export const invalidIdArb: fc.Arbitrary<unknown> = fc.oneof(
     ' ',
     'not-a-uuid',
     '00000000-0000-0000-0000-000000000000',
+    'ffffffff-ffff-ffff-ffff-ffffffffffff',
+    '01234567-89ab-cdef-0123-456789abcdef',
+    '{01234567-89ab-4def-8123-456789abcdef}',
     '01234567-89ab-4def-8123-456789abcdef\u0000',
+    '01234567-89ab-4def-8123-456789abcde\ud800',
+    '0123456789ab4def8123456789abcdef',
     "01234567-89ab-4def-8123-456789abcdef'; --",
+    "01234567-89ab-4def-8123-456789abcdef'; drop table turnlog.events; --",
   ),
+  fc.uuid().map((u) => u.toUpperCase()),
   fc.uuid().map((u) => ` ${u}`),
   weirdStringArb,
 )
 
-const deepArb: fc.Arbitrary<unknown> = fc.integer({ min: 65, max: 5_000 }).map((n) => {
+class Foo {
+  readonly x = 1
+}
+
+/** `[<hole>, 1]`: a sparse array. JSON has no holes, so a store must refuse it rather than write a null. */
+const sparse: unknown[] = []
+sparse[1] = 1
+
+const exoticArb: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
+  NaN,
+  Infinity,
+  -Infinity,
+  -0,
+  2 ** 53 + 1,
+  -1,
+  1.5,
+  1e308,
+  Number.MIN_VALUE,
+  true,
+  false,
+  null,
+  undefined,
+  10n,
+  Symbol('s'),
+  () => 'fn',
+  new Date(NaN),
+  new Date(0),
+  /re/g,
+  new Map([['a', 1]]),
+  new Set([1]),
+  new Uint8Array(3),
+  new Error('boom'),
+  Object.create(null) as unknown,
+  sparse,
+  new Foo(),
+  Object('boxed'),
+  Object(1),
+)
+
+/** Nesting far beyond the 64 levels a payload may have (65 to 20,000 levels of arrays and objects). */
+export const deepArb: fc.Arbitrary<unknown> = fc.integer({ min: 65, max: 20_000 }).map((n) => {
   let v: unknown = 'core'
   for (let i = 0; i < n; i++) v = i % 2 === 0 ? [v] : { k: v }
   return v
@@ -73,36 +126,28 @@ const deepArb: fc.Arbitrary<unknown> = fc.integer({ min: 65, max: 5_000 }).map((
 
 /**
  * Any value a caller could pass by mistake or malice: wrong types, exotic objects, SQL text, invalid ids,
- * `__proto__` keys, deep nesting, a 1 MB string.
+ * weird strings, `__proto__` keys, deep nesting, a 1 MB string.
  */
 export const garbageArb: fc.Arbitrary<unknown> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.anything({
-      maxDepth: 2,
-      withBigInt: true,
-      withDate: true,
-      withMap: true,
-      withSet: true,
-      withTypedArray: true,
-      withSparseArray: true,
-      withNullPrototype: true,
-      withBoxedValues: true,
-    }),
-  },
+  { weight: 4, arbitrary: fc.anything({ ...EXOTIC_ANYTHING, maxDepth: 3, withObjectString: true }) },
   { weight: 2, arbitrary: sqlArb },
   { weight: 2, arbitrary: invalidIdArb },
+  { weight: 2, arbitrary: weirdStringArb },
   { weight: 2, arbitrary: exoticArb },
-  {
-    weight: 1,
-    arbitrary: fc.constantFrom<unknown>(
-      JSON.parse('{"__proto__":{"polluted":"yes"}}'),
-      JSON.parse('[{"constructor":{"prototype":{"polluted":"yes"}}}]'),
-    ),
-  },
+  { weight: 1, arbitrary: protoArb },
   { weight: 1, arbitrary: deepArb },
   { weight: 1, arbitrary: fc.constant(ONE_MB) },
 )
+
+/** fast-check's printout of a value, cut short; a value too deep to print (it recurses) is named so. */
+export function preview(value: unknown): string {
+  try {
+    const text = fc.stringify(value)
+    return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} chars)` : text
+  } catch {
+    return '<too deep to print>'
+  }
+}
 
 /** An argument built from the run's context `C` when the call is made, printed by its label. */
 export type Build<C, T = unknown> = ((ctx: C) => T) & { [fc.toStringMethod]: () => string }
@@ -117,8 +162,12 @@ export interface BuildKit<C> {
   mostly(valid: fc.Arbitrary<Build<C>>, validWeight?: number): fc.Arbitrary<Build<C>>
   /** `arb` or `undefined`. */
   maybeUndefined(arb: fc.Arbitrary<Build<C>>): fc.Arbitrary<Build<C>>
-  /** An object with any subset of the fields. */
-  objectOf(fields: Record<string, fc.Arbitrary<Build<C>>>): fc.Arbitrary<Build<C>>
+  /** A fixed value as an argument (an example's), printed as `label` or as fast-check prints it. */
+  value(v: unknown, label?: string): Build<C>
+  /** An object of the given arguments, printed `{ key: label, … }`. */
+  record(fields: Record<string, Build<C>>): Build<C>
+  /** An object with any subset of the fields (`requiredKeys` always there). */
+  objectOf(fields: Record<string, fc.Arbitrary<Build<C>>>, requiredKeys?: readonly string[]): fc.Arbitrary<Build<C>>
   /** A list of items. */
   listOf(item: fc.Arbitrary<Build<C>>, maxLength?: number): fc.Arbitrary<Build<C>>
 }
@@ -132,14 +181,7 @@ export function buildKit<C>(): BuildKit<C> {
   const lit = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<Build<C, T>> =>
     arb.map((v) =>
       build(
-        () => {
-          try {
-            const text = fc.stringify(v)
-            return text.length > 200 ? `${text.slice(0, 200)}… (${text.length} chars)` : text
-          } catch {
-            return '<too deep to print>'
-          }
-        },
+        () => preview(v),
         () => v,
       ),
     )
@@ -149,20 +191,24 @@ export function buildKit<C>(): BuildKit<C> {
 
   const maybeUndefined = (arb: fc.Arbitrary<Build<C>>): fc.Arbitrary<Build<C>> => fc.oneof(lit(fc.constant(undefined)), arb)
 
-  const objectOf = (fields: Record<string, fc.Arbitrary<Build<C>>>): fc.Arbitrary<Build<C>> =>
-    fc.record(fields, { requiredKeys: [] }).map((record) => {
-      const entries = Object.entries(record) as [string, Build<C>][]
-      return build(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) =>
-        Object.fromEntries(entries.map(([k, v]) => [k, v(c)])),
-      )
-    })
+  const value = (v: unknown, label?: string): Build<C> => build(label ?? (() => (v === null ? 'null' : fc.stringify(v))), () => v)
+
+  const record = (fields: Record<string, Build<C>>): Build<C> => {
+    const entries = Object.entries(fields)
+    return build(`{ ${entries.map(([k, v]) => `${k}: ${v[fc.toStringMethod]()}`).join(', ')} }`, (c) =>
+      Object.fromEntries(entries.map(([k, v]) => [k, v(c)])),
+    )
+  }
+
+  const objectOf = (fields: Record<string, fc.Arbitrary<Build<C>>>, requiredKeys: readonly string[] = []): fc.Arbitrary<Build<C>> =>
+    fc.record(fields, { requiredKeys: [...requiredKeys] }).map((r) => record(r as Record<string, Build<C>>))
 
   const listOf = (item: fc.Arbitrary<Build<C>>, maxLength = 4): fc.Arbitrary<Build<C>> =>
     fc
       .array(item, { maxLength })
       .map((items) => build(`[${items.map((i) => i[fc.toStringMethod]()).join(', ')}]`, (c) => items.map((i) => i(c))))
 
-  return { build, lit, mostly, maybeUndefined, objectOf, listOf }
+  return { build, lit, mostly, maybeUndefined, value, record, objectOf, listOf }
 }
 
 /** Runs a call, never longer than `ms`: a hang is a finding (an error starting `HANG:`), not a jest timeout. */
@@ -182,6 +228,19 @@ export async function settle<T>(
     return { ok: false, error }
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/**
+ * What a call ends in, as one string: `'returned'`, the code of the TurnlogError it threw (or its
+ * promise rejected with), or any other error as `String(error)`.
+ */
+export async function outcomeCode(call: () => unknown): Promise<string> {
+  try {
+    await call()
+    return 'returned'
+  } catch (error) {
+    return isTurnlogError(error) ? error.code : String(error)
   }
 }
 

@@ -2,6 +2,7 @@ import { expect } from '@jest/globals'
 import fc from 'fast-check'
 import { ERROR_CODES, isTurnlogError } from '@turnlog/core'
 import { messageArb, weirdStringArb } from './arbitraries.js'
+import { EXOTIC_ANYTHING } from './bad-input-kit.js'
 
 /**
  * What the garbage's callbacks throw: an error of the caller's own code, which a function that runs a
@@ -175,19 +176,7 @@ const MAKERS: readonly HostileRecipe[] = [
 const leafArb: fc.Arbitrary<HostileRecipe> = fc.oneof(
   {
     weight: 3,
-    arbitrary: fc
-      .anything({
-        maxDepth: 2,
-        withBigInt: true,
-        withDate: true,
-        withMap: true,
-        withSet: true,
-        withTypedArray: true,
-        withSparseArray: true,
-        withNullPrototype: true,
-        withBoxedValues: true,
-      })
-      .map(plain),
+    arbitrary: fc.anything({ ...EXOTIC_ANYTHING, maxDepth: 2 }).map(plain),
   },
   { weight: 1, arbitrary: weirdStringArb.map(plain) },
   { weight: 3, arbitrary: fc.constantFrom(...MAKERS) },

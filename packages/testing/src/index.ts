@@ -19,10 +19,15 @@ export {
   type TestServerSource,
 } from './resolve-test-server.js'
 export {
+  EXOTIC_ANYTHING,
   buildKit,
+  deepArb,
   describeThrown,
   garbageArb,
   invalidIdArb,
+  outcomeCode,
+  preview,
+  protoArb,
   settle,
   sqlArb,
   storeSnapshot,

@@ -78,6 +78,14 @@ function keyOf(event: SubscribedEvent): Checkpoint {
 }
 
 /**
+ * Where a chunk that delivered `events[..next)` leaves the checkpoint: the key of the last delivered
+ * event, or `last` (the batch's end key) when the chunk reached `end` and it is the batch's last chunk.
+ */
+function chunkEnd(events: readonly SubscribedEvent[], next: number, end: number, last: Checkpoint | null): Checkpoint {
+  return next === end && last !== null ? last : keyOf(events[next - 1] as SubscribedEvent)
+}
+
+/**
  * A running consumer of the transaction-ordered log; made by `store.subscribe`. It delivers every
  * event after its durable checkpoint to the handler, in `(txId, globalPosition)` order, at least once,
  * and moves the checkpoint (compare-and-set) only after the handler succeeded. One consumer per name
@@ -299,7 +307,7 @@ export class Subscription {
       await this.#commitDirect(session.db, last, 0)
       return
     }
-    const { maxAttempts, transactional } = this.#settings
+    const { maxAttempts } = this.#settings
     let pos = 0
     let failedAt = -1
     let attempts = 0
@@ -312,9 +320,7 @@ export class Subscription {
       // after a failure at a later index (transactional: rolled back), first commit the events before it
       const end = failedAt > pos ? failedAt : failedAt === pos ? pos + 1 : events.length
       const attempt = failedAt === pos ? attempts + 1 : 1
-      const result = transactional
-        ? await this.#chunkInTransaction(session, events, pos, end, end === events.length ? last : null, attempt)
-        : await this.#chunkDirect(session, events, pos, end, end === events.length ? last : null, attempt)
+      const result = await this.#chunk(session, events, pos, end, end === events.length ? last : null, attempt)
       pos += result.done
       if (result.failedAt !== undefined) {
         if (result.failedAt !== failedAt) {
@@ -330,35 +336,37 @@ export class Subscription {
     }
   }
 
-  async #chunkDirect(
-    session: ConsumerSession,
+  /**
+   * Hands `events[pos..end)` to the handler one by one (the first with `attempt`, the others as first
+   * attempts), in `transaction` if given, until one throws or the subscription stops (after at least
+   * one). Returns the index it stopped before, and the handler's error if that is why.
+   */
+  async #handOver(
     events: readonly SubscribedEvent[],
     pos: number,
     end: number,
-    last: Checkpoint | null,
     attempt: number,
-  ): Promise<ChunkResult> {
+    transaction: Transaction<unknown> | undefined,
+  ): Promise<{ next: number; failure: { error: unknown } | null }> {
     let i = pos
-    let failure: { error: unknown } | null = null
     for (; i < end; i++) {
       if (this.#stopping && i > pos) break
       const event = events[i] as SubscribedEvent
       try {
-        await this.#handler(event, { subscription: this.name, attempt: i === pos ? attempt : 1, transaction: undefined })
+        await this.#handler(event, { subscription: this.name, attempt: i === pos ? attempt : 1, transaction })
       } catch (error) {
-        failure = { error }
-        break
+        return { next: i, failure: { error } }
       }
     }
-    const done = i - pos
-    if (done > 0) {
-      const to = i === end && last !== null ? last : keyOf(events[i - 1] as SubscribedEvent)
-      await this.#commitDirect(session.db, to, done)
-    }
-    return failure === null ? { done } : { done, failedAt: i, error: failure.error }
+    return { next: i, failure: null }
   }
 
-  async #chunkInTransaction(
+  /**
+   * Delivers `events[pos..end)`. Direct: the checkpoint moves past every event handled before a failure
+   * or a stop. Transactional: the handlers' writes and the checkpoint commit in one transaction, and a
+   * failure rolls the whole chunk back.
+   */
+  async #chunk(
     session: ConsumerSession,
     events: readonly SubscribedEvent[],
     pos: number,
@@ -366,20 +374,18 @@ export class Subscription {
     last: Checkpoint | null,
     attempt: number,
   ): Promise<ChunkResult> {
+    if (!this.#settings.transactional) {
+      const { next: i, failure } = await this.#handOver(events, pos, end, attempt, undefined)
+      const done = i - pos
+      if (done > 0) await this.#commitDirect(session.db, chunkEnd(events, i, end, last), done)
+      return failure === null ? { done } : { done, failedAt: i, error: failure.error }
+    }
     let outcome: { done: number; to: Checkpoint }
     try {
       outcome = await session.db.transaction().execute(async (trx) => {
-        let i = pos
-        for (; i < end; i++) {
-          if (this.#stopping && i > pos) break
-          const event = events[i] as SubscribedEvent
-          try {
-            await this.#handler(event, { subscription: this.name, attempt: i === pos ? attempt : 1, transaction: trx })
-          } catch (error) {
-            throw new HandlerFailure(i, error)
-          }
-        }
-        const to = i === end && last !== null ? last : keyOf(events[i - 1] as SubscribedEvent)
+        const { next: i, failure } = await this.#handOver(events, pos, end, attempt, trx)
+        if (failure !== null) throw new HandlerFailure(i, failure.error)
+        const to = chunkEnd(events, i, end, last)
         await this.#row.move(trx, this.#current(), to, i - pos)
         return { done: i - pos, to }
       })

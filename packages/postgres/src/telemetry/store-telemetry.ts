@@ -17,6 +17,20 @@ export const TELEMETRY_SCOPE = '@turnlog/postgres'
  */
 const inside = new AsyncLocalStorage<true>()
 
+/** The OpenTelemetry API and what of it listens to a call: a tracer, instruments, or both. */
+interface Listeners {
+  readonly api: OpenTelemetryApi
+  readonly tracer: Tracer | null
+  readonly instruments: Instruments | null
+}
+
+/** One store call as telemetry names it: the operation, the span's name, the session it is on. */
+interface Operation {
+  readonly operation: string
+  readonly name: string
+  readonly sessionId: unknown
+}
+
 /** The store's metric instruments, created once per meter. */
 interface Instruments {
   readonly duration: Histogram
@@ -78,12 +92,8 @@ export class StoreTelemetry {
     fn: () => Promise<T>,
     attributes?: (result: T) => TelemetryAttributes,
   ): Promise<T> {
-    const api = this.#api === undefined ? (this.#api = loadedOpenTelemetry()) : this.#api
-    if (api === null || api === undefined) return fn()
-    const tracer = this.#currentTracer(api)
-    const instruments = this.#currentInstruments(api)
-    if ((tracer === null && instruments === null) || inside.getStore() === true) return fn()
-    return this.#traced(api, tracer, instruments, operation, name, sessionId, fn, attributes)
+    const on = this.#listeners()
+    return on === null ? fn() : this.#traced(on, { operation, name, sessionId }, fn, attributes)
   }
 
   /**
@@ -92,25 +102,24 @@ export class StoreTelemetry {
    * first `next()` to its end (or the consumer's `break`) and counts the items as `turnlog.events.count`.
    */
   iterate<T>(operation: string, name: string, sessionId: unknown, source: AsyncGenerator<T>): AsyncGenerator<T> {
-    const api = this.#api === undefined ? (this.#api = loadedOpenTelemetry()) : this.#api
-    if (api === null || api === undefined) return source
-    const tracer = this.#currentTracer(api)
-    const instruments = this.#currentInstruments(api)
-    if ((tracer === null && instruments === null) || inside.getStore() === true) return source
-    return this.#tracedIteration(api, tracer, instruments, operation, name, sessionId, source)
+    const on = this.#listeners()
+    return on === null ? source : this.#tracedIteration(on, { operation, name, sessionId }, source)
   }
 
-  async *#tracedIteration<T>(
-    api: OpenTelemetryApi,
-    tracer: Tracer | null,
-    instruments: Instruments | null,
-    operation: string,
-    name: string,
-    sessionId: unknown,
-    source: AsyncGenerator<T>,
-  ): AsyncGenerator<T> {
+  /** What listens now; null when nothing does, or when called from inside another store call. */
+  #listeners(): Listeners | null {
+    const api = this.#api === undefined ? (this.#api = loadedOpenTelemetry()) : this.#api
+    if (api === null || api === undefined) return null
+    const tracer = this.#currentTracer(api)
+    const instruments = this.#currentInstruments(api)
+    if ((tracer === null && instruments === null) || inside.getStore() === true) return null
+    return { api, tracer, instruments }
+  }
+
+  async *#tracedIteration<T>(on: Listeners, op: Operation, source: AsyncGenerator<T>): AsyncGenerator<T> {
+    const { api } = on
     const started = performance.now()
-    const { span, context } = this.#start(api, tracer, operation, name, sessionId)
+    const { span, context } = this.#start(on, op)
     let count = 0
     let failure: unknown = undefined
     try {
@@ -126,7 +135,7 @@ export class StoreTelemetry {
     } finally {
       // a consumer's break ends the source (its finally blocks run) before the span ends
       await source.return(undefined).catch(() => {})
-      this.#finish(api, span, instruments, operation, started, { 'turnlog.events.count': count }, failure)
+      this.#finish(on, op.operation, span, started, { 'turnlog.events.count': count }, failure)
     }
   }
 
@@ -138,38 +147,28 @@ export class StoreTelemetry {
   }
 
   async #traced<T>(
-    api: OpenTelemetryApi,
-    tracer: Tracer | null,
-    instruments: Instruments | null,
-    operation: string,
-    name: string,
-    sessionId: unknown,
+    on: Listeners,
+    op: Operation,
     fn: () => Promise<T>,
     attributes: ((result: T) => TelemetryAttributes) | undefined,
   ): Promise<T> {
-    const started = instruments === null ? 0 : performance.now()
-    const { span, context } = this.#start(api, tracer, operation, name, sessionId)
+    const started = on.instruments === null ? 0 : performance.now()
+    const { span, context } = this.#start(on, op)
     let extra: TelemetryAttributes | undefined
     let failure: unknown = undefined
     try {
-      const result = await api.context.with(context, () => inside.run(true, fn))
+      const result = await on.api.context.with(context, () => inside.run(true, fn))
       extra = attributes?.(result)
       return result
     } catch (error) {
       failure = error
       throw error
     } finally {
-      this.#finish(api, span, instruments, operation, started, extra, failure)
+      this.#finish(on, op.operation, span, started, extra, failure)
     }
   }
 
-  #start(
-    api: OpenTelemetryApi,
-    tracer: Tracer | null,
-    operation: string,
-    name: string,
-    sessionId: unknown,
-  ): { span: Span | null; context: Context } {
+  #start({ api, tracer }: Listeners, { operation, name, sessionId }: Operation): { span: Span | null; context: Context } {
     const active = api.context.active()
     if (tracer === null) return { span: null, context: active }
     const span = tracer.startSpan(
@@ -188,10 +187,9 @@ export class StoreTelemetry {
   }
 
   #finish(
-    api: OpenTelemetryApi,
-    span: Span | null,
-    instruments: Instruments | null,
+    { api, instruments }: Listeners,
     operation: string,
+    span: Span | null,
     started: number,
     extra: TelemetryAttributes | undefined,
     failure: unknown,

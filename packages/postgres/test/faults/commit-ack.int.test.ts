@@ -6,37 +6,24 @@
  * docs/guarantees.md promises is safe leaves the log exactly as one successful call would.
  */
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, type Message, type SessionId, type SessionStore, type TurnlogError } from '@turnlog/core'
 import { openStore, withRetry, type PostgresStore } from '@turnlog/postgres'
-import {
-  createTestDatabase,
-  startTcpProxy,
-  type ProxyCloseMode,
-  type ProxyFaultKind,
-  type TcpProxy,
-  type TestDatabase,
-} from '@turnlog/testing'
-import { appendCounts, expectCode, hostAndPort } from './support/fault-helpers.js'
+import type { ProxyCloseMode, ProxyFaultKind, TcpProxy, TestDatabase } from '@turnlog/testing'
+import { appendCounts, expectCode, startProxyTo } from './support/fault-helpers.js'
+import { useTestBed } from '../support/use-test-bed.js'
 
 let db: TestDatabase
 let proxy: TcpProxy
 let direct: PostgresStore
 let viaProxy: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  direct = await openStore({ connectionString: db.connectionString })
-  const { host, port } = hostAndPort(db.connectionString)
-  proxy = await startTcpProxy({ targetHost: host, targetPort: port })
-  viaProxy = await openStore({ connectionString: proxy.url(db.connectionString), migrate: false, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  await viaProxy?.close()
-  await direct?.close()
-  await proxy?.close()
-  await db?.drop()
+useTestBed(async (bed) => {
+  db = bed.db
+  direct = await bed.admin()
+  proxy = await startProxyTo(db.connectionString)
+  bed.defer(() => proxy.close())
+  viaProxy = await bed.open(proxy.url(db.connectionString))
 })
 
 const user = (content: string): Message => createMessage({ role: 'user', content })

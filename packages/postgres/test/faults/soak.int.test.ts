@@ -8,12 +8,13 @@
  *
  * 60 s in CI; `TURNLOG_SOAK_SECONDS=600` for a longer local run, `TURNLOG_SOAK_SEED` to replay a mix.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { randomUUID } from 'node:crypto'
 import { createMessage, isTurnlogError, type ChatMessage, type Message, type SessionId } from '@turnlog/core'
 import { openStore, withRetry, type PostgresStore, type RetryOptions } from '@turnlog/postgres'
-import { Ledger, createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase } from '@turnlog/testing'
-import { BackendKiller, auditProblems, hostAndPort, seededRandom, sleep } from './support/fault-helpers.js'
+import { Ledger, type TcpProxy, type TestDatabase } from '@turnlog/testing'
+import { BackendKiller, auditProblems, seededRandom, sleep, startProxyTo } from './support/fault-helpers.js'
+import { useTestBed } from '../support/use-test-bed.js'
 
 const SECONDS = Number(process.env['TURNLOG_SOAK_SECONDS'] ?? 60)
 const SEED = Number(process.env['TURNLOG_SOAK_SEED'] ?? Math.floor(Math.random() * 2 ** 31))
@@ -25,17 +26,11 @@ let db: TestDatabase
 let direct: PostgresStore
 let proxy: TcpProxy
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  direct = await openStore({ connectionString: db.connectionString })
-  const { host, port } = hostAndPort(db.connectionString)
-  proxy = await startTcpProxy({ targetHost: host, targetPort: port })
-})
-
-afterAll(async () => {
-  await direct?.close()
-  await proxy?.close()
-  await db?.drop()
+useTestBed(async (bed) => {
+  db = bed.db
+  direct = await bed.admin()
+  proxy = await startProxyTo(db.connectionString)
+  bed.defer(() => proxy.close())
 })
 
 /** Counters the workers and the injector share. */

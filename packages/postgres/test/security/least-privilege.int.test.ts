@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { mapDatabaseError } from '@turnlog/postgres/internal'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
-import { createLoginRole, dropLoginRoles, runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
+import { runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
+import { useTestBed } from '../support/use-test-bed.js'
 
 let db: TestDatabase
 let admin: PostgresStore
@@ -13,22 +14,14 @@ let readerRole: LoginRole
 let writer: PostgresStore
 let reader: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  admin = await openStore({ connectionString: db.connectionString })
-  writerRole = await createLoginRole(db, 'w', { groups: ['turnlog_writer'] })
-  readerRole = await createLoginRole(db, 'r', { groups: ['turnlog_reader'] })
+useTestBed(async (bed) => {
+  db = bed.db
+  admin = await bed.admin()
+  writerRole = await bed.role('w', { groups: ['turnlog_writer'] })
+  readerRole = await bed.role('r', { groups: ['turnlog_reader'] })
   // the default migrate: true only reads the migration tables when nothing is pending
-  writer = await openStore({ connectionString: writerRole.connectionString, pool: { max: 2 } })
-  reader = await openStore({ connectionString: readerRole.connectionString, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  await writer?.close()
-  await reader?.close()
-  await admin?.close()
-  await db?.drop()
-  await dropLoginRoles([writerRole, readerRole].filter((r) => r !== undefined))
+  writer = await bed.open(writerRole.connectionString, { migrate: true })
+  reader = await bed.open(readerRole.connectionString, { migrate: true })
 })
 
 const user = (content: string) => createMessage({ role: 'user', content })

@@ -4,14 +4,15 @@ import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { verifyChain } from '@turnlog/audit'
 import { createMessage, type MessageId, type SessionId } from '@turnlog/core'
 import { migrateToLatest, openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { TestDatabase } from '@turnlog/testing'
 import { Kysely, PostgresAdapter, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import { createLoginRole, dropLoginRoles, runSql, type LoginRole } from './support/security-fixtures.js'
+import { runSql, type LoginRole } from './support/security-fixtures.js'
+import { useTestBed } from '../support/use-test-bed.js'
 
 /**
  * The store through PgBouncer in transaction pooling mode (Debian's `pgbouncer`, a private instance on
@@ -131,29 +132,21 @@ describeWithPgBouncer('PgBouncer in transaction pooling mode', () => {
   let storeA: PostgresStore
   let storeB: PostgresStore
 
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    // migrations run on a direct connection (see the test below for why)
-    await (await openStore({ connectionString: db.connectionString })).close()
-    roleA = await createLoginRole(db, 'pba', { groups: ['turnlog_writer'], tenant: 'a' })
-    roleB = await createLoginRole(db, 'pbb', { groups: ['turnlog_writer'], tenant: 'b' })
+  // migrations run on a direct connection (see the test below for why): the bed's database is migrated
+  useTestBed(async (bed) => {
+    db = bed.db
+    roleA = await bed.role('pba', { groups: ['turnlog_writer'], tenant: 'a' })
+    roleB = await bed.role('pbb', { groups: ['turnlog_writer'], tenant: 'b' })
     const admin = new URL(db.connectionString)
     bouncer = await startPgBouncer(db.connectionString, [
       roleA,
       roleB,
       { name: decodeURIComponent(admin.username), password: decodeURIComponent(admin.password) },
     ])
+    bed.defer(() => bouncer.stop())
     // more clients than server connections: pgbouncer multiplexes transactions
-    storeA = await openStore({ connectionString: bouncer.via(roleA.connectionString), migrate: false, pool: { max: 8 } })
-    storeB = await openStore({ connectionString: bouncer.via(roleB.connectionString), migrate: false, pool: { max: 2 } })
-  })
-
-  afterAll(async () => {
-    await storeA?.close()
-    await storeB?.close()
-    await bouncer?.stop()
-    await db?.drop()
-    await dropLoginRoles([roleA, roleB].filter((r) => r !== undefined))
+    storeA = await bed.open(bouncer.via(roleA.connectionString), { pool: { max: 8 } })
+    storeB = await bed.open(bouncer.via(roleB.connectionString))
   })
 
   it('append, flush, load, compact, fork, rewind, revise and redact work under concurrency, tenants stay apart', async () => {

@@ -4,30 +4,26 @@
  * Postgres, every actor on its own store (its own pool and connections); after both commit, the
  * database is searched as the superuser for the content.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { verifyChain } from '@turnlog/audit'
 import { createMessage, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { createLoginRole, dropLoginRoles, runSql, type LoginRole } from './support/security-fixtures.js'
+import type { TestDatabase } from '@turnlog/testing'
+import { runSql } from './support/security-fixtures.js'
+import { useTestBed, type TestBed } from '../support/use-test-bed.js'
 
 let db: TestDatabase
+let bed: TestBed
 let redactor: PostgresStore
 let forker: PostgresStore
 let writer: PostgresStore
-let tenantRole: LoginRole | undefined
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  redactor = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
-  forker = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 2 } })
-  writer = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  for (const s of [redactor, forker, writer]) await s?.close()
-  await db?.drop()
-  if (tenantRole) await dropLoginRoles([tenantRole])
+useTestBed(async (opened) => {
+  bed = opened
+  db = bed.db
+  redactor = await bed.open(db.connectionString, { migrate: true })
+  forker = await bed.open(db.connectionString)
+  writer = await bed.open(db.connectionString)
 })
 
 /** Sessions (and events) whose stored payload still holds `secret`, as the superuser reads the table. */
@@ -153,7 +149,7 @@ describe('redact racing every path that copies or extends a holder (class)', () 
 describe('redact racing a fork through a tenant login (row level security applies)', () => {
   it('leaves no copy holding the content (20 rounds)', async () => {
     // given a tenant writer login, two stores of it, and the tenant's sessions
-    tenantRole = await createLoginRole(db, 'rr', { groups: ['turnlog_writer'], tenant: 'acme' })
+    const tenantRole = await bed.role('rr', { groups: ['turnlog_writer'], tenant: 'acme' })
     const a = await openStore({ connectionString: tenantRole.connectionString, migrate: false, pool: { max: 2 } })
     const b = await openStore({ connectionString: tenantRole.connectionString, migrate: false, pool: { max: 2 } })
     try {

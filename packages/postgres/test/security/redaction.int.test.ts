@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { audit, exportSessions, verifyChain } from '@turnlog/audit'
 import {
   createMessage,
@@ -14,8 +14,9 @@ import {
   type StoredEvent,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { createLoginRole, dropLoginRoles, runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
+import type { TestDatabase } from '@turnlog/testing'
+import { runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
+import { useTestBed } from '../support/use-test-bed.js'
 
 const SECRET = 'DE89-3704-SECRET'
 
@@ -36,11 +37,11 @@ let done: Message
 let versionBeforeRedaction: number
 let hashesBefore: Map<number, string | null>
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  admin = await openStore({ connectionString: db.connectionString })
-  role = await createLoginRole(db, 'red', { groups: ['turnlog_writer'], tenant: 'gdpr' })
-  store = await openStore({ connectionString: role.connectionString, migrate: false, pool: { max: 2 } })
+useTestBed(async (bed) => {
+  db = bed.db
+  admin = await bed.admin()
+  role = await bed.role('red', { groups: ['turnlog_writer'], tenant: 'gdpr' })
+  store = await bed.open(role.connectionString)
 
   S = await store.createSession({ tenantId: 'gdpr' })
   system = createMessage({ role: 'system', content: 'You are a bank assistant.' })
@@ -64,13 +65,6 @@ beforeAll(async () => {
   versionBeforeRedaction = (await store.getSession(S)).version
   for (const m of [question, call, result]) await store.redact(S, m.id, { reason: 'GDPR art. 17 request #42' })
   D = await store.fork(S, { at: done.id })
-})
-
-afterAll(async () => {
-  await store?.close()
-  await admin?.close()
-  await db?.drop()
-  if (role) await dropLoginRoles([role])
 })
 
 async function events(sid: SessionId): Promise<StoredEvent[]> {

@@ -1,25 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { audit, verifyChain } from '@turnlog/audit'
 import { createMessage, type Message, type SessionId } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { createLoginRole, dropLoginRoles, runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
+import type { PostgresStore } from '@turnlog/postgres'
+import type { TestDatabase } from '@turnlog/testing'
+import { runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
+import { useTestBed } from '../support/use-test-bed.js'
 
 let db: TestDatabase
 let role: LoginRole
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  await (await openStore({ connectionString: db.connectionString })).close()
-  role = await createLoginRole(db, 'tam', { groups: ['turnlog_writer'], tenant: 'acme' })
-  store = await openStore({ connectionString: role.connectionString, migrate: false, pool: { max: 2 } })
-})
-
-afterAll(async () => {
-  await store?.close()
-  await db?.drop()
-  if (role) await dropLoginRoles([role])
+useTestBed(async (bed) => {
+  db = bed.db
+  role = await bed.role('tam', { groups: ['turnlog_writer'], tenant: 'acme' })
+  store = await bed.open(role.connectionString)
 })
 
 /** A tenant session of four messages, the second one redacted. */

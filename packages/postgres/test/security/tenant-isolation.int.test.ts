@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { audit, exportSessions, verifyChain } from '@turnlog/audit'
 import { createMessage, newSessionId, type Message, type MessageId, type SessionId } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
-import { createLoginRole, dropLoginRoles, runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
+import type { PostgresStore } from '@turnlog/postgres'
+import { runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
+import { useTestBed } from '../support/use-test-bed.js'
 
-let db: TestDatabase
 let admin: PostgresStore
 let roleA: LoginRole
 let roleB: LoginRole
@@ -16,27 +15,20 @@ let storeNone: PostgresStore
 let sessionB: SessionId
 let messagesB: Message[]
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  admin = await openStore({ connectionString: db.connectionString })
-  roleA = await createLoginRole(db, 'ta', { groups: ['turnlog_writer'], tenant: 'tenant-a' })
-  roleB = await createLoginRole(db, 'tb', { groups: ['turnlog_writer'], tenant: 'tenant-b' })
-  roleNone = await createLoginRole(db, 'tn', { groups: ['turnlog_writer'] })
-  storeA = await openStore({ connectionString: roleA.connectionString, migrate: false, pool: { max: 2 } })
-  storeB = await openStore({ connectionString: roleB.connectionString, migrate: false, pool: { max: 2 } })
-  storeNone = await openStore({ connectionString: roleNone.connectionString, migrate: false, pool: { max: 2 } })
+useTestBed(async (bed) => {
+  admin = await bed.admin()
+  roleA = await bed.role('ta', { groups: ['turnlog_writer'], tenant: 'tenant-a' })
+  roleB = await bed.role('tb', { groups: ['turnlog_writer'], tenant: 'tenant-b' })
+  roleNone = await bed.role('tn', { groups: ['turnlog_writer'] })
+  storeA = await bed.open(roleA.connectionString)
+  storeB = await bed.open(roleB.connectionString)
+  storeNone = await bed.open(roleNone.connectionString)
   // tenant B's session, with a conflict recorded
   sessionB = await storeB.createSession({ tenantId: 'tenant-b' })
   messagesB = [createMessage({ role: 'user', content: 'secret of b' }), createMessage({ role: 'assistant', content: 'reply to b' })]
   await storeB.append(sessionB, messagesB)
   const clash = createMessage({ role: 'user', content: 'other content' }, { id: messagesB[0]?.id ?? '' })
   await storeB.append(sessionB, [clash]).catch(() => {})
-})
-
-afterAll(async () => {
-  for (const s of [storeA, storeB, storeNone, admin]) await s?.close()
-  await db?.drop()
-  await dropLoginRoles([roleA, roleB, roleNone].filter((r) => r !== undefined))
 })
 
 /** What a caller can observe of a failure: code, message (ids replaced), details (ids replaced). */

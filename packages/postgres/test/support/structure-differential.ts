@@ -28,7 +28,7 @@ import {
 } from '@turnlog/core'
 import { applyEvent, newStructure } from '@turnlog/core/internal'
 import type { PostgresStore } from '@turnlog/postgres'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 
 /** A rule of the spec, named after the event type it is about (`mixed`: every command at once). */
 export type Rule =
@@ -297,12 +297,7 @@ export async function runDifferential(store: PostgresStore, commands: readonly D
     inline.set(s, rows)
   }
   for (const [i, s] of sessions.entries()) {
-    if (i % 3 === 0) await sql`delete from turnlog.live_messages where session_id = ${s}`.execute(store.db)
-    else if (i % 3 === 1)
-      await sql`update turnlog.live_messages set partial = not partial, position = position + 1000 where session_id = ${s}`.execute(
-        store.db,
-      )
-    else await sql`update turnlog.live_messages set event_seq = event_seq + 1 where session_id = ${s}`.execute(store.db)
+    await damageLiveMessages(store.db, s, i)
     const rebuilt = await store.rebuild({ sessionId: s })
     expect(rebuilt.rewritten).toBe(1)
     const after = await compareSession(store, s, seen.get(s) ?? 0, 'rebuild')
@@ -487,4 +482,17 @@ export async function runRawLog(store: PostgresStore, events: readonly RawEvent[
   const rebuilt = await store.rebuild({ sessionId: sid })
   expect(rebuilt.drift).toEqual([])
   await compareSession(store, sid, seq, 'rebuild of the raw log')
+}
+
+/**
+ * Damages the projection rows of session `sessionId` in one of three ways (`way` % 3): deleted; each
+ * `partial` flipped and its position moved; each `event_seq` moved. A rebuild must repair every one.
+ */
+export async function damageLiveMessages(db: Kysely<unknown>, sessionId: string, way: number): Promise<void> {
+  if (way % 3 === 0) await sql`delete from turnlog.live_messages where session_id = ${sessionId}`.execute(db)
+  else if (way % 3 === 1)
+    await sql`update turnlog.live_messages set partial = not partial, position = position + 1000 where session_id = ${sessionId}`.execute(
+      db,
+    )
+  else await sql`update turnlog.live_messages set event_seq = event_seq + 1 where session_id = ${sessionId}`.execute(db)
 }

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { audit, severityAtLeast, type Finding } from '@turnlog/audit'
 import { ERROR_CODES, isTurnlogError, type ErrorCode, type MessageId, type SessionStore, type TurnlogError } from '@turnlog/core'
-import { TEST_ADMIN_URL_ENV } from '@turnlog/testing'
+import { TEST_ADMIN_URL_ENV, startTcpProxy, type TcpProxy } from '@turnlog/testing'
 
 /** A UUID (version 4 layout) derived from `seed` and `index`: the same inputs give the same id in every process. */
 export function seededUuid(seed: string, index: number): string {
@@ -51,6 +51,12 @@ export function adminUrl(): string {
 export function hostAndPort(connectionString: string): { host: string; port: number } {
   const url = new URL(connectionString)
   return { host: url.hostname, port: Number(url.port === '' ? 5432 : url.port) }
+}
+
+/** A loopback fault proxy in front of the server of `connectionString` (`proxy.url(…)` goes through it). */
+export function startProxyTo(connectionString: string): Promise<TcpProxy> {
+  const { host, port } = hostAndPort(connectionString)
+  return startTcpProxy({ targetHost: host, targetPort: port })
 }
 
 /**

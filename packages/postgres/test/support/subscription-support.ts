@@ -1,0 +1,77 @@
+import { afterAll, beforeAll } from '@jest/globals'
+import { openStore, type PostgresStore, type SubscribeOptions, type Subscription, type SubscriptionConfig } from '@turnlog/postgres'
+import { createTestDatabase, findPostgresBinDir, startPrivateCluster, type PrivateCluster, type TestDatabase } from '@turnlog/testing'
+
+/**
+ * The setup of the commit-order subscription tests: a store on a fresh, migrated database of a Postgres
+ * server of the file's own (when the binaries are there, about 1 s; else the shared test server), handed
+ * to `ready` in `beforeAll`; closed, dropped and stopped in `afterAll`. The visibility horizon is
+ * cluster-wide: on the shared server a transaction of another test file (in its own database) would hold
+ * these events back. Correctness does not depend on it, only the waiting time.
+ */
+export function usePrivateClusterStore(ready: (store: PostgresStore) => void): void {
+  let cluster: PrivateCluster | undefined
+  let db: TestDatabase | undefined
+  let store: PostgresStore | undefined
+  beforeAll(async () => {
+    cluster = findPostgresBinDir() === undefined ? undefined : await startPrivateCluster()
+    db = await createTestDatabase({
+      ...(cluster === undefined ? {} : { adminUrl: cluster.adminUrl }),
+      migrate: async (connectionString) => {
+        const s = await openStore({ connectionString })
+        await s.close()
+      },
+    })
+    store = await openStore({ connectionString: db.connectionString, migrate: false })
+    ready(store)
+  }, 60_000)
+  afterAll(async () => {
+    await store?.close()
+    await db?.drop()
+    await cluster?.stop()
+  })
+}
+
+export { gate } from './gate.js'
+
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Polls `predicate` every 10 ms until it holds. After `timeoutMs` it fails naming `what` and, when given
+ * a `store`, the oldest open transaction of the cluster then: delivery waits for the cluster-wide
+ * visibility horizon, which any open transaction holds back.
+ */
+export async function waitFor(
+  what: string,
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  store?: PostgresStore,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await predicate())) {
+    if (Date.now() > deadline) {
+      if (store === undefined) throw new Error(`timed out waiting for ${what}`)
+      const holder = await store.oldestOpenTransaction().catch((e: unknown) => `(could not ask: ${String(e)})`)
+      throw new Error(`timed out waiting for ${what}; oldest open transaction in the cluster: ${JSON.stringify(holder)}`)
+    }
+    await sleep(10)
+  }
+}
+
+/** Subscribes `store` with a handler that records the seq of each event it is handed, in order. */
+export function subscribeRecordingSeqs(
+  store: PostgresStore,
+  config: SubscriptionConfig,
+  options?: SubscribeOptions,
+): { sub: Subscription; seen: number[] } {
+  const seen: number[] = []
+  const sub = store.subscribe(
+    config,
+    (e) => {
+      seen.push(e.seq)
+    },
+    options,
+  )
+  return { sub, seen }
+}
