@@ -44,7 +44,9 @@ function bytesPerMessage(s: ScaleStorage): number {
 
 function sizes(s: ScaleStorage): string {
   const t = s.tables.map((x) => `${x.table} ${(x.tableBytes / s.events).toFixed(0)}+${(x.indexBytes / s.events).toFixed(0)}`).join(', ')
-  const i = s.indexes.map((x) => `${x.index} ${(x.bytes / s.events).toFixed(1)} B, depth ${x.depth ?? '?'}`).join('; ')
+  const root = (x: ScaleStorage['indexes'][number]): string =>
+    x.rootItems === null ? '' : ` (root: ${x.rootItems} entries of ${x.rootAvgItemBytes} B)`
+  const i = s.indexes.map((x) => `${x.index} ${(x.bytes / s.events).toFixed(1)} B, depth ${x.depth ?? '?'}${root(x)}`).join('; ')
   return `table+index B/message: ${t}; indexes: ${i}`
 }
 
@@ -104,7 +106,8 @@ export async function recordScale(ctx: ScaleContext): Promise<ScaleOutcome> {
       const before = count.events
       const t0 = performance.now()
       const result = await importEvents(store, scaleExportLines(templates, from, to, count))
-      if (result.eventsWritten !== count.events - before) throw new Error(`import wrote ${result.eventsWritten} of ${count.events - before} events`)
+      if (result.eventsWritten !== count.events - before)
+        throw new Error(`import wrote ${result.eventsWritten} of ${count.events - before} events`)
       return result.eventsWritten / ((performance.now() - t0) / 1000)
     }
     const appendSessions = Math.min(48, Math.max(8, Math.floor(baseSessions / 20)))
@@ -142,7 +145,9 @@ export async function recordScale(ctx: ScaleContext): Promise<ScaleOutcome> {
       const to = baseSessions + Math.floor(((totalSessions - baseSessions) * (s + 1)) / SEGMENTS)
       if (to <= from) continue
       importRates.push(await importRange(from, to))
-      console.error(`scale: ${count.events} events imported, ${(importRates[importRates.length - 1] ?? 0).toFixed(0)} events/s (load average ${loadNow()})`)
+      console.error(
+        `scale: ${count.events} events imported, ${(importRates[importRates.length - 1] ?? 0).toFixed(0)} events/s (load average ${loadNow()})`,
+      )
     }
     const growthSeconds = (performance.now() - growthStart) / 1000
     const grown = count.events - growthEvents

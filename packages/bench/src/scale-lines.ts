@@ -54,7 +54,12 @@ function prepare(templates: readonly ScaleTemplate[]): PreparedEvent[][] {
  * against core's `exportedChainHash` for the first session of every call; the store recomputes and
  * checks every link it imports anyway. `count` is updated as lines are yielded.
  */
-export function* scaleExportLines(templates: readonly ScaleTemplate[], from: number, to: number, count: ScaleLinesCount): Generator<string> {
+export function* scaleExportLines(
+  templates: readonly ScaleTemplate[],
+  from: number,
+  to: number,
+  count: ScaleLinesCount,
+): Generator<string> {
   const prepared = prepare(templates)
   yield toJsonLine({ format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString() })
   let sessions = 0

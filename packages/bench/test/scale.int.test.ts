@@ -26,7 +26,18 @@ afterAll(async () => {
 
 describe('the scale workload', () => {
   it('grows a database through importEvents, measures at both sizes and drops it', async () => {
-    const args = parseArgs(['--only', 'scale', '--scale-messages', '1600', '--scale-sessions', '80', '--scale-base', '1000', '--database-url', adminUrl])
+    const args = parseArgs([
+      '--only',
+      'scale',
+      '--scale-messages',
+      '1600',
+      '--scale-sessions',
+      '80',
+      '--scale-base',
+      '1000',
+      '--database-url',
+      adminUrl,
+    ])
     const extraDatabases: string[] = []
     const outcome = await recordScale({ args, admin, dbName, extraDatabases, writers: 2 })
 
@@ -48,7 +59,10 @@ describe('the scale workload', () => {
     }
     expect(outcome.importRates.length).toBeGreaterThan(0)
     expect(rows.map((r) => r.workload)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^scale: per-turn append/), expect.stringMatching(/^scale: bytes on disk per message/)]),
+      expect.arrayContaining([
+        expect.stringMatching(/^scale: per-turn append/),
+        expect.stringMatching(/^scale: bytes on disk per message/),
+      ]),
     )
     const stored = await admin.query('select 1 from pg_database where datname = $1', [`${dbName}_scale`])
     expect(stored.rowCount).toBe(0)
