@@ -5,8 +5,10 @@
  * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
- * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph, rls), --group-commit off|B,F (the store's
- * group commit: off, or at most B batches per group and F statements in flight).
+ * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph, rls, scale), --group-commit off|B,F (the store's
+ * group commit: off, or at most B batches per group and F statements in flight). `scale` runs only when
+ * `--only` names it (minutes and gigabytes): --scale-messages N (default 5,000,000), --scale-sessions S
+ * (default 50,000), --scale-base B (the size it is first measured at, default 100,000).
  * @packageDocumentation
  */
 import { openStore } from '@turnlog/postgres'
@@ -26,6 +28,7 @@ import { recordRebuild } from './record-rebuild.js'
 import { recordRebuildMemory } from './record-rebuild-memory.js'
 import { recordRetryStorm } from './record-retry-storm.js'
 import { recordRlsOverhead } from './record-rls-overhead.js'
+import { recordScale } from './record-scale.js'
 import { recordStorage } from './record-storage.js'
 import { recordTelemetryOverhead } from './record-telemetry-overhead.js'
 import { writeReport } from './write-report.js'
@@ -83,6 +86,7 @@ async function main(): Promise<void> {
     if (wants('rls')) await recordRlsOverhead(ctx)
     if (wants('langgraph')) await recordLangGraph(args, admin, dbName)
     if (wants('pglite')) await recordPglite(args)
+    if (args.only?.has('scale') === true) await recordScale(ctx)
   } finally {
     await store.close()
     await rawPool.end()
