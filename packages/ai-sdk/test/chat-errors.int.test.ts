@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import type { UIMessage } from 'ai'
 import { chatSessionId, createChat, forkChat, loadChat, persistReply, receiveChat, startModelTurn } from '@turnlog/ai-sdk'
-import { STORE_KINDS, openTestStore } from './store-kinds.js'
+import { STORE_KINDS, useTestStoreOfKind } from './store-kinds.js'
 
 const user = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] })
 const assistant = (id: string, text: string): UIMessage => ({ id, role: 'assistant', parts: [{ type: 'text', text, state: 'done' }] })
@@ -22,11 +22,7 @@ async function codeOf(call: () => Promise<unknown>): Promise<string> {
 
 describe.each(STORE_KINDS)('refusals and write failures on %s', (kind) => {
   let store: PostgresStore
-  let close: () => Promise<void>
-  beforeAll(async () => {
-    ;({ store, close } = await openTestStore(kind))
-  })
-  afterAll(() => close())
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
 
   it('a bad request is INVALID_INPUT and writes nothing, not even the session', async () => {
     for (const bad of [null, 'hi', {}, { messages: 'x' }, { messages: [{ role: 'user' }] }, { message: 42 }]) {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import type { PostgresStore } from '@turnlog/postgres'
 import { isToolUIPart, validateUIMessages } from 'ai'
@@ -6,7 +6,7 @@ import { MockLanguageModelV3 } from 'ai/test'
 import { loadChat, receiveChat } from '@turnlog/ai-sdk'
 import { TestChat, textStep, toolStep, tools, type LanguageModelV3StreamPart, type ChatMessage } from './chat-fixture.js'
 import { chatRoute } from './chat-route.js'
-import { STORE_KINDS, openTestStore } from './store-kinds.js'
+import { STORE_KINDS, useTestStoreOfKind } from './store-kinds.js'
 import { simulateReadableStream } from 'ai'
 
 type Reply = 'text' | 'weather' | 'pay'
@@ -49,11 +49,7 @@ function reactiveModel(replies: readonly Reply[]): MockLanguageModelV3 {
 
 describe.each(STORE_KINDS)('any sequence of client posts on %s', (kind) => {
   let store: PostgresStore
-  let close: () => Promise<void>
-  beforeAll(async () => {
-    ;({ store, close } = await openTestStore(kind))
-  })
-  afterAll(() => close())
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
 
   it('loadChat equals what the client holds, and passes validateUIMessages, after every request', async () => {
     let run = 0

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { audit } from '@turnlog/audit'
 import type { PostgresStore } from '@turnlog/postgres'
 import { isToolUIPart, validateUIMessages, type UIMessage } from 'ai'
 import { chatSessionId, forkChat, loadChat, loadChatState, persistReply, receiveChat } from '@turnlog/ai-sdk'
 import { TestChat, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
 import { chatRoute, type RouteLog } from './chat-route.js'
-import { STORE_KINDS, collect, openTestStore } from './store-kinds.js'
+import { STORE_KINDS, collect, useTestStoreOfKind } from './store-kinds.js'
 
 describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
   let store: PostgresStore
-  let close: () => Promise<void>
-  beforeAll(async () => {
-    ;({ store, close } = await openTestStore(kind))
-  })
-  afterAll(() => close())
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
 
   /** The chat as stored equals what the client holds, and passes the SDK's own validation. */
   async function expectSameAsClient(chat: TestChat): Promise<UIMessage[]> {

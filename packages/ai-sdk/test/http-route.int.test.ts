@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { PostgresStore } from '@turnlog/postgres'
@@ -6,7 +6,7 @@ import { validateUIMessages, type UIMessage } from 'ai'
 import { loadChatState } from '@turnlog/ai-sdk'
 import { TestChat, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
 import { chatRoute, type RouteLog } from './chat-route.js'
-import { STORE_KINDS, openTestStore } from './store-kinds.js'
+import { STORE_KINDS, useTestStoreOfKind } from './store-kinds.js'
 
 /**
  * Serves a web handler (`(Request) => Response`, a Next.js route handler) on Node's `http`: the request
@@ -40,11 +40,7 @@ function serve(handler: (request: Request) => Promise<Response>): Promise<Server
 
 describe.each(STORE_KINDS)('POST /api/chat over HTTP on %s', (kind) => {
   let store: PostgresStore
-  let close: () => Promise<void>
-  beforeAll(async () => {
-    ;({ store, close } = await openTestStore(kind))
-  })
-  afterAll(() => close())
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
 
   it('the README route: fetch streams a tool run, GET returns what the client holds', async () => {
     // given

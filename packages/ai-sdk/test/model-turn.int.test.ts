@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { newSessionId } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { generateText, modelMessageSchema, stepCountIs, type ModelMessage } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { startModelTurn } from '@turnlog/ai-sdk'
 import { tools } from './chat-fixture.js'
-import { STORE_KINDS, openTestStore } from './store-kinds.js'
+import { STORE_KINDS, useTestStoreOfKind } from './store-kinds.js'
 
 type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>
 
@@ -40,11 +40,7 @@ function scripted(script: readonly GenerateResult[]): MockLanguageModelV3 {
 
 describe.each(STORE_KINDS)('generateText ModelMessage turns on %s', (kind) => {
   let store: PostgresStore
-  let close: () => Promise<void>
-  beforeAll(async () => {
-    ;({ store, close } = await openTestStore(kind))
-  })
-  afterAll(() => close())
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
 
   it('stores the input before the call and each step as it lands; the next turn sends the history', async () => {
     // given

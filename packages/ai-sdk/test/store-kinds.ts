@@ -1,4 +1,4 @@
-export { STORE_KINDS, openTestStore } from '@turnlog/testing'
+export { STORE_KINDS, useTestStoreOfKind } from '@turnlog/testing'
 
 /** Every item of an async iterable. */
 export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {

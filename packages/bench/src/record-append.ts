@@ -5,11 +5,11 @@ import type { EmmettResult } from './child.js'
 import { databaseUrl } from './database-url.js'
 import { interleaved } from './interleaved.js'
 import { measureRebuildMemory, type RebuildMemory } from './measure-rebuild-memory.js'
-import { rawTurnStatement } from './raw-turn-statement.js'
+import { replayRawTurns } from './raw-turn-statement.js'
 import { record } from './record.js'
 import { runChild } from './run-child.js'
 import { sessionUuid } from './session-uuid.js'
-import { pool, summarize } from './stats.js'
+import { pool, summarize, timedRate } from './stats.js'
 import { generateSession, type GeneratedSession } from './workload.js'
 
 /** What the append workloads leave for the others. */
@@ -60,25 +60,16 @@ export async function recordAppend(ctx: BenchContext): Promise<AppendOutcome> {
     const ids = sessions.map((s) => sessionUuid(run, s.index))
     for (const id of ids) await store.createSession({ id })
     const doRaw = async (): Promise<void> => {
-      const t0 = performance.now()
-      await pool(sessions, writers, async (s) => {
-        let seq = 1
-        const sid = ids[s.index] as string
-        for (const turn of s.turns) {
-          const st = rawTurnStatement(sid, seq, turn)
-          await rawPool.query(st.text, st.values)
-          seq += turn.length
-        }
-      })
-      rawRates.push(count / ((performance.now() - t0) / 1000))
+      rawRates.push((await timedRate(count, () => replayRawTurns(rawPool, sessions, ids, writers))).rate)
     }
     const doTurnlog = async (): Promise<void> => {
-      const t0 = performance.now()
-      await pool(sessions, writers, async (s) => {
-        const sid = ids[s.index] as string
-        for (const turn of s.turns) await store.append(sid, turn)
-      })
-      appendRates.push(count / ((performance.now() - t0) / 1000))
+      const { rate } = await timedRate(count, () =>
+        pool(sessions, writers, async (s) => {
+          const sid = ids[s.index] as string
+          for (const turn of s.turns) await store.append(sid, turn)
+        }),
+      )
+      appendRates.push(rate)
     }
     const doSingle = async (): Promise<void> => {
       if (singleStore === null) return
@@ -86,12 +77,13 @@ export async function recordAppend(ctx: BenchContext): Promise<AppendOutcome> {
       for (const id of own) await singleStore.createSession({ id })
       // the same payloads under new ids (a message id belongs to one session)
       const copies = sessions.map((s) => s.turns.map((turn) => turn.map((m) => createMessage(m.payload))))
-      const t0 = performance.now()
-      await pool(sessions, writers, async (s) => {
-        const sid = own[s.index] as string
-        for (const turn of copies[s.index] ?? []) await singleStore.append(sid, turn)
-      })
-      singleRates.push(count / ((performance.now() - t0) / 1000))
+      const { rate } = await timedRate(count, () =>
+        pool(sessions, writers, async (s) => {
+          const sid = own[s.index] as string
+          for (const turn of copies[s.index] ?? []) await singleStore.append(sid, turn)
+        }),
+      )
+      singleRates.push(rate)
     }
     const doEmmett = async (): Promise<void> => {
       const r = await runChild<EmmettResult>([

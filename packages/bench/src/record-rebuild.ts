@@ -1,7 +1,7 @@
 import type { BenchContext } from './bench-context.js'
 import { interleaved } from './interleaved.js'
 import { record } from './record.js'
-import { summarize } from './stats.js'
+import { summarize, timedRate } from './stats.js'
 import { withClient } from './with-client.js'
 
 /** Rebuild of all projections (repair) and `rebuild --verify`, against a streamed read of every payload; throws on drift. */
@@ -15,32 +15,31 @@ export async function recordRebuild(ctx: BenchContext): Promise<void> {
   for (let r = 0; r < args.runs; r++) {
     await interleaved(r, [
       async () => {
-        const t0 = performance.now()
-        await withClient(rawPool, async (c) => {
-          // streamed in pages with a server-side cursor
-          await c.query('begin')
-          await c.query(
-            'declare all_payloads no scroll cursor for select session_id, seq, payload from turnlog.events order by session_id, seq',
-          )
-          for (;;) {
-            const page = await c.query('fetch 2000 from all_payloads')
-            if (page.rows.length === 0) break
-          }
-          await c.query('commit')
-        })
-        rawReadRates.push(events / ((performance.now() - t0) / 1000))
+        const { rate } = await timedRate(events, () =>
+          withClient(rawPool, async (c) => {
+            // streamed in pages with a server-side cursor
+            await c.query('begin')
+            await c.query(
+              'declare all_payloads no scroll cursor for select session_id, seq, payload from turnlog.events order by session_id, seq',
+            )
+            for (;;) {
+              const page = await c.query('fetch 2000 from all_payloads')
+              if (page.rows.length === 0) break
+            }
+            await c.query('commit')
+          }),
+        )
+        rawReadRates.push(rate)
       },
       async () => {
-        const t0 = performance.now()
-        const result = await store.rebuild()
-        rebuildRates.push(events / ((performance.now() - t0) / 1000))
+        const { rate, result } = await timedRate(events, () => store.rebuild())
+        rebuildRates.push(rate)
         if (result.drift.length > 0) throw new Error(`rebuild found drift in ${result.drift.length} sessions`)
         rewritten = result.rewritten
       },
       async () => {
-        const t0 = performance.now()
-        const result = await store.rebuild({ verify: true })
-        verifyRates.push(events / ((performance.now() - t0) / 1000))
+        const { rate, result } = await timedRate(events, () => store.rebuild({ verify: true }))
+        verifyRates.push(rate)
         if (result.drift.length > 0) throw new Error(`rebuild verify found drift in ${result.drift.length} sessions`)
       },
     ])

@@ -1,10 +1,10 @@
 import { openStore } from '@turnlog/postgres'
 import type { BenchContext } from './bench-context.js'
 import { interleaved } from './interleaved.js'
-import { rawTurnStatement } from './raw-turn-statement.js'
+import { replayRawTurns } from './raw-turn-statement.js'
 import { record } from './record.js'
 import { sessionUuid } from './session-uuid.js'
-import { pool, summarize } from './stats.js'
+import { pool, summarize, timedRate } from './stats.js'
 import type { GeneratedSession } from './workload.js'
 
 /** Retry storm: run 0's turns re-appended (a sample of its sessions), against a raw replay of the statements; throws if turnlog wrote a row. */
@@ -28,23 +28,17 @@ export async function recordRetryStorm(ctx: BenchContext, generated: readonly Ge
   for (let r = 0; r < args.runs; r++) {
     await interleaved(r, [
       async () => {
-        const t0 = performance.now()
-        await pool(first, writers, async (s) => {
-          let seq = 1
-          for (const turn of s.turns) {
-            const st = rawTurnStatement(ids0[s.index] as string, seq, turn)
-            rawWritten += (await rawPool.query(st.text, st.values)).rowCount ?? 0
-            seq += turn.length
-          }
-        })
-        rawRetryRates.push(count0 / ((performance.now() - t0) / 1000))
+        const { rate, result } = await timedRate(count0, () => replayRawTurns(rawPool, first, ids0, writers))
+        rawWritten += result
+        rawRetryRates.push(rate)
       },
       async () => {
-        const t0 = performance.now()
-        await pool(first, writers, async (s) => {
-          for (const turn of s.turns) await retryStore.append(ids0[s.index] as string, turn)
-        })
-        retryRates.push(count0 / ((performance.now() - t0) / 1000))
+        const { rate } = await timedRate(count0, () =>
+          pool(first, writers, async (s) => {
+            for (const turn of s.turns) await retryStore.append(ids0[s.index] as string, turn)
+          }),
+        )
+        retryRates.push(rate)
       },
     ])
   }

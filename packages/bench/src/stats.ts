@@ -35,3 +35,10 @@ export async function pool<T>(items: readonly T[], concurrency: number, task: (i
     }),
   )
 }
+
+/** Runs `work`: its result, and its rate (`count` things done over the seconds it took). */
+export async function timedRate<T>(count: number, work: () => Promise<T>): Promise<{ readonly rate: number; readonly result: T }> {
+  const t0 = performance.now()
+  const result = await work()
+  return { rate: count / ((performance.now() - t0) / 1000), result }
+}

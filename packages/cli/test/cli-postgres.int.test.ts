@@ -2,14 +2,14 @@
  * Every `turnlog` command, run as the real binary against real Postgres (`--database-url`, and the URL
  * environment variables), on a database of its own. The demo writes the fixture sessions.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { runTurnlog } from './support/run-turnlog.js'
+import { useDatabaseAndDir } from './support/use-database-and-dir.js'
 
 interface SessionsJson {
   sessions: { sessionId: string; version: number; liveCount: number; parent: { sessionId: string } | null }[]
@@ -31,15 +31,9 @@ let fork: string
 const pgRun = (args: string[], env?: Record<string, string>) =>
   runTurnlog(['--database-url', url, ...args], env === undefined ? { cwd: dir } : { cwd: dir, env })
 
-beforeAll(async () => {
-  db = await createTestDatabase()
+useDatabaseAndDir('turnlog-cli-pg-', (made) => {
+  ;({ db, dir } = made)
   url = db.connectionString
-  dir = await mkdtemp(join(tmpdir(), 'turnlog-cli-pg-'))
-})
-
-afterAll(async () => {
-  await db.drop()
-  await rm(dir, { recursive: true, force: true })
 })
 
 describe('turnlog against Postgres', () => {

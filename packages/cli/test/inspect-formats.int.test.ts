@@ -4,15 +4,15 @@
  * and the audit's finding names the format of the message it is about. A screenshot is written to a
  * temporary directory (and copied under test-output/ for a look).
  */
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { copyFile, mkdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { beforeAll, describe, expect, it } from '@jest/globals'
+import type { TestDatabase } from '@turnlog/testing'
 import { createMixedFormatSession, MIXED_FORMAT_MESSAGES } from './support/mixed-format-session.js'
 import { headlessChromium } from './support/headless-chromium.js'
 import { runTurnlog } from './support/run-turnlog.js'
+import { useDatabaseAndDir } from './support/use-database-and-dir.js'
 
 const OUTPUT = fileURLToPath(new URL('../../../test-output/', import.meta.url))
 /** Per-test timeout: the binary and Chromium each start twice, and a loaded CI runner is slow. */
@@ -29,16 +29,11 @@ const chromium = (args: string[]): Promise<string> => headlessChromium(profile, 
 /** The text of an HTML fragment as the DOM dump escapes it. */
 const escaped = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
+useDatabaseAndDir('turnlog-inspect-formats-', (made) => ({ db, dir } = made))
+
 beforeAll(async () => {
-  db = await createTestDatabase()
-  dir = await mkdtemp(join(tmpdir(), 'turnlog-inspect-formats-'))
   profile = join(dir, 'chromium-profile')
   ;({ sessionId, ids } = await createMixedFormatSession(db.connectionString))
-})
-
-afterAll(async () => {
-  await db.drop()
-  await rm(dir, { recursive: true, force: true })
 })
 
 describe('turnlog inspect --html with every message format', () => {

@@ -3,16 +3,16 @@
  * brackets, lineage, pairing problems, findings) and a screenshot under test-output/. The session holds
  * hostile payloads (HTML, a `</script>`, NUL, a lone surrogate) that must render as text.
  */
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readFile, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, type Message } from '@turnlog/core'
 import { openStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { TestDatabase } from '@turnlog/testing'
 import { headlessChromium } from './support/headless-chromium.js'
 import { runTurnlog } from './support/run-turnlog.js'
+import { useDatabaseAndDir } from './support/use-database-and-dir.js'
 
 const OUTPUT = fileURLToPath(new URL('../../../test-output/', import.meta.url))
 const HOSTILE =
@@ -31,9 +31,9 @@ let forkId = ''
 
 const chromium = (args: string[]): Promise<string> => headlessChromium(profile, args)
 
+useDatabaseAndDir('turnlog-inspect-', (made) => ({ db, dir } = made))
+
 beforeAll(async () => {
-  db = await createTestDatabase()
-  dir = await mkdtemp(join(tmpdir(), 'turnlog-inspect-'))
   profile = join(dir, 'chromium-profile')
   const store = await openStore({ connectionString: db.connectionString })
   try {
@@ -72,11 +72,6 @@ beforeAll(async () => {
     await store.close()
   }
   await mkdir(OUTPUT, { recursive: true })
-})
-
-afterAll(async () => {
-  await db.drop()
-  await rm(dir, { recursive: true, force: true })
 })
 
 describe('turnlog inspect --html in headless Chromium', () => {

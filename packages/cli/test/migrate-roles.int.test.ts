@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { isTurnlogError, type TurnlogError } from '@turnlog/core'
-import { migrateToLatest, openStore, rolesSql } from '@turnlog/postgres'
+import { migrateToLatest, openStore, rolesSql, type PostgresStore } from '@turnlog/postgres'
 import { createMessage } from '@turnlog/core'
 import pg from 'pg'
 import { runTurnlog } from './support/run-turnlog.js'
@@ -92,6 +92,14 @@ afterAll(async () => {
   }
 })
 
+/** What migrating `store` throws (`undefined` when it succeeds). */
+async function migrationError(store: PostgresStore): Promise<unknown> {
+  return migrateToLatest(store.db).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+}
+
 async function turnlogSchema(database: string): Promise<number> {
   return (await superuserSql("select count(*)::int as n from pg_namespace where nspname = 'turnlog'", database)).rows[0].n as number
 }
@@ -104,10 +112,7 @@ describe('migrating as a login without CREATEROLE (regression, issue 13 item 14)
       const store = await openStore({ connectionString: url('app_owner', 'app'), migrate: false, pool: { max: 1 } })
       try {
         // when it migrates
-        const error = await migrateToLatest(store.db).then(
-          () => undefined,
-          (e: unknown) => e,
-        )
+        const error = await migrationError(store)
         // then the error names the real cause, nothing claims success, and the database is as it was
         expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
         const e = error as TurnlogError
@@ -218,10 +223,7 @@ describe('migrating as a login without CREATEROLE (regression, issue 13 item 14)
       const store = await openStore({ connectionString: app2, migrate: false, pool: { max: 1 } })
       try {
         // when it migrates
-        const error = await migrateToLatest(store.db).then(
-          () => undefined,
-          (e: unknown) => e,
-        )
+        const error = await migrationError(store)
         // then
         expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
         expect((error as TurnlogError).details).toMatchObject({ step: 'roles', sqlState: '42501', missingRoles: [], role: 'app2_owner' })
@@ -245,10 +247,7 @@ describe('migrating as a login without CREATEROLE (regression, issue 13 item 14)
       const store = await openStore({ connectionString: url('app3_owner', 'app3'), migrate: false, pool: { max: 1 } })
       try {
         // when it migrates
-        const error = await migrateToLatest(store.db).then(
-          () => undefined,
-          (e: unknown) => e,
-        )
+        const error = await migrationError(store)
         // then the baseline's own roles step refused (the migrations before a failing one are reported
         // RolledBack: see migrate-failure.test.ts in @turnlog/postgres)
         expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
@@ -288,10 +287,7 @@ describe('migrating as a login without CREATEROLE (regression, issue 13 item 14)
       const store = await openStore({ connectionString: url('app4_owner', 'app4'), migrate: false, pool: { max: 1 } })
       try {
         // when it migrates: kysely creates the turnlog schema and its tables, then 0001 fails
-        const error = await migrateToLatest(store.db).then(
-          () => undefined,
-          (e: unknown) => e,
-        )
+        const error = await migrationError(store)
         // then the error names 0001 and the SQLSTATE, and the schema kysely made is gone
         expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
         expect((error as TurnlogError).details).toMatchObject({

@@ -8,28 +8,14 @@ import { hasLoneSurrogate, stringsOf, wellFormed } from './support/json-tools.js
 const RUNS = { numRuns: 300 }
 
 describe('canonicalJson against the canonicalize package (the RFC 8785 oracle)', () => {
-  it('agrees on every JSON value without lone surrogates', () => {
+  it.each([
+    ['agrees on every JSON value without lone surrogates', jsonValueArb.map(wellFormed)],
+    ["agrees with fast-check's own JSON values (other key and number distributions)", fc.jsonValue({ stringUnit: 'binary' })],
+    ['agrees on every provider payload without lone surrogates', chatPayloadArb.map(wellFormed)],
+  ] as [string, fc.Arbitrary<unknown>][])('%s', (_title, valueArb) => {
     fc.assert(
-      fc.property(jsonValueArb.map(wellFormed), (value) => {
+      fc.property(valueArb, (value) => {
         expect(canonicalJson(value)).toBe(canonicalize(value))
-      }),
-      RUNS,
-    )
-  })
-
-  it("agrees with fast-check's own JSON values (other key and number distributions)", () => {
-    fc.assert(
-      fc.property(fc.jsonValue({ stringUnit: 'binary' }), (value) => {
-        expect(canonicalJson(value)).toBe(canonicalize(value))
-      }),
-      RUNS,
-    )
-  })
-
-  it('agrees on every provider payload without lone surrogates', () => {
-    fc.assert(
-      fc.property(chatPayloadArb.map(wellFormed), (payload) => {
-        expect(canonicalJson(payload)).toBe(canonicalize(payload))
       }),
       RUNS,
     )

@@ -4,7 +4,6 @@ import {
   EXTERNAL_SCOPE_NAMESPACE,
   EXTERNAL_SESSION_NAMESPACE,
   createMessage,
-  isTurnlogError,
   messageIdFromExternal,
   newEventId,
   newMessageId,
@@ -14,19 +13,11 @@ import {
   parseSessionId,
   sessionIdFromExternal,
 } from '@turnlog/core'
+import { codeOf } from './support/error-code.js'
 import { DNS_NAMESPACE, uuidV5 } from './support/independent-hashes.js'
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn()
-  } catch (e) {
-    return isTurnlogError(e) ? e.code : `not a TurnlogError: ${String(e)}`
-  }
-  return undefined
-}
 
 describe('minted ids', () => {
   it('are lower-case UUIDv7 strings', () => {

@@ -11,15 +11,7 @@ import {
   withStatus,
   type MessageId,
 } from '@turnlog/core'
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn()
-  } catch (e) {
-    return isTurnlogError(e) ? e.code : `not a TurnlogError: ${String(e)}`
-  }
-  return undefined
-}
+import { codeOf } from './support/error-code.js'
 
 describe('toMessage / isMessage', () => {
   it('passes a message made by createMessage through untouched', () => {

@@ -56,20 +56,17 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool'])
 
 /** Columns that become the message's structure, not payload fields. */
 const STRUCTURAL = new Set(['id', 'session_id', 'active', 'compacted', 'timestamp', 'display_identity', 'display_order'])
-/** Columns mapped onto top-level payload fields. */
-const MESSAGE_FIELDS = new Set([
-  'role',
-  'content',
-  'tool_calls',
-  'tool_call_id',
-  'tool_name',
+/** Columns copied to the payload field of the same name when set (JSON text decoded). */
+const COPIED_FIELDS = [
   'finish_reason',
   'reasoning',
   'reasoning_content',
   'reasoning_details',
   'codex_reasoning_items',
   'codex_message_items',
-])
+] as const
+/** Columns mapped onto top-level payload fields. */
+const MESSAGE_FIELDS = new Set<string>(['role', 'content', 'tool_calls', 'tool_call_id', 'tool_name', ...COPIED_FIELDS])
 /** Columns holding JSON text that is decoded when it parses. */
 const JSON_COLUMNS = new Set(['reasoning_details', 'codex_reasoning_items', 'codex_message_items', 'display_metadata'])
 /** Flag columns kept in `hermes` only when set. */
@@ -242,14 +239,7 @@ function rowMessage(
     else extra['tool_name'] = toJson(toolName)
   }
 
-  for (const name of [
-    'finish_reason',
-    'reasoning',
-    'reasoning_content',
-    'reasoning_details',
-    'codex_reasoning_items',
-    'codex_message_items',
-  ]) {
+  for (const name of COPIED_FIELDS) {
     const value = col(name)
     if (value === null || value === undefined) continue
     if (JSON_COLUMNS.has(name) && typeof value === 'string') {

@@ -115,26 +115,14 @@ export class HermesStateDb {
         })
         sessionColumns = []
       }
-      if (sessionColumns.length > 0) {
-        for (const c of HERMES_SESSION_COLUMNS) {
-          if (!sessionColumns.includes(c))
-            warnings.add({
-              code: 'missing_column',
-              table: 'sessions',
-              column: c,
-              message: `sessions.${c} is missing (older hermes version?)`,
-            })
-        }
+      // a column a newer hermes has and this file lacks reads as absent, with a warning
+      const warnMissing = (table: string, present: readonly string[], expected: readonly string[]): void => {
+        for (const column of expected)
+          if (!present.includes(column))
+            warnings.add({ code: 'missing_column', table, column, message: `${table}.${column} is missing (older hermes version?)` })
       }
-      for (const c of HERMES_MESSAGE_COLUMNS) {
-        if (!messageColumns.includes(c))
-          warnings.add({
-            code: 'missing_column',
-            table: 'messages',
-            column: c,
-            message: `messages.${c} is missing (older hermes version?)`,
-          })
-      }
+      if (sessionColumns.length > 0) warnMissing('sessions', sessionColumns, HERMES_SESSION_COLUMNS)
+      warnMissing('messages', messageColumns, HERMES_MESSAGE_COLUMNS)
       return new HermesStateDb(db, sessionColumns, messageColumns)
     } catch (error) {
       db.close()

@@ -11,6 +11,16 @@ import { sameRealmCopy } from '../src/same-realm-copy.js'
 
 const foreign = (source: string): unknown => runInNewContext(`(${source})`)
 
+/** What `fn` throws (`undefined` when it returns). */
+function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn()
+  } catch (e) {
+    return e
+  }
+  return undefined
+}
+
 describe('sameRealmCopy', () => {
   it('turns another realm plain objects and arrays into this realm ones, keys and values intact', () => {
     // given
@@ -50,12 +60,7 @@ describe('sameRealmCopy', () => {
     cycle['providerData'] = { self: cycle }
     for (const providerData of [{ d: new Date(0) }, { b: new Uint8Array([1]) }, { c: new Box() }, foreign('{ d: new Date(0) }')]) {
       const item = { role: 'user', content: 'x', providerData }
-      let error: unknown
-      try {
-        agentItemMessage(item as never)
-      } catch (e) {
-        error = e
-      }
+      const error = thrownBy(() => agentItemMessage(item as never))
       expect(isTurnlogError(error, 'INVALID_MESSAGE')).toBe(true)
     }
     expect(() => agentItemMessage(cycle as never)).toThrow()
@@ -69,12 +74,7 @@ describe('sameRealmCopy', () => {
         throw new Error('secret-content')
       },
     })
-    let error: unknown
-    try {
-      agentItemMessage(item as never)
-    } catch (e) {
-      error = e
-    }
+    const error = thrownBy(() => agentItemMessage(item as never))
     expect(isTurnlogError(error, 'INVALID_MESSAGE')).toBe(true)
     expect((error as Error).message).not.toContain('secret-content')
   })

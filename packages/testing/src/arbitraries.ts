@@ -9,6 +9,7 @@
  */
 import fc from 'fast-check'
 import { createMessage, type ChatMessage, type CreateMessageOptions, type JsonValue, type Message } from '@turnlog/core'
+import { shuffledObjectArb, type Entries } from './shuffled-object-arbitrary.js'
 
 const char = (min: number, max: number): fc.Arbitrary<string> => fc.integer({ min, max }).map((c) => String.fromCharCode(c))
 
@@ -107,9 +108,6 @@ const extraKeyArb: fc.Arbitrary<string> = fc
 
 const extraFieldsArb: fc.Arbitrary<[string, JsonValue][]> = fc.array(fc.tuple(extraKeyArb, jsonValueArb), { maxLength: 4 })
 
-/** `[key, value]` entries; `undefined` values mean "field absent". */
-type Entries = [string, unknown][]
-
 /**
  * Builds an object from entries in a random order, with `Object.fromEntries` so that a `__proto__`
  * key becomes a plain own property (as `JSON.parse` makes it), never the prototype.
@@ -118,19 +116,7 @@ function objectArb(
   required: fc.Arbitrary<Entries>,
   extras: fc.Arbitrary<[string, JsonValue][]> = extraFieldsArb,
 ): fc.Arbitrary<Record<string, unknown>> {
-  return fc
-    .tuple(required, extras)
-    .chain(([known, more]) => {
-      const seen = new Set<string>()
-      const all: Entries = []
-      for (const [k, v] of [...known, ...more]) {
-        if (v === undefined || seen.has(k)) continue
-        seen.add(k)
-        all.push([k, v])
-      }
-      return fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length })
-    })
-    .map((entries) => Object.fromEntries(entries) as Record<string, unknown>)
+  return shuffledObjectArb(required, extras)
 }
 
 const partArb: fc.Arbitrary<Record<string, unknown>> = fc.oneof(

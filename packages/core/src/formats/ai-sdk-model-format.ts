@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
+import { copyPayload, structuralRedaction } from './item-format-kit.js'
 import type { MessageFormat } from './message-format.js'
-import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the AI SDK model message format (`ModelMessage` of the `ai` package, v6). */
 export const AI_SDK_MODEL_FORMAT = 'ai-sdk-model'
@@ -157,7 +157,7 @@ function partText(part: AiSdkModelPart): string {
  */
 export const aiSdkModelFormat: MessageFormat<AiSdkModelMessage> = {
   name: AI_SDK_MODEL_FORMAT,
-  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
+  redactedPayload: structuralRedaction,
   schema: AiSdkModelMessageSchema,
   toolCalls: (payload) => idsOf(payload, 'tool-call'),
   toolResults: (payload) => idsOf(payload, 'tool-result'),
@@ -189,7 +189,7 @@ export const aiSdkModelFormat: MessageFormat<AiSdkModelMessage> = {
     if (kept.length === 0) return undefined
     return cloneJson({ ...payload, content: kept } as unknown as JsonValue)
   },
-  toWire: (payload) => cloneJson(payload as unknown as JsonValue),
+  toWire: copyPayload,
   preview(payload) {
     const kind = idsOf(payload, 'tool-call').length > 0 ? 'tool_calls' : payload.role === 'tool' ? 'tool_result' : 'text'
     const text = typeof payload.content === 'string' ? payload.content : parts(payload).map(partText).join(' ')

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
+import { copyPayload, structuralRedaction } from './item-format-kit.js'
 import type { MessageFormat } from './message-format.js'
-import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the AI SDK UI message format (`UIMessage` of the `ai` package, v6). */
 export const AI_SDK_UI_FORMAT = 'ai-sdk-ui'
@@ -188,7 +188,7 @@ function interruptedPart(part: AiSdkUiPart, content: string): AiSdkUiPart {
  */
 export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
   name: AI_SDK_UI_FORMAT,
-  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
+  redactedPayload: structuralRedaction,
   schema: AiSdkUiMessageSchema,
   toolCalls: (payload) => toolParts(payload).map((p) => p['toolCallId'] as string),
   toolResults: (payload) =>
@@ -230,7 +230,7 @@ export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
     if (parts.length === 0) return undefined
     return cloneJson({ ...payload, parts } as unknown as JsonValue)
   },
-  toWire: (payload) => cloneJson(payload as unknown as JsonValue),
+  toWire: copyPayload,
   preview(payload) {
     const tools = toolParts(payload)
     const kind = tools.length === 0 ? 'text' : tools.every((p) => ANSWERED_STATES.has(String(p['state']))) ? 'tool_result' : 'tool_calls'

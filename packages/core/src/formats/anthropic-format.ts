@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
+import { copyPayload, structuralRedaction } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
-import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the Anthropic Messages API format. */
 export const ANTHROPIC_FORMAT = 'anthropic'
@@ -253,7 +253,7 @@ function preview(payload: AnthropicMessageParam): MessagePreview {
  */
 export const anthropicFormat: AnthropicFormat = {
   name: ANTHROPIC_FORMAT,
-  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
+  redactedPayload: structuralRedaction,
   schema: AnthropicMessageParamSchema,
   toolCalls: callIds,
   toolResults: resultIds,
@@ -261,7 +261,7 @@ export const anthropicFormat: AnthropicFormat = {
     ids.length === 0
       ? []
       : [{ role: 'user', content: ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content, is_error: true })) }],
-  toWire: (payload) => cloneJson(payload as unknown as JsonValue),
+  toWire: copyPayload,
   withoutResults(payload, toolCallIds) {
     const copy = cloneJson(payload as unknown as JsonValue) as { content: AnthropicContentBlock[] | string }
     if (typeof copy.content === 'string') return copy

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { cloneJson, type JsonValue } from '../json-value.js'
+import type { JsonValue } from '../json-value.js'
+import { copyPayload } from './item-format-kit.js'
 import type { MessageFormat } from './message-format.js'
 
 /** A payload of the `json` format: any JSON object, kept verbatim. */
@@ -19,6 +20,6 @@ export const jsonFormat: MessageFormat<JsonPayload> = {
   toolCalls: () => [],
   toolResults: () => [],
   interruptedResults: () => [],
-  toWire: (payload) => cloneJson(payload as JsonValue),
+  toWire: copyPayload,
   preview: (payload) => ({ role: 'json', kind: 'json', text: JSON.stringify(payload) }),
 }

@@ -1,8 +1,7 @@
 import { z } from 'zod'
-import { cloneJson, type JsonValue } from '../json-value.js'
+import { callPreview, copyPayload, resultPreview, structuralRedaction } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
 import { partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
-import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the OpenAI Agents SDK format: one `AgentInputItem` per message. */
 export const OPENAI_AGENTS_FORMAT = 'openai-agents'
@@ -56,6 +55,14 @@ const AnyMessage = z.looseObject({ role: z.enum(['user', 'system', 'assistant'])
 
 const callId = z.string().min(1)
 const status = z.string()
+
+/** The fields a tool search call and its output share: the call id under either name, where it ran. */
+const TOOL_SEARCH_FIELDS = {
+  callId: z.string().nullable().optional(),
+  call_id: z.string().nullable().optional(),
+  execution: z.enum(['client', 'server']).optional(),
+  providerData,
+}
 
 /** The known item kinds: what the SDK's zod schemas require of each (unknown fields are kept). */
 const ITEM_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
@@ -123,21 +130,8 @@ const ITEM_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
     output: z.string().optional(),
     providerData,
   }),
-  tool_search_call: z.looseObject({
-    type: z.literal('tool_search_call'),
-    callId: z.string().nullable().optional(),
-    call_id: z.string().nullable().optional(),
-    execution: z.enum(['client', 'server']).optional(),
-    providerData,
-  }),
-  tool_search_output: z.looseObject({
-    type: z.literal('tool_search_output'),
-    callId: z.string().nullable().optional(),
-    call_id: z.string().nullable().optional(),
-    execution: z.enum(['client', 'server']).optional(),
-    tools: z.array(z.unknown()),
-    providerData,
-  }),
+  tool_search_call: z.looseObject({ type: z.literal('tool_search_call'), ...TOOL_SEARCH_FIELDS }),
+  tool_search_output: z.looseObject({ type: z.literal('tool_search_output'), ...TOOL_SEARCH_FIELDS, tools: z.array(z.unknown()) }),
   program: z.looseObject({ type: z.literal('program'), callId, code: z.string(), fingerprint: z.string(), providerData }),
   program_output: z.looseObject({ type: z.literal('program_output'), callId, output: z.string(), status, providerData }),
   reasoning: z.looseObject({
@@ -232,17 +226,10 @@ function preview(item: OpenAIAgentsItem): MessagePreview {
   if (Object.hasOwn(CALLS, kind) || kind === 'hosted_tool_call' || kind === 'program') {
     const name = typeof item['name'] === 'string' ? item['name'] : kind
     const args = item['arguments'] ?? item['action'] ?? item['actions'] ?? item['operation'] ?? item['code']
-    const call = `${name}(${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)})`
-    return { role: 'assistant', kind: callIds(item).length > 0 ? 'tool_calls' : kind, text: call }
+    return callPreview(kind, callIds(item).length > 0, name, args)
   }
-  if (RESULTS.has(kind) || kind === 'program_output') {
-    const out = item['output'] ?? item['tools']
-    return {
-      role: 'tool',
-      kind: resultIds(item).length > 0 ? 'tool_result' : kind,
-      text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null),
-    }
-  }
+  if (RESULTS.has(kind) || kind === 'program_output')
+    return resultPreview(kind, resultIds(item).length > 0, item['output'] ?? item['tools'])
   if (kind === 'reasoning') return { role: 'assistant', kind, text: partsText(item['content']) }
   return { role: typeof item.role === 'string' ? item.role : 'assistant', kind, text: '' }
 }
@@ -263,11 +250,11 @@ function preview(item: OpenAIAgentsItem): MessagePreview {
  */
 export const openAIAgentsFormat: MessageFormat<OpenAIAgentsItem> = {
   name: OPENAI_AGENTS_FORMAT,
-  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
+  redactedPayload: structuralRedaction,
   schema,
   toolCalls: callIds,
   toolResults: resultIds,
   interruptedResults: (ids, content, call) => ids.map((id) => interrupted(id, content, call)),
-  toWire: (payload) => cloneJson(payload as unknown as JsonValue),
+  toWire: copyPayload,
   preview,
 }

@@ -1,5 +1,5 @@
 import { ChatMessageSchema, type ChatMessage, type ChatRole } from '../chat-message.js'
-import { cloneJson, type JsonValue } from '../json-value.js'
+import { copyPayload } from './item-format-kit.js'
 import type { MessageFormat } from './message-format.js'
 
 /** The name of the OpenAI Chat Completions format (the default for a payload with a chat `role`). */
@@ -97,7 +97,7 @@ export const openAIChatFormat: MessageFormat<ChatMessage> = {
   toolCalls: callIds,
   toolResults: resultIds,
   interruptedResults: (ids, content) => ids.map((id) => ({ role: 'tool', tool_call_id: id, content })),
-  toWire: (payload) => cloneJson(payload as unknown as JsonValue),
+  toWire: copyPayload,
   preview(payload) {
     const calls = callIds(payload)
     const kind = calls.length > 0 ? 'tool_calls' : payload.role === 'tool' ? 'tool_result' : 'text'

@@ -1,8 +1,7 @@
 import { z } from 'zod'
-import { cloneJson, type JsonValue } from '../json-value.js'
+import { callPreview, copyPayload, resultPreview, structuralRedaction } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
 import { optionalString, partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
-import { structuralPlaceholder } from './structural-placeholder.js'
 
 /** The name of the OpenAI Responses API format: one input or output item per message. */
 export const OPENAI_RESPONSES_FORMAT = 'openai-responses'
@@ -253,21 +252,12 @@ function preview(item: OpenAIResponsesItem): MessagePreview {
   if (kind === 'message') return { role: String(item.role), kind: 'text', text: partsText(item['content']) }
   // a call that opens nothing (a server tool search) shows as its own item type
   if (Object.hasOwn(CALLS, kind)) {
-    const name = stringField(item, 'name') ?? kind
     const args = item['arguments'] ?? item['input'] ?? item['action'] ?? item['operation']
-    return {
-      role: 'assistant',
-      kind: callIds(item).length > 0 ? 'tool_calls' : kind,
-      text: `${name}(${typeof args === 'string' ? args : args === undefined ? '' : JSON.stringify(args)})`,
-    }
+    return callPreview(kind, callIds(item).length > 0, stringField(item, 'name') ?? kind, args)
   }
   if (Object.hasOwn(RESULTS, kind)) {
     const out = item['output'] ?? item['reason'] ?? item['approve'] ?? item['tools']
-    return {
-      role: 'tool',
-      kind: resultIds(item).length > 0 ? 'tool_result' : kind,
-      text: typeof out === 'string' ? out : Array.isArray(out) ? partsText(out) : JSON.stringify(out ?? null),
-    }
+    return resultPreview(kind, resultIds(item).length > 0, out)
   }
   if (kind === 'reasoning') return { role: 'assistant', kind, text: partsText(item['summary']) }
   if (kind === 'item_reference') return { role: 'reference', kind, text: String(item.id) }
@@ -290,12 +280,12 @@ function preview(item: OpenAIResponsesItem): MessagePreview {
  */
 export const openAIResponsesFormat: MessageFormat<OpenAIResponsesItem> = {
   name: OPENAI_RESPONSES_FORMAT,
-  redactedPayload: (payload, content) => structuralPlaceholder(payload, content),
+  redactedPayload: structuralRedaction,
   schema,
   toolCalls: callIds,
   toolResults: resultIds,
   interruptedResults: (ids, content, call) =>
     ids.map((id) => interrupted(id, content, call === undefined ? 'function_call' : kindOf(call))),
-  toWire: (payload) => cloneJson(payload as unknown as JsonValue),
+  toWire: copyPayload,
   preview,
 }

@@ -47,6 +47,15 @@ function refusal(payload: unknown): TurnlogError {
 /** The paths (joined by `.`) of a refusal's zod issues. */
 const paths = (e: TurnlogError): string[] => ((e.details?.['issues'] ?? []) as { path: string[] }[]).map((i) => i.path.join('.'))
 
+/** A user message with an orphan result (no call opened `toolu_02Orphan`) followed by text. */
+const orphanWithText = {
+  role: 'user',
+  content: [
+    { type: 'tool_result', tool_use_id: 'toolu_02Orphan', content: 'late' },
+    { type: 'text', text: 'hello' },
+  ],
+} as const
+
 describe('anthropic format', () => {
   it('is registered under its name', () => {
     expect(messageFormatNames()).toContain('anthropic')
@@ -269,13 +278,6 @@ describe('anthropic format', () => {
         { type: 'tool_result', tool_use_id: 'toolu_01A09q90qw90lq917835lq9', content: 'ok' },
       ],
     } as const
-    const orphanWithText = {
-      role: 'user',
-      content: [
-        { type: 'tool_result', tool_use_id: 'toolu_02Orphan', content: 'late' },
-        { type: 'text', text: 'hello' },
-      ],
-    } as const
     const list = [
       anthropic(userOrphanResult),
       anthropic(assistantToolUse),
@@ -299,13 +301,6 @@ describe('anthropic format', () => {
 
   it('puts the interrupted result before a message whose every result is dropped (its text follows the results)', () => {
     // given
-    const orphanWithText = {
-      role: 'user',
-      content: [
-        { type: 'tool_result', tool_use_id: 'toolu_02Orphan', content: 'late' },
-        { type: 'text', text: 'hello' },
-      ],
-    } as const
     const list = [anthropic(assistantUnanswered), anthropic(orphanWithText)]
 
     // when

@@ -1,13 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import {
-  INTERRUPTED_TOOL_RESULT,
-  messageFormatNames,
-  openAIAgentsFormat,
-  parseFormatPayload,
-  toolPairing,
-  toWire,
-  type OpenAIAgentsItem,
-} from '@turnlog/core'
+import { INTERRUPTED_TOOL_RESULT, openAIAgentsFormat, toolPairing, toWire, type OpenAIAgentsItem } from '@turnlog/core'
 import type {
   AgentInputItem,
   ApplyPatchCallResultItem,
@@ -17,54 +9,124 @@ import type {
   ToolSearchCallItem,
   ToolSearchOutputItem,
 } from '@openai/agents-core'
-import { itemFormatChecks } from '../support/item-format-checks.js'
+import { INTERRUPTED_CONTENT, itemFormatChecks, itemFormatTests } from '../support/item-format-checks.js'
 import * as fx from './openai-agents-fixtures.js'
 
 const FORMAT = 'openai-agents'
 const fmt = openAIAgentsFormat
 
-const { msg, refusal, expectVerbatim, expectPair, expectFreshWireCopies } = itemFormatChecks(FORMAT, fmt)
+const { msg, expectFreshWireCopies } = itemFormatChecks(FORMAT, fmt)
+
+const content = INTERRUPTED_CONTENT
+
+// each expected result is typed as the SDK's own item: it compiles only while the SDK accepts that shape
+const INTERRUPTED: [string, OpenAIAgentsItem, string, AgentInputItem][] = [
+  [
+    'function_call',
+    fx.functionCall,
+    'call_weather_1',
+    {
+      type: 'function_call_result',
+      callId: 'call_weather_1',
+      name: 'get_weather',
+      status: 'incomplete',
+      output: content,
+    } satisfies FunctionCallResultItem,
+  ],
+  [
+    'computer_call',
+    fx.computerCall,
+    'call_click_1',
+    {
+      type: 'computer_call_result',
+      callId: 'call_click_1',
+      output: { type: 'computer_screenshot', data: '' },
+    } satisfies ComputerCallResultItem,
+  ],
+  [
+    'shell_call',
+    fx.shellCall,
+    'call_sh_1',
+    {
+      type: 'shell_call_output',
+      callId: 'call_sh_1',
+      status: 'incomplete',
+      output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }],
+    } satisfies ShellCallResultItem,
+  ],
+  [
+    'apply_patch_call',
+    fx.applyPatchCall,
+    'call_patch_1',
+    { type: 'apply_patch_call_output', callId: 'call_patch_1', status: 'failed', output: content } satisfies ApplyPatchCallResultItem,
+  ],
+  [
+    'tool_search_call',
+    { type: 'tool_search_call', callId: 'call_ts_3', execution: 'client', arguments: {} },
+    'call_ts_3',
+    {
+      type: 'tool_search_output',
+      callId: 'call_ts_3',
+      execution: 'client',
+      status: 'incomplete',
+      tools: [],
+    } satisfies ToolSearchOutputItem,
+  ],
+]
 
 describe('openai-agents format', () => {
-  it('is a built-in format', () => {
-    expect(messageFormatNames()).toContain(FORMAT)
-  })
-
-  it.each(Object.entries(fx.AGENTS_FIXTURES))('accepts the SDK-typed fixture %s verbatim', (_name, item) => {
-    expectVerbatim(item)
-  })
-
-  it.each([
-    ['a function call in snake_case (call_id)', { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, 'callId'],
-    ['a function call without name', { type: 'function_call', callId: 'c', arguments: '{}' }, 'name'],
-    ['a function call result without status', { type: 'function_call_result', callId: 'c', name: 'f', output: 'x' }, 'status'],
-    [
-      'a function call result whose output is a number',
-      { type: 'function_call_result', callId: 'c', name: 'f', status: 'completed', output: 3 },
-      'output',
+  itemFormatTests(FORMAT, fmt, {
+    fixtures: fx.AGENTS_FIXTURES,
+    refusals: [
+      ['a function call in snake_case (call_id)', { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, 'callId'],
+      ['a function call without name', { type: 'function_call', callId: 'c', arguments: '{}' }, 'name'],
+      ['a function call result without status', { type: 'function_call_result', callId: 'c', name: 'f', output: 'x' }, 'status'],
+      [
+        'a function call result whose output is a number',
+        { type: 'function_call_result', callId: 'c', name: 'f', status: 'completed', output: 3 },
+        'output',
+      ],
+      ['an assistant message without status', { role: 'assistant', content: [{ type: 'output_text', text: 'x' }] }, 'status'],
+      ['an assistant message with string content', { role: 'assistant', status: 'completed', content: 'x' }, 'content'],
+      ['a system message with parts', { role: 'system', content: [{ type: 'input_text', text: 'x' }] }, 'content'],
+      ['a message with the tool role', { role: 'tool', content: 'x' }, 'role'],
+      [
+        'an output_text part without text',
+        { role: 'assistant', status: 'completed', content: [{ type: 'output_text' }] },
+        'content.0.text',
+      ],
+      ['a computer call without action', { type: 'computer_call', callId: 'c', status: 'completed' }, 'action'],
+      ['a computer call result without output', { type: 'computer_call_result', callId: 'c' }, 'output'],
+      [
+        'a shell call output with no outcome',
+        { type: 'shell_call_output', callId: 'c', output: [{ stdout: '', stderr: '' }] },
+        'output.0.outcome',
+      ],
+      ['a hosted tool call without name', { type: 'hosted_tool_call' }, 'name'],
+      ['a reasoning item without content', { type: 'reasoning' }, 'content'],
+      ['providerData that is an array', { type: 'unknown', providerData: [] }, 'providerData'],
+      ['an item whose type is not a string', { type: null, callId: 'c' }, 'type'],
     ],
-    ['an assistant message without status', { role: 'assistant', content: [{ type: 'output_text', text: 'x' }] }, 'status'],
-    ['an assistant message with string content', { role: 'assistant', status: 'completed', content: 'x' }, 'content'],
-    ['a system message with parts', { role: 'system', content: [{ type: 'input_text', text: 'x' }] }, 'content'],
-    ['a message with the tool role', { role: 'tool', content: 'x' }, 'role'],
-    ['an output_text part without text', { role: 'assistant', status: 'completed', content: [{ type: 'output_text' }] }, 'content.0.text'],
-    ['a computer call without action', { type: 'computer_call', callId: 'c', status: 'completed' }, 'action'],
-    ['a computer call result without output', { type: 'computer_call_result', callId: 'c' }, 'output'],
-    [
-      'a shell call output with no outcome',
-      { type: 'shell_call_output', callId: 'c', output: [{ stdout: '', stderr: '' }] },
-      'output.0.outcome',
-    ],
-    ['a hosted tool call without name', { type: 'hosted_tool_call' }, 'name'],
-    ['a reasoning item without content', { type: 'reasoning' }, 'content'],
-    ['providerData that is an array', { type: 'unknown', providerData: [] }, 'providerData'],
-    ['an item whose type is not a string', { type: null, callId: 'c' }, 'type'],
-  ])('refuses %s with INVALID_MESSAGE at its path', (_what, payload, path) => {
-    expect(refusal(payload).path).toBe(path)
-  })
-
-  it.each(fx.AGENTS_PAIRS.map((p) => [p.call.type, p] as const))('pairs %s with its result by callId', (_kind, pair) => {
-    expectPair(pair)
+    pairs: fx.AGENTS_PAIRS,
+    pairedBy: 'callId',
+    opensNothing: {
+      what: 'hosted calls, programs, server tool searches, messages, reasoning and unknown items',
+      items: [
+        fx.hostedToolCall,
+        fx.serverToolSearchCall,
+        fx.serverToolSearchOutput,
+        fx.programCall,
+        fx.programOutput,
+        fx.reasoning,
+        fx.compaction,
+        fx.unknownItem,
+        fx.futureItem,
+        fx.userText,
+        fx.assistantMessage,
+      ],
+    },
+    interrupted: INTERRUPTED,
+    withProviderId: fx.assistantMessage,
   })
 
   it('a client tool search pairs with its output by callId (or call_id)', () => {
@@ -74,93 +136,7 @@ describe('openai-agents format', () => {
     expect(fmt.toolResults(out)).toEqual(['call_ts_2'])
   })
 
-  it('hosted calls, programs, server tool searches, messages, reasoning and unknown items open and answer nothing', () => {
-    for (const item of [
-      fx.hostedToolCall,
-      fx.serverToolSearchCall,
-      fx.serverToolSearchOutput,
-      fx.programCall,
-      fx.programOutput,
-      fx.reasoning,
-      fx.compaction,
-      fx.unknownItem,
-      fx.futureItem,
-      fx.userText,
-      fx.assistantMessage,
-    ]) {
-      expect(fmt.toolCalls(item as OpenAIAgentsItem)).toEqual([])
-      expect(fmt.toolResults(item as OpenAIAgentsItem)).toEqual([])
-    }
-  })
-
   describe('interrupted results', () => {
-    const content = 'interrupted'
-    // each expected result is typed as the SDK's own item: it compiles only while the SDK accepts that shape
-    const expected: [string, OpenAIAgentsItem, string, AgentInputItem][] = [
-      [
-        'function_call',
-        fx.functionCall,
-        'call_weather_1',
-        {
-          type: 'function_call_result',
-          callId: 'call_weather_1',
-          name: 'get_weather',
-          status: 'incomplete',
-          output: content,
-        } satisfies FunctionCallResultItem,
-      ],
-      [
-        'computer_call',
-        fx.computerCall,
-        'call_click_1',
-        {
-          type: 'computer_call_result',
-          callId: 'call_click_1',
-          output: { type: 'computer_screenshot', data: '' },
-        } satisfies ComputerCallResultItem,
-      ],
-      [
-        'shell_call',
-        fx.shellCall,
-        'call_sh_1',
-        {
-          type: 'shell_call_output',
-          callId: 'call_sh_1',
-          status: 'incomplete',
-          output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }],
-        } satisfies ShellCallResultItem,
-      ],
-      [
-        'apply_patch_call',
-        fx.applyPatchCall,
-        'call_patch_1',
-        { type: 'apply_patch_call_output', callId: 'call_patch_1', status: 'failed', output: content } satisfies ApplyPatchCallResultItem,
-      ],
-      [
-        'tool_search_call',
-        { type: 'tool_search_call', callId: 'call_ts_3', execution: 'client', arguments: {} },
-        'call_ts_3',
-        {
-          type: 'tool_search_output',
-          callId: 'call_ts_3',
-          execution: 'client',
-          status: 'incomplete',
-          tools: [],
-        } satisfies ToolSearchOutputItem,
-      ],
-    ]
-
-    it.each(expected)("answers a %s with the answering kind's own item, which the format's schema accepts", (_kind, call, id, result) => {
-      // when
-      const [made, ...rest] = fmt.interruptedResults([id], content, call)
-
-      // then
-      expect(rest).toEqual([])
-      expect(made).toEqual(result)
-      expect(parseFormatPayload(made, FORMAT)).toEqual(result)
-      expect(fmt.toolResults(made!)).toEqual([id])
-    })
-
     it('without the call, answers with a function_call_result with an empty name', () => {
       expect(fmt.interruptedResults(['a'], content)).toEqual([
         { type: 'function_call_result', callId: 'a', name: '', status: 'incomplete', output: content },
@@ -202,12 +178,6 @@ describe('openai-agents format', () => {
 
   it('toWire returns a fresh, mutable deep copy equal to the payload', () => {
     expectFreshWireCopies(fx.AGENTS_FIXTURES)
-  })
-
-  it('keeps the item id verbatim: it is the provider id, not the message id', () => {
-    const m = msg(fx.assistantMessage)
-    expect(m.payload).toHaveProperty('id', 'msg_68a1')
-    expect(m.id).not.toBe('msg_68a1')
   })
 
   it.each([

@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals'
 import {
   INTERRUPTED_TOOL_RESULT,
-  messageFormatNames,
   openAIResponsesFormat,
   parseFormatPayload,
   toolPairing,
@@ -14,46 +13,144 @@ import type {
   ResponseInputItem,
   ResponseToolSearchOutputItemParam,
 } from 'openai/resources/responses/responses'
-import { itemFormatChecks } from '../support/item-format-checks.js'
+import { INTERRUPTED_CONTENT, itemFormatChecks, itemFormatTests } from '../support/item-format-checks.js'
 import * as fx from './openai-responses-fixtures.js'
 
 const FORMAT = 'openai-responses'
 const fmt = openAIResponsesFormat
 
-const { msg, refusal, expectVerbatim, expectPair, expectFreshWireCopies } = itemFormatChecks(FORMAT, fmt)
+const { msg, expectFreshWireCopies } = itemFormatChecks(FORMAT, fmt)
+
+const content = INTERRUPTED_CONTENT
+
+// each expected result is typed as the SDK's own input item: it compiles only while the SDK accepts that shape
+const INTERRUPTED: [string, OpenAIResponsesItem, string, ResponseInputItem][] = [
+  [
+    'function_call',
+    fx.functionCall,
+    'call_weather_1',
+    { type: 'function_call_output', call_id: 'call_weather_1', output: content } satisfies ResponseInputItem.FunctionCallOutput,
+  ],
+  [
+    'custom_tool_call',
+    fx.customToolCall,
+    'call_sql_1',
+    { type: 'custom_tool_call_output', call_id: 'call_sql_1', output: content } satisfies ResponseCustomToolCallOutput,
+  ],
+  [
+    'computer_call',
+    fx.computerCall,
+    'call_click_1',
+    {
+      type: 'computer_call_output',
+      call_id: 'call_click_1',
+      output: { type: 'computer_screenshot' },
+      status: 'incomplete',
+    } satisfies ResponseInputItem.ComputerCallOutput,
+  ],
+  [
+    'local_shell_call',
+    fx.localShellCall,
+    'call_ls_1',
+    {
+      type: 'local_shell_call_output',
+      id: 'call_ls_1',
+      output: content,
+      status: 'incomplete',
+    } satisfies ResponseInputItem.LocalShellCallOutput,
+  ],
+  [
+    'shell_call',
+    fx.shellCall,
+    'call_sh_1',
+    {
+      type: 'shell_call_output',
+      call_id: 'call_sh_1',
+      output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }],
+      status: 'incomplete',
+    } satisfies ResponseInputItem.ShellCallOutput,
+  ],
+  [
+    'apply_patch_call',
+    fx.applyPatchCall,
+    'call_patch_1',
+    { type: 'apply_patch_call_output', call_id: 'call_patch_1', status: 'failed', output: content } satisfies Omit<
+      ResponseApplyPatchToolCallOutput,
+      'id'
+    >,
+  ],
+  [
+    'mcp_approval_request',
+    fx.mcpApprovalRequest,
+    'mcpr_68aa',
+    {
+      type: 'mcp_approval_response',
+      approval_request_id: 'mcpr_68aa',
+      approve: false,
+      reason: content,
+    } satisfies ResponseInputItem.McpApprovalResponse,
+  ],
+  [
+    'tool_search_call',
+    { type: 'tool_search_call', call_id: 'call_ts_3', execution: 'client', arguments: {} },
+    'call_ts_3',
+    {
+      type: 'tool_search_output',
+      call_id: 'call_ts_3',
+      execution: 'client',
+      tools: [],
+      status: 'incomplete',
+    } satisfies ResponseToolSearchOutputItemParam,
+  ],
+]
 
 describe('openai-responses format', () => {
-  it('is a built-in format', () => {
-    expect(messageFormatNames()).toContain(FORMAT)
-  })
-
-  it.each(Object.entries(fx.RESPONSES_FIXTURES))('accepts the SDK-typed fixture %s verbatim', (_name, item) => {
-    expectVerbatim(item)
-  })
-
-  it.each([
-    ['a function call without call_id', { type: 'function_call', name: 'f', arguments: '{}' }, 'call_id'],
-    ['a function call with an empty call_id', { type: 'function_call', call_id: '', name: 'f', arguments: '{}' }, 'call_id'],
-    ['a function call with arguments as an object', { type: 'function_call', call_id: 'c', name: 'f', arguments: {} }, 'arguments'],
-    ['a function call output without output', { type: 'function_call_output', call_id: 'c' }, 'output'],
-    ['a message with a bad role', { role: 'tool', content: 'x' }, 'role'],
-    ['a message without content', { type: 'message', role: 'user' }, 'content'],
-    ['an input_text part without text', { role: 'user', content: [{ type: 'input_text' }] }, 'content.0.text'],
-    ['a part without a type', { role: 'user', content: [{ text: 'x' }] }, 'content.0.type'],
-    ['a custom tool call output without call_id', { type: 'custom_tool_call_output', output: 'x' }, 'call_id'],
-    [
-      'a computer call output whose output is no screenshot',
-      { type: 'computer_call_output', call_id: 'c', output: { type: 'text' } },
-      'output.type',
+  itemFormatTests(FORMAT, fmt, {
+    fixtures: fx.RESPONSES_FIXTURES,
+    refusals: [
+      ['a function call without call_id', { type: 'function_call', name: 'f', arguments: '{}' }, 'call_id'],
+      ['a function call with an empty call_id', { type: 'function_call', call_id: '', name: 'f', arguments: '{}' }, 'call_id'],
+      ['a function call with arguments as an object', { type: 'function_call', call_id: 'c', name: 'f', arguments: {} }, 'arguments'],
+      ['a function call output without output', { type: 'function_call_output', call_id: 'c' }, 'output'],
+      ['a message with a bad role', { role: 'tool', content: 'x' }, 'role'],
+      ['a message without content', { type: 'message', role: 'user' }, 'content'],
+      ['an input_text part without text', { role: 'user', content: [{ type: 'input_text' }] }, 'content.0.text'],
+      ['a part without a type', { role: 'user', content: [{ text: 'x' }] }, 'content.0.type'],
+      ['a custom tool call output without call_id', { type: 'custom_tool_call_output', output: 'x' }, 'call_id'],
+      [
+        'a computer call output whose output is no screenshot',
+        { type: 'computer_call_output', call_id: 'c', output: { type: 'text' } },
+        'output.type',
+      ],
+      ['a local shell call output naming no call', { type: 'local_shell_call_output', output: 'x' }, 'id'],
+      ['an approval response without approve', { type: 'mcp_approval_response', approval_request_id: 'r' }, 'approve'],
+      ['a reasoning item without summary', { type: 'reasoning', id: 'rs_1' }, 'summary'],
+      ['a compaction without encrypted_content', { type: 'compaction' }, 'encrypted_content'],
+      ['an item reference whose id is a number', { type: 'item_reference', id: 1 }, 'id'],
+      ['an item whose type is not a string', { type: 7, call_id: 'c' }, 'type'],
     ],
-    ['a local shell call output naming no call', { type: 'local_shell_call_output', output: 'x' }, 'id'],
-    ['an approval response without approve', { type: 'mcp_approval_response', approval_request_id: 'r' }, 'approve'],
-    ['a reasoning item without summary', { type: 'reasoning', id: 'rs_1' }, 'summary'],
-    ['a compaction without encrypted_content', { type: 'compaction' }, 'encrypted_content'],
-    ['an item reference whose id is a number', { type: 'item_reference', id: 1 }, 'id'],
-    ['an item whose type is not a string', { type: 7, call_id: 'c' }, 'type'],
-  ])('refuses %s with INVALID_MESSAGE at its path', (_what, payload, path) => {
-    expect(refusal(payload).path).toBe(path)
+    pairs: fx.RESPONSES_PAIRS,
+    pairedBy: 'id',
+    opensNothing: {
+      what: 'hosted calls that carry their own result, messages and reasoning',
+      items: [
+        fx.mcpCall,
+        fx.mcpListTools,
+        fx.fileSearchCall,
+        fx.webSearchCall,
+        fx.codeInterpreterCall,
+        fx.imageGenerationCall,
+        fx.serverToolSearchCall,
+        fx.reasoning,
+        fx.outputMessage,
+        fx.easyUserMessage,
+        fx.compactionItem,
+        fx.itemReference,
+        fx.futureItem,
+      ],
+    },
+    interrupted: INTERRUPTED,
+    withProviderId: fx.outputMessage,
   })
 
   it('refuses a payload that is not an object', () => {
@@ -61,33 +158,8 @@ describe('openai-responses format', () => {
       expect(() => parseFormatPayload(bad, FORMAT)).toThrow(expect.objectContaining({ code: 'INVALID_MESSAGE' }))
   })
 
-  it.each(fx.RESPONSES_PAIRS.map((p) => [p.call.type, p] as const))('pairs %s with its result by id', (_kind, pair) => {
-    expectPair(pair)
-  })
-
   it('reads a local_shell_call_output that names the call by call_id as well', () => {
     expect(fmt.toolResults({ type: 'local_shell_call_output', id: 'lso_1', call_id: 'call_ls_1', output: '' })).toEqual(['call_ls_1'])
-  })
-
-  it('hosted calls that carry their own result, messages and reasoning open and answer nothing', () => {
-    for (const item of [
-      fx.mcpCall,
-      fx.mcpListTools,
-      fx.fileSearchCall,
-      fx.webSearchCall,
-      fx.codeInterpreterCall,
-      fx.imageGenerationCall,
-      fx.serverToolSearchCall,
-      fx.reasoning,
-      fx.outputMessage,
-      fx.easyUserMessage,
-      fx.compactionItem,
-      fx.itemReference,
-      fx.futureItem,
-    ]) {
-      expect(fmt.toolCalls(item as OpenAIResponsesItem)).toEqual([])
-      expect(fmt.toolResults(item as OpenAIResponsesItem)).toEqual([])
-    }
   })
 
   it('a client tool search pairs with its tool_search_output by call_id', () => {
@@ -108,99 +180,6 @@ describe('openai-responses format', () => {
   })
 
   describe('interrupted results', () => {
-    const content = 'interrupted'
-    // each expected result is typed as the SDK's own input item: it compiles only while the SDK accepts that shape
-    const expected: [string, OpenAIResponsesItem, string, ResponseInputItem][] = [
-      [
-        'function_call',
-        fx.functionCall,
-        'call_weather_1',
-        { type: 'function_call_output', call_id: 'call_weather_1', output: content } satisfies ResponseInputItem.FunctionCallOutput,
-      ],
-      [
-        'custom_tool_call',
-        fx.customToolCall,
-        'call_sql_1',
-        { type: 'custom_tool_call_output', call_id: 'call_sql_1', output: content } satisfies ResponseCustomToolCallOutput,
-      ],
-      [
-        'computer_call',
-        fx.computerCall,
-        'call_click_1',
-        {
-          type: 'computer_call_output',
-          call_id: 'call_click_1',
-          output: { type: 'computer_screenshot' },
-          status: 'incomplete',
-        } satisfies ResponseInputItem.ComputerCallOutput,
-      ],
-      [
-        'local_shell_call',
-        fx.localShellCall,
-        'call_ls_1',
-        {
-          type: 'local_shell_call_output',
-          id: 'call_ls_1',
-          output: content,
-          status: 'incomplete',
-        } satisfies ResponseInputItem.LocalShellCallOutput,
-      ],
-      [
-        'shell_call',
-        fx.shellCall,
-        'call_sh_1',
-        {
-          type: 'shell_call_output',
-          call_id: 'call_sh_1',
-          output: [{ stdout: '', stderr: content, outcome: { type: 'timeout' } }],
-          status: 'incomplete',
-        } satisfies ResponseInputItem.ShellCallOutput,
-      ],
-      [
-        'apply_patch_call',
-        fx.applyPatchCall,
-        'call_patch_1',
-        { type: 'apply_patch_call_output', call_id: 'call_patch_1', status: 'failed', output: content } satisfies Omit<
-          ResponseApplyPatchToolCallOutput,
-          'id'
-        >,
-      ],
-      [
-        'mcp_approval_request',
-        fx.mcpApprovalRequest,
-        'mcpr_68aa',
-        {
-          type: 'mcp_approval_response',
-          approval_request_id: 'mcpr_68aa',
-          approve: false,
-          reason: content,
-        } satisfies ResponseInputItem.McpApprovalResponse,
-      ],
-      [
-        'tool_search_call',
-        { type: 'tool_search_call', call_id: 'call_ts_3', execution: 'client', arguments: {} },
-        'call_ts_3',
-        {
-          type: 'tool_search_output',
-          call_id: 'call_ts_3',
-          execution: 'client',
-          tools: [],
-          status: 'incomplete',
-        } satisfies ResponseToolSearchOutputItemParam,
-      ],
-    ]
-
-    it.each(expected)("answers a %s with the answering kind's own item, which the format's schema accepts", (_kind, call, id, result) => {
-      // when
-      const [made, ...rest] = fmt.interruptedResults([id], content, call)
-
-      // then
-      expect(rest).toEqual([])
-      expect(made).toEqual(result)
-      expect(parseFormatPayload(made, FORMAT)).toEqual(result)
-      expect(fmt.toolResults(made!)).toEqual([id])
-    })
-
     it('without the call, answers with a function_call_output', () => {
       expect(fmt.interruptedResults(['a', 'b'], content)).toEqual([
         { type: 'function_call_output', call_id: 'a', output: content },
@@ -245,12 +224,6 @@ describe('openai-responses format', () => {
     const [wired] = toWire([msg(fx.inputMessage)])
     expect(wired).toEqual(fx.inputMessage)
     expect((wired as { content: unknown[] }).content).not.toBe(fx.inputMessage.content)
-  })
-
-  it('keeps the item id verbatim: it is the provider id, not the message id', () => {
-    const m = msg(fx.outputMessage)
-    expect(m.payload).toHaveProperty('id', 'msg_68a1')
-    expect(m.id).not.toBe('msg_68a1')
   })
 
   it.each(

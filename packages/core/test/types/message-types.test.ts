@@ -22,12 +22,7 @@ import {
   type RewindTargetInput,
   type SessionStore,
 } from '@turnlog/core'
-
-/** `true` only when `A` and `B` are the same type. */
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
-function assertType<T extends true>(): T | undefined {
-  return undefined
-}
+import { assertType, type Equal } from '../support/type-equality.js'
 
 const anthropicUser = { role: 'user' as const, content: 'hi' }
 

@@ -26,12 +26,7 @@ import {
   type OpenAIAgentsItem,
   type OpenAIResponsesItem,
 } from '@turnlog/core'
-
-/** `true` only when `A` and `B` are the same type. */
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
-function assertType<T extends true>(): T | undefined {
-  return undefined
-}
+import { assertType, type Equal } from '../support/type-equality.js'
 
 /** Every request message of the openai SDK but the deprecated `function` role, which turnlog refuses (docs/formats.md). */
 type ChatParam = Exclude<OpenAI.Chat.Completions.ChatCompletionMessageParam, OpenAI.Chat.Completions.ChatCompletionFunctionMessageParam>

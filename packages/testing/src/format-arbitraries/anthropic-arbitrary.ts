@@ -5,9 +5,7 @@
 import fc from 'fast-check'
 import type { AnthropicMessageParam, JsonValue } from '@turnlog/core'
 import { jsonValueArb, nonEmptyWeirdStringArb, weirdCharArb, weirdStringArb } from '../arbitraries.js'
-
-/** `[key, value]` entries; `undefined` values mean "field absent". */
-type Entries = [string, unknown][]
+import { shuffledObjectArb, type Entries } from '../shuffled-object-arbitrary.js'
 
 /** Keys a block's or a message's unknown fields must not take: the schema reads them. */
 const RESERVED = new Set([
@@ -49,19 +47,7 @@ function objectOf(
   known: fc.Arbitrary<Entries>,
   extras: fc.Arbitrary<[string, JsonValue][]> = extrasArb,
 ): fc.Arbitrary<Record<string, unknown>> {
-  return fc
-    .tuple(known, extras)
-    .chain(([k, more]) => {
-      const seen = new Set<string>()
-      const all: Entries = []
-      for (const [key, value] of [...k, ...more]) {
-        if (value === undefined || seen.has(key)) continue
-        seen.add(key)
-        all.push([key, value])
-      }
-      return fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length })
-    })
-    .map((entries) => Object.fromEntries(entries) as Record<string, unknown>)
+  return shuffledObjectArb(known, extras)
 }
 
 const maybe = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> => fc.option(arb, { nil: undefined, freq: 2 })

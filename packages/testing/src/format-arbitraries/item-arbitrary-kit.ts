@@ -7,6 +7,7 @@
 import fc from 'fast-check'
 import type { JsonValue } from '@turnlog/core'
 import { jsonValueArb, weirdStringArb } from '../arbitraries.js'
+import { shuffledObjectArb } from '../shuffled-object-arbitrary.js'
 
 /** Field names the item formats' schemas read: unknown extra fields never take them. */
 export const RESERVED_ITEM_KEYS: ReadonlySet<string> = new Set([
@@ -73,19 +74,7 @@ export function itemArb(
   const keyArb = fc
     .oneof(fc.constantFrom('providerData_x', 'x_trace', 'created_by', 'metadata', '__proto__', 'constructor', '0'), weirdStringArb)
     .filter((k) => !reserved.has(k))
-  return fc
-    .tuple(known, fc.array(fc.tuple(keyArb, extraValueArb), { maxLength: maxExtras }))
-    .chain(([fields, extras]) => {
-      const seen = new Set<string>()
-      const all: [string, unknown][] = []
-      for (const [k, v] of [...fields, ...extras]) {
-        if (v === undefined || seen.has(k)) continue
-        seen.add(k)
-        all.push([k, v])
-      }
-      return fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length })
-    })
-    .map((entries) => Object.fromEntries(entries) as Record<string, unknown>)
+  return shuffledObjectArb(known, fc.array(fc.tuple(keyArb, extraValueArb), { maxLength: maxExtras }))
 }
 
 /** A tool or function name: usually a plain identifier, sometimes a weird string. */
