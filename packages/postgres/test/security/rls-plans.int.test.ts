@@ -63,21 +63,25 @@ async function scans(db: TestDatabase): Promise<ScanCounts> {
 }
 
 /**
- * Runs the workload through `store`, closes it (a backend flushes its counters when it exits) and returns
- * the scans it made: the counters after minus before, read once they stop moving.
+ * Fills a session through one store and closes it, then runs the workload through a second store opened
+ * by `open` and closes that too: a backend flushes its counters when it exits, so the counters read
+ * before and after the workload (once they stop moving) hold the workload's scans and nothing else.
  */
-async function workload(db: TestDatabase, store: PostgresStore, tenantId: string | undefined): Promise<ScanCounts> {
+async function workload(db: TestDatabase, open: () => Promise<PostgresStore>, tenantId: string | undefined): Promise<ScanCounts> {
   const options = tenantId === undefined ? {} : { tenantId }
-  const appendTo = await store.createSession(options)
-  const loadFrom = await store.createSession(options)
+  const setup = await open()
+  const appendTo = await setup.createSession(options)
+  const loadFrom = await setup.createSession(options)
   for (let i = 0; i < 10; i++) {
-    await store.append(
+    await setup.append(
       loadFrom,
       Array.from({ length: 100 }, (_, k) => createMessage({ role: 'user', content: `m${i}-${k} ${'x'.repeat(200)}` })),
     )
   }
+  await setup.close()
   await runSql(db.connectionString, 'analyze')
   const before = await settledScans(db)
+  const store = await open()
   const sent: Message[][] = []
   for (let i = 0; i < APPENDS; i++) {
     const batch = turn(i)
@@ -108,18 +112,18 @@ async function settledScans(db: TestDatabase): Promise<ScanCounts> {
 
 it('a tenant writer appends, re-sends and loads through the same indexes as the schema without row level security', async () => {
   // given the schema with row level security disabled on its tables, and the same schema through a tenant writer
-  const plainStore = await openStore({ connectionString: noSeqScan(plain.connectionString), pool: { max: 2 } })
+  await (await openStore({ connectionString: plain.connectionString })).close()
   await runSql(
     plain.connectionString,
     ['sessions', 'events', 'live_messages', 'conflicts', 'tenant_roles', 'message_ids']
       .map((t) => `alter table turnlog.${t} disable row level security;`)
       .join('\n'),
   )
-  const writerStore = await openStore({ connectionString: noSeqScan(writerRole.connectionString), migrate: false, pool: { max: 2 } })
+  const open = (url: string) => () => openStore({ connectionString: noSeqScan(url), migrate: false, pool: { max: 2 } })
 
   // when each runs the same appends, re-sends and loads
-  const withoutRls = await workload(plain, plainStore, undefined)
-  const withRls = await workload(tenant, writerStore, 'plans-tenant')
+  const withoutRls = await workload(plain, open(plain.connectionString), undefined)
+  const withRls = await workload(tenant, open(writerRole.connectionString), 'plans-tenant')
 
   // then both used indexes only: row level security left every query an index path
   const noScans = { events: 0, live_messages: 0, message_ids: 0 }
