@@ -38,9 +38,6 @@ revoke all on function turnlog.append_messages(uuid, bigint, json, json, json, j
 grant execute on function turnlog.append_messages(uuid, bigint, json, json, json, json, json) to turnlog_writer;
 revoke all on function turnlog.append_batches(json, json, json, json, json, json, json, json) from public;
 grant execute on function turnlog.append_batches(json, json, json, json, json, json, json, json) to turnlog_writer;
--- called by the two above as the caller: no more than the plain INSERT the writer may run (it computes the links)
-revoke all on function turnlog.insert_appended(bigint[], uuid[], bigint[], json, json, json, json, json) from public;
-grant execute on function turnlog.insert_appended(bigint[], uuid[], bigint[], json, json, json, json, json) to turnlog_writer;
 revoke all on function turnlog.rebuild_session(uuid) from public;
 grant execute on function turnlog.rebuild_session(uuid) to turnlog_writer;
 revoke all on function turnlog.rebuild_sessions(uuid[]) from public;

@@ -36,7 +36,6 @@ export const SCHEMA_FILES: readonly string[] = [
   'functions/rebuild_sessions.sql',
   'functions/rebuild_read.sql',
   // appends, the message id arbiter, subscriptions' wake-ups and lock order
-  'functions/insert_appended.sql',
   'functions/append_messages.sql',
   'functions/append_batches.sql',
   'functions/events_claim_ids.sql',

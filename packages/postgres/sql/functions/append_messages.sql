@@ -2,9 +2,7 @@
 -- stored, never inspected (they may hold \u0000 or lone surrogates, which JSON operators refuse).
 -- Duplicates are found without taking the session lock, so a retry storm writes nothing and waits for
 -- nothing. "A message id belongs to one session" is checked by the insert's claim (events_claim_ids).
--- Runs as the caller (row level security applies) up to the insert, which insert_appended does with
--- the chain links (as the owner, for the sessions the caller may act on); without bitmap scans (see
--- append_batches). Raises TLS01 (no session), TLV01 (version conflict; detail is the actual version; checked
+-- Runs as the caller (row level security applies), without bitmap scans (see append_batches). Raises TLS01 (no session), TLV01 (version conflict; detail is the actual version; checked
 -- before a conflict is reported), TLM01 (conflict; detail is a JSON list), and 23505 on
 -- message_ids_pkey when another writer stored one of the new ids after the classification (call
 -- again: they are duplicates or conflicts now).
@@ -16,8 +14,6 @@ declare
   v_version bigint;
   v_conflicts json;
   v_new uuid[];
-  v_new_ord bigint[];
-  v_seqs bigint[] := '{}';
   v_dup uuid[];
   v_count int;
 begin
@@ -46,9 +42,8 @@ begin
            'otherSessionId', case when c.own_exists then null else c.other_session end) order by c.ord)
            filter (where (c.own_exists and not c.own_match) or (not c.own_exists and c.other_session is not null)),
          array_agg(c.id order by c.ord) filter (where not c.own_exists and c.other_session is null),
-         array_agg(c.id order by c.ord) filter (where c.own_match),
-         array_agg(c.ord order by c.ord) filter (where not c.own_exists and c.other_session is null)
-    into v_conflicts, v_new, v_dup, v_new_ord
+         array_agg(c.id order by c.ord) filter (where c.own_match)
+    into v_conflicts, v_new, v_dup
     from classified c;
 
   v_count := coalesce(array_length(v_new, 1), 0);
@@ -79,13 +74,14 @@ begin
     raise exception 'version conflict' using errcode = 'TLV01', detail = v_version::text;
   end if;
 
-  -- the seqs by a loop, not generate_series: with a parameter as its bound the generic plan counts 1,000
-  -- rows, so the plan cache would plan the call again every time
-  for i in 1 .. v_count loop
-    v_seqs[i] := v_version + i;
-  end loop;
-  perform turnlog.insert_appended(v_new_ord, array_fill(p_session, array[v_count]), v_seqs, p_ids, p_hashes, p_event_ids,
-    p_payloads, p_data);
+  insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+  select p_session, v_version + row_number() over (order by t.ord), t.event_id::uuid, 'message_appended',
+         t.id::uuid, decode(t.hash, 'hex'), t.payload, t.data
+    from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes),
+                    json_array_elements_text(p_event_ids), json_array_elements(p_payloads), json_array_elements(p_data))
+         with ordinality as t(id, hash, event_id, payload, data, ord)
+   where t.id::uuid = any (v_new)
+   order by t.ord;
 
   return query select v_version + v_count, v_new, coalesce(v_dup, '{}'::uuid[]);
 end

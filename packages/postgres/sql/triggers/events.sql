@@ -1,7 +1,6 @@
 -- The chain. Skips a row only when it already carries a link and the inserting role is turnlog_owner:
 -- only SECURITY DEFINER functions run as the owner, and writers may not insert hash at all (grants.sql),
--- so the paths that store a link this trigger did not compute are insert_appended (the appends: it
--- computes a statement's links from the stored predecessor) and import_events (it computes and checks them).
+-- so the one path that stores a link it did not compute row by row is import_events, which verified it.
 create trigger events_link before insert on turnlog.events
   for each row when (new.hash is null or current_user <> 'turnlog_owner') execute function turnlog.events_link();
 

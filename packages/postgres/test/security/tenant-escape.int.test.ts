@@ -122,18 +122,6 @@ function probes(): [string, string, (sid: string, mid: string) => unknown[]][] {
       ],
     ],
     [
-      'insert_appended',
-      'select turnlog.insert_appended(array[1::bigint], array[$1::uuid], array[2::bigint], $2, $3, $4, $5, $6)',
-      (s) => [
-        s,
-        JSON.stringify([uuid()]),
-        JSON.stringify([hash]),
-        JSON.stringify([uuid()]),
-        JSON.stringify([{ role: 'user', content: 'intrusion' }]),
-        JSON.stringify([{ createdAt: new Date().toISOString() }]),
-      ],
-    ],
-    [
       'redact_message',
       'select * from turnlog.redact_message($1, $2, $3, $4, $5, $6, $7, null)',
       (s, m) => [
