@@ -2,7 +2,9 @@
 -- with one INSERT … SELECT; every later event (appends included) is applied in seq order through
 -- project_event. Equivalent to applying the events one by one: an append after a compaction in the
 -- same statement must not be placed before the compaction looks for the end of the live list (a
--- compaction covering nothing puts its summary at the end as it stands then).
+-- compaction covering nothing puts its summary at the end as it stands then). The rows go in key order
+-- (session, seq: the order of positions, and of UUIDv7 message ids): once the planner has statistics it
+-- may emit them reversed (a hash join), and descending inserts leave the B-tree leaves half full.
 create function turnlog.events_project() returns trigger language plpgsql
 security definer set search_path = pg_catalog, pg_temp as $fn$
 declare
@@ -13,7 +15,8 @@ begin
     from new_events n
     left join (select o.session_id, min(o.seq) as seq from new_events o
                 where o.type <> 'message_appended' group by o.session_id) f on f.session_id = n.session_id
-   where n.type = 'message_appended' and (n.data->>'deferred') is null and (f.seq is null or n.seq < f.seq);
+   where n.type = 'message_appended' and (n.data->>'deferred') is null and (f.seq is null or n.seq < f.seq)
+   order by n.session_id, n.seq;
   for e in select n.* from new_events n
              left join (select o.session_id, min(o.seq) as seq from new_events o
                          where o.type <> 'message_appended' group by o.session_id) f on f.session_id = n.session_id
