@@ -237,17 +237,24 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
     }
     const storageNotes = (turnlog: Map<string, number>, stockNow: Map<string, number>): string =>
       `B/message by table, turnlog: ${breakdown(emptyTurnlog, turnlog, messages)}; stock: ${breakdown(emptyStock, stockNow, messages)}`
-    record({
-      workload: 'LangGraph checkpoint saver: bytes on disk per message, as written',
-      unit: 'B',
-      turnlog: summarize([turnlogBytes / messages]),
-      baseline: summarize([stockBytes / messages]),
-      baselineName: '@langchain/langgraph-checkpoint-postgres',
-      goal: '≤ 0.1× (issue 18)',
-      goalRatio: 0.1,
-      higherIsBetter: false,
-      notes: `${messages} messages in ${args.runs * threads} threads of ${steps} steps; growth of every table (heap, TOAST, indexes), pending writes included, dead row versions not yet vacuumed included: ${(turnlogBytes / 1e6).toFixed(1)} MB vs ${(stockBytes / 1e6).toFixed(1)} MB. ${storageNotes(turnlogTables, stockTables)}`,
-    })
+    const recordBytes = (what: string, turnlogTotal: number, stockTotal: number, notes: string): void =>
+      record({
+        workload: `LangGraph checkpoint saver: bytes on disk per message, ${what}`,
+        unit: 'B',
+        turnlog: summarize([turnlogTotal / messages]),
+        baseline: summarize([stockTotal / messages]),
+        baselineName: '@langchain/langgraph-checkpoint-postgres',
+        goal: '≤ 0.1× (issue 18)',
+        goalRatio: 0.1,
+        higherIsBetter: false,
+        notes,
+      })
+    recordBytes(
+      'as written',
+      turnlogBytes,
+      stockBytes,
+      `${messages} messages in ${args.runs * threads} threads of ${steps} steps; growth of every table (heap, TOAST, indexes), pending writes included, dead row versions not yet vacuumed included: ${(turnlogBytes / 1e6).toFixed(1)} MB vs ${(stockBytes / 1e6).toFixed(1)} MB. ${storageNotes(turnlogTables, stockTables)}`,
+    )
     // the same after VACUUM FULL: the live rows only (what the tables hold once autovacuum has made the
     // space of updated and deleted rows reusable)
     await compact(databaseUrl(args.adminUrl, ours), turnlogSchemas)
@@ -256,17 +263,12 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
     const stockLive = await tableBytes(databaseUrl(args.adminUrl, peer), ['public'])
     const turnlogLiveBytes = sum(turnlogLive) - sum(emptyTurnlog)
     const stockLiveBytes = sum(stockLive) - sum(emptyStock)
-    record({
-      workload: 'LangGraph checkpoint saver: bytes on disk per message, live rows (after VACUUM FULL)',
-      unit: 'B',
-      turnlog: summarize([turnlogLiveBytes / messages]),
-      baseline: summarize([stockLiveBytes / messages]),
-      baselineName: '@langchain/langgraph-checkpoint-postgres',
-      goal: '≤ 0.1× (issue 18)',
-      goalRatio: 0.1,
-      higherIsBetter: false,
-      notes: `${(turnlogLiveBytes / 1e6).toFixed(1)} MB vs ${(stockLiveBytes / 1e6).toFixed(1)} MB. ${storageNotes(turnlogLive, stockLive)}`,
-    })
+    recordBytes(
+      'live rows (after VACUUM FULL)',
+      turnlogLiveBytes,
+      stockLiveBytes,
+      `${(turnlogLiveBytes / 1e6).toFixed(1)} MB vs ${(stockLiveBytes / 1e6).toFixed(1)} MB. ${storageNotes(turnlogLive, stockLive)}`,
+    )
   } finally {
     await store.close()
     await stock.end()
