@@ -1,16 +1,7 @@
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, newMessageId, parseMessage, serializeMessage, toMessage, type Message } from '@turnlog/core'
-import {
-  assistant,
-  eventsOf,
-  expectTurnlogError,
-  nudge,
-  system,
-  toolCall,
-  toolResult,
-  user,
-  type ContractContext,
-} from './contract-helpers.js'
+import { assistant, eventsOf, expectTurnlogError, nudge, system, toolCall, toolResult, user } from './contract-helpers.js'
+import type { ContractContext } from './contract-helpers.js'
 
 /**
  * The `flush` contract: the agent loop's call on every exit path. Skips scaffolding, appends exactly

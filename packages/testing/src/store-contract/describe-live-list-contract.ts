@@ -12,17 +12,8 @@ import {
   type SessionStore,
 } from '@turnlog/core'
 import { withRetry } from '@turnlog/postgres'
-import {
-  assistant,
-  eventsOf,
-  expectTurnlogError,
-  nudge,
-  system,
-  toolCall,
-  toolResult,
-  user,
-  type ContractContext,
-} from './contract-helpers.js'
+import { assistant, eventsOf, expectTurnlogError, nudge, system, toolCall, toolResult, user } from './contract-helpers.js'
+import type { ContractContext } from './contract-helpers.js'
 
 /** How a test copies a message: the same object, a spread copy, a JSON round trip. */
 type CopyKind = 'same' | 'spread' | 'json'

@@ -1,17 +1,7 @@
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, parseMessage, serializeMessage, toMessage, toWire, type Message } from '@turnlog/core'
-import {
-  assistant,
-  eventsOf,
-  expectTurnlogError,
-  liveIds,
-  nudge,
-  system,
-  toolCall,
-  toolResult,
-  user,
-  type ContractContext,
-} from './contract-helpers.js'
+import { assistant, eventsOf, expectTurnlogError, liveIds, nudge, system, toolCall, toolResult, user } from './contract-helpers.js'
+import type { ContractContext } from './contract-helpers.js'
 
 /**
  * One regression test per incident class of the domain brief (§1), each reproducing the incident's
