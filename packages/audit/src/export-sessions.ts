@@ -86,16 +86,9 @@ export function toJsonLine(value: unknown): string {
 }
 
 function sessionRecord(info: SessionInfo): ExportSessionRecord {
-  return {
-    kind: 'session',
-    id: info.sessionId,
-    tenantId: info.tenantId,
-    metadata: info.metadata,
-    createdAt: info.createdAt,
-    updatedAt: info.updatedAt,
-    version: info.version,
-    parent: info.parent === null ? null : { sessionId: info.parent.sessionId, version: info.parent.version, at: info.parent.at },
-  }
+  const { sessionId: id, tenantId, metadata, createdAt, updatedAt, version, parent } = info
+  const from = parent === null ? null : { sessionId: parent.sessionId, version: parent.version, at: parent.at }
+  return { kind: 'session', id, tenantId, metadata, createdAt, updatedAt, version, parent: from }
 }
 
 function eventRecord(e: StoredEvent): ExportEventRecord {

@@ -7,24 +7,7 @@
 export { verifyChain, type ChainBreak, type ChainBreakKind, type ChainVerification } from './verify-chain.js'
 export { verifyExport } from './verify-export.js'
 export { audit } from './audit.js'
-export {
-  AUDIT_CHECKS,
-  FINDING_KINDS,
-  SEVERITIES,
-  countFindings,
-  exitCodeFor,
-  severityAtLeast,
-  type AuditCheck,
-  type AuditCounts,
-  type AuditOptions,
-  type AuditProgress,
-  type AuditReport,
-  type AuditTarget,
-  type Finding,
-  type FindingKind,
-  type FindingKindInfo,
-  type Severity,
-} from './audit-report.js'
+export * from './audit-report.js'
 export { renderFindingLine, renderReportText } from './render-report-text.js'
 export {
   EXPORT_FORMAT,

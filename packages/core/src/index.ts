@@ -5,23 +5,7 @@
  */
 export { ERROR_CODES, MESSAGE_CONFLICT_REASONS, type ConflictReason, type ErrorCode, type MessageConflictReason } from './error-codes.js'
 export { TurnlogError, isTurnlogError, type ErrorDetails, type TurnlogErrorOptions } from './turnlog-error.js'
-export {
-  EXTERNAL_ID_NAMESPACE,
-  EXTERNAL_SCOPE_NAMESPACE,
-  EXTERNAL_SESSION_NAMESPACE,
-  messageIdFromExternal,
-  newEventId,
-  newMessageId,
-  newSessionId,
-  parseEventId,
-  parseMessageId,
-  parseSessionId,
-  sessionIdFromExternal,
-  type Brand,
-  type EventId,
-  type MessageId,
-  type SessionId,
-} from './ids.js'
+export * from './ids.js'
 export { DEFAULT_JSON_LIMITS, cloneJson, toFrozenJson, type JsonLimits, type JsonValue } from './json-value.js'
 export { MAX_JSON_DEPTH, checkJsonDepth, jsonDepth } from './json-depth.js'
 export {
@@ -163,35 +147,4 @@ export type {
   ImportedSession,
   ImportedSessionOutcome,
 } from './imported-session.js'
-export type {
-  AppendOptions,
-  AppendResult,
-  SyncCompaction,
-  SyncCompactionOptions,
-  SyncOptions,
-  SyncResult,
-  CompactInput,
-  CompactResult,
-  ConflictRecord,
-  CreateSessionOptions,
-  EventsOptions,
-  ForkOptions,
-  ListSessionsOptions,
-  LoadOptions,
-  LoadResult,
-  ProjectionDrift,
-  RebuildOptions,
-  RedactOptions,
-  RedactResult,
-  RebuildResult,
-  ReviseOptions,
-  ReviseResult,
-  RewindOptions,
-  RewindResult,
-  RewindTargetInput,
-  SessionInfo,
-  SessionPage,
-  SessionStore,
-  Transcript,
-  WriteOptions,
-} from './session-store.js'
+export type * from './session-store.js'

@@ -22,14 +22,9 @@ const TRANSIENT_SQLSTATES = new Set([
 
 /** Node and node-postgres errors (no SQLSTATE) that mean the connection broke. */
 const TRANSIENT_NODE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
-const TRANSIENT_MESSAGES = [
-  'Connection terminated',
-  'connection is closed',
-  'Client has encountered a connection error',
-  'Client was closed and is not queryable',
-  'terminating connection',
-  'server closed the connection unexpectedly',
-]
+/** Error messages (no SQLSTATE) that mean the connection broke under a statement. */
+const TRANSIENT_MESSAGE =
+  /Connection terminated|connection is closed|Client has encountered a connection error|Client was closed and is not queryable|terminating connection|server closed the connection unexpectedly/
 
 interface DriverError {
   code?: unknown
@@ -154,7 +149,7 @@ function mapReadable(error: unknown): TurnlogError {
         { cause: error },
       )
     }
-    if (TRANSIENT_MESSAGES.some((m) => message.includes(m))) {
+    if (TRANSIENT_MESSAGE.test(message)) {
       return new TurnlogError('DB_TRANSIENT', `connection failure: ${message}`, { cause: error })
     }
   }

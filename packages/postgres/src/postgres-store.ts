@@ -47,7 +47,7 @@ import { HistoryOperations } from './store/history-operations.js'
 import type { PostgresStoreInit } from './store/postgres-store-init.js'
 import { ReadOperations } from './store/read-operations.js'
 import { RebuildOperations } from './store/rebuild-operations.js'
-import { RedactOperations } from './store/redact-operations.js'
+import { redactMessage } from './store/redact-message.js'
 import { SessionOperations } from './store/session-operations.js'
 import { StoreContext } from './store/store-context.js'
 import { SyncOperations } from './store/sync-operations.js'
@@ -74,7 +74,6 @@ export class PostgresStore implements SessionStore {
   readonly #history: HistoryOperations
   readonly #compaction: CompactOperations
   readonly #rebuilds: RebuildOperations
-  readonly #redaction: RedactOperations
   readonly #admin: AdminOperations
   readonly #syncs: SyncOperations
 
@@ -88,7 +87,6 @@ export class PostgresStore implements SessionStore {
     this.#history = new HistoryOperations(ctx)
     this.#compaction = new CompactOperations(ctx)
     this.#rebuilds = new RebuildOperations(ctx, this.#reads)
-    this.#redaction = new RedactOperations(ctx)
     this.#admin = new AdminOperations(ctx)
     this.#syncs = new SyncOperations(ctx)
     StoreTelemetry.attach(this, ctx.telemetry)
@@ -225,7 +223,7 @@ export class PostgresStore implements SessionStore {
 
   @traced('redact', spanAttributes.redact)
   async redact(sessionId: string, messageId: string, options: RedactOptions = {}): Promise<RedactResult> {
-    return this.#redaction.redact(sessionId, messageId, options)
+    return redactMessage(this.#ctx, sessionId, messageId, options)
   }
 
   @traced('conflicts', spanAttributes.conflicts)
