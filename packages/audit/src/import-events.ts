@@ -117,16 +117,9 @@ function parseSessionRecord(value: Record<string, unknown>, line: number): Parse
       at: guard(line, 'parent.at', () => parseMessageId(p['at'])),
     }
   }
-  return {
-    line,
-    id,
-    tenantId,
-    metadata,
-    createdAt: isoField(r.createdAt, 'createdAt', line),
-    updatedAt: isoField(r.updatedAt, 'updatedAt', line),
-    version,
-    parent,
-  }
+  const createdAt = isoField(r.createdAt, 'createdAt', line)
+  const updatedAt = isoField(r.updatedAt, 'updatedAt', line)
+  return { line, id, tenantId, metadata, createdAt, updatedAt, version, parent }
 }
 
 /**

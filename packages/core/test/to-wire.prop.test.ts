@@ -2,7 +2,6 @@ import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import {
   createMessage,
-  serializeMessage,
   toWire,
   toolCallIds,
   toolPairing,
@@ -13,10 +12,9 @@ import {
   type WireMessage,
 } from '@turnlog/core'
 import { messageArb } from '@turnlog/testing'
+import { SYNTHETIC, checkRepairedWire } from './support/repair-pairing.js'
 
 const RUNS = { numRuns: 300 }
-/** Content of the synthetic results: no generated message has it. */
-const SYNTHETIC = 'synthetic result \u{1F9EA} 6f1c2b'
 const ENVELOPE_KEYS = ['id', 'createdAt', 'ephemeral', 'externalId', 'status'] as const
 
 /** Lists of messages whose tool calls and results share a small pool of call ids, so that calls
@@ -88,36 +86,28 @@ describe('toWire (properties)', () => {
   it('repairs any list into one providers accept, keeping the original messages in order', () => {
     fc.assert(
       fc.property(pairingListArb, (messages) => {
-        // given
-        const before = messages.map((m) => serializeMessage(m))
-        const pairing = toolPairing(messages)
+        checkRepairedWire<WireMessage>(messages, (wire, pairing) => {
+          // then: paired
+          expect(toolPairing(asMessages(wire)).ok).toBe(true)
 
-        // when
-        const wire = toWire(messages, { repairPairing: true, interruptedContent: SYNTHETIC })
+          // then: what remains of the input is the input minus orphans and extra results, in order
+          const dropped = new Set<string>([
+            ...pairing.orphans.map((o) => o.messageId),
+            ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1)),
+          ])
+          const synthetic = wire.filter((w) => w.content === SYNTHETIC)
+          const kept = wire.filter((w) => !synthetic.includes(w))
+          expect(kept).toEqual(messages.filter((m) => !dropped.has(m.id)).map((m) => m.payload))
+          expect(synthetic.map((s) => toolResultId(s as ChatMessage)).sort()).toEqual(pairing.unanswered.map((u) => u.toolCallId).sort())
 
-        // then: paired
-        expect(toolPairing(asMessages(wire)).ok).toBe(true)
-
-        // then: what remains of the input is the input minus orphans and extra results, in order
-        const dropped = new Set<string>([
-          ...pairing.orphans.map((o) => o.messageId),
-          ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1)),
-        ])
-        const synthetic = wire.filter((w) => w.content === SYNTHETIC)
-        const kept = wire.filter((w) => !synthetic.includes(w))
-        expect(kept).toEqual(messages.filter((m) => !dropped.has(m.id)).map((m) => m.payload))
-        expect(synthetic.map((s) => toolResultId(s as ChatMessage)).sort()).toEqual(pairing.unanswered.map((u) => u.toolCallId).sort())
-
-        // then: each synthetic result sits in the block of results right after its call
-        wire.forEach((w, i) => {
-          if (!synthetic.includes(w)) return
-          let j = i - 1
-          while (j >= 0 && wire[j]?.role === 'tool') j--
-          expect(toolCallIds(wire[j] as ChatMessage)).toContain(toolResultId(w as ChatMessage))
+          // then: each synthetic result sits in the block of results right after its call
+          wire.forEach((w, i) => {
+            if (!synthetic.includes(w)) return
+            let j = i - 1
+            while (j >= 0 && wire[j]?.role === 'tool') j--
+            expect(toolCallIds(wire[j] as ChatMessage)).toContain(toolResultId(w as ChatMessage))
+          })
         })
-
-        // then: the input is untouched
-        expect(messages.map((m) => serializeMessage(m))).toEqual(before)
       }),
       RUNS,
     )

@@ -1,5 +1,6 @@
 import { isTurnlogError } from '@turnlog/core'
 import type { RetryOptions } from '@turnlog/postgres'
+import { retryWhile } from '@turnlog/postgres/internal'
 
 /** Errors a history write raises itself: final, never retried (a stale suffix, a reused operation id). */
 const finalErrors = new WeakSet<object>()
@@ -18,18 +19,7 @@ export function finalError<E extends object>(error: E): E {
  * back-off with full jitter, as `withRetry`; the last error is thrown as it is.
  */
 export async function retryHistoryWrite<T>(attempt: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
-  const attempts = options.attempts ?? 5
-  const base = options.baseDelayMs ?? 50
-  const max = options.maxDelayMs ?? 2000
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt()
-    } catch (error) {
-      const retryable =
-        (isTurnlogError(error, 'DB_TRANSIENT') || isTurnlogError(error, 'VERSION_CONFLICT')) && !finalErrors.has(error as object)
-      if (n >= attempts || !retryable) throw error
-      options.onRetry?.(error, n)
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(max, base * 2 ** (n - 1))))
-    }
-  }
+  const retryable = (error: unknown): boolean =>
+    (isTurnlogError(error, 'DB_TRANSIENT') || isTurnlogError(error, 'VERSION_CONFLICT')) && !finalErrors.has(error as object)
+  return retryWhile(attempt, retryable, options)
 }

@@ -39,6 +39,15 @@ export interface RetryOptions {
 export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   checkFunction(fn, 'fn')
   options = parseInput(RetryOptionsSchema, options, 'options') as RetryOptions
+  return retryWhile(fn, (error) => isTurnlogError(error, 'DB_TRANSIENT'), options)
+}
+
+/**
+ * Runs `fn` again (at most `options.attempts` times in all) while its error satisfies `retryable`,
+ * with exponential back-off and full jitter; the last error is thrown as it is. The loop of
+ * {@link withRetry}, for callers that retry on more than `DB_TRANSIENT` (options are not checked here).
+ */
+export async function retryWhile<T>(fn: () => Promise<T>, retryable: (error: unknown) => boolean, options: RetryOptions = {}): Promise<T> {
   const attempts = options.attempts ?? 5
   const base = options.baseDelayMs ?? 50
   const max = options.maxDelayMs ?? 2000
@@ -46,7 +55,7 @@ export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions =
     try {
       return await fn()
     } catch (error) {
-      if (attempt >= attempts || !isTurnlogError(error, 'DB_TRANSIENT')) throw error
+      if (attempt >= attempts || !retryable(error)) throw error
       options.onRetry?.(error, attempt)
       const delay = Math.random() * Math.min(max, base * 2 ** (attempt - 1))
       await new Promise((resolve) => setTimeout(resolve, delay))

@@ -14,10 +14,9 @@ import {
   type MessageId,
 } from '@turnlog/core'
 import { anthropicAnsweringArb, anthropicCallingArb, anthropicPayloadArb } from '@turnlog/testing'
+import { SYNTHETIC, checkRepairedWire } from '../support/repair-pairing.js'
 
 const RUNS = { numRuns: 300 }
-/** Content of the synthetic results: no generated message has it. */
-const SYNTHETIC = 'synthetic result \u{1F9EA} 6f1c2b'
 const CALL_IDS = ['toolu_a', 'toolu_b', 'toolu_c', 'toolu_d']
 
 const anthropic = (payload: AnthropicMessageParam): Message<AnthropicMessageParam> =>
@@ -65,35 +64,29 @@ describe('anthropic format (properties)', () => {
   it("repairPairing leaves no unanswered call, no orphan and no duplicate, in the format's own shape, right after the call's results", () => {
     fc.assert(
       fc.property(sessionArb, (messages) => {
-        // given
-        const before = messages.map((m) => serializeMessage(m))
-        const pairing = toolPairing(messages)
+        checkRepairedWire<AnthropicMessageParam>(messages, (wire, pairing) => {
+          // then: every wire message is a valid payload, and the list pairs
+          for (const w of wire) expect(anthropicFormat.schema.safeParse(w).success).toBe(true)
+          const rewired = wire.map((payload, i) => ({ id: `wire-${i}` as MessageId, payload, format: ANTHROPIC_FORMAT }))
+          expect(toolPairing(rewired).ok).toBe(true)
 
-        // when
-        const wire = toWire(messages, { repairPairing: true, interruptedContent: SYNTHETIC }) as AnthropicMessageParam[]
+          // then: one synthetic is_error tool_result per unanswered call, in a user message after its call and the call's results
+          const synthetic = wire.flatMap((w, i) =>
+            isSynthetic(w) ? blocks(w).map((b) => ({ id: b['tool_use_id'] as string, at: i })) : [],
+          )
+          expect(synthetic.map((s) => s.id).sort()).toEqual(pairing.unanswered.map((u) => u.toolCallId).sort())
+          for (const s of synthetic) {
+            let j = s.at - 1
+            while (j >= 0 && wire[j]?.role === 'user' && blocks(wire[j]!).some((b) => b.type === 'tool_result')) j--
+            expect(anthropicFormat.toolCalls(wire[j]!)).toContain(s.id)
+          }
 
-        // then: every wire message is a valid payload, and the list pairs
-        for (const w of wire) expect(anthropicFormat.schema.safeParse(w).success).toBe(true)
-        const rewired = wire.map((payload, i) => ({ id: `wire-${i}` as MessageId, payload, format: ANTHROPIC_FORMAT }))
-        expect(toolPairing(rewired).ok).toBe(true)
-
-        // then: one synthetic is_error tool_result per unanswered call, in a user message after its call and the call's results
-        const synthetic = wire.flatMap((w, i) => (isSynthetic(w) ? blocks(w).map((b) => ({ id: b['tool_use_id'] as string, at: i })) : []))
-        expect(synthetic.map((s) => s.id).sort()).toEqual(pairing.unanswered.map((u) => u.toolCallId).sort())
-        for (const s of synthetic) {
-          let j = s.at - 1
-          while (j >= 0 && wire[j]?.role === 'user' && blocks(wire[j]!).some((b) => b.type === 'tool_result')) j--
-          expect(anthropicFormat.toolCalls(wire[j]!)).toContain(s.id)
-        }
-
-        // then: without orphans and second results, the input's payloads are all there, in order
-        const dropped = new Set([...pairing.orphans.map((o) => o.messageId), ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1))])
-        const kept = wire.filter((w) => !isSynthetic(w))
-        const untouched = messages.filter((m) => !dropped.has(m.id)).map((m) => m.payload)
-        for (const p of untouched) expect(kept).toContainEqual(p)
-
-        // then: the input is untouched
-        expect(messages.map((m) => serializeMessage(m))).toEqual(before)
+          // then: without orphans and second results, the input's payloads are all there, in order
+          const dropped = new Set([...pairing.orphans.map((o) => o.messageId), ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1))])
+          const kept = wire.filter((w) => !isSynthetic(w))
+          const untouched = messages.filter((m) => !dropped.has(m.id)).map((m) => m.payload)
+          for (const p of untouched) expect(kept).toContainEqual(p)
+        })
       }),
       RUNS,
     )

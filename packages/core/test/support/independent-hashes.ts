@@ -14,16 +14,14 @@ export function sha256(data: string | Uint8Array): string {
  * (WTF-8; Python's `encode('utf-8', 'surrogatepass')`). Equal to UTF-8 for well-formed strings.
  */
 export function wtf8(text: string): Uint8Array {
-  const out: number[] = []
-  for (const ch of text) {
-    // for…of yields whole code points, and a lone surrogate as itself
-    const c = ch.codePointAt(0) ?? 0
-    if (c < 0x80) out.push(c)
-    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 0x3f))
-    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f))
-    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 0x3f), 0x80 | ((c >> 6) & 0x3f), 0x80 | (c & 0x3f))
-  }
-  return Uint8Array.from(out)
+  // well-formed runs go through node's own UTF-8 encoder; a lone surrogate (a code point of category
+  // Cs under the u flag) is written by hand: 0xED, then its low 12 bits in two continuation bytes
+  const pieces = text.split(/(\p{Cs})/u).map((piece) => {
+    if (!/^\p{Cs}$/u.test(piece)) return Buffer.from(piece, 'utf8')
+    const unit = piece.charCodeAt(0)
+    return Buffer.from([0xed, 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)])
+  })
+  return Buffer.concat(pieces)
 }
 
 /** RFC 4122 §4.3 name-based UUID, version 5 (SHA-1), lower-case. */

@@ -1,14 +1,13 @@
 /** Small helpers for property tests over JSON values. */
 
-/** A seeded PRNG (mulberry32), so a shuffle replays with its fast-check seed. */
+/** A seeded PRNG (xorshift32), so a shuffle replays with its fast-check seed. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0
+  let state = seed >>> 0 || 1 // xorshift stays at 0 once there
   return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    return (state >>> 0) / 4294967296
   }
 }
 
