@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { ERROR_CODES } from '@turnlog/core'
+import { thrownValueArb } from '@turnlog/testing'
 import { CLI_ERROR_CODES, CliError, describeError } from '../src/cli-error.js'
 
 describe('describeError', () => {
@@ -57,11 +58,7 @@ describe('the CLI error codes', () => {
     // given any thrown value that is not a TurnlogError (plain errors, node errors, strings, objects, …)
     fc.assert(
       fc.property(
-        fc.oneof(
-          fc.anything(),
-          fc.string().map((m) => new Error(m)),
-          fc.constantFrom('ENOENT', 'EACCES', 'EPIPE').map((c) => Object.assign(new Error(c), { code: c })),
-        ),
+        thrownValueArb(fc.constantFrom('ENOENT', 'EACCES', 'EPIPE').map((c) => Object.assign(new Error(c), { code: c }))),
         (thrown) => {
           // when the CLI describes it
           const report = describeError(thrown)

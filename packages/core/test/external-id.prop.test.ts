@@ -7,6 +7,14 @@ import { nonEmptyWeirdStringArb } from '@turnlog/testing'
 
 const coreDir = fileURLToPath(new URL('..', import.meta.url))
 
+/** Message ids as four chat platforms write them. */
+const PLATFORM_IDS = [
+  'telegram:chat42:msg9001',
+  'slack:T024BE7LD:C024BE91L:1700000000.000100',
+  'discord:123456789012345678',
+  'whatsapp:wamid.HBgLMTU1NTU1NTU1NTUVAgASGBQzQTg2',
+]
+
 /** An RFC 4122 §4.3 (name-based, SHA-1) implementation on node:crypto, with WTF-8 bytes for lone surrogates. */
 const RFC4122_V5 = `
 const wtf8 = (s) => {
@@ -52,14 +60,11 @@ process.stdout.write(JSON.stringify({
 describe('external ids (properties)', () => {
   it('derive the same message id in another process, for hundreds of weird and ordinary external ids', () => {
     // given
-    const names = [
-      'telegram:chat42:msg9001',
-      'slack:T024BE7LD:C024BE91L:1700000000.000100',
-      'discord:123456789012345678',
-      'whatsapp:wamid.HBgLMTU1NTU1NTU1NTUVAgASGBQzQTg2',
+    const generated = [
       ...fc.sample(fc.stringMatching(/^[a-z]{2,10}:[0-9]{1,12}:[0-9a-f]{4,16}$/), 50),
       ...fc.sample(nonEmptyWeirdStringArb, 250),
     ]
+    const names = [...PLATFORM_IDS, ...generated]
 
     // when
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD], {

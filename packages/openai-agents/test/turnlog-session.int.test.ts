@@ -12,6 +12,7 @@ import type { AgentInputItem, SessionHistoryTransactionArgs } from '@openai/agen
 import { isTurnlogError, type StoredEvent } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { HistoryLedger, TURNLOG_SESSION_REASONS, TurnlogSession } from '@turnlog/openai-agents'
+import { rejection } from '@turnlog/testing'
 import { assistantMessage, compactionItem, functionCall, functionResult, userMessage } from './support/agent-items.js'
 import { STORE_KINDS, useStore } from './support/open-test-store.js'
 
@@ -19,15 +20,6 @@ async function eventsOf(store: PostgresStore, sessionId: string): Promise<Stored
   const out: StoredEvent[] = []
   for await (const event of store.events(sessionId)) out.push(event)
   return out
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a rejection')
 }
 
 describe.each(STORE_KINDS)('TurnlogSession (%s)', (kind) => {

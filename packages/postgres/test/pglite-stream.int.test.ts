@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { ERROR_CODES, isTurnlogError } from '@turnlog/core'
 import { openStore } from '@turnlog/postgres'
 import { mapDatabaseError } from '@turnlog/postgres/internal'
+import { thrownValueArb } from '@turnlog/testing'
 
 describe('errors of the embedded store', () => {
   it('a streaming query through store.db is a TurnlogError INVALID_INPUT, not a plain Error (regression)', async () => {
@@ -27,20 +28,13 @@ describe('errors of the embedded store', () => {
 
   it('mapDatabaseError turns any thrown value into a TurnlogError with a registered code', () => {
     fc.assert(
-      fc.property(
-        fc.oneof(
-          fc.anything(),
-          fc.string().map((m) => new Error(m)),
-          fc.record({ code: fc.string(), message: fc.string() }),
-        ),
-        (thrown) => {
-          // when any value a driver (or anything else) can throw is mapped
-          const mapped = mapDatabaseError(thrown)
-          // then it is a TurnlogError with a code of the registry
-          expect(isTurnlogError(mapped)).toBe(true)
-          expect(mapped.code in ERROR_CODES).toBe(true)
-        },
-      ),
+      fc.property(thrownValueArb(fc.record({ code: fc.string(), message: fc.string() })), (thrown) => {
+        // when any value a driver (or anything else) can throw is mapped
+        const mapped = mapDatabaseError(thrown)
+        // then it is a TurnlogError with a code of the registry
+        expect(isTurnlogError(mapped)).toBe(true)
+        expect(mapped.code in ERROR_CODES).toBe(true)
+      }),
       { numRuns: 300 },
     )
   })

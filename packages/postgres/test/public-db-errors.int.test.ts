@@ -10,7 +10,7 @@ import {
   rebaseAfterRestore,
   rebaseSubscription,
 } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, rejection, type TestDatabase } from '@turnlog/testing'
 
 /** The public functions that take a kysely (or a `{ db, flavor }`) instead of a store. */
 const calls: readonly (readonly [string, (db: Kysely<unknown>) => Promise<unknown>])[] = [
@@ -20,15 +20,6 @@ const calls: readonly (readonly [string, (db: Kysely<unknown>) => Promise<unknow
   ['rebaseSubscription', (db) => rebaseSubscription({ db, flavor: 'postgres' }, 'nobody', { toStart: true })],
   ['rebaseAfterRestore', (db) => rebaseAfterRestore({ db, flavor: 'postgres' })],
 ]
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected the call to fail')
-}
 
 let unmigrated: TestDatabase
 const opened: Kysely<unknown>[] = []

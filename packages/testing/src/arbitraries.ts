@@ -298,3 +298,15 @@ export const messageArb: fc.Arbitrary<Message> = fc
     if (createdAt !== undefined) options.createdAt = createdAt
     return createMessage(payload, options)
   })
+
+/**
+ * Any value code may throw: anything at all, a plain `Error` with any message, or one of `others`
+ * (node errors with a `code`, driver errors, …), for properties over error mapping.
+ */
+export function thrownValueArb(...others: fc.Arbitrary<unknown>[]): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    fc.anything(),
+    fc.string().map((m) => new Error(m)),
+    ...others,
+  )
+}

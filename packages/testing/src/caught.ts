@@ -11,6 +11,16 @@ export async function caught(work: Promise<unknown> | (() => unknown)): Promise<
   }
 }
 
+/** What `promise` rejected with; throws when it fulfils (the caller expected the call to fail). */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a rejection, but the call succeeded')
+}
+
 /** A JSON value nested `levels` deep: `{ a: { a: … 'leaf' } }` (for depth-limit tests). */
 export function nestedObject(levels: number): unknown {
   let v: unknown = 'leaf'

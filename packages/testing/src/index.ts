@@ -44,6 +44,7 @@ export {
   metaArb,
   nonEmptyWeirdStringArb,
   safeTextArb,
+  thrownValueArb,
   toolCallIdArb,
   weirdCharArb,
   weirdStringArb,
@@ -92,4 +93,4 @@ export {
 export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'
 export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, type StoreKind } from './open-test-store.js'
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
-export { caught, nestedObject } from './caught.js'
+export { caught, nestedObject, rejection } from './caught.js'

@@ -1,7 +1,8 @@
 // A complete useChat + streamText turn on embedded PGlite, with the AI SDK's mock model: the request is
 // recorded, the streamed reply stored (partial after its step, final at the end), and the chat loads
 // back as the client built it from the stream.
-import { createUIMessageStream, readUIMessageStream, simulateReadableStream, streamText, validateUIMessages, type UIMessage } from 'ai'
+import { createUIMessageStream, readUIMessageStream, simulateReadableStream, streamText, validateUIMessages } from 'ai'
+import type { UIMessage, UIMessageStreamWriter } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { loadChat, loadChatState, persistReply, receiveChat } from '@turnlog/ai-sdk'
 import { openStore } from 'turnlog'
@@ -28,19 +29,14 @@ const store = await openStore({ embedded: true })
 try {
   const question: UIMessage = { id: 'client-1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] }
   const turn = await receiveChat(store, 'sample-chat', { messages: [question] })
-  const reply = persistReply(store, turn)
+  const { generateId, onStepFinish, onFinish, done: stored } = persistReply(store, turn)
   const result = streamText({ model, messages: [{ role: 'user', content: 'Hi' }] })
-  const stream = createUIMessageStream({
-    originalMessages: turn.messages,
-    generateId: reply.generateId,
-    onStepFinish: reply.onStepFinish,
-    onFinish: reply.onFinish,
-    execute: ({ writer }) => writer.merge(result.toUIMessageStream()),
-  })
+  const execute = ({ writer }: { writer: UIMessageStreamWriter }): void => writer.merge(result.toUIMessageStream())
+  const stream = createUIMessageStream({ originalMessages: turn.messages, generateId, onStepFinish, onFinish, execute })
   // the client's side: the SDK builds the reply from the stream
   let client: UIMessage | undefined
   for await (const message of readUIMessageStream({ stream })) client = message
-  const done = await reply.done
+  const done = await stored
   const chat = await loadChat(store, 'sample-chat')
   await validateUIMessages({ messages: chat })
   const state = await loadChatState(store, 'sample-chat')

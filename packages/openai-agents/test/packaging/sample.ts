@@ -1,18 +1,7 @@
 // A user's program: an OpenAI Agents SDK agent with a tool, its conversation kept by turnlog in embedded
 // PGlite. The model is a tiny scripted `Model` (no network, no API key): it calls the tool, then answers.
-import {
-  Agent,
-  Usage,
-  run,
-  setTracingDisabled,
-  tool,
-  type AgentInputItem,
-  type AgentOutputItem,
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  type StreamEvent,
-} from '@openai/agents-core'
+import { Agent, Usage, run, setTracingDisabled, tool } from '@openai/agents-core'
+import type { AgentInputItem, AgentOutputItem, Model, ModelRequest, ModelResponse, StreamEvent } from '@openai/agents-core'
 import { audit, openStore } from 'turnlog'
 import { TurnlogSession } from '@turnlog/openai-agents'
 

@@ -6,8 +6,8 @@ import { describe, expect, it } from '@jest/globals'
 import pg from 'pg'
 import { createMessage, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { type TestDatabase, useTestStore } from '@turnlog/testing'
-import { appendCounts, expectCode, rejection, sleep } from './support/fault-helpers.js'
+import { rejection, type TestDatabase, useTestStore } from '@turnlog/testing'
+import { appendCounts, expectCode, sleep } from './support/fault-helpers.js'
 
 let db: TestDatabase
 let direct: PostgresStore

@@ -112,16 +112,6 @@ export class BackendKiller {
   }
 }
 
-/** Awaits `promise` expecting a rejection; returns the error (fails the test when it resolves). */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a rejection, but the call succeeded')
-}
-
 /** True for a {@link TurnlogError} whose code is in the registry. */
 export function isRegistryError(error: unknown): error is TurnlogError {
   return isTurnlogError(error) && Object.hasOwn(ERROR_CODES, error.code)
