@@ -13,18 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { sql } from 'kysely'
-import {
-  ERROR_CODES,
-  GENESIS_HASH,
-  createMessage,
-  isTurnlogError,
-  toFrozenJson,
-  type ErrorCode,
-  type Message,
-  type SessionId,
-} from '@turnlog/core'
+import { GENESIS_HASH, createMessage, toFrozenJson, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import {
+  IMPORT_INPUT_CODES,
+  OutcomeTally,
   buildKit,
   chatPayloadArb,
   createTestDatabase,
@@ -32,10 +25,12 @@ import {
   describeThrown as describeError,
   garbageArb,
   invalidIdArb,
+  isRecordingProgress,
   jsonValueArb,
   messageArb,
   openTestStore,
   outcomeCode,
+  recordingProgress,
   safeTextArb,
   settle,
   sqlArb,
@@ -66,17 +61,6 @@ import {
 import { exportedChainHash } from '@turnlog/audit/internal'
 import { seedRealisticSession } from './audit-fixtures.js'
 
-/** The codes bad input may get. Anything else (DB_ERROR above all) is a finding. */
-const INPUT_CODES: readonly ErrorCode[] = [
-  'INVALID_INPUT',
-  'INVALID_MESSAGE',
-  'MESSAGE_TOO_LARGE',
-  'MESSAGE_CONFLICT',
-  'SESSION_NOT_FOUND',
-  'SESSION_EXISTS',
-  'IMPORT_FAILED',
-]
-
 // ---------------------------------------------------------------------------------------------------
 // values built at call time, printable in counterexamples
 
@@ -99,17 +83,8 @@ type Build<T = unknown> = KitBuild<Ctx, T>
 
 const { build, lit, mostly, maybeUndefined, value, objectOf, listOf } = buildKit<Ctx>()
 
-const RECORDING = Symbol('recording onProgress')
-const recordingProgress = build('<recording onProgress>', (c) =>
-  Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }),
-)
-/** True when the options carry the run's recording onProgress (garbage may hold another function). */
-const recording = (options: unknown): boolean =>
-  typeof options === 'object' &&
-  options !== null &&
-  typeof (options as { onProgress?: unknown }).onProgress === 'function' &&
-  RECORDING in (options as { onProgress: object }).onProgress
-const onProgressArg = fc.oneof({ weight: 4, arbitrary: fc.constant(recordingProgress) }, { weight: 1, arbitrary: lit(garbageArb) })
+const recording = recordingProgress(build)
+const onProgressArg = fc.oneof({ weight: 4, arbitrary: fc.constant(recording) }, { weight: 1, arbitrary: lit(garbageArb) })
 
 // ---------------------------------------------------------------------------------------------------
 // the harness: snapshots, outcomes, the tally
@@ -129,20 +104,7 @@ function changedSessions(before: Map<string, string>, after: Map<string, string>
   return [...after].filter(([id, s]) => before.get(id) !== s).map(([id]) => id)
 }
 
-const tally = new Map<string, number>()
-const count = (key: string): void => void tally.set(key, (tally.get(key) ?? 0) + 1)
-
-/** A rejection must be a TurnlogError with an input code; counts it. */
-function checkRejection(
-  method: string,
-  error: unknown,
-  allowed: readonly ErrorCode[] = INPUT_CODES,
-): asserts error is { code: ErrorCode; message: string; details: Record<string, unknown> } {
-  if (!isTurnlogError(error)) throw new Error(`${method} threw a raw ${describeError(error)}`, { cause: error })
-  count(`${method} ${error.code}`)
-  expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
-  if (!allowed.includes(error.code)) throw new Error(`${method} answered bad input with ${error.code}: ${error.message}`, { cause: error })
-}
+const tally: OutcomeTally = new OutcomeTally(IMPORT_INPUT_CODES)
 
 function checkNoPollution(): void {
   expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted')
@@ -199,8 +161,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([source?.close(), target?.close()])
   await Promise.all([sourceDb?.drop(), targetDb?.drop()])
-  const summary = [...tally].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`)
-  console.log(`audit bad-input outcomes (call result: count)\n  ${summary.join('\n  ')}`)
+  console.log(tally.report('audit bad-input'))
 })
 
 const newCtx = (): Ctx => ({ ...ctxBase, missing: randomUUID(), progress: [] })
@@ -330,7 +291,7 @@ async function checkRead(call: ReadCall, args: unknown[], result: unknown, ctx: 
     // the source is sound: whatever the options, the log checks find nothing (a transcript or live list may differ)
     expect(report.findings.filter((f) => ['chain', 'projection', 'fold', 'identity'].includes(FINDING_KINDS[f.kind].check))).toEqual([])
     const options = args[1] as { onProgress?: unknown } | undefined
-    if (recording(options)) expect(ctx.progress).toHaveLength(report.sessionsAudited)
+    if (isRecordingProgress(options)) expect(ctx.progress).toHaveLength(report.sessionsAudited)
   } else {
     const lines = result as string[]
     const records = lines.map((l) => JSON.parse(l) as { kind?: string; format?: string; sessions?: number; events?: number; id?: string })
@@ -446,26 +407,12 @@ type Damage =
 const FIELDS = [
   'kind',
   'id',
-  'sessionId',
-  'seq',
-  'eventId',
-  'type',
-  'messageId',
-  'contentHash',
-  'payload',
-  'data',
-  'recordedAt',
-  'hash',
-  'payloadDigest',
-  'tenantId',
-  'metadata',
-  'createdAt',
-  'updatedAt',
-  'version',
-  'parent',
-  'format',
-  'sessions',
-  'events',
+  // an event record's
+  ...['sessionId', 'seq', 'eventId', 'type', 'messageId', 'contentHash', 'payload', 'data', 'recordedAt', 'hash', 'payloadDigest'],
+  // a session record's
+  ...['tenantId', 'metadata', 'createdAt', 'updatedAt', 'version', 'parent'],
+  // the header's and the end's
+  ...['format', 'sessions', 'events'],
   '__proto__',
 ]
 
@@ -824,12 +771,12 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
         .filter((l) => l.trim() !== ''),
     )
     if (outcome.ok) {
-      count('importEvents ok')
+      tally.count('importEvents ok')
       const result = outcome.value
       // every session it reports is stored exactly as the file has it
       for (const id of result.sessionIds) expect((await storedSession(store, id)).map(asFormat)).toEqual(expected.get(id)?.map(asFormat))
       if (intact) expect(result.sessionIds).toEqual([...fileSessions(file).keys()])
-      if (recording(options)) expect(ctx.progress).toHaveLength(result.sessions)
+      if (isRecordingProgress(options)) expect(ctx.progress).toHaveLength(result.sessions)
       if (call.damage.kind === 'twice') {
         const again = await importEvents(store, file)
         expect(again).toEqual({
@@ -845,7 +792,7 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
       throw new Error(`importEvents refused an intact export (${call.damage.kind}): ${describeError(outcome.error)}`, {
         cause: outcome.error,
       })
-    checkRejection('importEvents', outcome.error)
+    tally.checkRejection('importEvents', outcome.error)
     // sessions committed before the failing line are complete and exact; nothing else changed
     for (const id of changedSessions(states, await sessionStates(store)))
       expect((await storedSession(store, id)).map(asFormat)).toEqual(expected.get(id)?.map(asFormat))
@@ -857,7 +804,7 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
     const outcome = await settle(60_000, 'importTranscript', () => importTranscript(store, lines as never, options as never))
     checkNoPollution()
     if (outcome.ok) {
-      count('importTranscript ok')
+      tally.count('importTranscript ok')
       const result = outcome.value as ImportTranscriptResult
       const info = await store.getSession(result.sessionId)
       expect(result.version).toBe(info.version)
@@ -875,7 +822,7 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
       expect(result.appended + result.duplicates).toBe(wanted.length)
       return
     }
-    checkRejection('importTranscript', outcome.error)
+    tally.checkRejection('importTranscript', outcome.error)
     expect(await snapshot(store, false)).toBe(before)
     return
   }
@@ -952,10 +899,10 @@ describe('audit package: garbage against every call that takes user input', () =
         // then
         checkNoPollution()
         if (outcome.ok) {
-          count(`${call.method} ok`)
+          tally.count(`${call.method} ok`)
           await checkRead(call, args, outcome.value, ctx)
         } else {
-          checkRejection(call.method, outcome.error)
+          tally.checkRejection(call.method, outcome.error)
         }
         expect(await snapshot(source)).toBe(before)
       }),

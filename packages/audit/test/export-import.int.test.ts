@@ -18,14 +18,9 @@ const LONE = 'cut emoji \ud83d| and \ude00 alone'
 const ASTRAL = '👩‍👩‍👧‍👦 𝄞 𠜎'
 const SEPARATORS = 'line\u2028para\u2029next\u0085end'
 
-let dir: string
-let dbA: TestDatabase
-let dbB: TestDatabase
-let dbC: TestDatabase
-let source: PostgresStore
-let target: PostgresStore
-let pglite: PostgresStore
-let exportPath: string
+let dir: string, exportPath: string
+let dbA: TestDatabase, dbB: TestDatabase, dbC: TestDatabase
+let source: PostgresStore, target: PostgresStore, pglite: PostgresStore
 let lines: string[]
 let ids: { weird: SessionId; fork: SessionId; empty: SessionId; other: SessionId }
 let weirdMessages: Message[]

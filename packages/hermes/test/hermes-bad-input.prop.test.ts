@@ -14,13 +14,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import fc from 'fast-check'
-import { ERROR_CODES, isTurnlogError, type ErrorCode } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import {
+  IMPORT_INPUT_CODES,
+  OutcomeTally,
   buildKit,
   createTestDatabase,
-  describeThrown,
   garbageArb,
+  isRecordingProgress,
+  recordingProgress,
   safeTextArb,
   settle,
   sqlArb,
@@ -32,17 +34,6 @@ import {
 import { importHermes, type HermesImportResult } from '@turnlog/hermes'
 import { HermesFixture } from './hermes-fixture.js'
 
-/** The codes bad input may get. Anything else (DB_ERROR above all) is a finding. */
-const INPUT_CODES: readonly ErrorCode[] = [
-  'INVALID_INPUT',
-  'INVALID_MESSAGE',
-  'MESSAGE_TOO_LARGE',
-  'MESSAGE_CONFLICT',
-  'SESSION_NOT_FOUND',
-  'SESSION_EXISTS',
-  'IMPORT_FAILED',
-]
-
 /** What a generated argument can refer to: the progress reports the run's onProgress received. */
 interface Ctx {
   readonly progress: unknown[]
@@ -52,28 +43,9 @@ type Build<T = unknown> = KitBuild<Ctx, T>
 
 const { build, lit, mostly, maybeUndefined, objectOf } = buildKit<Ctx>()
 
-const RECORDING = Symbol('recording onProgress')
-const recordingProgress = build('<recording onProgress>', (c) =>
-  Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }),
-)
-/** True when the options carry the run's recording onProgress (garbage may hold another function). */
-const isRecording = (options: unknown): boolean =>
-  typeof options === 'object' &&
-  options !== null &&
-  typeof (options as { onProgress?: unknown }).onProgress === 'function' &&
-  RECORDING in (options as { onProgress: object }).onProgress
+const recording = recordingProgress(build)
 
-const tally = new Map<string, number>()
-const count = (key: string): void => void tally.set(key, (tally.get(key) ?? 0) + 1)
-
-/** A rejection must be a TurnlogError with an input code; counts it. */
-function checkRejection(error: unknown): void {
-  if (!isTurnlogError(error)) throw new Error(`importHermes threw a raw ${describeThrown(error)}`, { cause: error })
-  count(`importHermes ${error.code}`)
-  expect(Object.hasOwn(ERROR_CODES, error.code)).toBe(true)
-  if (!INPUT_CODES.includes(error.code))
-    throw new Error(`importHermes answered bad input with ${error.code}: ${error.message}`, { cause: error })
-}
+const tally: OutcomeTally = new OutcomeTally(IMPORT_INPUT_CODES)
 
 let dir: string
 let targetDb: TestDatabase
@@ -121,8 +93,7 @@ afterAll(async () => {
   await target?.close()
   await targetDb?.drop()
   await rm(dir, { recursive: true, force: true })
-  const summary = [...tally].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}: ${n}`)
-  console.log(`hermes bad-input outcomes (call result: count)\n  ${summary.join('\n  ')}`)
+  console.log(tally.report('hermes bad-input'))
 })
 
 interface HermesCall {
@@ -152,7 +123,7 @@ const importHermesArb: fc.Arbitrary<HermesCall> = fc.record({
       objectOf({
         tenantId: mostly(lit(fc.oneof(fc.constant('hermes-tenant'), safeTextArb, weirdStringArb)), 4),
         sessions: mostly(lit(fc.oneof(fc.subarray(['h1', 'h2', 'h3']), fc.array(weirdStringArb, { maxLength: 2 }))), 4),
-        onProgress: fc.oneof({ weight: 4, arbitrary: fc.constant(recordingProgress) }, { weight: 1, arbitrary: lit(garbageArb) }),
+        onProgress: fc.oneof({ weight: 4, arbitrary: fc.constant(recording) }, { weight: 1, arbitrary: lit(garbageArb) }),
       }),
       6,
     ),
@@ -169,14 +140,14 @@ async function runImport(store: PostgresStore, call: HermesCall): Promise<void> 
   expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted')
   expect(({} as Record<string, unknown>)['polluted']).toBeUndefined()
   if (outcome.ok) {
-    count('importHermes ok')
+    tally.count('importHermes ok')
     const result: HermesImportResult = outcome.value
     expect(path).toBe(paths['state'])
     for (const s of result.sessions) expect(s.liveMatches).toBe(true)
-    if (isRecording(options)) expect(ctx.progress).toHaveLength(result.sessions.length)
+    if (isRecordingProgress(options)) expect(ctx.progress).toHaveLength(result.sessions.length)
     return
   }
-  checkRejection(outcome.error)
+  tally.checkRejection('importHermes', outcome.error)
   expect(await storeSnapshot(store, false)).toBe(before)
 }
 

@@ -9,11 +9,9 @@ import { audit } from '@turnlog/audit'
 import { epochToIso, hermesSessionId, importHermes, type HermesImportResult } from '@turnlog/hermes'
 import { HermesFixture, expectedCore, importedCore } from './hermes-fixture.js'
 
-let dir: string
+let dir: string, statePath: string, oldPath: string
 let database: TestDatabase
 let store: PostgresStore
-let statePath: string
-let oldPath: string
 let first: HermesImportResult
 let fixture: HermesFixture
 let snapshots: string[]

@@ -211,6 +211,23 @@ export function buildKit<C>(): BuildKit<C> {
   return { build, lit, mostly, maybeUndefined, value, record, objectOf, listOf }
 }
 
+const RECORDING = Symbol('recording onProgress')
+
+/**
+ * A generated `onProgress` option that pushes each report to the run's `ctx.progress`, printed as
+ * `<recording onProgress>`; {@link isRecordingProgress} tells it from a garbage function.
+ */
+export function recordingProgress<C extends { readonly progress: unknown[] }>(build: BuildKit<C>['build']): Build<C> {
+  return build('<recording onProgress>', (c) => Object.assign((p: unknown) => void c.progress.push(p), { [RECORDING]: true }))
+}
+
+/** True when the options carry a {@link recordingProgress} (garbage may hold another function). */
+export function isRecordingProgress(options: unknown): boolean {
+  if (typeof options !== 'object' || options === null) return false
+  const onProgress = (options as { onProgress?: unknown }).onProgress
+  return typeof onProgress === 'function' && RECORDING in onProgress
+}
+
 /** Runs a call, never longer than `ms`: a hang is a finding (an error starting `HANG:`), not a jest timeout. */
 export async function settle<T>(
   ms: number,

@@ -25,9 +25,11 @@ export {
   describeThrown,
   garbageArb,
   invalidIdArb,
+  isRecordingProgress,
   outcomeCode,
   preview,
   protoArb,
+  recordingProgress,
   settle,
   sqlArb,
   storeSnapshot,
@@ -94,3 +96,4 @@ export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-te
 export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, type StoreKind } from './open-test-store.js'
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
 export { caught, nestedObject, rejection } from './caught.js'
+export { IMPORT_INPUT_CODES, OutcomeTally } from './outcome-tally.js'

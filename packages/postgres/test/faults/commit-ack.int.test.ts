@@ -15,8 +15,7 @@ import { useTestBed } from '../support/use-test-bed.js'
 
 let db: TestDatabase
 let proxy: TcpProxy
-let direct: PostgresStore
-let viaProxy: PostgresStore
+let direct: PostgresStore, viaProxy: PostgresStore
 
 useTestBed(async (bed) => {
   db = bed.db

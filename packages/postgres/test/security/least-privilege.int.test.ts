@@ -8,11 +8,8 @@ import { runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.
 import { useTestBed } from '../support/use-test-bed.js'
 
 let db: TestDatabase
-let admin: PostgresStore
-let writerRole: LoginRole
-let readerRole: LoginRole
-let writer: PostgresStore
-let reader: PostgresStore
+let admin: PostgresStore, writer: PostgresStore, reader: PostgresStore
+let writerRole: LoginRole, readerRole: LoginRole
 
 useTestBed(async (bed) => {
   db = bed.db

@@ -127,10 +127,8 @@ async function idOf(user: string): Promise<{ uid: number; gid: number }> {
 describeWithPgBouncer('PgBouncer in transaction pooling mode', () => {
   let db: TestDatabase
   let bouncer: PgBouncer
-  let roleA: LoginRole
-  let roleB: LoginRole
-  let storeA: PostgresStore
-  let storeB: PostgresStore
+  let roleA: LoginRole, roleB: LoginRole
+  let storeA: PostgresStore, storeB: PostgresStore
 
   // migrations run on a direct connection (see the test below for why): the bed's database is migrated
   useTestBed(async (bed) => {

@@ -21,19 +21,12 @@ import { useTestBed } from '../support/use-test-bed.js'
 const SECRET = 'DE89-3704-SECRET'
 
 let db: TestDatabase
-let admin: PostgresStore
+let admin: PostgresStore, store: PostgresStore
 let role: LoginRole
-let store: PostgresStore
 
 // the conversation: S, a fork C taken before the redaction, a fork D taken after it
-let S: SessionId
-let C: SessionId
-let D: SessionId
-let system: Message
-let question: Message
-let call: Message
-let result: Message
-let done: Message
+let S: SessionId, C: SessionId, D: SessionId
+let system: Message, question: Message, call: Message, result: Message, done: Message
 let versionBeforeRedaction: number
 let hashesBefore: Map<number, string | null>
 

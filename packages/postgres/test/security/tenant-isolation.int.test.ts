@@ -5,13 +5,8 @@ import type { PostgresStore } from '@turnlog/postgres'
 import { runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
 import { useTestBed } from '../support/use-test-bed.js'
 
-let admin: PostgresStore
-let roleA: LoginRole
-let roleB: LoginRole
-let roleNone: LoginRole
-let storeA: PostgresStore
-let storeB: PostgresStore
-let storeNone: PostgresStore
+let admin: PostgresStore, storeA: PostgresStore, storeB: PostgresStore, storeNone: PostgresStore
+let roleA: LoginRole, roleB: LoginRole, roleNone: LoginRole
 let sessionB: SessionId
 let messagesB: Message[]
 
