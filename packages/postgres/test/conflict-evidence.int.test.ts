@@ -16,7 +16,7 @@ import {
   type TurnlogError,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 
@@ -24,12 +24,7 @@ let db: TestDatabase
 const stores: { postgres?: PostgresStore; pglite?: PostgresStore } = {}
 
 beforeAll(async () => {
-  db = await createTestDatabase({
-    migrate: async (connectionString) => {
-      const s = await openStore({ connectionString })
-      await s.close()
-    },
-  })
+  db = await createTestDatabase({ migrate: migrateByOpening })
   stores.postgres = await openStore({ connectionString: db.connectionString, migrate: false })
   stores.pglite = await openStore({ embedded: true })
 }, 60_000)

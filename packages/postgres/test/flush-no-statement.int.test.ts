@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, toMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
 import { logStatements, type StatementLog } from './support/statement-log.js'
 
@@ -16,12 +16,7 @@ let log: StatementLog
 const stores: Record<'unnamed statements' | 'directConnection', PostgresStore> = {} as never
 
 beforeAll(async () => {
-  db = await createTestDatabase({
-    migrate: async (connectionString) => {
-      const s = await openStore({ connectionString })
-      await s.close()
-    },
-  })
+  db = await createTestDatabase({ migrate: migrateByOpening })
   stores['unnamed statements'] = await openStore({ connectionString: db.connectionString, migrate: false })
   stores.directConnection = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true })
   log = logStatements(db.name)

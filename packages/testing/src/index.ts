@@ -96,4 +96,5 @@ export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-te
 export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, type StoreKind } from './open-test-store.js'
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
 export { caught, nestedObject, rejection } from './caught.js'
+export { migrateByOpening } from './migrate-by-opening.js'
 export { IMPORT_INPUT_CODES, OutcomeTally } from './outcome-tally.js'

@@ -42,24 +42,22 @@ export const toolResults = {
   ],
 } as const satisfies ToolModelMessage
 
+/** A `content` tool output: text, an image by URL and a file's data. */
+const contentOutput = {
+  type: 'content',
+  value: [
+    { type: 'text', text: 'see image' },
+    { type: 'image-url', url: 'https://example.com/a.png' },
+    { type: 'file-data', data: 'AAAA', mediaType: 'application/pdf' },
+  ],
+} as const satisfies ToolResultPart['output']
+
 /** A tool result with every other output type. */
 export const toolOutputs = [
   { type: 'tool-result', toolCallId: 'call_3', toolName: 't', output: { type: 'error-text', value: 'boom' } },
   { type: 'tool-result', toolCallId: 'call_4', toolName: 't', output: { type: 'error-json', value: { code: 1 } } },
   { type: 'tool-result', toolCallId: 'call_5', toolName: 't', output: { type: 'execution-denied', reason: 'not allowed' } },
-  {
-    type: 'tool-result',
-    toolCallId: 'call_6',
-    toolName: 't',
-    output: {
-      type: 'content',
-      value: [
-        { type: 'text', text: 'see image' },
-        { type: 'image-url', url: 'https://example.com/a.png' },
-        { type: 'file-data', data: 'AAAA', mediaType: 'application/pdf' },
-      ],
-    },
-  },
+  { type: 'tool-result', toolCallId: 'call_6', toolName: 't', output: contentOutput },
 ] as const satisfies readonly ToolResultPart[]
 
 /** An assistant message opening the calls `toolOutputs` answers, and asking approval for one. */

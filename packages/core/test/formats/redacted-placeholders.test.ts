@@ -1,13 +1,13 @@
 import { describe, expect, it } from '@jest/globals'
+import { AI_SDK_MODEL_FORMAT } from '../../src/formats/ai-sdk-model-format.js'
+import { AI_SDK_UI_FORMAT } from '../../src/formats/ai-sdk-ui-format.js'
+import { ANTHROPIC_FORMAT } from '../../src/formats/anthropic-format.js'
+import { JSON_FORMAT } from '../../src/formats/json-format.js'
+import { OPENAI_AGENTS_FORMAT } from '../../src/formats/openai-agents-format.js'
+import { OPENAI_CHAT_FORMAT } from '../../src/formats/openai-chat-format.js'
+import { OPENAI_RESPONSES_FORMAT } from '../../src/formats/openai-responses-format.js'
 import {
-  AI_SDK_MODEL_FORMAT,
-  AI_SDK_UI_FORMAT,
-  ANTHROPIC_FORMAT,
-  JSON_FORMAT,
-  OPENAI_AGENTS_FORMAT,
-  OPENAI_RESPONSES_FORMAT,
   PLACEHOLDER_KEPT_KEYS,
-  OPENAI_CHAT_FORMAT,
   REDACTED_CONTENT,
   isRedactedPayload,
   isTurnlogError,

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll } from '@jest/globals'
 import { openStore, type PostgresStore, type SubscribeOptions, type Subscription, type SubscriptionConfig } from '@turnlog/postgres'
-import { createTestDatabase, findPostgresBinDir, startPrivateCluster, type PrivateCluster, type TestDatabase } from '@turnlog/testing'
+import {
+  createTestDatabase,
+  findPostgresBinDir,
+  migrateByOpening,
+  startPrivateCluster,
+  type PrivateCluster,
+  type TestDatabase,
+} from '@turnlog/testing'
 
 /**
  * The setup of the commit-order subscription tests: a store on a fresh, migrated database of a Postgres
@@ -17,10 +24,7 @@ export function usePrivateClusterStore(ready: (store: PostgresStore) => void): v
     cluster = findPostgresBinDir() === undefined ? undefined : await startPrivateCluster()
     db = await createTestDatabase({
       ...(cluster === undefined ? {} : { adminUrl: cluster.adminUrl }),
-      migrate: async (connectionString) => {
-        const s = await openStore({ connectionString })
-        await s.close()
-      },
+      migrate: migrateByOpening,
     })
     store = await openStore({ connectionString: db.connectionString, migrate: false })
     ready(store)
