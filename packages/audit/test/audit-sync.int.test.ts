@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, type Message } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { useTestStore } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStore, useTestStoreOfKind } from '@turnlog/testing'
 import { audit, exitCodeFor, renderReportText, type Finding } from '@turnlog/audit'
 
 const user = (content: string): Message => createMessage({ role: 'user', content })
@@ -89,10 +89,5 @@ useTestStore((t) => ({ store: postgres } = t))
 describeSyncRetraction('Postgres', () => postgres)
 
 let pglite: PostgresStore
-beforeAll(async () => {
-  pglite = await openStore({ embedded: true })
-}, 60_000)
-afterAll(async () => {
-  await pglite.close()
-})
+useTestStoreOfKind('pglite', (t) => ({ store: pglite } = t))
 describeSyncRetraction('PGlite', () => pglite)

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, writeOutcome, type TestDatabase } from '@turnlog/testing'
 import { exportSessions, importEvents } from '@turnlog/audit'
 import { sql } from 'kysely'
 import { createLoginRole, dropLoginRoles, type LoginRole } from '../../postgres/test/security/support/security-fixtures.js'
@@ -57,17 +57,7 @@ async function exported(messages: readonly Message[], tenantId?: string): Promis
   return { id, lines: await collect(exportSessions(source, { sessionIds: [id] })) }
 }
 
-type Outcome = { ok: true; who: string } | { ok: false; who: string; code: string; reason: unknown }
-
-async function outcome(who: string, run: () => Promise<unknown>): Promise<Outcome> {
-  try {
-    await run()
-    return { ok: true, who }
-  } catch (error) {
-    if (!isTurnlogError(error)) throw error
-    return { ok: false, who, code: error.code, reason: error.details['reason'] }
-  }
-}
+const outcome = writeOutcome<string>
 
 describe('importEvents racing other writers (Postgres, many connections)', () => {
   it('import vs append of the same new message id: one session holds it; the losers get MESSAGE_CONFLICT foreign_session', async () => {

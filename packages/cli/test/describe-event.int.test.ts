@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStoreOfKind } from '@turnlog/testing'
 import { describeEvent } from '../src/describe-event.js'
 
 let store: PostgresStore
-
-beforeAll(async () => {
-  store = await openStore({ embedded: true })
-}, 60_000)
-
-afterAll(async () => {
-  await store.close()
-})
+useTestStoreOfKind('pglite', (t) => ({ store } = t))
 
 describe('describeEvent', () => {
   it('says which retractions and compactions a sync wrote, and which a rewind or compact wrote (PGlite)', async () => {

@@ -9,6 +9,7 @@
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type Message, type MessageId, type SessionId } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
+import { writeOutcome, type WriteOutcome } from '@turnlog/testing'
 import { sql } from 'kysely'
 import { gate } from './support/gate.js'
 import { useTestBed } from './support/use-test-bed.js'
@@ -43,17 +44,8 @@ async function holders(id: MessageId): Promise<string[]> {
   return rows.map((r) => r.session_id)
 }
 
-type Outcome = { ok: true; session: SessionId } | { ok: false; session: SessionId; code: string; reason: unknown }
-
-async function outcome(session: SessionId, run: () => Promise<unknown>): Promise<Outcome> {
-  try {
-    await run()
-    return { ok: true, session }
-  } catch (error) {
-    if (!isTurnlogError(error)) throw error
-    return { ok: false, session, code: error.code, reason: error.details['reason'] }
-  }
-}
+type Outcome = WriteOutcome<SessionId>
+const outcome = writeOutcome<SessionId>
 
 /** `WRITERS` sessions, each with one live message (something a compaction can cover). */
 async function sessionsWithOneMessage(): Promise<{ id: SessionId; first: Message }[]> {
@@ -73,12 +65,12 @@ async function expectOneHolder(x: MessageId, outcomes: readonly Outcome[]): Prom
   expect(winners).toHaveLength(1)
   for (const o of outcomes)
     if (!o.ok) expect({ code: o.code, reason: o.reason }).toEqual({ code: 'MESSAGE_CONFLICT', reason: 'foreign_session' })
-  expect(await holders(x)).toEqual([at(winners, 0).session])
+  expect(await holders(x)).toEqual([at(winners, 0).who])
   // and the arbiter's row names the same session
   const { rows } = await sql<{ session_id: string }>`select session_id::text from turnlog.message_ids where message_id = ${x}`.execute(
     at(stores, 0).db,
   )
-  expect(rows.map((r) => r.session_id)).toEqual([at(winners, 0).session])
+  expect(rows.map((r) => r.session_id)).toEqual([at(winners, 0).who])
 }
 
 type Path = 'append' | 'group' | 'compact'
@@ -157,7 +149,7 @@ describe('one message id, one session: every introducing path races every other 
     const holder = await holders(x.id)
     expect(holder).toHaveLength(1)
     for (const o of outcomes) {
-      if (o.session === holder[0]) expect(o.ok).toBe(true)
+      if (o.who === holder[0]) expect(o.ok).toBe(true)
       else expect(o).toMatchObject({ ok: false, code: 'MESSAGE_CONFLICT', reason: 'foreign_session' })
     }
     const { rows } = await sql<{ n: string }>`select count(*) as n from turnlog.events where message_id = ${x.id}`.execute(at(stores, 0).db)

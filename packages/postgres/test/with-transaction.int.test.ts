@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type SessionStore, type StoredEvent } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStoreOfKind } from '@turnlog/testing'
 import { sql } from 'kysely'
 
 class Rollback extends Error {}
@@ -25,41 +25,14 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   }
 }
 
-const flavors: { name: string; open: () => Promise<{ store: PostgresStore; done: () => Promise<void> }> }[] = [
-  {
-    name: 'Postgres',
-    open: async () => {
-      const db: TestDatabase = await createTestDatabase()
-      const store = await openStore({ connectionString: db.connectionString, pool: { max: 4 } })
-      return {
-        store,
-        done: async () => {
-          await store.close()
-          await db.drop()
-        },
-      }
-    },
-  },
-  {
-    name: 'PGlite',
-    open: async () => {
-      const store = await openStore({ embedded: true })
-      return { store, done: () => store.close() }
-    },
-  },
-]
+const flavors = [
+  { name: 'Postgres', kind: 'postgres' },
+  { name: 'PGlite', kind: 'pglite' },
+] as const
 
-describe.each(flavors)('store.withTransaction(trx) ($name)', ({ name, open }) => {
+describe.each(flavors)('store.withTransaction(trx) ($name)', ({ name, kind }) => {
   let store: PostgresStore
-  let done: (() => Promise<void>) | undefined
-
-  beforeAll(async () => {
-    ;({ store, done } = await open())
-  })
-
-  afterAll(async () => {
-    await done?.()
-  })
+  useTestStoreOfKind(kind, (t) => ({ store } = t), { pool: { max: 4 } })
 
   it('appends inside the caller transaction: rolled back, nothing is stored (and nothing is cached as durable)', async () => {
     // given

@@ -97,4 +97,5 @@ export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, t
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
 export { caught, nestedObject, rejection } from './caught.js'
 export { migrateByOpening } from './migrate-by-opening.js'
+export { writeOutcome, type WriteOutcome } from './write-outcome.js'
 export { IMPORT_INPUT_CODES, OutcomeTally } from './outcome-tally.js'

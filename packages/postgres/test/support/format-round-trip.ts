@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { audit } from '@turnlog/audit'
 import { createMessage, toWire, type Message } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStoreOfKind } from '@turnlog/testing'
 import fc from 'fast-check'
 
 /** What one format's store round trip needs: its name, a payload arbitrary, and sequences the audit must flag. */
@@ -27,38 +27,13 @@ export interface FormatRoundTripSpec {
  * unanswered call and an orphan result, naming the format.
  */
 export function describeFormatRoundTrip(spec: FormatRoundTripSpec): void {
-  const backends: [string, () => Promise<{ store: PostgresStore; close: () => Promise<void> }>][] = [
-    [
-      'Postgres',
-      async () => {
-        const db: TestDatabase = await createTestDatabase()
-        const store = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
-        return {
-          store,
-          close: async () => {
-            await store.close()
-            await db.drop()
-          },
-        }
-      },
-    ],
-    [
-      'PGlite',
-      async () => {
-        const store = await openStore({ embedded: true })
-        return { store, close: () => store.close() }
-      },
-    ],
-  ]
-  describe.each(backends)(`${spec.format} in the store (%s)`, (_name, open) => {
+  const backends = [
+    ['Postgres', 'postgres'],
+    ['PGlite', 'pglite'],
+  ] as const
+  describe.each(backends)(`${spec.format} in the store (%s)`, (_name, kind) => {
     let store: PostgresStore
-    let close: () => Promise<void>
-    beforeAll(async () => {
-      ;({ store, close } = await open())
-    })
-    afterAll(async () => {
-      await close()
-    })
+    useTestStoreOfKind(kind, (t) => ({ store } = t), { pool: { max: 2 } })
 
     it('append → load → toWire round-trips generated payloads exactly, with the format kept', async () => {
       await fc.assert(
