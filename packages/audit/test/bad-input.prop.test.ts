@@ -927,28 +927,43 @@ describe('audit package: garbage against every call that takes user input', () =
   }, 120_000)
 })
 
-const auditFn = functionExport
-const auditValue = VALUE_EXPORT
 /** Every runtime export of `@turnlog/audit` and how the garbage property calls it. */
 export const AUDIT_EXPORTS = {
-  AUDIT_CHECKS: auditValue,
-  EXPORT_FORMAT: auditValue,
-  EXPORT_VERSION: auditValue,
-  FINDING_KINDS: auditValue,
-  SEVERITIES: auditValue,
-  audit: auditFn(3),
-  countFindings: auditFn(1),
-  exitCodeFor: auditFn(2),
-  exportSessions: auditFn(3),
-  importEvents: auditFn(3),
-  importTranscript: auditFn(3),
-  renderFindingLine: auditFn(1),
-  renderReportText: auditFn(1),
-  severityAtLeast: auditFn(2),
-  transcriptMessageId: auditFn(3),
-  verifyChain: auditFn(2),
-  verifyExport: auditFn(1),
+  AUDIT_CHECKS: VALUE_EXPORT,
+  EXPORT_FORMAT: VALUE_EXPORT,
+  EXPORT_VERSION: VALUE_EXPORT,
+  FINDING_KINDS: VALUE_EXPORT,
+  SEVERITIES: VALUE_EXPORT,
+  audit: functionExport(3),
+  countFindings: functionExport(1),
+  exitCodeFor: functionExport(2),
+  exportSessions: functionExport(3),
+  importEvents: functionExport(3),
+  importTranscript: functionExport(3),
+  renderFindingLine: functionExport(1),
+  renderReportText: functionExport(1),
+  severityAtLeast: functionExport(2),
+  transcriptMessageId: functionExport(3),
+  verifyChain: functionExport(2),
+  verifyExport: functionExport(1),
 } as const satisfies Record<keyof typeof auditPackage, ExportSpec>
+
+/**
+ * The package's exports as the garbage property calls them: async generators (exportSessions,
+ * numberedLines) do their work when iterated, so they are drained.
+ */
+const drainedAuditPackage = Object.fromEntries(
+  Object.entries(auditPackage).map(([name, value]) =>
+    name === 'exportSessions' || name === 'numberedLines'
+      ? [
+          name,
+          async (...args: unknown[]) => {
+            for await (const _ of (value as (...a: unknown[]) => AsyncIterable<unknown>)(...args)) void _
+          },
+        ]
+      : [name, value],
+  ),
+)
 
 describe('every export of @turnlog/audit, called with garbage (issue 13.11)', () => {
   it('regression: verifyChain(notAStore, id) and audit(notAStore, …) are INVALID_INPUT, not TypeErrors', async () => {
@@ -960,19 +975,6 @@ describe('every export of @turnlog/audit, called with garbage (issue 13.11)', ()
   })
 
   it('each function returns or throws a TurnlogError with a registry code (never a raw TypeError); the table covers every export', async () => {
-    // async generators (exportSessions, numberedLines) do their work when iterated: drain them
-    const drained = Object.fromEntries(
-      Object.entries(auditPackage).map(([name, value]) =>
-        name === 'exportSessions' || name === 'numberedLines'
-          ? [
-              name,
-              async (...args: unknown[]) => {
-                for await (const _ of (value as (...a: unknown[]) => AsyncIterable<unknown>)(...args)) void _
-              },
-            ]
-          : [name, value],
-      ),
-    )
-    await expectEveryExportRejectsGarbage(drained, AUDIT_EXPORTS, { numRuns: 60 })
+    await expectEveryExportRejectsGarbage(drainedAuditPackage, AUDIT_EXPORTS, { numRuns: 60 })
   }, 180_000)
 })
