@@ -147,4 +147,19 @@ export class TestChat extends AbstractChat<UIMessage> {
   get list(): UIMessage[] {
     return structuredClone(this.messages)
   }
+
+  /**
+   * What a user pressing stop mid-reply does: sends `text`, stops once the client shows `shown` (within
+   * 10 s, or throws), and waits for the aborted send to settle.
+   */
+  async sendAndStopAt(text: string, shown: string): Promise<void> {
+    const sending = this.sendMessage({ text })
+    const end = Date.now() + 10_000
+    while (!JSON.stringify(this.list).includes(shown)) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${JSON.stringify(shown)}`)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    await this.stop()
+    await sending
+  }
 }

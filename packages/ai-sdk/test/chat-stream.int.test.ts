@@ -99,10 +99,7 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     const log: RouteLog = { replies: [] }
     const chat = new TestChat({ id: `abort-${kind}`, api: chatRoute(store, model, log) })
     // when: the user stops it once the text arrived
-    const sending = chat.sendMessage({ text: 'Weather in Rome?' })
-    await until(() => JSON.stringify(chat.list).includes('Rome is sunny and'))
-    await chat.stop()
-    await sending
+    await chat.sendAndStopAt('Weather in Rome?', 'Rome is sunny and')
     const reply = await log.replies[0]
     // then
     expect(reply?.status).toBe('partial')
@@ -225,12 +222,3 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     expect(await replyEvents(chat.id, reply?.uiMessageId as string)).toEqual(['message_appended'])
   })
 })
-
-/** Waits for a condition the client reaches while a stream runs. */
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > end) throw new Error('timed out')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}

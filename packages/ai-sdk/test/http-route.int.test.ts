@@ -73,11 +73,7 @@ describe.each(STORE_KINDS)('POST /api/chat over HTTP on %s', (kind) => {
     try {
       const chat = new TestChat({ id: `http-abort-${kind}`, api: url })
       // when: the client stops once the text arrived: its fetch is aborted, the connection closes
-      const sending = chat.sendMessage({ text: 'Bern?' })
-      const end = Date.now() + 10_000
-      while (!JSON.stringify(chat.list).includes('Bern is') && Date.now() < end) await new Promise((r) => setTimeout(r, 5))
-      await chat.stop()
-      await sending
+      await chat.sendAndStopAt('Bern?', 'Bern is')
       const reply = await log.replies[0]
       // then: step 1 was stored, the rest of what was streamed too, flagged partial
       expect(reply?.status).toBe('partial')
