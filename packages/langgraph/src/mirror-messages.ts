@@ -1,6 +1,6 @@
 import type { BaseMessage } from '@langchain/core/messages'
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint'
-import { isTurnlogError, type JsonValue, type Message } from '@turnlog/core'
+import { TurnlogError, contentHash, isTurnlogError, type JsonValue, type Message } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { encodeLangChainMessage, turnlogMessageFor } from './langchain-message-codec.js'
 import { recordBranchSession, rootSessionOf, type MessagesRef } from './thread-sessions.js'
@@ -102,12 +102,25 @@ export async function mirrorMessages(
   })
   const kept = new Set(list.map((m) => m.id))
   const first = base[0]
+  // the common step (the known live list, grown): an append under expectedVersion, one statement, is
+  // what the sync would write; anything else, or an id the session already holds, goes through sync
+  const grown = optimistic ? appendedTo(base, list) : undefined
   try {
-    if (first !== undefined && !base.some((m) => kept.has(m.id))) {
-      version = (await store.rewind(target, { from: first.id }, { reason: REMOVE_ALL_REASON, expectedVersion: version })).version
+    if (grown !== undefined) {
+      const appended = await store.append(target, grown, { expectedVersion: version })
+      if (appended.appended.length !== grown.length) {
+        cache.forget(target)
+        throw new RetryMirror(new TurnlogError('INVALID_INPUT', `session ${target} already holds a message the list adds`))
+      }
+      version = appended.version
+    } else {
+      if (first !== undefined && !base.some((m) => kept.has(m.id))) {
+        version = (await store.rewind(target, { from: first.id }, { reason: REMOVE_ALL_REASON, expectedVersion: version })).version
+      }
+      version = (await store.sync(target, list, { expectedVersion: version })).version
     }
-    version = (await store.sync(target, list, { expectedVersion: version })).version
   } catch (error) {
+    if (error instanceof RetryMirror) throw error
     if (optimistic && isTurnlogError(error, 'VERSION_CONFLICT')) {
       cache.forget(target)
       throw new RetryMirror(error)
@@ -125,6 +138,27 @@ export async function mirrorMessages(
   const textOf = new Map<string, string>()
   input.messages.forEach((m, i) => textOf.set(m.id as string, texts[i] as string))
   return { ref: { sessionId: target, version }, messages: list, texts: textOf }
+}
+
+/**
+ * The messages `list` adds to the live list `base` when it is `base` unchanged (same ids, content and
+ * status, in order) followed by at least one message whose id neither holds twice: what a `sync` of
+ * `list` would append and nothing else. Undefined otherwise.
+ */
+function appendedTo(base: readonly Message<unknown>[], list: readonly Message<unknown>[]): Message<unknown>[] | undefined {
+  if (list.length <= base.length) return undefined
+  for (let i = 0; i < base.length; i++) {
+    const a = base[i] as Message<unknown>
+    const b = list[i] as Message<unknown>
+    if (a !== b && (a.id !== b.id || a.status !== b.status || contentHash(a) !== contentHash(b))) return undefined
+  }
+  const rest = list.slice(base.length)
+  const ids = new Set(base.map((m) => m.id))
+  for (const m of rest) {
+    if (ids.has(m.id)) return undefined
+    ids.add(m.id)
+  }
+  return rest
 }
 
 /** What {@link mirrorMessages} wrote: where, and the session's live list after it. */
