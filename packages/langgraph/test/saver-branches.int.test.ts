@@ -75,6 +75,34 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     await expectCleanAudit(store, ref?.sessionId as string)
   })
 
+  it('writes a LangChain id removed and added again with other content under a new turnlog id (no conflict with the retracted copy)', async () => {
+    // given
+    const saver = new TurnlogCheckpointSaver({ store })
+    const h1 = new HumanMessage({ id: 'y1', content: 'first' })
+    const h2 = new HumanMessage({ id: 'y2', content: 'second' })
+    const c1 = await saver.put({ configurable: { thread_id: 're-added-edited' } }, checkpoint([h1, h2], 1), meta, { messages: 1 })
+    const c2 = await saver.put(c1, checkpoint([h1], 2), meta, { messages: 2 })
+
+    // when: y2 comes back with other content
+    const edited = new HumanMessage({ id: 'y2', content: 'second, edited' })
+    const c3 = await saver.put(c2, checkpoint([h1, edited], 3), meta, { messages: 3 })
+
+    // then
+    const messages = (await saver.getTuple(c3))?.checkpoint.channel_values['messages'] as BaseMessage[]
+    expect(messages.map((m) => [m.id, m.content])).toEqual([
+      ['y1', 'first'],
+      ['y2', 'second, edited'],
+    ])
+    const ref = await saver.messagesRef(c3 as RunnableConfig)
+    const { entries } = await store.transcript(ref?.sessionId as string)
+    const y2 = entries.filter((e) => e.message.externalId === 'y2')
+    expect(y2.map((e) => [e.status, (e.message.payload as { kwargs: { content: string } }).kwargs.content])).toEqual([
+      ['retracted', 'second'],
+      ['live', 'second, edited'],
+    ])
+    await expectCleanAudit(store, ref?.sessionId as string)
+  })
+
   it("deleteThread: 'redact' also erases the messages' content, ids and hashes kept, audit clean", async () => {
     // given
     const saver = new TurnlogCheckpointSaver({ store, deleteThread: 'redact' })
