@@ -7,8 +7,8 @@
  * - `prose` (the default): English sentences from the READMEs and changelogs of the bench's own
  *   dependencies, a passage of consecutive sentences per message (so a message reads like a paragraph of
  *   documentation, the way assistants quote and explain it), and tool results that are runs of lines of
- *   those packages' `package.json` files (real JSON, as a tool reading a file returns). Fixed by the
- *   lockfile: the same files every run.
+ *   one of those packages' `package.json` files (real JSON, as a tool reading a file returns). Fixed by
+ *   the lockfile: the same files every run.
  * - `vocabulary`: words drawn uniformly from a 32-word vocabulary (the workload's text before prose);
  *   it compresses far better than natural text.
  *
@@ -100,9 +100,9 @@ export function sentencesOf(markdown: string): string[] {
   return out
 }
 
-/** Runs of `parts` from a random start, joined by `separator`, until `bytes` characters; cut there. */
-function runOf(parts: readonly string[], rand: () => number, bytes: number, separator: string): string {
-  let i = Math.floor(rand() * parts.length)
+/** A run of `parts` from index `start`, wrapping around, joined by `separator`, until `bytes` characters; cut there. */
+function runOf(parts: readonly string[], start: number, bytes: number, separator: string): string {
+  let i = start
   let out = ''
   while (out.length < bytes) {
     out += (out === '' ? '' : separator) + (parts[i % parts.length] as string)
@@ -125,15 +125,22 @@ export function langGraphText(kind: LangGraphTextKind): LangGraphText {
   }
   if (prose === undefined) {
     const sentences = PROSE_FILES.flatMap((f) => sentencesOf(dependencyFile(f)))
-    const lines = JSON_FILES.flatMap((f) =>
+    const manifests = JSON_FILES.map((f) =>
       dependencyFile(f)
         .split('\n')
         .filter((l) => l.trim() !== ''),
     )
+    // the manifests one after another; a result starts in one of them, each as likely as another (one is
+    // mostly a long, repetitive exports map), and runs on into the next rather than repeating itself
+    const lines = manifests.flat()
+    const starts = manifests.map((_, i) => manifests.slice(0, i).reduce((n, m) => n + m.length, 0))
     prose = {
       kind,
-      passage: (rand, bytes) => runOf(sentences, rand, bytes, ' '),
-      toolResult: (rand, bytes) => runOf(lines, rand, bytes, '\n'),
+      passage: (rand, bytes) => runOf(sentences, Math.floor(rand() * sentences.length), bytes, ' '),
+      toolResult: (rand, bytes) => {
+        const f = Math.floor(rand() * manifests.length)
+        return runOf(lines, (starts[f] as number) + Math.floor(rand() * (manifests[f] as string[]).length), bytes, '\n')
+      },
     }
   }
   return prose
