@@ -96,7 +96,7 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     const ref = await saver.messagesRef(c3 as RunnableConfig)
     const { entries } = await store.transcript(ref?.sessionId as string)
     const y2 = entries.filter((e) => e.message.externalId === 'y2')
-    expect(y2.map((e) => [e.status, (e.message.payload as { kwargs: { content: string } }).kwargs.content])).toEqual([
+    expect(y2.map((e) => [e.status, (e.message.payload as unknown as { kwargs: { content: string } }).kwargs.content])).toEqual([
       ['retracted', 'second'],
       ['live', 'second, edited'],
     ])
