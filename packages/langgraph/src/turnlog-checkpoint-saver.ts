@@ -257,7 +257,12 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
       } catch (error) {
         if (error instanceof StaleParent && parentRow !== undefined) this.#places.forget(parentRow)
         else if (!(error instanceof RetryMirror)) throw error
-        if (attempt >= MAX_PUT_ATTEMPTS) throw error instanceof RetryMirror ? error.cause : error
+        if (attempt >= MAX_PUT_ATTEMPTS) {
+          if (error instanceof RetryMirror) throw error.cause
+          throw new TurnlogError('VERSION_CONFLICT', `the parent checkpoint of ${checkpoint.id} kept changing during the put`, {
+            details: { field: 'checkpoint_id' },
+          })
+        }
       }
     }
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } }
