@@ -1,4 +1,4 @@
-import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages'
+import type { BaseMessage } from '@langchain/core/messages'
 import { uuid6, type BaseCheckpointSaver, type Checkpoint } from '@langchain/langgraph-checkpoint'
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres'
 import { openStore } from '@turnlog/postgres'
@@ -6,52 +6,31 @@ import { TurnlogCheckpointSaver } from '@turnlog/langgraph'
 import pg from 'pg'
 import { databaseUrl } from './database-url.js'
 import { interleaved } from './interleaved.js'
+import { listCompression, storedCompression } from './langgraph-compression.js'
+import { langGraphText, langGraphTextKind, stepMessage, type LangGraphText } from './langgraph-text.js'
 import type { Args } from './parse-args.js'
 import { record } from './record.js'
 import { percentile, pool, summarize, type Summary } from './stats.js'
 import { prng } from './workload.js'
-
-const WORDS =
-  'the of and to in is you that it was for on are as with they at be this have from or one had by word but not what all were we'.split(' ')
-
-/** ~`bytes` of words. */
-function text(rand: () => number, bytes: number): string {
-  let out = ''
-  while (out.length < bytes) out += `${WORDS[Math.floor(rand() * WORDS.length)] ?? 'x'} `
-  return out.slice(0, bytes)
-}
-
-/** The message a ReAct step adds: a question, a tool call, its result, an answer, in turn. */
-function stepMessage(rand: () => number, thread: number, step: number): BaseMessage {
-  const id = `m-${thread}-${step}`
-  switch (step % 4) {
-    case 0:
-      return new HumanMessage({ id, content: text(rand, 60 + Math.floor(rand() * 500)) })
-    case 1:
-      return new AIMessage({
-        id,
-        content: '',
-        tool_calls: [{ id: `call_${thread}_${step}`, name: 'search', args: { q: text(rand, 80) }, type: 'tool_call' }],
-      })
-    case 2:
-      return new ToolMessage({ id, tool_call_id: `call_${thread}_${step - 1}`, content: text(rand, 200 + Math.floor(rand() * 2000)) })
-    default:
-      return new AIMessage({ id, content: text(rand, 200 + Math.floor(rand() * 1500)) })
-  }
-}
 
 /**
  * One thread's steps as LangGraph's loop drives a saver: per step one `put` (the `messages` channel,
  * grown by one message, and a small counter channel, both in `newVersions`) and one `putWrites` (the
  * task's write of that message). Returns the checkpoint id of each step.
  */
-async function runThread(saver: BaseCheckpointSaver, threadId: string, seed: number, steps: number): Promise<string[]> {
+async function runThread(
+  saver: BaseCheckpointSaver,
+  text: LangGraphText,
+  threadId: string,
+  seed: number,
+  steps: number,
+): Promise<string[]> {
   const rand = prng(seed)
   let config = { configurable: { thread_id: threadId, checkpoint_ns: '' } as Record<string, unknown> }
   const messages: BaseMessage[] = []
   const ids: string[] = []
   for (let step = 0; step < steps; step++) {
-    const message = stepMessage(rand, seed, step)
+    const message = stepMessage(text, rand, seed, step)
     messages.push(message)
     const checkpoint: Checkpoint = {
       v: 4,
@@ -162,6 +141,7 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
   const threads = args.quick ? 8 : 40
   const steps = args.quick ? 24 : 100
   const writers = 4
+  const text = langGraphText(langGraphTextKind())
   const ours = `${dbName}_langgraph`
   const peer = `${dbName}_langgraph_peer`
   for (const name of [ours, peer]) await admin.query(`create database ${name}`)
@@ -186,7 +166,7 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
         const t0 = performance.now()
         await pool(ids, writers, async (i) => {
           const id = `run${run}-thread${i}`
-          const checkpoints = await runThread(target, id, run * 10_000 + i, steps)
+          const checkpoints = await runThread(target, text, id, run * 10_000 + i, steps)
           done += checkpoints.length
           written[target === saver ? 0 : 1].set(id, checkpoints)
         })
@@ -249,11 +229,17 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
         higherIsBetter: false,
         notes,
       })
+    // how compressible the text is: the workload's own (in both databases) and both kinds on the same lists
+    const stored = await storedCompression(databaseUrl(args.adminUrl, ours), databaseUrl(args.adminUrl, peer))
+    const lists = await listCompression(databaseUrl(args.adminUrl, peer), 8, steps)
+    const compression =
+      `Text: ${text.kind}; ${lists.method} compresses a ${steps}-message list ${lists.ratios.prose.toFixed(2)}× in prose, ` +
+      `${lists.ratios.vocabulary.toFixed(2)}× in the 32-word vocabulary; as stored here: the stock saver's blobs ${stored.stock.toFixed(2)}×, turnlog's payloads ${stored.turnlog.toFixed(2)}×.`
     recordBytes(
       'as written',
       turnlogBytes,
       stockBytes,
-      `${messages} messages in ${args.runs * threads} threads of ${steps} steps; growth of every table (heap, TOAST, indexes), pending writes included, dead row versions not yet vacuumed included: ${(turnlogBytes / 1e6).toFixed(1)} MB vs ${(stockBytes / 1e6).toFixed(1)} MB. ${storageNotes(turnlogTables, stockTables)}`,
+      `${compression} ${messages} messages in ${args.runs * threads} threads of ${steps} steps; growth of every table (heap, TOAST, indexes), pending writes included, dead row versions not yet vacuumed included: ${(turnlogBytes / 1e6).toFixed(1)} MB vs ${(stockBytes / 1e6).toFixed(1)} MB. ${storageNotes(turnlogTables, stockTables)}`,
     )
     // the same after VACUUM FULL: the live rows only (what the tables hold once autovacuum has made the
     // space of updated and deleted rows reusable)

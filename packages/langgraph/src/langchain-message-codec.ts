@@ -61,9 +61,12 @@ export function turnlogMessageFor(payload: Record<string, unknown>, langchainId:
 /**
  * The LangChain message a stored turnlog message holds, revived by the checkpoint serializer. A
  * redacted message (its content erased, `store.redact`) comes back as a `ChatMessage` with role
- * `redacted`, its LangChain id and no content.
+ * `redacted`, its LangChain id and no content. Needs only the message's id, LangChain id and payload.
  */
-export async function decodeLangChainMessage(serde: SerializerProtocol, message: Message<unknown>): Promise<BaseMessage> {
+export async function decodeLangChainMessage(
+  serde: SerializerProtocol,
+  message: Pick<Message<unknown>, 'id' | 'payload'> & { readonly externalId?: string | undefined },
+): Promise<BaseMessage> {
   const payload = message.payload
   if (isRedactedPayload(payload)) return new ChatMessage({ content: '', role: REDACTED_ROLE, id: message.externalId ?? message.id })
   const revived: unknown = await serde.loadsTyped('json', JSON.stringify(payload))

@@ -1,6 +1,6 @@
 import type { BaseMessage } from '@langchain/core/messages'
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint'
-import { isTurnlogError, type JsonValue, type Message } from '@turnlog/core'
+import { TurnlogError, contentHash, isTurnlogError, type JsonValue, type Message } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { encodeLangChainMessage, turnlogMessageFor } from './langchain-message-codec.js'
 import { recordBranchSession, rootSessionOf, type MessagesRef } from './thread-sessions.js'
@@ -24,6 +24,15 @@ export function messageScope(sessionId: string, attempt = 0): string {
   return attempt === 0 ? `langgraph:${sessionId}` : `langgraph:${sessionId}:${attempt}`
 }
 
+/** The attempt of a {@link messageScope} of `sessionId`; undefined for a scope of another session. */
+function scopeAttempt(sessionId: string, scope: string): number | undefined {
+  const prefix = messageScope(sessionId)
+  if (scope === prefix) return 0
+  if (!scope.startsWith(`${prefix}:`)) return undefined
+  const n = Number(scope.slice(prefix.length + 1))
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined
+}
+
 /**
  * Makes a turnlog session hold `messages` (ids kept) and returns where: the session and its new
  * version. Runs inside the caller's transaction (`store` bound to it).
@@ -41,8 +50,9 @@ export function messageScope(sessionId: string, attempt = 0): string {
  * Returns undefined when a message does not serialize to JSON (the caller stores the channel as a blob).
  * A message's turnlog id is derived from its LangChain id in the scope of the session it was first
  * written to (`messageScope`); when `sync` refuses one because that id was retracted from this session
- * before (the same LangChain id removed, then added again), the message is written under the next
- * scope of the session and the whole transaction is retried by the caller (`attempts`).
+ * before (the same LangChain id removed, then added again, with the same content or another), the
+ * message is written under the next scope of the session and the whole transaction is retried by the
+ * caller (`attempts`).
  */
 export async function mirrorMessages(
   store: PostgresStore,
@@ -97,26 +107,46 @@ export async function mirrorMessages(
   for (const m of base) if (m.externalId !== undefined && m.externalScope !== undefined) scopes.set(m.externalId, m.externalScope)
   const list = input.messages.map((m, i) => {
     const langchainId = m.id as string
-    const scope = scopes.get(langchainId) ?? messageScope(target, attempts.get(`${target}\u0000${langchainId}`) ?? 0)
+    const key = `${target}\u0000${langchainId}`
+    const scope = scopes.get(langchainId) ?? messageScope(target, Math.max(attempts.get(key) ?? 0, cache.nextScope(key)))
     return cache.message(texts[i] as string, langchainId, scope)
   })
   const kept = new Set(list.map((m) => m.id))
   const first = base[0]
+  // the common step (the known live list, grown): an append under expectedVersion, one statement, is
+  // what the sync would write; anything else, or an id the session already holds, goes through sync
+  const grown = optimistic ? appendedTo(base, list) : undefined
   try {
-    if (first !== undefined && !base.some((m) => kept.has(m.id))) {
-      version = (await store.rewind(target, { from: first.id }, { reason: REMOVE_ALL_REASON, expectedVersion: version })).version
+    if (grown !== undefined) {
+      const appended = await store.append(target, grown, { expectedVersion: version })
+      if (appended.appended.length !== grown.length) {
+        cache.forget(target)
+        throw new RetryMirror(new TurnlogError('INVALID_INPUT', `session ${target} already holds a message the list adds`))
+      }
+      version = appended.version
+    } else {
+      if (first !== undefined && !base.some((m) => kept.has(m.id))) {
+        version = (await store.rewind(target, { from: first.id }, { reason: REMOVE_ALL_REASON, expectedVersion: version })).version
+      }
+      version = (await store.sync(target, list, { expectedVersion: version })).version
     }
-    version = (await store.sync(target, list, { expectedVersion: version })).version
   } catch (error) {
+    if (error instanceof RetryMirror) throw error
     if (optimistic && isTurnlogError(error, 'VERSION_CONFLICT')) {
       cache.forget(target)
       throw new RetryMirror(error)
     }
-    if (isTurnlogError(error, 'INVALID_INPUT') && error.details?.['reason'] === 'not_live') {
-      const again = list.find((m) => m.id === error.details?.['messageId'])
+    // a new message whose id the session held before (retracted): the same content (not_live) or
+    // another (a conflict with the retracted copy) is written under the next scope
+    const readded =
+      (isTurnlogError(error, 'INVALID_INPUT') && error.details?.['reason'] === 'not_live') ||
+      (isTurnlogError(error, 'MESSAGE_CONFLICT') && error.details?.['reason'] === 'content_mismatch')
+    if (readded) {
+      const again = list.find((m) => m.id === (error as TurnlogError).details?.['messageId'] && !base.some((b) => b.id === m.id))
       if (again?.externalId !== undefined) {
         const key = `${target}\u0000${again.externalId}`
-        attempts.set(key, (attempts.get(key) ?? 0) + 1)
+        const used = again.externalScope === undefined ? undefined : scopeAttempt(target, again.externalScope)
+        attempts.set(key, (used ?? attempts.get(key) ?? 0) + 1)
         throw new RetryMirror(error)
       }
     }
@@ -124,7 +154,35 @@ export async function mirrorMessages(
   }
   const textOf = new Map<string, string>()
   input.messages.forEach((m, i) => textOf.set(m.id as string, texts[i] as string))
-  return { ref: { sessionId: target, version }, messages: list, texts: textOf }
+  // the LangChain ids this write retracted from the scope of this session: added again, they take the next one
+  const retired = new Map<string, number>()
+  for (const m of base) {
+    if (kept.has(m.id) || m.externalId === undefined || m.externalScope === undefined) continue
+    const n = scopeAttempt(target, m.externalScope)
+    if (n !== undefined) retired.set(`${target}\u0000${m.externalId}`, n + 1)
+  }
+  return { ref: { sessionId: target, version }, messages: list, texts: textOf, retired }
+}
+
+/**
+ * The messages `list` adds to the live list `base` when it is `base` unchanged (same ids, content and
+ * status, in order) followed by at least one message whose id neither holds twice: what a `sync` of
+ * `list` would append and nothing else. Undefined otherwise.
+ */
+function appendedTo(base: readonly Message<unknown>[], list: readonly Message<unknown>[]): Message<unknown>[] | undefined {
+  if (list.length <= base.length) return undefined
+  for (let i = 0; i < base.length; i++) {
+    const a = base[i] as Message<unknown>
+    const b = list[i] as Message<unknown>
+    if (a !== b && (a.id !== b.id || a.status !== b.status || contentHash(a) !== contentHash(b))) return undefined
+  }
+  const rest = list.slice(base.length)
+  const ids = new Set(base.map((m) => m.id))
+  for (const m of rest) {
+    if (ids.has(m.id)) return undefined
+    ids.add(m.id)
+  }
+  return rest
 }
 
 /** What {@link mirrorMessages} wrote: where, and the session's live list after it. */
@@ -133,6 +191,8 @@ export interface MirrorResult {
   readonly messages: readonly Message<unknown>[]
   /** The stored JSON text of each message of the list, by LangChain id. */
   readonly texts: ReadonlyMap<string, string>
+  /** The next scope attempt of each LangChain id the write retracted from its own session's scope (key: session and LangChain id). */
+  readonly retired: ReadonlyMap<string, number>
 }
 
 /**
@@ -144,6 +204,7 @@ export interface MirrorResult {
 export class MirrorCache {
   readonly #messages = new Map<string, Message<Record<string, unknown>>>()
   readonly #heads = new Map<string, { readonly version: number; readonly messages: readonly Message<unknown>[] }>()
+  readonly #retired = new Map<string, number>()
   readonly #limit: number
 
   constructor(limit = 20_000) {
@@ -161,6 +222,15 @@ export class MirrorCache {
     return made
   }
 
+  /**
+   * The scope attempt a LangChain id added to a session takes: past the scopes it was retracted from
+   * by this saver (0 when it remembers none; a retraction by another process is learnt from the
+   * refused write, see {@link mirrorMessages}).
+   */
+  nextScope(key: string): number {
+    return this.#retired.get(key) ?? 0
+  }
+
   /** The live list of `sessionId` at the version this saver last wrote, if it remembers one. */
   head(sessionId: string): { readonly version: number; readonly messages: readonly Message<unknown>[] } | undefined {
     return this.#heads.get(sessionId)
@@ -171,6 +241,11 @@ export class MirrorCache {
     this.#heads.delete(result.ref.sessionId)
     if (this.#heads.size >= 1000) this.#heads.delete(this.#heads.keys().next().value as string)
     this.#heads.set(result.ref.sessionId, { version: result.ref.version, messages: result.messages })
+    for (const [key, n] of result.retired) {
+      this.#retired.delete(key)
+      if (this.#retired.size >= this.#limit) this.#retired.delete(this.#retired.keys().next().value as string)
+      this.#retired.set(key, n)
+    }
   }
 
   /** Forgets what it believed of a session. */

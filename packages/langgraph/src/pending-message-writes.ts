@@ -25,7 +25,8 @@ export interface RememberedWrite {
  * A pending write of the messages channel stored as a reference (`writes.type` `'turnlog'`): the
  * messages are those of `session` at `version` whose LangChain ids are `ids` (one message when
  * `single`). Written by the `put` of a child checkpoint whose messages, at its version, hold the very
- * content of the write.
+ * content of the write. Stored without `session` when it is the session of the checkpoint the write
+ * belongs to.
  */
 export interface MessagesWriteRef {
   readonly session: string

@@ -1,22 +1,21 @@
 import type { RunnableConfig } from '@langchain/core/runnables'
 import {
   BaseCheckpointSaver,
-  TASKS,
   WRITES_IDX_MAP,
-  maxChannelVersion,
   type ChannelVersions,
   type Checkpoint,
   type CheckpointListOptions,
   type CheckpointMetadata,
-  type CheckpointPendingWrite,
   type CheckpointTuple,
   type PendingWrite,
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint'
-import { TurnlogError, type Message } from '@turnlog/core'
+import { TurnlogError } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
-import { decodeLangChainMessage, isMirrorableMessageList } from './langchain-message-codec.js'
+import { CheckpointPlaces, StaleParent, type MessagesPlace } from './checkpoint-places.js'
+import { CheckpointReader, TURNLOG_BLOB } from './checkpoint-reader.js'
+import { isMirrorableMessageList } from './langchain-message-codec.js'
 import { migrateLangGraph } from './migrate-langgraph.js'
 import { MirrorCache, RetryMirror, mirrorMessages, type MirrorResult } from './mirror-messages.js'
 import { PendingMessageWrites, writtenMessages, type MessagesWriteRef } from './pending-message-writes.js'
@@ -43,48 +42,8 @@ export interface TurnlogCheckpointSaverConfig {
   readonly deleteThread?: DeleteThreadMode
 }
 
-/** A blob of a checkpoint row (`turnlog_langgraph.blobs`, bytes in base64). Type `turnlog`: the value lives in turnlog, at the checkpoint's session version. */
-interface BlobJson {
-  readonly channel: string
-  readonly version: string
-  readonly type: string
-  readonly blob: string | null
-}
-
-/** A pending write of a checkpoint row (`turnlog_langgraph.writes`, bytes in base64). Type `turnlog`: a {@link MessagesWriteRef}. */
-interface WriteJson {
-  readonly task_id: string
-  readonly idx: number
-  readonly channel: string
-  readonly type: string | null
-  readonly blob: string
-}
-
-/** A checkpoint row of `turnlog_langgraph.checkpoints` as `#select` reads it, with its blobs and writes. */
-interface CheckpointRow {
-  readonly thread_id: string
-  readonly checkpoint_ns: string
-  readonly checkpoint_id: string
-  readonly parent_checkpoint_id: string | null
-  readonly checkpoint: Omit<Checkpoint, 'channel_values'> | string
-  readonly metadata: Record<string, unknown> | string
-  readonly session_id: string | null
-  readonly session_version: string | number | null
-  /** The session's current version (null when the checkpoint names none). */
-  readonly head_version: string | number | null
-  readonly blobs: readonly BlobJson[] | string | null
-  readonly writes: readonly WriteJson[] | string | null
-  /** The parent's pending sends, for a checkpoint older than v4. */
-  readonly sends: readonly WriteJson[] | string | null
-}
-
-/** The blob type of a channel version that lives in turnlog. */
-const TURNLOG_BLOB = 'turnlog'
-/** How many times a put runs again for re-added message ids (see `mirrorMessages`). */
-const MAX_MIRROR_ATTEMPTS = 8
-
-const parseJson = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value)
-const toNumber = (value: string | number | null): number | null => (value === null ? null : Number(value))
+/** How many times a put runs again (re-added message ids, see `mirrorMessages`; a parent row another writer changed). */
+const MAX_PUT_ATTEMPTS = 8
 
 /**
  * A LangGraph checkpoint saver on turnlog. The `messages` channel of the root namespace lives in a
@@ -108,6 +67,8 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
   readonly #deleteMode: DeleteThreadMode
   readonly #cache = new MirrorCache()
   readonly #pending = new PendingMessageWrites()
+  readonly #places = new CheckpointPlaces()
+  readonly #reader: CheckpointReader
   #setup: Promise<void> | undefined
 
   constructor(config: TurnlogCheckpointSaverConfig) {
@@ -118,6 +79,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
       })
     }
     this.#store = config.store
+    this.#reader = new CheckpointReader(config.store, this.serde, () => this.getNextVersion(undefined))
     this.#messagesChannel = config.messagesChannel ?? 'messages'
     this.#tenantId = config.tenantId
     this.#deleteMode = config.deleteThread ?? 'retract'
@@ -148,7 +110,8 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
 
   /** The turnlog session and version holding the messages of the checkpoint `config` names (the latest without `checkpoint_id`). */
   async messagesRef(config: RunnableConfig): Promise<MessagesRef | undefined> {
-    const row = (await this.#select(config, { latestOnly: true }))[0]
+    await this.setup()
+    const row = (await this.#reader.select(config, { latest: true }))[0]
     if (row?.session_id == null || row.session_version === null) return undefined
     return { sessionId: row.session_id, version: Number(row.session_version) }
   }
@@ -156,8 +119,13 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const threadId: unknown = config.configurable?.['thread_id']
     if (typeof threadId !== 'string' && typeof threadId !== 'number') return undefined
-    const rows = await this.#select(config, { latestOnly: true })
-    return (await this.#tuples(rows))[0]
+    await this.setup()
+    const { checkpoint_ns: ns, checkpoint_id: id } = config.configurable as Record<string, unknown>
+    if (threadId !== '') {
+      return this.#reader.one(String(threadId), String(ns ?? ''), typeof id === 'string' && id !== '' ? id : undefined)
+    }
+    const row = (await this.#reader.select(config, { latest: true }))[0]
+    return row === undefined ? undefined : this.#reader.tuple(row)
   }
 
   override async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -165,8 +133,9 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) {
       throw new TurnlogError('INVALID_INPUT', 'limit must be a non-negative integer', { details: { field: 'limit' } })
     }
-    const rows = await this.#select(config, { before: before?.configurable?.['checkpoint_id'] as string | undefined, filter, limit })
-    for (const tuple of await this.#tuples(rows)) yield tuple
+    await this.setup()
+    const rows = await this.#reader.select(config, { before: before?.configurable?.['checkpoint_id'] as string | undefined, filter, limit })
+    for (const row of rows) yield await this.#reader.tuple(row)
   }
 
   override async put(
@@ -184,8 +153,10 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     const thread = String(threadId)
     const ns = String(namespace)
     await this.setup()
-    const stored: Omit<Checkpoint, 'channel_values'> & { channel_values?: unknown } = { ...checkpoint }
+    // the checkpoint's JSON without what the row holds elsewhere: its id (a column) and its values
+    const stored: Partial<Checkpoint> = { ...checkpoint }
     delete stored.channel_values
+    delete stored.id
     const metadataJson = await this.#metadataJson(metadata)
     const plain = new Map<string, readonly [string, Uint8Array | null]>()
     let mirrored: unknown[] | undefined
@@ -198,26 +169,22 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
         plain.set(channel, [type, bytes])
       }
     }
-    const parentKey = typeof parentId === 'string' && parentId !== '' && ns === '' ? writeKey(thread, ns, parentId) : undefined
+    const hasParent = typeof parentId === 'string' && parentId !== ''
+    const parentRow = hasParent ? writeKey(thread, ns, parentId) : undefined
+    const parentKey = ns === '' ? parentRow : undefined
     const attempts = new Map<string, number>()
     for (let attempt = 1; ; attempt++) {
       try {
-        const mirrorResult = await this.#store.atomically(async (store): Promise<MirrorResult | undefined> => {
+        const done = await this.#store.atomically(async (store) => {
           const db = store.db
-          const parent =
-            typeof parentId === 'string' && parentId !== ''
-              ? (
-                  await sql<{ session_id: string | null; session_version: string | number | null }>`
-                    select session_id::text, session_version from turnlog_langgraph.checkpoints
-                     where thread_id = ${thread} and checkpoint_ns = ${ns} and checkpoint_id = ${parentId}`.execute(db)
-                ).rows[0]
-              : undefined
-          let ref: MessagesRef | null =
-            parent?.session_id != null && parent.session_version !== null
-              ? { sessionId: parent.session_id, version: Number(parent.session_version) }
-              : null
+          // the parent's place as this saver wrote it (checked by the insert below), else read
+          const known = parentRow === undefined ? undefined : this.#places.get(parentRow)
+          const parent = known ?? (hasParent ? await parentPlace(db, thread, ns, parentId) : undefined)
+          let ref = parent?.ref ?? null
+          // a messages channel the put leaves as it was keeps its place
+          let place =
+            parent?.channel != null && !(parent.channel in newVersions) ? { channel: parent.channel, version: parent.version } : null
           const blobs = new Map(plain)
-          const refs = new Map<string, MessagesRef>()
           let written: MirrorResult | undefined
           if (mirrored !== undefined) {
             written = await mirrorMessages(
@@ -231,17 +198,22 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
               blobs.set(this.#messagesChannel, [type, bytes])
             } else {
               ref = written.ref
-              refs.set(this.#messagesChannel, written.ref)
+              place = { channel: this.#messagesChannel, version: String(newVersions[this.#messagesChannel]) }
             }
           }
-          const blobRows = Object.entries(newVersions).map(([channel, version]) => {
-            const [type, bytes] = refs.has(channel) ? [TURNLOG_BLOB, null] : (blobs.get(channel) ?? ['empty', null])
-            return { c: channel, v: String(version), t: type, b: bytes === null ? null : base64(bytes) }
-          })
-          const converted = written === undefined || parentKey === undefined ? [] : this.#convertible(parentKey, written)
+          // the channel in turnlog has no blob row: the checkpoint row names it
+          const blobRows = Object.entries(newVersions)
+            .filter(([channel]) => written === undefined || channel !== this.#messagesChannel)
+            .map(([channel, version]) => {
+              const [type, bytes] = blobs.get(channel) ?? ['empty', null]
+              return { c: channel, v: String(version), t: type, b: bytes === null ? null : base64(bytes) }
+            })
+          const converted =
+            written === undefined || parentKey === undefined ? [] : this.#convertible(parentKey, written, parent?.ref ?? null)
           // one statement: the channel blobs, the parent's messages writes this put makes references
-          // (only rows still holding the bytes this saver wrote), the checkpoint row
-          await sql`
+          // (only rows still holding the bytes this saver wrote), the checkpoint row; with a remembered
+          // parent, the row is only inserted while the parent row still says what was remembered
+          const { rows } = await sql<{ inserted: number }>`
             with blobs as (
               insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob)
               select ${thread}, ${ns}, k.c, k.v, k.t, decode(k.b, 'base64')
@@ -254,19 +226,43 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
                  and w.task_id = k.task_id and w.idx = k.idx and w.type = k.type and w.blob = decode(k.b, 'base64')
             )
             insert into turnlog_langgraph.checkpoints
-              (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, session_id, session_version)
-            values (${thread}, ${ns}, ${checkpoint.id}, ${typeof parentId === 'string' && parentId !== '' ? parentId : null},
-                    ${JSON.stringify(stored)}::jsonb, ${metadataJson}::jsonb, ${ref?.sessionId ?? null}::uuid, ${ref?.version ?? null})
+              (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, session_id, session_version,
+               messages_channel, messages_version)
+            select ${thread}, ${ns}, ${checkpoint.id}, ${hasParent ? parentId : null}, ${JSON.stringify(stored)}::jsonb,
+                   ${metadataJson}::jsonb, ${ref?.sessionId ?? null}::uuid, ${ref?.version ?? null}::bigint, ${place?.channel ?? null},
+                   ${place?.version ?? null}
+             where ${
+               known === undefined
+                 ? sql`true`
+                 : sql`exists (
+                     select 1 from turnlog_langgraph.checkpoints p
+                      where p.thread_id = ${thread} and p.checkpoint_ns = ${ns} and p.checkpoint_id = ${parentId as string}
+                        and p.session_id is not distinct from ${known.ref?.sessionId ?? null}::uuid
+                        and p.session_version is not distinct from ${known.ref?.version ?? null}::bigint
+                        and p.messages_channel is not distinct from ${known.channel}
+                        and p.messages_version is not distinct from ${known.version})`
+             }
             on conflict (thread_id, checkpoint_ns, checkpoint_id)
             do update set checkpoint = excluded.checkpoint, metadata = excluded.metadata,
-                          session_id = excluded.session_id, session_version = excluded.session_version`.execute(db)
-          return written
+                          session_id = excluded.session_id, session_version = excluded.session_version,
+                          messages_channel = excluded.messages_channel, messages_version = excluded.messages_version
+            returning 1 as inserted`.execute(db)
+          if (rows.length === 0) throw new StaleParent()
+          return { written, place: { ref, channel: place?.channel ?? null, version: place?.version ?? null } satisfies MessagesPlace }
         })
-        if (mirrorResult !== undefined) this.#cache.remember(mirrorResult)
+        if (done.written !== undefined) this.#cache.remember(done.written)
+        this.#places.set(writeKey(thread, ns, checkpoint.id), done.place)
         if (parentKey !== undefined) this.#pending.forget(parentKey)
         break
       } catch (error) {
-        if (!(error instanceof RetryMirror) || attempt >= MAX_MIRROR_ATTEMPTS) throw error instanceof RetryMirror ? error.cause : error
+        if (error instanceof StaleParent && parentRow !== undefined) this.#places.forget(parentRow)
+        else if (!(error instanceof RetryMirror)) throw error
+        if (attempt >= MAX_PUT_ATTEMPTS) {
+          if (error instanceof RetryMirror) throw error.cause
+          throw new TurnlogError('VERSION_CONFLICT', `the parent checkpoint of ${checkpoint.id} kept changing during the put`, {
+            details: { field: 'checkpoint_id' },
+          })
+        }
       }
     }
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } }
@@ -320,14 +316,26 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * The remembered messages writes of the checkpoint `parentKey` names whose every message the child's
-   * list holds with the same content: each becomes a reference to the child's session and version.
+   * list holds with the same content: each becomes a reference to the child's session and version
+   * (the session left out when it is the parent checkpoint's own, `parentRef`: the reader takes the row's).
    */
-  #convertible(parentKey: string, written: MirrorResult): { task_id: string; idx: number; type: string; b: string; ref: string }[] {
+  #convertible(
+    parentKey: string,
+    written: MirrorResult,
+    parentRef: MessagesRef | null,
+  ): { task_id: string; idx: number; type: string; b: string; ref: string }[] {
     const out: { task_id: string; idx: number; type: string; b: string; ref: string }[] = []
     for (const w of this.#pending.of(parentKey)) {
       if (!w.ids.every((id, i) => written.texts.get(id) === w.texts[i])) continue
       const ref: MessagesWriteRef = { session: written.ref.sessionId, version: written.ref.version, ids: w.ids, single: w.single }
-      out.push({ task_id: w.taskId, idx: w.idx, type: w.type, b: base64(w.bytes), ref: JSON.stringify(ref) })
+      const { session, ...rest } = ref
+      out.push({
+        task_id: w.taskId,
+        idx: w.idx,
+        type: w.type,
+        b: base64(w.bytes),
+        ref: JSON.stringify(session === parentRef?.sessionId ? rest : ref),
+      })
     }
     return out
   }
@@ -359,6 +367,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
         }
         await sql`update turnlog_langgraph.threads set deleted_at = now() where root_session_id = ${thread.root}::uuid`.execute(db)
       }
+      this.#places.forgetPrefix(`${String(threadId)}\u0000`)
       await sql`delete from turnlog_langgraph.checkpoints where thread_id = ${String(threadId)}`.execute(db)
       await sql`delete from turnlog_langgraph.blobs where thread_id = ${String(threadId)}`.execute(db)
       await sql`delete from turnlog_langgraph.writes where thread_id = ${String(threadId)}`.execute(db)
@@ -371,151 +380,29 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     return new TextDecoder().decode(bytes).replace(/\\u0000/g, '')
   }
 
-  /**
-   * The checkpoint rows `config` names, newest first, each with its channel blobs, its pending writes,
-   * the pending sends of its parent (a checkpoint older than v4) and its session's head version: one
-   * statement.
-   */
-  async #select(
-    config: RunnableConfig,
-    options: {
-      latestOnly?: boolean
-      before?: string | undefined
-      filter?: Record<string, unknown> | undefined
-      limit?: number | undefined
-    },
-  ): Promise<CheckpointRow[]> {
-    await this.setup()
-    const c = (config.configurable ?? {}) as Record<string, unknown>
-    const wheres = [sql`true`]
-    const threadId = c['thread_id']
-    if (threadId !== undefined && threadId !== null && threadId !== '') wheres.push(sql`c.thread_id = ${String(threadId)}`)
-    const ns = c['checkpoint_ns'] ?? (options.latestOnly === true ? '' : undefined)
-    if (ns !== undefined && ns !== null) wheres.push(sql`c.checkpoint_ns = ${String(ns)}`)
-    const id = c['checkpoint_id']
-    if (typeof id === 'string' && id !== '') wheres.push(sql`c.checkpoint_id = ${id}`)
-    if (options.filter !== undefined && Object.keys(options.filter).length > 0) {
-      wheres.push(sql`c.metadata @> ${JSON.stringify(options.filter)}::jsonb`)
-    }
-    if (options.before !== undefined) wheres.push(sql`c.checkpoint_id < ${options.before}`)
-    if (
-      options.latestOnly === true &&
-      threadId !== undefined &&
-      threadId !== null &&
-      threadId !== '' &&
-      options.filter === undefined &&
-      options.before === undefined
-    ) {
-      const { rows } = await sql<CheckpointRow>`
-        select * from turnlog_langgraph.checkpoint_row(${String(threadId)}, ${String(ns ?? '')}, ${typeof id === 'string' && id !== '' ? id : null})`.execute(
-        this.#db,
-      )
-      return rows
-    }
-    const limit = options.latestOnly === true ? 1 : options.limit
-    const { rows } = await sql<CheckpointRow>`
-      select * from turnlog_langgraph.checkpoint_rows c
-       where ${sql.join(wheres, sql` and `)}
-       order by c.checkpoint_id desc
-       ${limit === undefined ? sql`` : sql`limit ${limit}`}`.execute(this.#db)
-    return rows
-  }
-
   get #db(): Kysely<unknown> {
     return this.#store.db
   }
-
-  /** The tuples of checkpoint rows: channel values (from blobs and turnlog), pending writes (references resolved), migrated pending sends. */
-  async #tuples(rows: readonly CheckpointRow[]): Promise<CheckpointTuple[]> {
-    const tuples: CheckpointTuple[] = []
-    for (const row of rows) {
-      const checkpoint = parseJson(row.checkpoint)
-      const channelVersions: Record<string, number | string> = { ...(checkpoint.channel_versions ?? {}) }
-      const channelValues: Record<string, unknown> = {}
-      const blobs = new Map((parseJson(row.blobs) ?? []).map((b) => [`${b.channel}\u0000${b.version}`, b]))
-      const writes = parseJson(row.writes) ?? []
-      const messagesAt = new Map<string, Promise<Map<string, Message<unknown>>>>()
-      // the channel values and the pending writes are read concurrently (a checkpoint's messages and
-      // the messages its writes name are two versions of a session: two loads, not one after the other)
-      const values = Object.entries(channelVersions).map(async ([channel, version]) => {
-        const blob = blobs.get(`${channel}\u0000${String(version)}`)
-        if (blob === undefined || blob.type === 'empty') return undefined
-        const value =
-          blob.type === TURNLOG_BLOB ? await this.#messagesAt(row) : await this.serde.loadsTyped(blob.type, fromBase64(blob.blob))
-        return [channel, value] as const
-      })
-      const pending = Promise.all(
-        writes.map(async (w) => [w.task_id, w.channel, await this.#writeValue(w, messagesAt)] as CheckpointPendingWrite),
-      )
-      for (const entry of await Promise.all(values)) if (entry !== undefined) channelValues[entry[0]] = entry[1]
-      const pendingWrites: CheckpointPendingWrite[] = await pending
-      const sends = parseJson(row.sends) ?? []
-      if ((checkpoint.v ?? 4) < 4 && row.parent_checkpoint_id !== null && sends.length > 0) {
-        channelValues[TASKS] = await Promise.all(sends.map((w) => this.serde.loadsTyped(w.type ?? 'json', fromBase64(w.blob))))
-        channelVersions[TASKS] =
-          Object.keys(channelVersions).length > 0 ? maxChannelVersion(...Object.values(channelVersions)) : this.getNextVersion(undefined)
-      }
-      const configurable = { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns }
-      tuples.push({
-        config: { configurable: { ...configurable, checkpoint_id: row.checkpoint_id } },
-        checkpoint: {
-          ...checkpoint,
-          channel_values: channelValues,
-          channel_versions: channelVersions,
-          versions_seen: checkpoint.versions_seen ?? {},
-        },
-        metadata: (await this.serde.loadsTyped('json', JSON.stringify(parseJson(row.metadata)))) as CheckpointMetadata,
-        ...(row.parent_checkpoint_id === null
-          ? {}
-          : { parentConfig: { configurable: { ...configurable, checkpoint_id: row.parent_checkpoint_id } } }),
-        pendingWrites,
-      })
-    }
-    return tuples
-  }
-
-  /** A pending write's value: its serialized copy, or (type `turnlog`) the messages it names, as of the version it names. */
-  async #writeValue(w: WriteJson, loaded: Map<string, Promise<Map<string, Message<unknown>>>>): Promise<unknown> {
-    if (w.type !== TURNLOG_BLOB) return this.serde.loadsTyped(w.type ?? 'json', fromBase64(w.blob))
-    const ref = JSON.parse(new TextDecoder().decode(fromBase64(w.blob))) as MessagesWriteRef
-    const key = `${ref.session}@${ref.version}`
-    let byId = loaded.get(key)
-    if (byId === undefined) {
-      byId = this.#store
-        .load(ref.session, { at: ref.version })
-        .then(({ messages }) => new Map(messages.map((m) => [m.externalId ?? m.id, m] as const)))
-      loaded.set(key, byId)
-    }
-    const messages = await byId
-    const values = await Promise.all(
-      ref.ids.map((id) => {
-        const m = messages.get(id)
-        if (m === undefined)
-          throw new TurnlogError('DB_ERROR', `a pending write names message ${id}, not in session ${ref.session} at ${ref.version}`)
-        return decodeLangChainMessage(this.serde, m)
-      }),
-    )
-    return ref.single ? values[0] : values
-  }
-
-  /**
-   * The messages of a checkpoint whose messages channel lives in turnlog: its session as of its
-   * version, revived. When that version is the session's head (the latest checkpoint of a thread), the
-   * live list (`load`, one statement on the projection) instead of the fold of the events up to it;
-   * `load` returns the version it read, so a session that moved on in between is read again at the version.
-   */
-  async #messagesAt(row: CheckpointRow): Promise<unknown[]> {
-    const version = toNumber(row.session_version)
-    if (row.session_id === null || version === null)
-      throw new TurnlogError('DB_ERROR', `checkpoint ${row.checkpoint_id} names no turnlog session`)
-    let loaded = toNumber(row.head_version) === version ? await this.#store.load(row.session_id) : undefined
-    if (loaded?.version !== version) loaded = await this.#store.load(row.session_id, { at: version })
-    return Promise.all(loaded.messages.map((m) => decodeLangChainMessage(this.serde, m)))
-  }
 }
 
-/** The key of a checkpoint's remembered writes. */
+/** The place of the messages of the checkpoint `id` as its row says, read in the put's transaction; undefined when there is no such row. */
+async function parentPlace(db: Kysely<unknown>, thread: string, ns: string, id: string): Promise<MessagesPlace | undefined> {
+  const { rows } = await sql<{
+    session_id: string | null
+    session_version: string | number | null
+    messages_channel: string | null
+    messages_version: string | null
+  }>`
+    select session_id::text, session_version, messages_channel, messages_version from turnlog_langgraph.checkpoints
+     where thread_id = ${thread} and checkpoint_ns = ${ns} and checkpoint_id = ${id}`.execute(db)
+  const row = rows[0]
+  if (row === undefined) return undefined
+  const ref =
+    row.session_id !== null && row.session_version !== null ? { sessionId: row.session_id, version: Number(row.session_version) } : null
+  return { ref, channel: row.messages_channel, version: row.messages_version }
+}
+
+/** The key of a checkpoint's remembered writes (and of its remembered place). */
 const writeKey = (thread: string, ns: string, checkpointId: string): string => `${thread}\u0000${ns}\u0000${checkpointId}`
 
 const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
-const fromBase64 = (text: string | null): Uint8Array => (text === null ? new Uint8Array() : new Uint8Array(Buffer.from(text, 'base64')))

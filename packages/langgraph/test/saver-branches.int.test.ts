@@ -75,6 +75,34 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     await expectCleanAudit(store, ref?.sessionId as string)
   })
 
+  it('writes a LangChain id removed and added again with other content under a new turnlog id (no conflict with the retracted copy)', async () => {
+    // given
+    const saver = new TurnlogCheckpointSaver({ store })
+    const h1 = new HumanMessage({ id: 'y1', content: 'first' })
+    const h2 = new HumanMessage({ id: 'y2', content: 'second' })
+    const c1 = await saver.put({ configurable: { thread_id: 're-added-edited' } }, checkpoint([h1, h2], 1), meta, { messages: 1 })
+    const c2 = await saver.put(c1, checkpoint([h1], 2), meta, { messages: 2 })
+
+    // when: y2 comes back with other content
+    const edited = new HumanMessage({ id: 'y2', content: 'second, edited' })
+    const c3 = await saver.put(c2, checkpoint([h1, edited], 3), meta, { messages: 3 })
+
+    // then
+    const messages = (await saver.getTuple(c3))?.checkpoint.channel_values['messages'] as BaseMessage[]
+    expect(messages.map((m) => [m.id, m.content])).toEqual([
+      ['y1', 'first'],
+      ['y2', 'second, edited'],
+    ])
+    const ref = await saver.messagesRef(c3 as RunnableConfig)
+    const { entries } = await store.transcript(ref?.sessionId as string)
+    const y2 = entries.filter((e) => e.message.externalId === 'y2')
+    expect(y2.map((e) => [e.status, (e.message.payload as unknown as { kwargs: { content: string } }).kwargs.content])).toEqual([
+      ['retracted', 'second'],
+      ['live', 'second, edited'],
+    ])
+    await expectCleanAudit(store, ref?.sessionId as string)
+  })
+
   it("deleteThread: 'redact' also erases the messages' content, ids and hashes kept, audit clean", async () => {
     // given
     const saver = new TurnlogCheckpointSaver({ store, deleteThread: 'redact' })
@@ -135,6 +163,60 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     expect(kept[0]).toBeInstanceOf(AIMessage)
     expect(kept.map((m) => [m.id, m.content])).toEqual([['w2', 'answer']])
     expect(ids(await other.getTuple(c2))).toEqual(['w1', 'w2', 'w3', 'w4'])
+  })
+
+  it('puts a child on its parent row as it is now when another saver rewrote that row (the remembered row is checked, the failed attempt leaves nothing)', async () => {
+    // given: saver a puts c1 (it remembers where c1's messages are); saver b puts the same checkpoint again with other messages
+    const a = new TurnlogCheckpointSaver({ store })
+    const b = new TurnlogCheckpointSaver({ store })
+    const [h1, h2, a1] = [
+      new HumanMessage({ id: 'r1', content: 'one' }),
+      new HumanMessage({ id: 'r2', content: 'two' }),
+      new AIMessage({ id: 'r3', content: 'three' }),
+    ]
+    const first = checkpoint([h1], 1)
+    const c1 = await a.put({ configurable: { thread_id: 'rewritten-parent' } }, first, meta, { messages: 1 })
+    const before = await a.messagesRef(c1)
+    await b.put({ configurable: { thread_id: 'rewritten-parent' } }, { ...first, channel_values: { messages: [h1, h2] } }, meta, {
+      messages: 1,
+    })
+    const rewritten = await a.messagesRef(c1)
+
+    // when: a continues c1
+    const c2 = await a.put(c1, checkpoint([h1, h2, a1], 2), meta, { messages: 2 })
+
+    // then: the child continues the parent's messages as the row says now; the session a remembered was left as it was
+    expect(rewritten?.sessionId).not.toBe(before?.sessionId)
+    expect(ids(await b.getTuple(c2))).toEqual(['r1', 'r2', 'r3'])
+    expect((await a.messagesRef(c2))?.sessionId).toBe(rewritten?.sessionId)
+    expect((await store.load(before?.sessionId as string)).messages.map((m) => m.externalId)).toEqual(['r1'])
+    expect((await store.getSession(before?.sessionId as string)).version).toBe(before?.version)
+    for (const ref of [before, rewritten]) await expectCleanAudit(store, ref?.sessionId as string)
+  })
+
+  it('reads checkpoints whose row does not name its messages (written before it could: a marker blob row), and continues them', async () => {
+    // given: two checkpoints and a third that leaves the messages as they were, rewritten as the schema before 0002 stored them
+    const saver = new TurnlogCheckpointSaver({ store })
+    const [h1, a1] = [new HumanMessage({ id: 'l1', content: 'question' }), new AIMessage({ id: 'l2', content: 'answer' })]
+    const c1 = await saver.put({ configurable: { thread_id: 'legacy' } }, checkpoint([h1], 1), meta, { messages: 1 })
+    const c2 = await saver.put(c1, checkpoint([h1, a1], 2), meta, { messages: 2 })
+    const c3 = await saver.put(c2, checkpoint([h1, a1], 2), meta, {})
+    expect(ids(await saver.getTuple(c3))).toEqual(['l1', 'l2'])
+    await sql`update turnlog_langgraph.checkpoints set messages_channel = null, messages_version = null,
+                     checkpoint = checkpoint || jsonb_build_object('id', checkpoint_id) where thread_id = 'legacy'`.execute(store.db)
+    await sql`insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+              values ('legacy', '', 'messages', '1', 'turnlog', null), ('legacy', '', 'messages', '2', 'turnlog', null)`.execute(store.db)
+
+    // when: a saver without memory of them reads them and continues the last one
+    const fresh = new TurnlogCheckpointSaver({ store })
+    const read = await Promise.all([c1, c2, c3].map((c) => fresh.getTuple(c)))
+    const c4 = await fresh.put(c3, checkpoint([h1, a1], 2), meta, {})
+
+    // then
+    expect(read.map(ids)).toEqual([['l1'], ['l1', 'l2'], ['l1', 'l2']])
+    expect(read.map((t) => t?.checkpoint.id)).toEqual([c1, c2, c3].map((c) => c.configurable?.['checkpoint_id']))
+    expect(ids(await fresh.getTuple(c4))).toEqual(['l1', 'l2'])
+    expect(ids(await saver.getTuple({ configurable: { thread_id: 'legacy' } }))).toEqual(['l1', 'l2'])
   })
 
   it('refuses bad input with INVALID_INPUT, writing nothing', async () => {
