@@ -8,27 +8,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, toMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { useTestStore, type TestDatabase } from '@turnlog/testing'
 import { logStatements, type StatementLog } from './support/statement-log.js'
 
 let db: TestDatabase
 let log: StatementLog
 let store: PostgresStore
-/** A second store on the same database: its flush cache never saw these lists (the reference). */
-let cold: PostgresStore
+useTestStore((t) => ({ db, store } = t))
 
-beforeAll(async () => {
-  db = await createTestDatabase()
-  store = await openStore({ connectionString: db.connectionString })
-  cold = await openStore({ connectionString: db.connectionString, migrate: false })
+beforeAll(() => {
   log = logStatements(db.name)
 })
 
-afterAll(async () => {
+afterAll(() => {
   log?.restore()
-  await store?.close()
-  await cold?.close()
-  await db?.drop()
 })
 
 let n = 0
@@ -75,24 +68,29 @@ describe('flush of a kept list changed between flushes', () => {
   })
 
   it('a message edited under its id at the same slot (a new object, frozen or not) is a conflict, never skipped', async () => {
-    // given
+    // given: besides this store, one whose flush cache never saw the list (the reference)
     const { sid, live } = await grown(4)
     const before = await transcript(sid)
+    const cold = await openStore({ connectionString: db.connectionString, migrate: false })
     const edited = createMessage({ role: 'user', content: 'edited in place' }, { id: live[1]!.id, createdAt: live[1]!.createdAt })
     const variants = [edited, JSON.parse(JSON.stringify(edited)) as Message, Object.freeze({ ...edited })]
 
-    for (const variant of variants) {
-      // when: the same array with the slot replaced, and a new array that also grew
-      live[1] = variant
-      const inPlace = await counted(() => store.flush(sid, live))
-      const grownToo = await counted(() => store.flush(sid, [...live, user()]))
+    try {
+      for (const variant of variants) {
+        // when: the same array with the slot replaced, and a new array that also grew
+        live[1] = variant
+        const inPlace = await counted(() => store.flush(sid, live))
+        const grownToo = await counted(() => store.flush(sid, [...live, user()]))
 
-      // then: what a store that never saw the list says, and nothing written
-      const reference = await counted(() => cold.flush(sid, live))
-      expect(inPlace.outcome).toEqual({ code: 'MESSAGE_CONFLICT', details: 'content_mismatch' })
-      expect(grownToo.outcome).toEqual(inPlace.outcome)
-      expect(reference.outcome).toEqual(inPlace.outcome)
-      expect(inPlace.statements).toBeGreaterThan(0)
+        // then: what a store that never saw the list says, and nothing written
+        const reference = await counted(() => cold.flush(sid, live))
+        expect(inPlace.outcome).toEqual({ code: 'MESSAGE_CONFLICT', details: 'content_mismatch' })
+        expect(grownToo.outcome).toEqual(inPlace.outcome)
+        expect(reference.outcome).toEqual(inPlace.outcome)
+        expect(inPlace.statements).toBeGreaterThan(0)
+      }
+    } finally {
+      await cold.close()
     }
     expect(await transcript(sid)).toEqual(before)
   })
