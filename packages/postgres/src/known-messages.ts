@@ -11,7 +11,7 @@ interface SessionEntry {
 
 /**
  * How many slots of flushed lists are remembered, over every session: a kept list holds the caller's
- * messages (it keeps alive the ones the caller dropped since) and costs ≈ 100 bytes a slot besides.
+ * messages (it keeps alive the ones the caller dropped since) and costs ≈ 64 bytes a slot besides.
  */
 const FLUSHED_SLOTS = 100_000
 
