@@ -1,20 +1,36 @@
 import { TurnlogError, type MessageId, type SessionId } from '@turnlog/core'
+import type { FlushedList } from './store/flushed-list.js'
 
 interface SessionEntry {
   version: number | undefined
   /** message id → content hashes known durable in this session */
   readonly hashes: Map<string, string | Set<string>>
+  /** The list the session's last flush checked, and the slots it was counted at in the budget. */
+  flushed: { readonly list: FlushedList; slots: number } | undefined
 }
+
+/**
+ * How many slots of flushed lists are remembered, over every session: a kept list holds the caller's
+ * messages (it keeps alive the ones the caller dropped since) and costs ≈ 64 bytes a slot besides.
+ */
+const FLUSHED_SLOTS = 100_000
 
 /**
  * The flush cache: which (message id, content hash) pairs are known durable in which session, as
  * learnt from this store's own successful appends and loads. Entries are never wrong: the log is
  * append-only and a pair once stored stays stored, so a hit can safely skip the database. A miss just
  * asks the database, which stays the authority. Bounded by an LRU over sessions.
+ *
+ * It also keeps, per session, the list its last flush checked (a {@link FlushedList}), so that the
+ * next flush of that list grown by a few messages checks only those: within {@link FLUSHED_SLOTS}
+ * slots over all sessions, the least recently flushed dropped first, and dropped with the session.
  */
 export class KnownMessages {
   readonly #sessions = new Map<string, SessionEntry>()
   readonly #capacity: number
+  /** The sessions holding a flushed list, least recently kept first. */
+  readonly #flushed = new Set<string>()
+  #flushedSlots = 0
 
   /** `capacity`: sessions remembered, a positive integer (`INVALID_INPUT` otherwise). */
   constructor(capacity: number) {
@@ -33,20 +49,22 @@ export class KnownMessages {
       return entry
     }
     if (!create) return undefined
-    entry = { version: undefined, hashes: new Map() }
+    entry = { version: undefined, hashes: new Map(), flushed: undefined }
     this.#sessions.set(sessionId, entry)
     if (this.#sessions.size > this.#capacity) {
       const oldest = this.#sessions.keys().next().value
-      if (oldest !== undefined) this.#sessions.delete(oldest)
+      if (oldest !== undefined) {
+        this.#dropFlushed(oldest)
+        this.#sessions.delete(oldest)
+      }
     }
     return entry
   }
 
   /** True when `(messageId, hash)` is known durable in the session. */
   has(sessionId: SessionId, messageId: MessageId, hash: string): boolean {
-    const known = this.#sessions.get(sessionId)?.hashes.get(messageId)
-    if (known === undefined) return false
-    return typeof known === 'string' ? known === hash : known.has(hash)
+    const entry = this.#sessions.get(sessionId)
+    return entry !== undefined && hasHash(entry, messageId, hash)
   }
 
   /** Records `(messageId, hash)` as durable in the session. */
@@ -79,4 +97,51 @@ export class KnownMessages {
     const entry = this.#entry(sessionId, true)
     if (entry && (entry.version === undefined || version > entry.version)) entry.version = version
   }
+
+  /** The list the session's last flush checked, if it is still kept. */
+  flushedList(sessionId: SessionId): FlushedList | undefined {
+    return this.#sessions.get(sessionId)?.flushed?.list
+  }
+
+  /**
+   * Keeps `list` as the session's flushed list (`undefined`: keeps none), when the session is known
+   * (a flush cache entry exists: the list's count of durable messages is made against it) and the
+   * list fits in the budget; drops the least recently kept lists of other sessions to stay within it.
+   */
+  keepFlushed(sessionId: SessionId, list: FlushedList | undefined): void {
+    this.#dropFlushed(sessionId)
+    const entry = this.#sessions.get(sessionId)
+    if (list === undefined || entry === undefined || list.slots > FLUSHED_SLOTS) return
+    entry.flushed = { list, slots: list.slots }
+    this.#flushed.add(sessionId)
+    this.#flushedSlots += list.slots
+    for (const oldest of this.#flushed) {
+      if (this.#flushedSlots <= FLUSHED_SLOTS) break
+      this.#dropFlushed(oldest)
+    }
+  }
+
+  /**
+   * How many of the first `length` messages of `list`'s check, from the first, are known durable in
+   * the session (see {@link FlushedList.durablePrefix}); 0 for a session this cache does not hold.
+   */
+  durablePrefix(sessionId: SessionId, list: FlushedList, length: number): number {
+    const entry = this.#sessions.get(sessionId)
+    if (entry === undefined) return 0
+    return list.durablePrefix(entry, (messageId, hash) => hasHash(entry, messageId, hash), length)
+  }
+
+  #dropFlushed(sessionId: string): void {
+    const entry = this.#sessions.get(sessionId)
+    if (entry?.flushed !== undefined) this.#flushedSlots -= entry.flushed.slots
+    if (entry !== undefined) entry.flushed = undefined
+    this.#flushed.delete(sessionId)
+  }
+}
+
+/** True when `(messageId, hash)` is known durable in the session of `entry`. */
+function hasHash(entry: SessionEntry, messageId: string, hash: string): boolean {
+  const known = entry.hashes.get(messageId)
+  if (known === undefined) return false
+  return typeof known === 'string' ? known === hash : known.has(hash)
 }

@@ -16,6 +16,7 @@ import { GroupCommit } from '../group-commit.js'
 import { lostMessageIdRace, mapDatabaseError } from '../map-database-error.js'
 import { statementRolledBack } from '../statement-rolled-back.js'
 import { checkBatch } from './check-batch.js'
+import { FlushedList } from './flushed-list.js'
 import { payloadText } from './payload-text.js'
 import { recordConflict, recordInBatchConflict } from './record-conflict.js'
 import type { StoreContext } from './store-context.js'
@@ -105,30 +106,45 @@ export class AppendOperations {
     return withCopies(await this.#appendValid(id, batch.unique, expected), batch.unique, batch.repeated)
   }
 
-  /** See `SessionStore.flush`. */
+  /**
+   * See `SessionStore.flush`. The check of the list goes through the session's {@link FlushedList}:
+   * when the list begins with the slots the last flush kept (it only grew), only its new slots are
+   * checked and only the messages after the known-durable prefix are looked up in the flush cache.
+   */
   async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'flush options')
     const id = parseSessionId(sessionId)
-    const batch = checkBatch(live, 'live', true)
+    const scan = FlushedList.check(this.#ctx.flushedList(id), live)
     const expected = checkExpectedVersion(options)
-    if (batch.mismatch) throw await recordInBatchConflict(this.#ctx, id, batch.mismatch)
-    const durable: Message[] = []
+    if (scan.mismatch) {
+      this.#ctx.keepFlushed(id, undefined)
+      throw await recordInBatchConflict(this.#ctx, id, scan.mismatch)
+    }
+    this.#ctx.keepFlushed(id, scan.list)
+    const { unique, hashes, length } = scan
+    const known = this.#ctx.durablePrefix(id, scan.list, length)
     const pending: Message[] = []
-    batch.unique.forEach((m, i) => (this.#ctx.isDurable(id, m.id, batch.hashes[i] ?? '') ? durable : pending).push(m))
+    for (let i = known; i < length; i++) {
+      const m = unique[i] as Message
+      if (!this.#ctx.isDurable(id, m.id, hashes[i] ?? '')) pending.push(m)
+    }
     const cachedVersion = this.#ctx.durableVersion(id)
     // with expectedVersion, the database is asked (docs/guarantees.md: it forces a check), even when it
     // equals the version this store last saw: another writer may have moved it since
     if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {
-      return { version: cachedVersion, appended: [], duplicates: durable.map((m) => m.id) }
+      return { version: cachedVersion, appended: [], duplicates: listedIds(unique, length, length, () => true) }
     }
     const result = await this.#appendValid(id, pending, expected)
+    // the first flush of a session this store did not know: its cache entry exists now
+    if (this.#ctx.flushedList(id) === undefined) this.#ctx.keepFlushed(id, scan.list)
     const appended = new Set<string>(result.appended)
     return {
       version: result.version,
       appended: result.appended,
       // every listed message this call did not write, and every message it wrote that was listed more than once
-      duplicates: batch.unique.map((m) => m.id).filter((mid) => !appended.has(mid) || batch.repeated.has(mid)),
+      // (none of the first `known`: they were not sent)
+      duplicates: listedIds(unique, length, known, (mid) => !appended.has(mid) || scan.repeated.has(mid)),
     }
   }
 
@@ -244,4 +260,14 @@ function withCopies(result: AppendResult, unique: readonly Message[], repeated: 
   if (repeated.size === 0) return result
   const duplicates = new Set<string>([...result.duplicates, ...repeated])
   return { ...result, duplicates: unique.map((m) => m.id).filter((mid) => duplicates.has(mid)) }
+}
+
+/** The ids of `messages[0..length)`: every one before `from`, and from there on those `keep` accepts. */
+function listedIds(messages: readonly Message[], length: number, from: number, keep: (messageId: MessageId) => boolean): MessageId[] {
+  const ids: MessageId[] = []
+  for (let i = 0; i < length; i++) {
+    const mid = (messages[i] as Message).id
+    if (i < from || keep(mid)) ids.push(mid)
+  }
+  return ids
 }

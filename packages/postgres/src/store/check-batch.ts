@@ -21,6 +21,21 @@ export interface BatchMismatch {
   readonly otherHash: string
 }
 
+/** {@link checkBatch}'s result while it is built: the folded values so far, extended by {@link extendBatch}. */
+export interface BatchState extends CheckedBatch {
+  readonly unique: Message[]
+  readonly hashes: string[]
+  /** Message id → its index in `unique`. */
+  readonly index: Map<string, number>
+  readonly repeated: Set<MessageId>
+  mismatch: BatchMismatch | null
+}
+
+/** The state of a batch with no value folded in yet. */
+export function emptyBatch(): BatchState {
+  return { unique: [], hashes: [], index: new Map(), repeated: new Set(), mismatch: null }
+}
+
 /**
  * Validates a batch (an `append` batch, a live list for `flush`, a compaction's summary) and folds
  * identical copies of one message (same id, same content hash: a redelivery, a message pushed twice,
@@ -29,14 +44,25 @@ export interface BatchMismatch {
  * `skipEphemeral` (flush) scaffolding is left out; otherwise it is refused.
  */
 export function checkBatch(messages: readonly unknown[], what: string, skipEphemeral: boolean): CheckedBatch {
+  checkBatchArray(messages, what)
+  const batch = emptyBatch()
+  extendBatch(batch, messages, skipEphemeral)
+  return batch
+}
+
+/** Throws `INVALID_INPUT` unless `messages` is an array (a throwing Proxy is the caller's input too). */
+export function checkBatchArray(messages: unknown, what: string): void {
   if (!guardInput(what, () => Array.isArray(messages)))
     throw new TurnlogError('INVALID_INPUT', `${what} must be an array of messages`, { details: { field: what } })
-  const unique: Message[] = []
-  const hashes: string[] = []
-  const index = new Map<string, number>()
-  const repeated = new Set<MessageId>()
-  let mismatch: CheckedBatch['mismatch'] = null
-  for (const value of messages as readonly unknown[]) {
+}
+
+/**
+ * Folds `values` into `batch`, one at a time, as {@link checkBatch} does: a value it throws for leaves
+ * the values before it folded in and nothing of its own.
+ */
+export function extendBatch(batch: BatchState, values: Iterable<unknown>, skipEphemeral: boolean): void {
+  const { unique, hashes, index, repeated } = batch
+  for (const value of values) {
     const m = toMessage(value)
     if (m.ephemeral === true) {
       if (skipEphemeral) continue
@@ -48,17 +74,16 @@ export function checkBatch(messages: readonly unknown[], what: string, skipEphem
     const at = index.get(m.id)
     if (at !== undefined) {
       if (hashes[at] === hash) repeated.add(m.id)
-      else mismatch ??= { first: unique[at] as Message, firstHash: hashes[at] as string, other: m, otherHash: hash }
+      else batch.mismatch ??= { first: unique[at] as Message, firstHash: hashes[at] as string, other: m, otherHash: hash }
       continue
     }
-    index.set(m.id, unique.length)
-    unique.push(m)
-    hashes.push(hash)
     if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
     if (m.externalScope !== undefined) checkSafeText(m.externalScope, 'externalScope')
     if (m.meta !== undefined) checkSafeJson(m.meta, 'meta')
+    index.set(m.id, unique.length)
+    unique.push(m)
+    hashes.push(hash)
   }
-  return { unique, hashes, repeated, mismatch }
 }
 
 /**

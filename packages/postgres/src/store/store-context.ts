@@ -8,6 +8,7 @@ import { mapDatabaseError, sqlState } from '../map-database-error.js'
 import { parseStoreInit } from '../open-store-config.js'
 import { StoreTelemetry } from '../telemetry/store-telemetry.js'
 import type { SubscriptionHost } from '../subscriptions/open-consumer-session.js'
+import type { FlushedList } from './flushed-list.js'
 import type { GroupCommitSettings, PostgresStoreInit } from './postgres-store-init.js'
 
 /** One event a write inserts, encoded. */
@@ -179,6 +180,21 @@ export class StoreContext {
     return this.#known.has(sessionId, messageId as never, hash)
   }
 
+  /** The list the session's last flush checked, kept for the next one (see `FlushedList`), if any. */
+  flushedList(sessionId: SessionId): FlushedList | undefined {
+    return this.#known.flushedList(sessionId)
+  }
+
+  /** Keeps `list` for the session's next flush (`undefined`: keeps none). */
+  keepFlushed(sessionId: SessionId, list: FlushedList | undefined): void {
+    this.#known.keepFlushed(sessionId, list)
+  }
+
+  /** How many of the first `length` messages of `list`'s check, from the first, are known durable (see {@link isDurable}). */
+  durablePrefix(sessionId: SessionId, list: FlushedList, length: number): number {
+    return this.#known.durablePrefix(sessionId, list, length)
+  }
+
   /** The session's version after the last committed write or load this store saw, if any. */
   durableVersion(sessionId: SessionId): number | undefined {
     return this.#known.version(sessionId)
@@ -318,6 +334,16 @@ class BoundStoreContext extends StoreContext {
 
   override durableVersion(): number | undefined {
     return undefined
+  }
+
+  override flushedList(): undefined {
+    return undefined
+  }
+
+  override keepFlushed(): void {}
+
+  override durablePrefix(): number {
+    return 0
   }
 
   override learn(): void {}
