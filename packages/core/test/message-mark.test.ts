@@ -32,7 +32,12 @@ function created(): Message {
 
 function restored(): Message {
   // what a store hands restoreMessage: a payload fresh from JSON.parse and its stored hash
-  return restoreMessage({ id: ID, payload: JSON.parse('{"role":"user","content":"from a row"}'), createdAt: '2026-01-01T00:00:00Z', contentHash: FAKE })
+  return restoreMessage({
+    id: ID,
+    payload: JSON.parse('{"role":"user","content":"from a row"}'),
+    createdAt: '2026-01-01T00:00:00Z',
+    contentHash: FAKE,
+  })
 }
 
 /** The hash a value's canonical text really has, computed without any memo. */
@@ -83,9 +88,11 @@ describe.each([
 
     // then: every own key (strings and symbols, enumerable or not) is an enumerable envelope field
     expect(Reflect.ownKeys(m)).toEqual(Object.keys(m))
-    expect(Object.keys(m).every((k) => ['id', 'payload', 'format', 'meta', 'createdAt', 'ephemeral', 'externalId', 'externalScope', 'status'].includes(k))).toBe(
-      true,
-    )
+    expect(
+      Object.keys(m).every((k) =>
+        ['id', 'payload', 'format', 'meta', 'createdAt', 'ephemeral', 'externalId', 'externalScope', 'status'].includes(k),
+      ),
+    ).toBe(true)
     expect(Reflect.ownKeys(m.payload)).toEqual(Object.keys(m.payload))
     expect(Object.getOwnPropertySymbols(m.payload)).toEqual([])
   })
@@ -129,7 +136,12 @@ describe.each([
     expect(contentHash(m)).toBe(FAKE)
 
     // when: the payload is copied every way a caller might
-    const copies = [{ ...m.payload }, structuredClone(m.payload), JSON.parse(JSON.stringify(m.payload)) as object, toFrozenJson(m.payload) as object]
+    const copies = [
+      { ...m.payload },
+      structuredClone(m.payload),
+      JSON.parse(JSON.stringify(m.payload)) as object,
+      toFrozenJson(m.payload) as object,
+    ]
 
     // then: each copy is hashed from its content, not from the original's mark
     for (const copy of copies) expect(contentHash(copy as never)).toBe(trueHash(m.payload))
@@ -167,7 +179,11 @@ describe('the content hash kept on the mark', () => {
   it('is the stored hash for a restored payload; without one, it is computed and then kept', () => {
     // given
     const withHash = restored()
-    const without = restoreMessage({ id: ID, payload: JSON.parse('{"role":"user","content":"from a row"}'), createdAt: '2026-01-01T00:00:00Z' })
+    const without = restoreMessage({
+      id: ID,
+      payload: JSON.parse('{"role":"user","content":"from a row"}'),
+      createdAt: '2026-01-01T00:00:00Z',
+    })
 
     // then
     expect(contentHash(withHash)).toBe(FAKE)
