@@ -1,4 +1,4 @@
-import { isMarkedDeepFrozen, markDeepFrozen } from './deep-frozen-mark.js'
+import { confirmDeepFrozen, isMarkedDeepFrozen, markDeepFrozen } from './deep-frozen-mark.js'
 import { MAX_JSON_DEPTH } from './json-depth.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
@@ -29,6 +29,14 @@ export function isDeepFrozen(value: unknown): boolean {
     for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key])
   }
   return true
+}
+
+/** Freezes the root of a fresh copy whose every part is frozen already, and marks it deep-frozen. */
+function freezeMarked<T extends object>(root: T): T {
+  markDeepFrozen(root)
+  Object.freeze(root)
+  confirmDeepFrozen(root)
+  return root
 }
 
 /** Default limits: deep enough for any provider message, shallow enough to refuse a stack bomb ({@link MAX_JSON_DEPTH}). */
@@ -89,8 +97,7 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
               out[i] = copy(item, depth + 1)
               path.pop()
             }
-            if (depth === 0) markDeepFrozen(out)
-            return Object.freeze(out)
+            return depth === 0 ? freezeMarked(out) : Object.freeze(out)
           }
           const proto: unknown = Object.getPrototypeOf(v)
           if (proto !== Object.prototype && proto !== null) fail(path, 'only plain objects are allowed')
@@ -103,8 +110,7 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
             Object.defineProperty(out, key, { value: copy(item, depth + 1), enumerable: true, writable: false, configurable: false })
             path.pop()
           }
-          if (depth === 0) markDeepFrozen(out)
-          return Object.freeze(out)
+          return depth === 0 ? freezeMarked(out) : Object.freeze(out)
         } finally {
           seen.delete(v)
         }

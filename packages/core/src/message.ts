@@ -1,6 +1,6 @@
 import type { ChatMessage } from './chat-message.js'
 import { rememberContentHash } from './content-hash.js'
-import { markDeepFrozen } from './deep-frozen-mark.js'
+import { confirmDeepFrozen, markDeepFrozen } from './deep-frozen-mark.js'
 import { DEFAULT_MESSAGE_FORMAT, messageFormat, parsePayload } from './formats/format-registry.js'
 import type { BuiltInFormatName, FormatInputs, FormatPayloads } from './formats/format-payloads.js'
 import type { OpenAIChatInput } from './formats/openai-chat-format.js'
@@ -372,7 +372,8 @@ function restore(parts: Parameters<typeof restoreMessage>[0]): Message {
     const fresh = Object.isExtensible(payload)
     if (fresh) markDeepFrozen(payload, parts.contentHash)
     deepFreeze(payload, undefined)
-    if (!fresh && parts.contentHash !== undefined) rememberContentHash(payload, parts.contentHash)
+    if (fresh) confirmDeepFrozen(payload)
+    else if (parts.contentHash !== undefined) rememberContentHash(payload, parts.contentHash)
   }
   const meta = typeof parts.meta === 'object' && parts.meta !== null ? parts.meta : undefined
   if (meta !== undefined) deepFreeze(meta, undefined)

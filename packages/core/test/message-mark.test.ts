@@ -202,6 +202,28 @@ describe('the content hash kept on the mark', () => {
     expect(contentHash({ role: 'user', content: [{ type: 'text', text: 'mine' }] } as never)).toBe(trueHash(payload))
   })
 
+  it('is not memoised for a payload whose restore failed half-way through freezing it', () => {
+    // given: a payload holding a Proxy that refuses to be frozen, so restoreMessage throws after the
+    // payload's top level was frozen (and marked) but before the Proxy was
+    const inner = { type: 'text', text: 'before' }
+    const refusing = new Proxy(inner, {
+      preventExtensions: () => {
+        throw new Error('not freezable')
+      },
+    })
+    const payload = { role: 'user', content: [refusing] }
+    expect(() => restoreMessage({ id: ID, payload, createdAt: '2026-01-01T00:00:00Z', contentHash: FAKE })).toThrow()
+
+    // when: the caller hashes it, changes the part that stayed mutable, and hashes it again
+    const first = contentHash(payload as never)
+    inner.text = 'after'
+    const second = contentHash(payload as never)
+
+    // then: neither the given hash nor the first result was kept for it
+    expect(first).toBe(trueHash({ role: 'user', content: [{ type: 'text', text: 'before' }] }))
+    expect(second).toBe(trueHash({ role: 'user', content: [{ type: 'text', text: 'after' }] }))
+  })
+
   it('is kept for a restored payload that arrived frozen already (it cannot be marked)', () => {
     // given: a store handing in a payload whose top level is frozen
     const payload = Object.freeze({ role: 'user', content: [{ type: 'text', text: 'prefrozen' }] })
