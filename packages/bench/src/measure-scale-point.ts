@@ -1,5 +1,6 @@
 import { newSessionId } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
+import { PerformanceObserver, constants, type NodeGCPerformanceDetail } from 'node:perf_hooks'
 import type pg from 'pg'
 import { interleaved } from './interleaved.js'
 import { rawTurnStatement } from './raw-turn-statement.js'
@@ -20,6 +21,8 @@ export interface ScalePoint {
   /** `load` of sessions of the bulk load, every call (ms), and the calls of the first pass only. */
   readonly load: readonly number[]
   readonly loadFirstPass: readonly number[]
+  /** The client's young-generation collections (scavenges) while `load` was measured, and the calls they fell in. */
+  readonly loadGc: LoadGc
   /** Median time of a flush of a session's second half of `flushMessages` live messages, one new message each (ms). */
   readonly flushMs: number
   /** `VACUUM ANALYZE` of the database before the measurement (s). */
@@ -28,6 +31,15 @@ export interface ScalePoint {
   readonly storage: ScaleStorage
   /** Payload bytes the measurement wrote (appends and the flushed session). */
   readonly payloadWritten: number
+}
+
+/** Scavenges during the `load` calls (`PerformanceObserver` of `gc` entries; docs/performance.md, "scale"). */
+export interface LoadGc {
+  /** Each scavenge's pause (ms), in order. */
+  readonly scavengeMs: readonly number[]
+  /** Calls over 2 ms, and how many of them a scavenge fell in. */
+  readonly over2: number
+  readonly over2WithScavenge: number
 }
 
 /** How {@link measureScalePoint} measures. */
@@ -128,15 +140,36 @@ export async function measureScalePoint(input: ScalePointInput): Promise<ScalePo
   const sample = Array.from({ length: input.loadSample }, () => loadedSessions[Math.floor(rand() * loadedSessions.length)] as string)
   const load: number[] = []
   const loadFirstPass: number[] = []
-  for (let pass = 0; pass < 3; pass++) {
-    for (const id of sample) {
-      t0 = performance.now()
-      const loaded = await oneStore.load(id)
-      const ms = performance.now() - t0
-      load.push(ms)
-      if (pass === 0) loadFirstPass.push(ms)
-      if (loaded.messages.length === 0) throw new Error(`load of ${id} returned no message`)
+  const calls: { start: number; end: number }[] = []
+  const scavenges: { readonly startTime: number; readonly duration: number }[] = []
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries())
+      if ((e as { readonly detail?: NodeGCPerformanceDetail }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges.push(e)
+  })
+  observer.observe({ entryTypes: ['gc'] })
+  try {
+    for (let pass = 0; pass < 3; pass++) {
+      for (const id of sample) {
+        t0 = performance.now()
+        const loaded = await oneStore.load(id)
+        const end = performance.now()
+        const ms = end - t0
+        load.push(ms)
+        calls.push({ start: t0, end })
+        if (pass === 0) loadFirstPass.push(ms)
+        if (loaded.messages.length === 0) throw new Error(`load of ${id} returned no message`)
+      }
     }
+    // gc entries are delivered after the collection; give the last ones a turn of the event loop
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  } finally {
+    observer.disconnect()
+  }
+  const slow = calls.filter((c) => c.end - c.start > 2)
+  const loadGc: LoadGc = {
+    scavengeMs: scavenges.map((e) => e.duration),
+    over2: slow.length,
+    over2WithScavenge: slow.filter((c) => scavenges.some((e) => e.startTime < c.end && e.startTime + e.duration > c.start)).length,
   }
 
   const live = generateSession(99, phase, input.flushMessages).turns.flat()
@@ -156,6 +189,7 @@ export async function measureScalePoint(input: ScalePointInput): Promise<ScalePo
     retry,
     load,
     loadFirstPass,
+    loadGc,
     flushMs: percentile(flushes, 50),
     vacuumSeconds,
     storage,

@@ -38,6 +38,14 @@ function loadNow(): string {
     .join(' ')
 }
 
+/** The calls over 2 ms and the client's scavenges while `load` was measured at one point. */
+function gcNote(point: ScalePoint): string {
+  const { scavengeMs, over2, over2WithScavenge } = point.loadGc
+  const pauses =
+    scavengeMs.length === 0 ? '' : ` (p50 ${percentile(scavengeMs, 50).toFixed(1)}, max ${Math.max(...scavengeMs).toFixed(1)} ms)`
+  return `${over2} of ${point.load.length} calls over 2 ms, ${over2WithScavenge} of them with a scavenge in them; ${scavengeMs.length} scavenges${pauses}`
+}
+
 function bytesPerMessage(s: ScaleStorage): number {
   return s.totalBytes / s.events
 }
@@ -198,7 +206,7 @@ export async function recordScale(ctx: ScaleContext): Promise<ScaleOutcome> {
       goal: '≤ 2 ms at the large size',
       goalRatio: null,
       higherIsBetter: false,
-      notes: `first pass p99 ${percentile(large.loadFirstPass, 99).toFixed(2)} vs ${percentile(small.loadFirstPass, 99).toFixed(2)} ms`,
+      notes: `first pass p99 ${percentile(large.loadFirstPass, 99).toFixed(2)} vs ${percentile(small.loadFirstPass, 99).toFixed(2)} ms; ${gcNote(large)} vs ${gcNote(small)}`,
     })
     const p99Row = rows[rows.length - 1]
     if (p99Row) p99Row.met = p99 <= 2

@@ -2,6 +2,7 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { ChatMessage } from './chat-message.js'
 import { MAX_JSON_DEPTH } from './json-depth.js'
+import { markedContentHash, setMarkedContentHash } from './deep-frozen-mark.js'
 import { isDeepFrozen } from './json-value.js'
 import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
@@ -9,7 +10,21 @@ import { TurnlogError } from './turnlog-error.js'
 /** A content hash: lower-case hex SHA-256 of the RFC 8785 canonical JSON of a payload. */
 export type ContentHash = string & { readonly __contentHash: true }
 
+/**
+ * Hashes of deeply frozen values core did not freeze itself (a caller's own frozen object). Core's
+ * own values (every payload inside a `Message`) keep their hash on their deep-frozen mark instead: a
+ * weak-collection entry per message would slow every young-generation scavenge (object-stamp.ts).
+ */
 const memo = new WeakMap<object, ContentHash>()
+
+function cachedHash(payload: object): ContentHash | undefined {
+  return (markedContentHash(payload) as ContentHash | undefined) ?? memo.get(payload)
+}
+
+/** Records `hash` for a payload known to be deeply frozen: on its mark, or in {@link memo}. */
+function remember(payload: object, hash: ContentHash): void {
+  if (!setMarkedContentHash(payload, hash)) memo.set(payload, hash)
+}
 
 /**
  * RFC 8785 (JSON Canonicalization Scheme) text of a JSON value: object keys sorted by UTF-16 code
@@ -125,7 +140,7 @@ export function contentHash(value: ChatMessage | { readonly payload: unknown }):
 function hashOf(value: ChatMessage | { readonly payload: unknown }): ContentHash {
   const payload: object =
     'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value) ? value.payload : value
-  const cached = memo.get(payload)
+  const cached = cachedHash(payload)
   if (cached !== undefined) return cached
   const text = canonicalJson(payload)
   let hash: ContentHash
@@ -136,7 +151,7 @@ function hashOf(value: ChatMessage | { readonly payload: unknown }): ContentHash
     if (error instanceof RangeError) throw tooLong(error)
     throw error
   }
-  if (isDeepFrozen(payload)) memo.set(payload, hash)
+  if (isDeepFrozen(payload)) remember(payload, hash)
   return hash
 }
 
@@ -150,18 +165,19 @@ export function primeContentHash(payload: object, hash: string): void {
   // folds events whose hashes and payloads it did not read)
   if (typeof payload !== 'object' || payload === null || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) return
   try {
-    if (isDeepFrozen(payload)) memo.set(payload, hash as ContentHash)
+    if (isDeepFrozen(payload)) remember(payload, hash as ContentHash)
   } catch {
     // a Proxy or a throwing getter: not memoised
   }
 }
 
 /**
- * Memoises `hash` for a payload the caller has itself just deep-frozen (`restoreMessage`), without the
- * walk {@link primeContentHash} makes to confirm it. Internal to core: not exported from the package.
+ * Memoises `hash` for a payload the caller has itself just deep-frozen (`restoreMessage`, for a payload
+ * that was frozen already and so could not be marked), without the walk {@link primeContentHash} makes
+ * to confirm it. Internal to core: not exported from the package.
  */
 export function rememberContentHash(payload: object, hash: string): void {
-  memo.set(payload, hash as ContentHash)
+  remember(payload, hash as ContentHash)
 }
 
 /** SHA-256 of a string's UTF-8 bytes, hex. */

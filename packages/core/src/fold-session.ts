@@ -1,5 +1,4 @@
 import type { ContentHash } from './content-hash.js'
-import { primeContentHash } from './content-hash.js'
 import type { MessageEventData, StoredEvent } from './events.js'
 import type { MessageId, SessionId } from './ids.js'
 import { restoreMessage, type Message } from './message.js'
@@ -60,7 +59,7 @@ export interface FoldOptions {
 }
 
 function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageEventData, partial: boolean): Message {
-  const message = restoreMessage({
+  return restoreMessage({
     id,
     payload,
     createdAt: data.createdAt,
@@ -69,10 +68,13 @@ function toMessage(id: MessageId, payload: unknown, hash: string, data: MessageE
     status: partial ? 'partial' : undefined,
     format: data.format,
     meta: data.meta,
+    // the event's hash, kept on the payload's mark; a hint only, like primeContentHash: anything but a
+    // hex SHA-256 is left out and the hash is computed when asked
+    contentHash: typeof hash === 'string' && SHA256_HEX.test(hash) ? hash : undefined,
   })
-  primeContentHash(message.payload, hash)
-  return message
 }
+
+const SHA256_HEX = /^[0-9a-f]{64}$/
 
 /**
  * The fold: a pure, deterministic fold of a session's events (in seq order) into its state. The live

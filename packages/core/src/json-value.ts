@@ -1,3 +1,4 @@
+import { confirmDeepFrozen, isMarkedDeepFrozen, markDeepFrozen } from './deep-frozen-mark.js'
 import { MAX_JSON_DEPTH } from './json-depth.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
@@ -12,29 +13,30 @@ export interface JsonLimits {
   readonly maxDepth: number
 }
 
-const deepFrozenRoots = new WeakSet<object>()
-
 /**
- * Records that `value` is frozen all the way down (it was built by {@link toFrozenJson} or deep-frozen
- * by a store after reading it), so hashing can memoise it without walking it again.
+ * True when no part of `value` can change any more. O(1) for values core froze itself (marked with
+ * `markDeepFrozen`: {@link toFrozenJson}'s copies, payloads restored from a store); otherwise one walk.
  */
-export function markDeepFrozen(value: object): void {
-  deepFrozenRoots.add(value)
-}
-
-/** True when no part of `value` can change any more. O(1) for values recorded by {@link markDeepFrozen}. */
 export function isDeepFrozen(value: unknown): boolean {
   // without recursion: a caller's value (primeContentHash) may nest arbitrarily deep, or be cyclic
   const stack: unknown[] = [value]
   const seen = new Set<object>()
   while (stack.length > 0) {
     const v = stack.pop()
-    if (typeof v !== 'object' || v === null || deepFrozenRoots.has(v) || seen.has(v)) continue
+    if (typeof v !== 'object' || v === null || isMarkedDeepFrozen(v) || seen.has(v)) continue
     if (!Object.isFrozen(v)) return false
     seen.add(v)
     for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key])
   }
   return true
+}
+
+/** Freezes the root of a fresh copy whose every part is frozen already, and marks it deep-frozen. */
+function freezeMarked<T extends object>(root: T): T {
+  markDeepFrozen(root)
+  Object.freeze(root)
+  confirmDeepFrozen(root)
+  return root
 }
 
 /** Default limits: deep enough for any provider message, shallow enough to refuse a stack bomb ({@link MAX_JSON_DEPTH}). */
@@ -95,7 +97,7 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
               out[i] = copy(item, depth + 1)
               path.pop()
             }
-            return Object.freeze(out)
+            return depth === 0 ? freezeMarked(out) : Object.freeze(out)
           }
           const proto: unknown = Object.getPrototypeOf(v)
           if (proto !== Object.prototype && proto !== null) fail(path, 'only plain objects are allowed')
@@ -108,7 +110,7 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
             Object.defineProperty(out, key, { value: copy(item, depth + 1), enumerable: true, writable: false, configurable: false })
             path.pop()
           }
-          return Object.freeze(out)
+          return depth === 0 ? freezeMarked(out) : Object.freeze(out)
         } finally {
           seen.delete(v)
         }
@@ -117,9 +119,7 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
         return fail(path, `${typeof v} is not a JSON value`)
     }
   }
-  const result = copy(value, 0)
-  if (typeof result === 'object' && result !== null) deepFrozenRoots.add(result)
-  return result
+  return copy(value, 0)
 }
 
 /**

@@ -1,11 +1,13 @@
 import type { ChatMessage } from './chat-message.js'
 import { rememberContentHash } from './content-hash.js'
+import { confirmDeepFrozen, markDeepFrozen } from './deep-frozen-mark.js'
 import { DEFAULT_MESSAGE_FORMAT, messageFormat, parsePayload } from './formats/format-registry.js'
 import type { BuiltInFormatName, FormatInputs, FormatPayloads } from './formats/format-payloads.js'
 import type { OpenAIChatInput } from './formats/openai-chat-format.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
 import { toFrozenJson, type JsonValue } from './json-value.js'
 import { z } from 'zod'
+import { ObjectStamp } from './object-stamp.js'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
@@ -94,7 +96,18 @@ export interface CreateFormatMessageOptions<F extends string = string> extends M
   readonly format: F
 }
 
-const minted = new WeakSet<object>()
+/**
+ * The brand of a message this module built (frozen, validated or restored from trusted rows): a private
+ * field on the message itself, so `isMessage` is one check and costs the garbage collector nothing. A
+ * copy (spread, `Object.assign`, `structuredClone`, parsed JSON) does not carry it (object-stamp.ts).
+ */
+class MessageMark extends ObjectStamp {
+  readonly #minted = true
+
+  static has(value: object): boolean {
+    return #minted in value
+  }
+}
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
 
 /**
@@ -169,8 +182,8 @@ function build(
   if (extra.externalId !== undefined) message.externalId = extra.externalId
   if (extra.externalId !== undefined && extra.externalScope !== undefined) message.externalScope = extra.externalScope
   if (extra.status === 'partial') message.status = 'partial'
+  new MessageMark(message)
   Object.freeze(message)
-  minted.add(message)
   return message as Message
 }
 
@@ -254,8 +267,10 @@ function create(payload: unknown, options: CreateOptions): Message {
   const externalScope = options.externalId !== undefined && typeof options.scope === 'string' ? options.scope : undefined
   const format = parseFormatName(options.format)
   return build(id, parsePayload(payload, format), format, normaliseCreatedAt(options.createdAt), {
-    ...options,
+    ephemeral: options.ephemeral,
+    externalId: options.externalId,
     externalScope,
+    status: options.status,
     meta: parseMeta(options.meta),
   })
 }
@@ -265,7 +280,7 @@ function create(payload: unknown, options: CreateOptions): Message {
  * any other object (parsed JSON, a user-built literal) is validated and rebuilt, keeping its id.
  */
 export function toMessage<P = ChatMessage>(value: unknown): Message<P> {
-  if (typeof value === 'object' && value !== null && minted.has(value)) return value as Message<P>
+  if (typeof value === 'object' && value !== null && MessageMark.has(value)) return value as Message<P>
   return guardInput('toMessage', () => rebuild(value)) as Message<P>
 }
 
@@ -300,7 +315,7 @@ function rebuild(value: unknown): Message {
 
 /** True for a value made by {@link createMessage} / {@link toMessage} (trusted, frozen). */
 export function isMessage(value: unknown): value is Message<unknown> {
-  return typeof value === 'object' && value !== null && minted.has(value)
+  return typeof value === 'object' && value !== null && MessageMark.has(value)
 }
 
 /**
@@ -322,10 +337,10 @@ export function withStatus<P = ChatMessage>(message: Message<P>, status: Message
 
 /**
  * Rebuilds a message from trusted stored parts without re-validating (stores, after reading their own
- * rows). The payload is deep-frozen in place. It is not entered in the deep-frozen registry: with
- * `contentHash` (the stored content hash of this payload) the hash is memoised at once; without it,
- * hashing confirms frozenness with one walk the first time (`contentHash`) and memoises then. Either
- * costs less than a registry entry per message on every load.
+ * rows). The payload is deep-frozen in place and marked as such on the object itself, with
+ * `contentHash` (the stored content hash of this payload) when given, so `contentHash` returns it
+ * without hashing; without it, the first `contentHash` computes and keeps it. No weak-collection entry
+ * is made for the message or its payload (object-stamp.ts).
  */
 export function restoreMessage(parts: {
   id: MessageId
@@ -352,13 +367,25 @@ function restore(parts: Parameters<typeof restoreMessage>[0]): Message {
     throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs a string id', { details: { field: 'parts.id' } })
   const payload = parts.payload
   if (typeof payload === 'object' && payload !== null) {
+    // a fresh row (the usual case) is marked before it is frozen, with its stored hash if given: no
+    // registry entry; a payload that arrives frozen already keeps (or gets) its hash the slow way
+    const fresh = Object.isExtensible(payload)
+    if (fresh) markDeepFrozen(payload, parts.contentHash)
     deepFreeze(payload, undefined)
-    if (parts.contentHash !== undefined) rememberContentHash(payload, parts.contentHash)
+    if (fresh) confirmDeepFrozen(payload)
+    else if (parts.contentHash !== undefined) rememberContentHash(payload, parts.contentHash)
   }
   const meta = typeof parts.meta === 'object' && parts.meta !== null ? parts.meta : undefined
   if (meta !== undefined) deepFreeze(meta, undefined)
   const format = typeof parts.format === 'string' ? parts.format : DEFAULT_MESSAGE_FORMAT
-  return build(parts.id, payload, format, parts.createdAt, { ...parts, meta: meta as MessageMeta | undefined })
+  // the fields named, not `{ ...parts }`: a spread of the caller's object on every loaded message kept
+  // ~1 MB alive through each young-generation scavenge (10× its pause; docs/performance.md, "scale")
+  return build(parts.id, payload, format, parts.createdAt, {
+    externalId: parts.externalId,
+    externalScope: parts.externalScope,
+    status: parts.status,
+    meta: meta as MessageMeta | undefined,
+  })
 }
 
 /**

@@ -56,6 +56,79 @@ describe('minted ids', () => {
   })
 })
 
+describe('minted ids, drawn from the pooled random bytes', () => {
+  /** The 128 bits of a UUID as a hex string of 32 digits. */
+  const hex = (id: string): string => id.replace(/-/g, '')
+
+  it('stay RFC 9562 v7 across many refills of the pool: version 7, variant 10, time in the first 48 bits', () => {
+    // given: far more ids than one pool holds (256), of every kind, interleaved
+    const before = Date.now()
+    const ids: string[] = []
+
+    // when
+    for (let i = 0; i < 3_000; i++) ids.push(newMessageId(), newSessionId(), newEventId())
+
+    // then
+    const after = Date.now()
+    for (const id of ids) {
+      expect(id).toMatch(UUID_V7)
+      const h = hex(id)
+      expect(h[12]).toBe('7')
+      expect(parseInt(h[16] as string, 16) >> 2).toBe(0b10)
+      const ms = parseInt(h.slice(0, 12), 16)
+      expect(ms).toBeGreaterThanOrEqual(before)
+      expect(ms).toBeLessThanOrEqual(after + 1)
+    }
+  })
+
+  it('are strictly increasing and unique across kinds and refills: one counter for all', () => {
+    // given / when
+    const ids: string[] = []
+    for (let i = 0; i < 3_000; i++) ids.push(newEventId(), newMessageId(), newSessionId())
+
+    // then
+    let outOfOrder = 0
+    for (let i = 1; i < ids.length; i++) if (!((ids[i - 1] as string) < (ids[i] as string))) outOfOrder++
+    expect(outOfOrder).toBe(0)
+    expect(new Set(ids).size).toBe(ids.length)
+  })
+
+  it('never reuse random bytes: the last 48 bits (random in every id) are all distinct', () => {
+    // given / when: 40 pools' worth of ids
+    const tails = Array.from({ length: 10_240 }, () => hex(newMessageId()).slice(20))
+
+    // then: 48 random bits each, so a repeat among 10,240 has odds of about 2^-22; a reused or
+    // unrefilled pool would repeat them all
+    expect(new Set(tails).size).toBe(tails.length)
+  })
+
+  it('count up by one within a millisecond (RFC 9562 method 1), from a random start in each new one', () => {
+    // given: ids minted back to back, most sharing a millisecond with the one before
+    const ids = Array.from({ length: 2_000 }, () => hex(newMessageId()))
+    // the 32-bit counter: the 12 bits after the version nibble, then (past the 2 variant bits) 20 more;
+    // hex digits 13–21 hold 36 bits: counter 31–20, variant, counter 19–0, 2 random bits
+    const counter = (h: string): number => {
+      const bits = BigInt(`0x${h.slice(13, 22)}`)
+      return Number(((bits >> 24n) << 20n) | ((bits >> 2n) & 0xfffffn))
+    }
+
+    // when
+    let sameMs = 0
+    let stepsOfOne = 0
+    for (let i = 1; i < ids.length; i++) {
+      const a = ids[i - 1] as string
+      const b = ids[i] as string
+      if (a.slice(0, 12) !== b.slice(0, 12)) continue
+      sameMs++
+      if (counter(b) - counter(a) === 1) stepsOfOne++
+    }
+
+    // then
+    expect(sameMs).toBeGreaterThan(0)
+    expect(stepsOfOne).toBe(sameMs)
+  })
+})
+
 describe('derived ids', () => {
   it('pins the namespaces: changing them would give redelivered messages new ids', () => {
     // given: the namespaces are UUIDv5 of fixed DNS names in the RFC 4122 DNS namespace
