@@ -74,22 +74,21 @@ export async function measureStoragePoint(
 }
 
 /**
- * The thread length (steps) at which turnlog's bytes per message fall to `goal` × the stock saver's,
- * interpolated linearly in the ratio between the two measured lengths around it; `null` when no two
+ * The thread length (steps) at which turnlog's bytes per message fall to `goal` × the stock saver's:
+ * between the two measured lengths around it, each saver's bytes per message interpolated linearly in
+ * the length (the stock saver's grow linearly: half the thread's list per message); `null` when no two
  * adjacent points bracket it (then it lies outside the measured lengths).
  */
 export function crossingLength(points: readonly StoragePoint[], goal: number): number | null {
   const sorted = [...points].sort((a, b) => a.steps - b.steps)
-  for (let i = 1; i < sorted.length; i++) {
-    const a = sorted[i - 1] as StoragePoint
-    const b = sorted[i] as StoragePoint
-    const ra = a.turnlog / a.stock
-    const rb = b.turnlog / b.stock
-    if (ra === goal) return a.steps
-    if ((ra - goal) * (rb - goal) < 0) return a.steps + ((ra - goal) / (ra - rb)) * (b.steps - a.steps)
+  const over = (p: StoragePoint): number => p.turnlog - goal * p.stock
+  for (let i = 0; i < sorted.length; i++) {
+    const a = sorted[i] as StoragePoint
+    if (over(a) === 0) return a.steps
+    const b = sorted[i + 1]
+    if (b !== undefined && over(a) * over(b) < 0) return a.steps + (over(a) / (over(a) - over(b))) * (b.steps - a.steps)
   }
-  const last = sorted[sorted.length - 1]
-  return last !== undefined && last.turnlog / last.stock === goal ? last.steps : null
+  return null
 }
 
 /**

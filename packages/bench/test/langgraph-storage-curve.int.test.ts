@@ -45,8 +45,8 @@ describe('the langgraph storage curve', () => {
 
   it('interpolates the length where the ratio crosses the goal, or says it is not crossed', () => {
     const points = [point(100, 2000, 16_000), point(25, 2000, 5_000), point(200, 2000, 32_000)]
-    // 0.125× at 100, 0.0625× at 200: 0.1× at 100 + (0.025 / 0.0625) × 100
-    expect(crossingLength(points, 0.1)).toBeCloseTo(140, 6)
+    // turnlog 2,000 = 0.1 × the stock saver's 16,000 + 160 per step beyond 100: at 125 steps
+    expect(crossingLength(points, 0.1)).toBeCloseTo(125, 6)
     expect(crossingLength(points, 0.4)).toBe(25)
     expect(crossingLength(points, 0.01)).toBeNull()
     expect(crossingLength(points, 0.5)).toBeNull()
