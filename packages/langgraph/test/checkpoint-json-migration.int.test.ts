@@ -52,20 +52,17 @@ describe.each(['postgres', 'pglite'] as const)('migration 0003 (%s)', (flavor) =
       return tuples
     }
     const before = await read(saver)
-    await sql`
-      do $do$
-      declare
-        v_def text := pg_get_viewdef('turnlog_langgraph.checkpoint_rows'::regclass);
-      begin
-        drop view turnlog_langgraph.checkpoint_rows;
-        alter table turnlog_langgraph.checkpoints
-          alter column checkpoint type jsonb using checkpoint::jsonb,
-          alter column metadata drop default,
-          alter column metadata type jsonb using metadata::jsonb,
-          alter column metadata set default '{}'::jsonb;
-        execute 'create view turnlog_langgraph.checkpoint_rows as ' || replace(v_def, 'json_each_text(', 'jsonb_each_text(');
-      end
-      $do$`.execute(store.db)
+    const { rows } = await sql<{ def: string }>`select pg_get_viewdef('turnlog_langgraph.checkpoint_rows'::regclass) as def`.execute(
+      store.db,
+    )
+    const columns = ['checkpoint', 'metadata'].map((c) => `alter column ${c} type jsonb using ${c}::jsonb`)
+    for (const statement of [
+      'drop view turnlog_langgraph.checkpoint_rows',
+      `alter table turnlog_langgraph.checkpoints alter column metadata drop default, ${columns.join(', ')}`,
+      `alter table turnlog_langgraph.checkpoints alter column metadata set default '{}'::jsonb`,
+      `create view turnlog_langgraph.checkpoint_rows as ${rows[0]?.def.replace('json_each_text(', 'jsonb_each_text(') ?? ''}`,
+    ])
+      await sql.raw(statement).execute(store.db)
     await sql`delete from turnlog_langgraph.migrations where name = '0003_checkpoint_json'`.execute(store.db)
     expect(await columnTypes(store)).toEqual(['checkpoint jsonb', 'metadata jsonb'])
 
