@@ -1,101 +1,17 @@
-import type { BaseMessage } from '@langchain/core/messages'
-import { uuid6, type BaseCheckpointSaver, type Checkpoint } from '@langchain/langgraph-checkpoint'
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint'
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres'
 import { openStore } from '@turnlog/postgres'
 import { TurnlogCheckpointSaver } from '@turnlog/langgraph'
-import pg from 'pg'
+import type pg from 'pg'
 import { databaseUrl } from './database-url.js'
 import { interleaved } from './interleaved.js'
 import { listCompression, storedCompression } from './langgraph-compression.js'
-import { langGraphText, langGraphTextKind, stepMessage, type LangGraphText } from './langgraph-text.js'
+import { langGraphText, langGraphTextKind } from './langgraph-text.js'
 import type { Args } from './parse-args.js'
 import { record } from './record.js'
+import { runLangGraphThread } from './run-langgraph-thread.js'
 import { percentile, pool, summarize, type Summary } from './stats.js'
-import { prng } from './workload.js'
-
-/**
- * One thread's steps as LangGraph's loop drives a saver: per step one `put` (the `messages` channel,
- * grown by one message, and a small counter channel, both in `newVersions`) and one `putWrites` (the
- * task's write of that message). Returns the checkpoint id of each step.
- */
-async function runThread(
-  saver: BaseCheckpointSaver,
-  text: LangGraphText,
-  threadId: string,
-  seed: number,
-  steps: number,
-): Promise<string[]> {
-  const rand = prng(seed)
-  let config = { configurable: { thread_id: threadId, checkpoint_ns: '' } as Record<string, unknown> }
-  const messages: BaseMessage[] = []
-  const ids: string[] = []
-  for (let step = 0; step < steps; step++) {
-    const message = stepMessage(text, rand, seed, step)
-    messages.push(message)
-    const checkpoint: Checkpoint = {
-      v: 4,
-      id: uuid6(step),
-      ts: new Date().toISOString(),
-      channel_values: { messages: [...messages], step },
-      channel_versions: { messages: step + 1, step: step + 1 },
-      versions_seen: { agent: { messages: step } },
-    }
-    config = (await saver.put(
-      config,
-      checkpoint,
-      { source: 'loop', step, parents: {} },
-      { messages: step + 1, step: step + 1 },
-    )) as typeof config
-    await saver.putWrites(config, [['messages', [message]]], `task-${step}`)
-    ids.push(checkpoint.id)
-  }
-  return ids
-}
-
-/** Bytes on disk of each table of `schemas` (`schema.table` → `pg_total_relation_size`: heap, TOAST, indexes). */
-async function tableBytes(connectionString: string, schemas: readonly string[]): Promise<Map<string, number>> {
-  const client = new pg.Client({ connectionString })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ name: string; bytes: string }>(
-      `select n.nspname || '.' || c.relname as name, pg_total_relation_size(c.oid) as bytes
-         from pg_class c join pg_namespace n on n.oid = c.relnamespace
-        where c.relkind = 'r' and n.nspname = any($1)`,
-      [schemas],
-    )
-    return new Map(rows.map((r) => [r.name, Number(r.bytes)]))
-  } finally {
-    await client.end()
-  }
-}
-
-/** `VACUUM FULL` of every table of `schemas`: the tables rewritten with their live rows only. */
-async function compact(connectionString: string, schemas: readonly string[]): Promise<void> {
-  const client = new pg.Client({ connectionString })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ name: string }>(
-      `select format('%I.%I', n.nspname, c.relname) as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-        where c.relkind = 'r' and n.nspname = any($1)`,
-      [schemas],
-    )
-    for (const { name } of rows) await client.query(`vacuum full ${name}`)
-  } finally {
-    await client.end()
-  }
-}
-
-/** Growth of each table from `before` to `after`, largest first, as `table N B/message` (tables that grew by ≥ 1%). */
-function breakdown(before: Map<string, number>, after: Map<string, number>, messages: number): string {
-  const grown = [...after].map(([name, bytes]) => [name, bytes - (before.get(name) ?? 0)] as const).sort((a, b) => b[1] - a[1])
-  const total = grown.reduce((sum, [, b]) => sum + b, 0)
-  return grown
-    .filter(([, b]) => b > 0 && b >= total / 100)
-    .map(
-      ([name, b]) => `${name.replace(/^(public|turnlog_langgraph)\./, (m) => (m === 'public.' ? '' : 'lg.'))} ${(b / messages).toFixed(0)}`,
-    )
-    .join(', ')
-}
+import { breakdown, compact, tableBytes } from './table-bytes.js'
 
 /**
  * getTuple of the latest checkpoint (a config without `checkpoint_id`, what LangGraph asks when a
@@ -166,7 +82,7 @@ export async function recordLangGraph(args: Args, admin: pg.Client, dbName: stri
         const t0 = performance.now()
         await pool(ids, writers, async (i) => {
           const id = `run${run}-thread${i}`
-          const checkpoints = await runThread(target, text, id, run * 10_000 + i, steps)
+          const checkpoints = await runLangGraphThread(target, text, id, run * 10_000 + i, steps)
           done += checkpoints.length
           written[target === saver ? 0 : 1].set(id, checkpoints)
         })

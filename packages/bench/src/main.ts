@@ -5,7 +5,7 @@
  * order alternates run by run), so a noisy machine moves both; each ratio is of medians of ≥ 3 runs.
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
- * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph, rls, scale), --group-commit off|B,F (the store's
+ * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph, langgraph-storage, rls, scale), --group-commit off|B,F (the store's
  * group commit: off, or at most B batches per group and F statements in flight). `scale` runs only when
  * `--only` names it (minutes and gigabytes): --scale-messages N (default 5,000,000), --scale-sessions S
  * (default 50,000), --scale-base B (the size it is first measured at, default 100,000).
@@ -15,6 +15,7 @@ import { openStore } from '@turnlog/postgres'
 import pg from 'pg'
 import type { BenchContext } from './bench-context.js'
 import { databaseUrl } from './database-url.js'
+import { recordLangGraphStorage } from './langgraph-storage-curve.js'
 import { recordLangGraph } from './langgraph-workload.js'
 import { measureRebuildMemory } from './measure-rebuild-memory.js'
 import { parseArgs } from './parse-args.js'
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
     if (wants('telemetry')) await recordTelemetryOverhead(connectionString, args)
     if (wants('rls')) await recordRlsOverhead(ctx)
     if (wants('langgraph')) await recordLangGraph(args, admin, dbName)
+    if (wants('langgraph-storage')) await recordLangGraphStorage(args, admin, dbName)
     if (wants('pglite')) await recordPglite(args)
     if (args.only?.has('scale') === true) await recordScale(ctx)
   } finally {

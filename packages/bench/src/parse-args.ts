@@ -17,6 +17,7 @@ export const WORKLOADS = [
   'pglite',
   'telemetry',
   'langgraph',
+  'langgraph-storage',
   'rls',
   'scale',
 ] as const

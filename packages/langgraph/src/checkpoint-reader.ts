@@ -137,7 +137,7 @@ export class CheckpointReader {
     const id = c['checkpoint_id']
     if (typeof id === 'string' && id !== '') wheres.push(sql`v.checkpoint_id = ${id}`)
     if (options.filter !== undefined && Object.keys(options.filter).length > 0) {
-      wheres.push(sql`v.metadata @> ${JSON.stringify(options.filter)}::jsonb`)
+      wheres.push(sql`v.metadata::jsonb @> ${JSON.stringify(options.filter)}::jsonb`)
     }
     if (options.before !== undefined) wheres.push(sql`v.checkpoint_id < ${options.before}`)
     const limit = options.latest === true ? 1 : options.limit
@@ -207,7 +207,10 @@ export class CheckpointReader {
     prefetched: Prefetched | undefined,
   ): Promise<unknown> {
     if (w.type !== TURNLOG_BLOB) return this.#serde.loadsTyped(w.type ?? 'json', fromBase64(w.blob))
-    const ref = JSON.parse(new TextDecoder().decode(fromBase64(w.blob))) as Omit<MessagesWriteRef, 'session'> & { session?: string }
+    const ref = JSON.parse(new TextDecoder().decode(fromBase64(w.blob))) as Omit<MessagesWriteRef, 'session' | 'single'> & {
+      session?: string
+      single?: boolean
+    }
     // a reference without a session names the checkpoint's own (see `put`)
     const session = ref.session ?? row.session_id
     if (session === null) throw new TurnlogError('DB_ERROR', `a pending write of checkpoint ${row.checkpoint_id} names no turnlog session`)

@@ -2,6 +2,7 @@ import { TurnlogError } from '@turnlog/core'
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import * as m0001 from './migrations/0001_create_tables.js'
 import * as m0002 from './migrations/0002_messages_in_checkpoint_row.js'
+import * as m0003 from './migrations/0003_checkpoint_json.js'
 
 /** The schema that holds the saver's tables. */
 export const LANGGRAPH_SCHEMA = 'turnlog_langgraph'
@@ -10,6 +11,7 @@ export const LANGGRAPH_SCHEMA = 'turnlog_langgraph'
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_create_tables': m0001,
   '0002_messages_in_checkpoint_row': m0002,
+  '0003_checkpoint_json': m0003,
 }
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -26,7 +26,7 @@ export interface RememberedWrite {
  * messages are those of `session` at `version` whose LangChain ids are `ids` (one message when
  * `single`). Written by the `put` of a child checkpoint whose messages, at its version, hold the very
  * content of the write. Stored without `session` when it is the session of the checkpoint the write
- * belongs to.
+ * belongs to, and without `single` when it is false.
  */
 export interface MessagesWriteRef {
   readonly session: string

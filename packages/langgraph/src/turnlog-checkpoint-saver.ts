@@ -228,8 +228,8 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
             insert into turnlog_langgraph.checkpoints
               (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, session_id, session_version,
                messages_channel, messages_version)
-            select ${thread}, ${ns}, ${checkpoint.id}, ${hasParent ? parentId : null}, ${JSON.stringify(stored)}::jsonb,
-                   ${metadataJson}::jsonb, ${ref?.sessionId ?? null}::uuid, ${ref?.version ?? null}::bigint, ${place?.channel ?? null},
+            select ${thread}, ${ns}, ${checkpoint.id}, ${hasParent ? parentId : null}, ${JSON.stringify(stored)}::json,
+                   ${metadataJson}::json, ${ref?.sessionId ?? null}::uuid, ${ref?.version ?? null}::bigint, ${place?.channel ?? null},
                    ${place?.version ?? null}
              where ${
                known === undefined
@@ -328,14 +328,10 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     for (const w of this.#pending.of(parentKey)) {
       if (!w.ids.every((id, i) => written.texts.get(id) === w.texts[i])) continue
       const ref: MessagesWriteRef = { session: written.ref.sessionId, version: written.ref.version, ids: w.ids, single: w.single }
-      const { session, ...rest } = ref
-      out.push({
-        task_id: w.taskId,
-        idx: w.idx,
-        type: w.type,
-        b: base64(w.bytes),
-        ref: JSON.stringify(session === parentRef?.sessionId ? rest : ref),
-      })
+      const { session, single, ...rest } = ref
+      // stored without the parent checkpoint's own session, and without `single` when false
+      const stored = { ...(session === parentRef?.sessionId ? {} : { session }), ...rest, ...(single ? { single } : {}) }
+      out.push({ task_id: w.taskId, idx: w.idx, type: w.type, b: base64(w.bytes), ref: JSON.stringify(stored) })
     }
     return out
   }

@@ -136,19 +136,21 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     const a1 = new AIMessage({ id: 'w2', content: 'answer' })
     const a2 = new AIMessage({ id: 'w3', content: 'draft' })
     const a3 = new AIMessage({ id: 'w4', content: 'from another process' })
+    const a4 = new AIMessage({ id: 'w5', content: 'one message, not a list' })
     const c1 = await saver.put({ configurable: { thread_id: 'write-refs' } }, checkpoint([h1], 1), meta, { messages: 1 })
     await saver.putWrites(c1, [['messages', [a1]]], 'kept')
     await saver.putWrites(c1, [['messages', a2]], 'changed')
     await other.putWrites(c1, [['messages', [a3]]], 'elsewhere')
+    await saver.putWrites(c1, [['messages', a4]], 'single')
     const before = (await saver.getTuple(c1))?.pendingWrites
 
-    // when: the child checkpoint holds a1 as written, a2 revised, a3 as written
+    // when: the child checkpoint holds a1 as written, a2 revised, a3 and a4 as written
     const revised = new AIMessage({ id: 'w3', content: 'final' })
-    const c2 = await saver.put(c1, checkpoint([h1, a1, revised, a3], 2), meta, { messages: 2 })
+    const c2 = await saver.put(c1, checkpoint([h1, a1, revised, a3, a4], 2), meta, { messages: 2 })
 
     // then: only the write this saver made and the child holds unchanged became a reference; every write reads back the same
-    const rows = await sql<{ task_id: string; type: string; bytes: number }>`
-      select task_id, type, octet_length(blob) as bytes from turnlog_langgraph.writes
+    const rows = await sql<{ task_id: string; type: string; ref: string }>`
+      select task_id, type, convert_from(blob, 'UTF8') as ref from turnlog_langgraph.writes
        where thread_id = 'write-refs' and checkpoint_id = ${c1.configurable?.['checkpoint_id'] as string} order by task_id`.execute(
       store.db,
     )
@@ -156,13 +158,23 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
       ['changed', 'json'],
       ['elsewhere', 'json'],
       ['kept', 'turnlog'],
+      ['single', 'turnlog'],
+    ])
+    // a reference names the list's ids, and says `single` only when the write was one message
+    const refs = rows.rows.filter((r) => r.type === 'turnlog').map((r) => JSON.parse(r.ref) as Record<string, unknown>)
+    expect(refs.map((r) => [r['ids'], r['single']])).toEqual([
+      [['w2'], undefined],
+      [['w5'], true],
     ])
     const after = (await saver.getTuple(c1))?.pendingWrites
     expect(after).toEqual(before)
     const kept = after?.find(([task]) => task === 'kept')?.[2] as BaseMessage[]
     expect(kept[0]).toBeInstanceOf(AIMessage)
     expect(kept.map((m) => [m.id, m.content])).toEqual([['w2', 'answer']])
-    expect(ids(await other.getTuple(c2))).toEqual(['w1', 'w2', 'w3', 'w4'])
+    const single = after?.find(([task]) => task === 'single')?.[2] as BaseMessage
+    expect(single).toBeInstanceOf(AIMessage)
+    expect([single.id, single.content]).toEqual(['w5', 'one message, not a list'])
+    expect(ids(await other.getTuple(c2))).toEqual(['w1', 'w2', 'w3', 'w4', 'w5'])
   })
 
   it('puts a child on its parent row as it is now when another saver rewrote that row (the remembered row is checked, the failed attempt leaves nothing)', async () => {
@@ -203,7 +215,9 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     const c3 = await saver.put(c2, checkpoint([h1, a1], 2), meta, {})
     expect(ids(await saver.getTuple(c3))).toEqual(['l1', 'l2'])
     await sql`update turnlog_langgraph.checkpoints set messages_channel = null, messages_version = null,
-                     checkpoint = checkpoint || jsonb_build_object('id', checkpoint_id) where thread_id = 'legacy'`.execute(store.db)
+                     checkpoint = (checkpoint::jsonb || jsonb_build_object('id', checkpoint_id))::json where thread_id = 'legacy'`.execute(
+      store.db,
+    )
     await sql`insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob)
               values ('legacy', '', 'messages', '1', 'turnlog', null), ('legacy', '', 'messages', '2', 'turnlog', null)`.execute(store.db)
 
