@@ -6,8 +6,8 @@
  * Options: --quick, --sessions N, --messages M, --runs R, --database-url URL (an admin URL; the bench
  * creates and drops its own databases), --out DIR, --only a,b (workload names: append, emmett, retry,
  * single, load, flush, rebuild, rss, import, storage, pglite, telemetry, langgraph, langgraph-storage, rls, scale), --group-commit off|B,F (the store's
- * group commit: off, or at most B batches per group and F statements in flight). `scale` runs only when
- * `--only` names it (minutes and gigabytes): --scale-messages N (default 5,000,000), --scale-sessions S
+ * group commit: off, or at most B batches per group and F statements in flight). `langgraph-storage` (a
+ * minute or two, storage only) and `scale` run only when `--only` names them; `scale` (minutes and gigabytes): --scale-messages N (default 5,000,000), --scale-sessions S
  * (default 50,000), --scale-base B (the size it is first measured at, default 100,000).
  * @packageDocumentation
  */
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     if (wants('telemetry')) await recordTelemetryOverhead(connectionString, args)
     if (wants('rls')) await recordRlsOverhead(ctx)
     if (wants('langgraph')) await recordLangGraph(args, admin, dbName)
-    if (wants('langgraph-storage')) await recordLangGraphStorage(args, admin, dbName)
+    if (args.only?.has('langgraph-storage') === true) await recordLangGraphStorage(args, admin, dbName)
     if (wants('pglite')) await recordPglite(args)
     if (args.only?.has('scale') === true) await recordScale(ctx)
   } finally {

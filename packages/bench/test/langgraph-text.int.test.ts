@@ -20,22 +20,21 @@ afterAll(async () => {
 
 describe('the langgraph workload text', () => {
   it('keeps the sentences of markdown prose, without code, headings, tables, HTML or link targets', () => {
-    const markdown = [
-      '# Title',
-      '',
-      'This is the [first sentence](https://example.com/a) of a paragraph. And this **second one** follows it',
-      'on the next line!',
-      '',
-      '```ts',
-      'const code = "is not prose at all, even if it is long enough"',
-      '```',
-      '',
-      '| a table | row that is long enough to count as text |',
-      '- A list item that reads like a sentence without a full stop',
-      '',
-      '<img src="x.png"> Short.',
-      '- [#12](https://github.com/o/r/pull/12) [`a4fb396`](https://github.com/o/r/commit/a4fb396) Thanks [@someone](https://github.com/someone)! - Fix the reader so it handles a closed stream.',
-    ].join('\n')
+    // a README's shapes: a heading, prose over two lines, a code fence, a table row, a list item, HTML, a changelog line
+    const markdown = `# Title
+
+This is the [first sentence](https://example.com/a) of a paragraph. And this **second one** follows it
+on the next line!
+
+\`\`\`ts
+const code = "is not prose at all, even if it is long enough"
+\`\`\`
+
+| a table | row that is long enough to count as text |
+- A list item that reads like a sentence without a full stop
+
+<img src="x.png"> Short.
+- [#12](https://github.com/o/r/pull/12) [\`a4fb396\`](https://github.com/o/r/commit/a4fb396) Thanks [@someone](https://github.com/someone)! - Fix the reader so it handles a closed stream.`
     expect(sentencesOf(markdown)).toEqual([
       'This is the first sentence of a paragraph.',
       'And this second one follows it on the next line!',
