@@ -140,7 +140,12 @@ describe('importEvents and JSON nesting', () => {
         edited(appended, (r) => ((r['payload'] as Record<string, unknown>)['extra'] = DEEP), MAX_JSON_DEPTH),
       ),
     )
-    const notChat = await caught(importEvents(target, edited(appended, (r) => ((r['payload'] as Record<string, unknown>)['role'] = 'nobody'))))
+    const notChat = await caught(
+      importEvents(
+        target,
+        edited(appended, (r) => ((r['payload'] as Record<string, unknown>)['role'] = 'nobody')),
+      ),
+    )
 
     // then
     expect([isTurnlogError(tooDeep, 'IMPORT_FAILED'), (tooDeep as Error).message]).toEqual([
