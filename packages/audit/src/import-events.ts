@@ -212,6 +212,14 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
   return { line, record }
 }
 
+/** Freezes a value parsed from JSON in place, to {@link MAX_JSON_DEPTH} levels (deeper: refused after by `canonicalJson`). */
+function deepFreeze(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null || depth > MAX_JSON_DEPTH) return value
+  if (Array.isArray(value)) for (const item of value) deepFreeze(item, depth + 1)
+  else for (const key in value) deepFreeze((value as Record<string, unknown>)[key], depth + 1)
+  return Object.freeze(value)
+}
+
 /**
  * The RFC 8785 text of a message payload read from the file, checked against its format: what
  * `parseFormatPayload` then `canonicalJson` give, without the frozen copy (the value comes from
@@ -222,7 +230,8 @@ function checkedCanonicalText(payload: unknown, format: string | undefined, line
   const schema = guard(line, 'payload', () => messageFormat(format)).schema
   let text: string | undefined
   try {
-    if (schema.safeParse(payload).success) text = canonicalJson(payload)
+    // a format's schema is given a frozen value (MessageFormat.schema): this one, frozen in place
+    if (schema.safeParse(deepFreeze(payload, 0)).success) text = canonicalJson(payload)
   } catch {
     // too deep or too long: parseFormatPayload names it
   }
