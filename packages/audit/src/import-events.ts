@@ -5,6 +5,7 @@ import {
   TurnlogError,
   canonicalJson,
   jsonDepth,
+  messageFormat,
   isRedactedPayload,
   isTurnlogError,
   parseFormatPayload,
@@ -181,9 +182,8 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
     const format = (r.data as { format?: unknown }).format
     if (format !== undefined && typeof format !== 'string')
       throw fail(line, 'data.format must be a string', { sessionId, seq: expectedSeq })
-    const parsed = guard(line, 'payload', () => parseFormatPayload(payload, format))
     // contentHash (core) hashes the same canonical text with a portable SHA-256; node's is ~3× faster
-    const computed = nodeHash('sha256', canonicalJson(parsed), 'hex')
+    const computed = nodeHash('sha256', checkedCanonicalText(payload, format, line), 'hex')
     if (computed !== contentHashValue) {
       throw fail(line, `session ${session.id} seq ${expectedSeq}: contentHash does not match the payload`, {
         sessionId,
@@ -210,6 +210,32 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
     ...(digest === undefined ? {} : { payloadDigest: digest }),
   }
   return { line, record }
+}
+
+/** Freezes a value parsed from JSON in place, to {@link MAX_JSON_DEPTH} levels (deeper: refused after by `canonicalJson`). */
+function deepFreeze(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null || depth > MAX_JSON_DEPTH) return value
+  if (Array.isArray(value)) for (const item of value) deepFreeze(item, depth + 1)
+  else for (const key in value) deepFreeze((value as Record<string, unknown>)[key], depth + 1)
+  return Object.freeze(value)
+}
+
+/**
+ * The RFC 8785 text of a message payload read from the file, checked against its format: what
+ * `parseFormatPayload` then `canonicalJson` give, without the frozen copy (the value comes from
+ * `JSON.parse`, so it is plain JSON that nothing else holds; the copy was a third of the check). A
+ * payload either refuses gets `parseFormatPayload`'s own error.
+ */
+function checkedCanonicalText(payload: unknown, format: string | undefined, line: number): string {
+  const schema = guard(line, 'payload', () => messageFormat(format)).schema
+  let text: string | undefined
+  try {
+    // a format's schema is given a frozen value (MessageFormat.schema): this one, frozen in place
+    if (schema.safeParse(deepFreeze(payload, 0)).success) text = canonicalJson(payload)
+  } catch {
+    // too deep or too long: parseFormatPayload names it
+  }
+  return text ?? guard(line, 'payload', () => canonicalJson(parseFormatPayload(payload, format)))
 }
 
 /** A complete session of the file: its session line and its events. */

@@ -127,6 +127,38 @@ describe('importEvents and JSON nesting', () => {
     expect(await counts(target)).toBe(before)
   })
 
+  it('refuses a payload one level deeper than the limit, or one its format refuses, naming the line, and writes nothing', async () => {
+    // given: a payload of MAX_JSON_DEPTH + 1 levels (the line itself is within its own limit), and a
+    // payload that is not a chat message; the payload is checked without a copy (the file's parsed value)
+    const appended = lines.findIndex((_, i) => typeOf(i) === 'message_appended')
+    const before = await counts(target)
+
+    // when
+    const tooDeep = await caught(
+      importEvents(
+        target,
+        edited(appended, (r) => ((r['payload'] as Record<string, unknown>)['extra'] = DEEP), MAX_JSON_DEPTH),
+      ),
+    )
+    const notChat = await caught(
+      importEvents(
+        target,
+        edited(appended, (r) => ((r['payload'] as Record<string, unknown>)['role'] = 'nobody')),
+      ),
+    )
+
+    // then
+    expect([isTurnlogError(tooDeep, 'IMPORT_FAILED'), (tooDeep as Error).message]).toEqual([
+      true,
+      expect.stringMatching(new RegExp(`^line ${appended + 1}: payload: .*deeper than ${MAX_JSON_DEPTH}`)),
+    ])
+    expect([isTurnlogError(notChat, 'IMPORT_FAILED'), (notChat as Error).message]).toEqual([
+      true,
+      expect.stringMatching(new RegExp(`^line ${appended + 1}: payload: invalid chat message at role`)),
+    ])
+    expect(await counts(target)).toBe(before)
+  })
+
   it('imports the file as exported (the limits leave room for everything the store writes)', async () => {
     // given: metadata nested to the limit, in the session and in a compaction
     const store = await openStore({ connectionString: sourceDb.connectionString })

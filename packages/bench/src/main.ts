@@ -32,6 +32,7 @@ import { recordRlsOverhead } from './record-rls-overhead.js'
 import { recordScale } from './record-scale.js'
 import { recordStorage } from './record-storage.js'
 import { recordTelemetryOverhead } from './record-telemetry-overhead.js'
+import { seedImportSessions } from './seed-import-sessions.js'
 import { writeReport } from './write-report.js'
 
 async function main(): Promise<void> {
@@ -81,7 +82,8 @@ async function main(): Promise<void> {
     if (wants('rebuild') && appended) await recordRebuild(ctx)
     // rebuild memory at two sizes: S sessions (after the first append run) and runs × S (now)
     if (wants('rss') && memorySmall !== null) recordRebuildMemory(memorySmall, await measureRebuildMemory(connectionString))
-    if (wants('import') && appended) await recordImport(ctx, generated)
+    // alone (`--only import`) it appends the sessions it exports itself, untimed
+    if (wants('import')) await recordImport(ctx, appended ? generated : await seedImportSessions(ctx))
     if (wants('storage') && appended) await recordStorage(ctx, payloadBytes)
     if (wants('telemetry')) await recordTelemetryOverhead(connectionString, args)
     if (wants('rls')) await recordRlsOverhead(ctx)
