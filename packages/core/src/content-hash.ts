@@ -140,12 +140,29 @@ export function contentHash(value: ChatMessage | { readonly payload: unknown }):
 function hashOf(value: ChatMessage | { readonly payload: unknown }): ContentHash {
   const payload: object =
     'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value) ? value.payload : value
+  return payloadContentHash(payload, portableSha256Hex)
+}
+
+/** SHA-256 of a string's UTF-8 bytes, lower-case hex, in portable JavaScript (`@noble/hashes`). */
+function portableSha256Hex(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)))
+}
+
+/**
+ * The content hash of exactly `payload` (no message/payload detection: the caller passes the payload),
+ * with `sha256Hex` as the digest of the canonical text's UTF-8 bytes: memoised on a deeply frozen
+ * payload like {@link contentHash}'s, so the two share one memo and one rule (canonical text, then
+ * SHA-256, lower-case hex). Internal: the store passes Node's native SHA-256 (core may not import
+ * Node built-ins); `sha256Hex` must return what the portable one does for every string (a test pins
+ * the store's against {@link contentHash}), since the result is memoised for everyone.
+ */
+export function payloadContentHash(payload: object, sha256Hex: (text: string) => string): ContentHash {
   const cached = cachedHash(payload)
   if (cached !== undefined) return cached
   const text = canonicalJson(payload)
   let hash: ContentHash
   try {
-    hash = bytesToHex(sha256(utf8ToBytes(text))) as ContentHash
+    hash = sha256Hex(text) as ContentHash
   } catch (error) {
     // the UTF-8 bytes of a text near the string limit can exceed what one buffer may hold
     if (error instanceof RangeError) throw tooLong(error)
