@@ -168,11 +168,15 @@ export class AppendOperations {
       eventIds: batch.map(() => newEventId()),
     }
     const result = this.#group === null ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
-    const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
-    this.#ctx.learn(
-      id,
-      [...result.appended, ...result.duplicates].map((mid) => [mid, byId.get(mid) ?? ''] as const),
-    )
+    // every message the database reported stored (written now or before) is durable with its hash
+    const stored = new Set<string>(result.appended)
+    for (const mid of result.duplicates) stored.add(mid)
+    const pairs: (readonly [string, string])[] = []
+    for (let i = 0; i < batch.length; i++) {
+      const mid = (batch[i] as Message).id
+      if (stored.has(mid)) pairs.push([mid, hashes[i] as string])
+    }
+    this.#ctx.learn(id, pairs)
     this.#ctx.observe(id, result.version)
     return result
   }
