@@ -57,7 +57,9 @@ describe('messageContentHash (properties)', () => {
       expect(messageContentHash(createMessage(payload))).toBe(contentHash(createMessage(payload)))
     }
     // a known value: SHA-256 of the canonical text {"content":"hi","role":"user"}
-    expect(messageContentHash(createMessage({ role: 'user', content: 'hi' }))).toBe('9017285104d1b249960a30732b8e92f6e2fb3acf8d8e4b2a16c116ad0c1ed211')
+    expect(messageContentHash(createMessage({ role: 'user', content: 'hi' }))).toBe(
+      '9017285104d1b249960a30732b8e92f6e2fb3acf8d8e4b2a16c116ad0c1ed211',
+    )
   })
 
   it('equals contentHash of the bare payload, which is not memoised', () => {

@@ -153,7 +153,12 @@ export class AppendOperations {
   }
 
   /** `hashes`: the content hashes of `batch`, index for index, as {@link checkBatch} computed them. */
-  async #appendValid(id: SessionId, batch: readonly Message[], hashes: readonly string[], expected: number | undefined): Promise<AppendResult> {
+  async #appendValid(
+    id: SessionId,
+    batch: readonly Message[],
+    hashes: readonly string[],
+    expected: number | undefined,
+  ): Promise<AppendResult> {
     // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised or hashed
     const data = batch.map((m) => envelopeText(m))
     const budget = new BatchBudget(this.#ctx.maxBatchBytes, batch.length)
