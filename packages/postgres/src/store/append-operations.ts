@@ -159,7 +159,7 @@ export class AppendOperations {
     hashes: readonly string[],
     expected: number | undefined,
   ): Promise<AppendResult> {
-    // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised or hashed
+    // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised
     const data = batch.map((m) => envelopeText(m))
     const budget = new BatchBudget(this.#ctx.maxBatchBytes, batch.length)
     const payloads = batch.map((m, i) => budget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, (data[i] as string).length))
