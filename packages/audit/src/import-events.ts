@@ -3,7 +3,6 @@ import {
   EVENT_TYPES,
   MAX_JSON_DEPTH,
   TurnlogError,
-  canonicalJson,
   jsonDepth,
   messageFormat,
   isRedactedPayload,
@@ -18,7 +17,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkOptions, type ImportedSessionHead } from '@turnlog/core/internal'
+import { checkOptions, payloadContentHash, type ImportedSessionHead } from '@turnlog/core/internal'
 import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
 import { ChainVerifier } from './verify-chain.js'
@@ -182,8 +181,9 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
     const format = (r.data as { format?: unknown }).format
     if (format !== undefined && typeof format !== 'string')
       throw fail(line, 'data.format must be a string', { sessionId, seq: expectedSeq })
-    // contentHash (core) hashes the same canonical text with a portable SHA-256; node's is ~3× faster
-    const computed = nodeHash('sha256', checkedCanonicalText(payload, format, line), 'hex')
+    // core's content-hash rule (what contentHash computes for this payload) with node's SHA-256, ~3× faster
+    // than core's portable one
+    const computed = checkedContentHash(payload, format, line)
     if (computed !== contentHashValue) {
       throw fail(line, `session ${session.id} seq ${expectedSeq}: contentHash does not match the payload`, {
         sessionId,
@@ -212,7 +212,7 @@ function parseEventRecord(value: Record<string, unknown>, line: number, session:
   return { line, record }
 }
 
-/** Freezes a value parsed from JSON in place, to {@link MAX_JSON_DEPTH} levels (deeper: refused after by `canonicalJson`). */
+/** Freezes a value parsed from JSON in place, to {@link MAX_JSON_DEPTH} levels (deeper: refused after, by `payloadContentHash`). */
 function deepFreeze(value: unknown, depth: number): unknown {
   if (typeof value !== 'object' || value === null || depth > MAX_JSON_DEPTH) return value
   if (Array.isArray(value)) for (const item of value) deepFreeze(item, depth + 1)
@@ -220,22 +220,26 @@ function deepFreeze(value: unknown, depth: number): unknown {
   return Object.freeze(value)
 }
 
+/** node's SHA-256 of a text, as lower-case hex. */
+const nodeSha256 = (text: string): string => nodeHash('sha256', text, 'hex')
+
 /**
- * The RFC 8785 text of a message payload read from the file, checked against its format: what
- * `parseFormatPayload` then `canonicalJson` give, without the frozen copy (the value comes from
+ * The content hash of a message payload read from the file, checked against its format: what
+ * `parseFormatPayload` then `payloadContentHash` give, without the frozen copy (the value comes from
  * `JSON.parse`, so it is plain JSON that nothing else holds; the copy was a third of the check). A
  * payload either refuses gets `parseFormatPayload`'s own error.
  */
-function checkedCanonicalText(payload: unknown, format: string | undefined, line: number): string {
+function checkedContentHash(payload: unknown, format: string | undefined, line: number): string {
   const schema = guard(line, 'payload', () => messageFormat(format)).schema
-  let text: string | undefined
+  let hash: string | undefined
   try {
     // a format's schema is given a frozen value (MessageFormat.schema): this one, frozen in place
-    if (schema.safeParse(deepFreeze(payload, 0)).success) text = canonicalJson(payload)
+    const frozen = deepFreeze(payload, 0)
+    if (schema.safeParse(frozen).success) hash = payloadContentHash(frozen as object, nodeSha256)
   } catch {
     // too deep or too long: parseFormatPayload names it
   }
-  return text ?? guard(line, 'payload', () => canonicalJson(parseFormatPayload(payload, format)))
+  return hash ?? guard(line, 'payload', () => payloadContentHash(parseFormatPayload(payload, format) as object, nodeSha256))
 }
 
 /** A complete session of the file: its session line and its events. */

@@ -140,17 +140,49 @@ export function contentHash(value: ChatMessage | { readonly payload: unknown }):
 function hashOf(value: ChatMessage | { readonly payload: unknown }): ContentHash {
   const payload: object =
     'payload' in value && typeof value.payload === 'object' && value.payload !== null && !('role' in value) ? value.payload : value
+  return hashPayload(payload, portableSha256Hex)
+}
+
+/** SHA-256 of a string's UTF-8 bytes, lower-case hex, in portable JavaScript (`@noble/hashes`). */
+function portableSha256Hex(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)))
+}
+
+/**
+ * The content hash of exactly `payload` (no message/payload detection: the caller passes the payload),
+ * with `sha256Hex` as the digest of the canonical text's UTF-8 bytes: memoised on a deeply frozen
+ * payload like {@link contentHash}'s, so the two share one memo and one rule (canonical text, then
+ * SHA-256, lower-case hex). Internal: the store and the export-file reader pass Node's native SHA-256
+ * (core may not import Node built-ins); `sha256Hex` must return what the portable one does for every
+ * string, since the result is memoised for everyone (a test pins the store's against
+ * {@link contentHash}). Throws `INVALID_INPUT` for a payload that is not an object, a digest that is
+ * not a function or returns anything but 64 lower-case hex digits (nothing is memoised then).
+ */
+export function payloadContentHash(payload: object, sha256Hex: (text: string) => string): ContentHash {
+  if (typeof payload !== 'object' || payload === null)
+    throw new TurnlogError('INVALID_INPUT', 'payloadContentHash needs a payload object', { details: { field: 'payload' } })
+  if (typeof sha256Hex !== 'function')
+    throw new TurnlogError('INVALID_INPUT', 'payloadContentHash needs a digest function', { details: { field: 'sha256Hex' } })
+  return guardInput('payloadContentHash', () => hashPayload(payload, sha256Hex))
+}
+
+const HEX64 = /^[0-9a-f]{64}$/
+
+/** {@link payloadContentHash} once its arguments are checked (core's own {@link contentHash} too). */
+function hashPayload(payload: object, sha256Hex: (text: string) => string): ContentHash {
   const cached = cachedHash(payload)
   if (cached !== undefined) return cached
   const text = canonicalJson(payload)
   let hash: ContentHash
   try {
-    hash = bytesToHex(sha256(utf8ToBytes(text))) as ContentHash
+    hash = sha256Hex(text) as ContentHash
   } catch (error) {
     // the UTF-8 bytes of a text near the string limit can exceed what one buffer may hold
     if (error instanceof RangeError) throw tooLong(error)
     throw error
   }
+  if (typeof hash !== 'string' || !HEX64.test(hash))
+    throw new TurnlogError('INVALID_INPUT', 'the digest did not return 64 lower-case hex digits', { details: { field: 'sha256Hex' } })
   if (isDeepFrozen(payload)) remember(payload, hash)
   return hash
 }

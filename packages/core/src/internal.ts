@@ -3,7 +3,8 @@
  * testing) share with core, outside the public API: input guards (`guardInput`, `parseInput`,
  * `checkOptions`), the incremental projection (`StructureBuilder`, `newStructure`, `applyEvent`,
  * `projectionRows`; the one-shot spec `projectStructure` is public), `withApplyTo`, which stores use to
- * give a write's result its `applyTo`, and `ImportedSessionHead`, the checked attributes of an imported
+ * give a write's result its `applyTo`, `payloadContentHash` (the content hash with a caller's SHA-256: the
+ * store's native one), and `ImportedSessionHead`, the checked attributes of an imported
  * session that the export-file reader and the import writer share. No stability promise: they change with the packages that use them.
  * Applications import `turnlog` (or `@turnlog/core`).
  * @packageDocumentation
@@ -13,4 +14,5 @@ export { checkOptions } from './check-options.js'
 export { StructureBuilder, applyEvent, newStructure, projectionRows } from './project-structure.js'
 export { withApplyTo } from './apply-to-live.js'
 export { messageEnvelope, type EnvelopeSource } from './message-envelope.js'
+export { payloadContentHash } from './content-hash.js'
 export type { ImportedSessionHead } from './imported-session-head.js'

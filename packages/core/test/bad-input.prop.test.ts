@@ -106,6 +106,7 @@ export const CORE_INTERNAL_EXPORTS = {
   messageEnvelope: fn(2),
   newStructure: fn(0),
   parseInput: fn(3),
+  payloadContentHash: fn(2),
   projectionRows: fn(1),
   withApplyTo: fn(2),
 } as const satisfies Record<keyof typeof coreInternal, ExportSpec>

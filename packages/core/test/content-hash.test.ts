@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals'
 import canonicalize from 'canonicalize'
 import { canonicalJson, contentHash, isTurnlogError, createMessage, primeContentHash, sha256Hex, type ChatMessage } from '@turnlog/core'
+import { payloadContentHash } from '@turnlog/core/internal'
 import { sha256 } from './support/independent-hashes.js'
 
 describe('canonicalJson', () => {
@@ -176,5 +177,45 @@ describe('sha256Hex', () => {
   it('matches the FIPS 180-2 vector and node:crypto', () => {
     expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
     expect(sha256Hex('é😀')).toBe(sha256('é😀'))
+  })
+})
+
+describe('payloadContentHash (internal: the content hash with a caller-supplied SHA-256)', () => {
+  it('hashes exactly the payload it is given with the digest, and shares the memo with contentHash', () => {
+    // given: a payload with a top-level `payload` field and no `role` (contentHash of it would pick the inner one)
+    const m = createMessage({ payload: { inner: 1 }, note: 'é😀\ud800' }, { format: 'json' })
+    let calls = 0
+    const digest = (text: string): string => {
+      calls++
+      return sha256(text)
+    }
+
+    // when
+    const hash = payloadContentHash(m.payload, digest)
+
+    // then
+    expect(hash).toBe(sha256(canonicalJson(m.payload)))
+    expect(contentHash(m)).toBe(hash)
+    expect(payloadContentHash(m.payload, digest)).toBe(hash)
+    expect(calls).toBe(1)
+  })
+
+  it('refuses a digest that does not return 64 lower-case hex digits, and memoises nothing then', () => {
+    // given
+    const m = createMessage({ role: 'user', content: 'digest' })
+
+    // when
+    const attempts = [() => 'F'.repeat(64), () => 'f'.repeat(63), () => 1 as unknown as string].map((digest) => {
+      try {
+        payloadContentHash(m.payload, digest)
+        return 'returned'
+      } catch (error) {
+        return isTurnlogError(error) ? error.code : String(error)
+      }
+    })
+
+    // then
+    expect(attempts).toEqual(['INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT'])
+    expect(contentHash(m)).toBe(sha256(canonicalJson(m.payload)))
   })
 })

@@ -1,6 +1,5 @@
 import {
   TurnlogError,
-  contentHash,
   newEventId,
   parseSessionId,
   type AppendOptions,
@@ -103,7 +102,7 @@ export class AppendOperations {
     const batch = checkBatch(messages, 'messages', false)
     const expected = checkExpectedVersion(options)
     if (batch.mismatch) throw await recordInBatchConflict(this.#ctx, id, batch.mismatch)
-    return withCopies(await this.#appendValid(id, batch.unique, expected), batch.unique, batch.repeated)
+    return withCopies(await this.#appendValid(id, batch.unique, batch.hashes, expected), batch.unique, batch.repeated)
   }
 
   /**
@@ -125,9 +124,14 @@ export class AppendOperations {
     const { unique, hashes, length } = scan
     const known = this.#ctx.durablePrefix(id, scan.list, length)
     const pending: Message[] = []
+    const pendingHashes: string[] = []
     for (let i = known; i < length; i++) {
       const m = unique[i] as Message
-      if (!this.#ctx.isDurable(id, m.id, hashes[i] ?? '')) pending.push(m)
+      const hash = hashes[i] as string
+      if (!this.#ctx.isDurable(id, m.id, hash)) {
+        pending.push(m)
+        pendingHashes.push(hash)
+      }
     }
     const cachedVersion = this.#ctx.durableVersion(id)
     // with expectedVersion, the database is asked (docs/guarantees.md: it forces a check), even when it
@@ -135,7 +139,7 @@ export class AppendOperations {
     if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {
       return { version: cachedVersion, appended: [], duplicates: listedIds(unique, length, length, () => true) }
     }
-    const result = await this.#appendValid(id, pending, expected)
+    const result = await this.#appendValid(id, pending, pendingHashes, expected)
     // the first flush of a session this store did not know: its cache entry exists now
     if (this.#ctx.flushedList(id) === undefined) this.#ctx.keepFlushed(id, scan.list)
     const appended = new Set<string>(result.appended)
@@ -148,12 +152,17 @@ export class AppendOperations {
     }
   }
 
-  async #appendValid(id: SessionId, batch: readonly Message[], expected: number | undefined): Promise<AppendResult> {
-    // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised or hashed
+  /** `hashes`: the content hashes of `batch`, index for index, as {@link checkBatch} computed them. */
+  async #appendValid(
+    id: SessionId,
+    batch: readonly Message[],
+    hashes: readonly string[],
+    expected: number | undefined,
+  ): Promise<AppendResult> {
+    // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised
     const data = batch.map((m) => envelopeText(m))
     const budget = new BatchBudget(this.#ctx.maxBatchBytes, batch.length)
     const payloads = batch.map((m, i) => budget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, (data[i] as string).length))
-    const hashes = batch.map((m) => contentHash(m))
     const prepared: PreparedAppend = {
       sessionId: id,
       expected: expected ?? null,
@@ -164,11 +173,15 @@ export class AppendOperations {
       eventIds: batch.map(() => newEventId()),
     }
     const result = this.#group === null ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
-    const byId = new Map(batch.map((m, i) => [m.id as string, hashes[i] as string]))
-    this.#ctx.learn(
-      id,
-      [...result.appended, ...result.duplicates].map((mid) => [mid, byId.get(mid) ?? ''] as const),
-    )
+    // every message the database reported stored (written now or before) is durable with its hash
+    const stored = new Set<string>(result.appended)
+    for (const mid of result.duplicates) stored.add(mid)
+    const pairs: (readonly [string, string])[] = []
+    for (let i = 0; i < batch.length; i++) {
+      const mid = (batch[i] as Message).id
+      if (stored.has(mid)) pairs.push([mid, hashes[i] as string])
+    }
+    this.#ctx.learn(id, pairs)
     this.#ctx.observe(id, result.version)
     return result
   }

@@ -1,5 +1,6 @@
-import { TurnlogError, contentHash, toMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
+import { TurnlogError, toMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
+import { messageContentHash } from '../message-content-hash.js'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
 
 /** A batch after {@link checkBatch}: one entry per id, in first-occurrence order. */
@@ -70,7 +71,7 @@ export function extendBatch(batch: BatchState, values: Iterable<unknown>, skipEp
         details: { messageId: m.id },
       })
     }
-    const hash = contentHash(m)
+    const hash = messageContentHash(m)
     const at = index.get(m.id)
     if (at !== undefined) {
       if (hashes[at] === hash) repeated.add(m.id)

@@ -1,7 +1,6 @@
 import {
   TurnlogError,
   applyCompact,
-  contentHash,
   isTurnlogError,
   newEventId,
   parseMessageId,
@@ -73,7 +72,7 @@ export class CompactOperations {
     const summaryPayloads = summary.map((m) =>
       summaryBudget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, envelopeText(m).length + 16),
     )
-    const summaryHashes = summary.map((m) => contentHash(m))
+    const summaryHashes = batch.hashes
     const prepared: PreparedCompaction = { id, expected, covered, summary, summaryHashes, summaryPayloads, reason: input.reason, metadata }
     // the summary's claim on its ids (turnlog.message_ids) is the cross-session check: a compaction that
     // lost the race for one runs again and then finds it stored (a replay of itself, or a conflict)
