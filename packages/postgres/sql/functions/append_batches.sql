@@ -8,12 +8,18 @@
 -- stored one of its new ids after the classification; the caller then runs each batch alone.
 -- No bitmap scans: every read here is a probe for one id or one key, and until the tables are analyzed
 -- the cached generic plan used a bitmap scan for them (measured: a group of 8 re-sent turns 0.6 ms ->
--- 0.4 ms with plain index scans). Runs as the caller (row level security applies).
+-- 0.4 ms with plain index scans). Runs as the owner (SECURITY DEFINER), like append_messages: the rule
+-- of the row policies is applied here (a batch of a session the caller may not act on is left out, and
+-- its classification counts only events of sessions the caller may see), and the INSERT carries the
+-- chain links, folded per session from chain_predecessor at the session's first new row.
 create function turnlog.append_batches(p_sessions json, p_expected json, p_counts json, p_ids json,
   p_hashes json, p_event_ids json, p_payloads json, p_data json)
 returns table (batch int, version bigint, appended uuid[], duplicates uuid[])
-language plpgsql set jit = off set enable_bitmapscan = off as $fn$
+language plpgsql security definer set search_path = pg_catalog, pg_temp set jit = off set enable_bitmapscan = off as $fn$
 declare
+  v_role text := turnlog.caller_role();
+  v_all boolean;
+  v_tenant text;
   v_b int[];
   v_session uuid[];
   v_expected bigint[];
@@ -29,18 +35,36 @@ declare
   v_first int;
   v_count int;
   v_base bigint;
+  v_r_session uuid[];
+  v_r_seq bigint[];
+  v_r_event uuid[];
+  v_r_mid uuid[];
+  v_r_content bytea[];
+  v_r_payload json[];
+  v_r_data json[];
+  v_link bytea[] := '{}';
+  v_prev bytea;
 begin
+  -- the rule of the row policies (caller_may_access): every session, or those of the bound tenant
+  v_all := exists (select 1 from pg_catalog.pg_roles r where r.rolname = v_role and (r.rolsuper or r.rolbypassrls))
+           or pg_catalog.pg_has_role(v_role, 'turnlog_owner', 'USAGE');
+  if not v_all then
+    v_tenant := turnlog.bound_tenant(v_role::name);
+  end if;
   -- classify every message without any lock (a retry storm writes nothing and waits for nothing). A
   -- batch is left out when one of its messages conflicts (another content under its id in the session,
   -- or the id is stored in another session) or is new and also in an earlier batch of this call.
-  -- The incoming rows are materialized for the same reason as in append_messages (row level security).
+  -- The incoming rows are materialized for the same reason as in append_messages (index conditions).
+  -- A session the caller may not act on has no current version, so its batch is left out; events of a
+  -- batch's own session count only then.
   with input as materialized (
     select t.ord::int as b, t.sid::uuid as session_id, t.exp::bigint as expected, t.cnt::int as cnt,
            (sum(t.cnt::int) over (order by t.ord) - t.cnt::int) as first_msg
       from rows from (json_array_elements_text(p_sessions), json_array_elements_text(p_expected),
                       json_array_elements_text(p_counts)) with ordinality as t(sid, exp, cnt, ord)
   ), batches as materialized (
-    select i.*, (select s.version from turnlog.sessions s where s.session_id = i.session_id) as current_version
+    select i.*, (select s.version from turnlog.sessions s
+                  where s.session_id = i.session_id and (v_all or s.tenant_id is not distinct from v_tenant)) as current_version
       from input i
   ), incoming as materialized (
     select b.b, b.session_id, b.expected, b.current_version, m.ord as msg, m.id::uuid as id, decode(m.hash, 'hex') as hash
@@ -57,15 +81,16 @@ begin
                coalesce(bool_or(e.session_id <> i.session_id), false) as other_exists
           from turnlog.events e
          where e.message_id = i.id and e.content_hash is not null
+           and (e.session_id = i.session_id or v_all
+                or (select s.tenant_id from turnlog.sessions s where s.session_id = e.session_id) is not distinct from v_tenant)
       ) k
   )
-  select array_agg(c.b order by c.session_id, c.b, c.msg), array_agg(c.session_id order by c.session_id, c.b, c.msg),
-         array_agg(c.expected order by c.session_id, c.b, c.msg), array_agg(c.current_version order by c.session_id, c.b, c.msg),
-         array_agg(c.msg order by c.session_id, c.b, c.msg),
-         array_agg(c.id order by c.session_id, c.b, c.msg), array_agg(c.is_new order by c.session_id, c.b, c.msg)
+  select array_agg(c.b), array_agg(c.session_id), array_agg(c.expected), array_agg(c.current_version), array_agg(c.msg),
+         array_agg(c.id), array_agg(c.is_new)
     into v_b, v_session, v_expected, v_current, v_msg, v_id, v_new
-    from (select c.*, bool_or(c.bad) over (partition by c.b) as batch_bad from classified c) c
-   where not c.batch_bad and c.current_version is not null;
+    from (select c.* from (select c.*, bool_or(c.bad) over (partition by c.b) as batch_bad from classified c) c
+           where not c.batch_bad and c.current_version is not null
+           order by c.session_id, c.b, c.msg) c; -- one sort for every aggregate: they read in this order
 
   v_n := coalesce(array_length(v_b, 1), 0);
   while v_j <= v_n loop
@@ -87,6 +112,7 @@ begin
     else
       update turnlog.sessions s set version = s.version + v_count, updated_at = now()
        where s.session_id = v_session[v_first] and (v_expected[v_first] is null or s.version = v_expected[v_first])
+         and (v_all or s.tenant_id is not distinct from v_tenant)
       returning s.version - v_count into v_base;
     end if;
     if v_count = 0 or found then
@@ -102,8 +128,13 @@ begin
   end loop;
 
   if cardinality(v_s_b) > 0 then
-    insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
-    select w.session_id, w.seq, t.event_id::uuid, 'message_appended', t.id::uuid, decode(t.hash, 'hex'), t.payload, t.data
+    -- the new rows in (session, seq) order, their links folded per session from the predecessor of the
+    -- session's first new row (the checks of chain_predecessor: TLC01, 40001), and one INSERT carrying them
+    select array_agg(r.session_id), array_agg(r.seq), array_agg(r.event_id), array_agg(r.mid), array_agg(r.content),
+           array_agg(r.payload), array_agg(r.data)
+      into v_r_session, v_r_seq, v_r_event, v_r_mid, v_r_content, v_r_payload, v_r_data
+      from (select w.session_id, w.seq, t.event_id::uuid as event_id, t.id::uuid as mid, decode(t.hash, 'hex') as content,
+                   t.payload, t.data
       from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes),
                       json_array_elements_text(p_event_ids), json_array_elements(p_payloads), json_array_elements(p_data))
            with ordinality as t(id, hash, event_id, payload, data, ord)
@@ -111,7 +142,19 @@ begin
               from unnest(v_b, v_msg, v_new) as m(b, msg, is_new)
               join unnest(v_s_b, v_s_session, v_s_base) as s(b, session_id, base) on s.b = m.b
              where m.is_new) w on w.msg = t.ord
-     order by w.session_id, w.seq;
+     order by w.session_id, w.seq) r; -- one sort for every aggregate: they read in this order
+    for i in 1 .. cardinality(v_r_seq) loop
+      if i = 1 or v_r_session[i] <> v_r_session[i - 1] then
+        v_prev := turnlog.chain_predecessor(v_r_session[i], v_r_seq[i], pg_catalog.pg_current_xact_id());
+      end if;
+      v_prev := turnlog.chain_link(v_prev, v_r_session[i], v_r_seq[i], v_r_event[i], 'message_appended', v_r_mid[i],
+                                   v_r_content[i], v_r_data[i], v_r_payload[i], null);
+      v_link[i] := v_prev;
+    end loop;
+    insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data, hash)
+    select u.session_id, u.seq, u.event_id, 'message_appended', u.mid, u.content, u.payload, u.data, u.link
+      from unnest(v_r_session, v_r_seq, v_r_event, v_r_mid, v_r_content, v_r_payload, v_r_data, v_link)
+           as u(session_id, seq, event_id, mid, content, payload, data, link); -- in (session, seq) order, as the arrays
   end if;
 end
 $fn$;

