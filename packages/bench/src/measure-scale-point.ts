@@ -136,13 +136,11 @@ export async function measureScalePoint(input: ScalePointInput): Promise<ScalePo
   const rand = prng(7 + phase)
   const { loadedSessions } = input
   const sample = Array.from({ length: input.loadSample }, () => loadedSessions[Math.floor(rand() * loadedSessions.length)] as string)
-  // in a process of its own: this one's heap, which grew the database, does not take part (performance.md, "scale")
-  const {
-    load,
-    loadFirstPass,
-    raw: loadRaw,
-    loadGc,
-  } = await runChild<ScaleLoadResult>(['scale-load', input.connectionString, sample.join(','), input.warmupSessions.join(',')])
+  // in a process of its own: this one's heap, which grew the database, does not take part (performance.md,
+  // "scale"); a bench run with --trace-gc flags passes them on (the child's log goes to stderr)
+  const gcFlags = process.execArgv.filter((flag) => flag.startsWith('--trace-gc'))
+  const args = ['scale-load', input.connectionString, sample.join(','), input.warmupSessions.join(',')]
+  const { load, loadFirstPass, raw: loadRaw, loadGc } = await runChild<ScaleLoadResult>(args, gcFlags)
 
   const live = generateSession(99, phase, input.flushMessages).turns.flat()
   payloadWritten += payloadBytes([{ index: 0, turns: [live], messageCount: live.length }])
