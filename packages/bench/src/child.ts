@@ -10,10 +10,14 @@
  *   V8 heap. Started with `--expose-gc`, it also collects garbage every 10 sessions and records the
  *   largest heap still in use right after a collection: the memory the rebuild actually holds, which
  *   unlike the resident set does not depend on when V8 chooses to collect.
+ * - `scale-load URL SAMPLE WARMUP`: the scale workload's `load` measurement (`measureScaleLoad`) of the
+ *   comma-separated session ids SAMPLE after one unmeasured pass over WARMUP, in a heap that holds
+ *   nothing of the process that grew the database (docs/performance.md, "scale").
  * @packageDocumentation
  */
 import { openStore } from '@turnlog/postgres'
 import pg from 'pg'
+import { measureScaleLoad } from './measure-scale-load.js'
 import { pool } from './stats.js'
 import { generateSession } from './workload.js'
 
@@ -100,13 +104,19 @@ async function rebuildMemory(url: string): Promise<RebuildMemoryResult> {
   }
 }
 
+/** A comma-separated list of ids (empty: none). */
+function ids(list: string | undefined): string[] {
+  return list === undefined || list === '' ? [] : list.split(',')
+}
+
 async function main(): Promise<void> {
   const [mode, url, ...rest] = process.argv.slice(2)
-  if (url === undefined) throw new Error('usage: child.js emmett|rebuild-memory URL …')
+  if (url === undefined) throw new Error('usage: child.js emmett|rebuild-memory|scale-load URL …')
   const n = rest.map(Number)
   let result: unknown
   if (mode === 'emmett') result = await emmett(url, n[0] ?? 0, n[1] ?? 1, n[2] ?? 1, n[3] ?? 8)
   else if (mode === 'rebuild-memory') result = await rebuildMemory(url)
+  else if (mode === 'scale-load') result = await measureScaleLoad(url, ids(rest[0]), ids(rest[1]))
   else throw new Error(`unknown mode ${String(mode)}`)
   process.stdout.write(`${JSON.stringify(result)}\n`)
 }

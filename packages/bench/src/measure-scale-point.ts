@@ -1,9 +1,10 @@
 import { newSessionId } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
-import { PerformanceObserver, constants, type NodeGCPerformanceDetail } from 'node:perf_hooks'
 import type pg from 'pg'
 import { interleaved } from './interleaved.js'
+import type { LoadGc, ScaleLoadResult } from './measure-scale-load.js'
 import { rawTurnStatement } from './raw-turn-statement.js'
+import { runChild } from './run-child.js'
 import { scaleStorage, type ScaleStorage } from './scale-storage.js'
 import { percentile, pool } from './stats.js'
 import { generateSession, prng, type GeneratedSession } from './workload.js'
@@ -21,7 +22,9 @@ export interface ScalePoint {
   /** `load` of sessions of the bulk load, every call (ms), and the calls of the first pass only. */
   readonly load: readonly number[]
   readonly loadFirstPass: readonly number[]
-  /** The client's young-generation collections (scavenges) while `load` was measured, and the calls they fell in. */
+  /** The raw control beside each `load` call, in the same process (ms). */
+  readonly loadRaw: readonly number[]
+  /** The measuring process's young-generation collections (scavenges) while `load` was measured, and the calls they fell in. */
   readonly loadGc: LoadGc
   /** Median time of a flush of a session's second half of `flushMessages` live messages, one new message each (ms). */
   readonly flushMs: number
@@ -33,21 +36,14 @@ export interface ScalePoint {
   readonly payloadWritten: number
 }
 
-/** Scavenges during the `load` calls (`PerformanceObserver` of `gc` entries; docs/performance.md, "scale"). */
-export interface LoadGc {
-  /** Each scavenge's pause (ms), in order. */
-  readonly scavengeMs: readonly number[]
-  /** Calls over 2 ms, and how many of them a scavenge fell in. */
-  readonly over2: number
-  readonly over2WithScavenge: number
-}
-
 /** How {@link measureScalePoint} measures. */
 export interface ScalePointInput {
   /** The store on the scale database (8 connections), with the raw control table `bench_raw.events`. */
   readonly store: PostgresStore
-  /** A store on the same database with one connection, for `load` and `flush`. */
+  /** A store on the same database with one connection, for `flush`. */
   readonly oneStore: PostgresStore
+  /** The scale database's URL, for the process that measures `load`. */
+  readonly connectionString: string
   readonly pool: pg.Pool
   /** Which measurement this is (0 at the small size, 1 at the large): seeds and ids differ. */
   readonly phase: number
@@ -59,6 +55,8 @@ export interface ScalePointInput {
   /** Sessions of the bulk load to sample `load` from, and how many. */
   readonly loadedSessions: readonly string[]
   readonly loadSample: number
+  /** Sessions loaded once before the measurement, not measured (the templates). */
+  readonly warmupSessions: readonly string[]
   /** Length of the flushed session (200 at the default sizes). */
   readonly flushMessages: number
 }
@@ -70,7 +68,7 @@ function payloadBytes(sessions: readonly GeneratedSession[]): number {
 /**
  * `VACUUM ANALYZE`, the sizes, then per-turn append (8 writers, `runs` runs, each interleaved with the
  * same turns through raw SQL into a small table), a retry storm of the first run's turns, `load` of a
- * seeded sample of the bulk-loaded sessions (3 passes), and a flush after every new message of a new
+ * seeded sample of the bulk-loaded sessions (3 passes, in a child process: `measureScaleLoad`), and a flush after every new message of a new
  * session up to `flushMessages` messages.
  */
 export async function measureScalePoint(input: ScalePointInput): Promise<ScalePoint> {
@@ -138,39 +136,11 @@ export async function measureScalePoint(input: ScalePointInput): Promise<ScalePo
   const rand = prng(7 + phase)
   const { loadedSessions } = input
   const sample = Array.from({ length: input.loadSample }, () => loadedSessions[Math.floor(rand() * loadedSessions.length)] as string)
-  const load: number[] = []
-  const loadFirstPass: number[] = []
-  const calls: { start: number; end: number }[] = []
-  const scavenges: { readonly startTime: number; readonly duration: number }[] = []
-  const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries())
-      if ((e as { readonly detail?: NodeGCPerformanceDetail }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges.push(e)
-  })
-  observer.observe({ entryTypes: ['gc'] })
-  try {
-    for (let pass = 0; pass < 3; pass++) {
-      for (const id of sample) {
-        t0 = performance.now()
-        const loaded = await oneStore.load(id)
-        const end = performance.now()
-        const ms = end - t0
-        load.push(ms)
-        calls.push({ start: t0, end })
-        if (pass === 0) loadFirstPass.push(ms)
-        if (loaded.messages.length === 0) throw new Error(`load of ${id} returned no message`)
-      }
-    }
-    // gc entries are delivered after the collection; give the last ones a turn of the event loop
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  } finally {
-    observer.disconnect()
-  }
-  const slow = calls.filter((c) => c.end - c.start > 2)
-  const loadGc: LoadGc = {
-    scavengeMs: scavenges.map((e) => e.duration),
-    over2: slow.length,
-    over2WithScavenge: slow.filter((c) => scavenges.some((e) => e.startTime < c.end && e.startTime + e.duration > c.start)).length,
-  }
+  // in a process of its own: this one's heap, which grew the database, does not take part (performance.md,
+  // "scale"); a bench run with --trace-gc flags passes them on (the child's log goes to stderr)
+  const gcFlags = process.execArgv.filter((flag) => flag.startsWith('--trace-gc'))
+  const args = ['scale-load', input.connectionString, sample.join(','), input.warmupSessions.join(',')]
+  const { load, loadFirstPass, raw: loadRaw, loadGc } = await runChild<ScaleLoadResult>(args, gcFlags)
 
   const live = generateSession(99, phase, input.flushMessages).turns.flat()
   payloadWritten += payloadBytes([{ index: 0, turns: [live], messageCount: live.length }])
@@ -189,6 +159,7 @@ export async function measureScalePoint(input: ScalePointInput): Promise<ScalePo
     retry,
     load,
     loadFirstPass,
+    loadRaw,
     loadGc,
     flushMs: percentile(flushes, 50),
     vacuumSeconds,

@@ -49,6 +49,10 @@ describe('the scale workload', () => {
       expect(point.append).toHaveLength(3)
       expect(point.retry).toHaveLength(3)
       expect(point.load.length).toBe(3 * point.loadFirstPass.length)
+      // measured in a child process (the compiled one: build first), with the raw control beside each call
+      expect(point.loadRaw).toHaveLength(point.load.length)
+      expect(point.loadGc.over2WithScavenge).toBeLessThanOrEqual(point.loadGc.over2)
+      expect(point.loadGc.over2).toBe(point.load.filter((ms) => ms > 2).length)
       expect(point.flushMs).toBeGreaterThan(0)
       const events = point.storage.tables.find((t) => t.table === 'events')
       expect(events?.rows).toBe(point.messages)

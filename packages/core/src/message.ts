@@ -403,7 +403,8 @@ function deepFreeze(value: unknown, seen: Set<object> | undefined): Set<object> 
   } else {
     Object.freeze(value)
   }
-  for (const key of Object.keys(value)) seen = deepFreeze((value as Record<string, unknown>)[key], seen)
+  // the values, not the keys then a lookup by key: that lookup is megamorphic over a payload's shapes
+  for (const child of Object.values(value)) seen = deepFreeze(child, seen)
   return seen
 }
 

@@ -62,6 +62,10 @@ function resultId(payload: ChatMessage): string | undefined {
  * store refuses). Returns `list` itself when it has no copies.
  */
 export function withoutIdenticalCopies<M extends { readonly id: string; readonly payload: unknown }>(list: readonly M[]): readonly M[] {
+  // the usual list (a load, a prompt) has no id twice: one set of ids says so without an entry per message
+  const ids = new Set<string>()
+  for (const m of list) ids.add(m.id)
+  if (ids.size === list.length) return list
   const seen = new Map<string, M[]>()
   let copies = false
   const out: M[] = []

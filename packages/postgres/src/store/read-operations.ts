@@ -112,6 +112,7 @@ export class ReadOperations {
         () => loadLiveRows(db, id),
       )
       const messages: Message[] = []
+      const pairs: (readonly [string, string])[] = []
       for (const row of rows) {
         const message = restoreMessage({
           id: row.message_id as MessageId,
@@ -125,12 +126,10 @@ export class ReadOperations {
           contentHash: row.content_hash,
         })
         messages.push(message)
+        pairs.push([row.message_id, row.content_hash])
       }
       // the pairs the flush cache learns are (id, stored hash): the hashes memoised above for these payloads
-      this.#ctx.learn(
-        id,
-        rows.map((row) => [row.message_id, row.content_hash] as const),
-      )
+      this.#ctx.learn(id, pairs)
       this.#ctx.observe(id, version)
       return { sessionId: id, version, messages, pairing: toolPairing(messages) }
     })
