@@ -27,6 +27,7 @@ revoke all on function turnlog.project_event(turnlog.events) from public;
 revoke all on function turnlog.rebuild_session_unchecked(uuid) from public;
 revoke all on function turnlog.rebuild_sessions_unchecked(uuid[]) from public;
 revoke all on function turnlog.caller_role() from public;
+revoke all on function turnlog.caller_sees_all(text) from public;
 revoke all on function turnlog.caller_may_access(text) from public;
 revoke all on function turnlog.accessible_session_tenant(uuid) from public;
 revoke all on function turnlog.tenant_roles_check() from public;

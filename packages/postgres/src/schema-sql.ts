@@ -24,6 +24,7 @@ export const SCHEMA_FILES: readonly string[] = [
   // tenant checks
   'functions/caller_role.sql',
   'functions/bound_tenant.sql',
+  'functions/caller_sees_all.sql',
   'functions/caller_may_access.sql',
   'functions/accessible_session_tenant.sql',
   'functions/tenant_roles_check.sql',

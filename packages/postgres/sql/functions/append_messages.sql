@@ -33,8 +33,7 @@ declare
   v_prev bytea;
 begin
   -- the rule of the row policies (caller_may_access): every session, or those of the bound tenant
-  v_all := exists (select 1 from pg_catalog.pg_roles r where r.rolname = v_role and (r.rolsuper or r.rolbypassrls))
-           or pg_catalog.pg_has_role(v_role, 'turnlog_owner', 'USAGE');
+  v_all := turnlog.caller_sees_all(v_role);
   if not v_all then
     v_tenant := turnlog.bound_tenant(v_role::name);
   end if;

@@ -5,8 +5,7 @@ set search_path = pg_catalog, pg_temp as $fn$
 declare
   v_role text := turnlog.caller_role();
 begin
-  if exists (select 1 from pg_catalog.pg_roles r where r.rolname = v_role and (r.rolsuper or r.rolbypassrls))
-     or pg_catalog.pg_has_role(v_role, 'turnlog_owner', 'USAGE') then
+  if turnlog.caller_sees_all(v_role) then
     return true;
   end if;
   return p_tenant is not distinct from turnlog.bound_tenant(v_role::name);

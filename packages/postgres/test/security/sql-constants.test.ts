@@ -31,7 +31,7 @@ const REVIEWED = new Set([
   'packages/postgres/src/pglite-dialect.ts: CompiledQuery.raw(text)',
   // the baseline schema: the package's own sql/ files (SCHEMA_FILES, a constant list), no input
   'packages/postgres/src/migrations/0001_create_schema.ts: sql.raw(schemaSql())',
-  // 0002: two of the same files (a constant list), each made create or replace, no input
+  // 0002: sql/ files of a constant list, each made create or replace, and a constant owner/privilege text; no input
   'packages/postgres/src/migrations/0002_compute_append_links.ts: sql.raw(replacementSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',

@@ -166,6 +166,56 @@ describe('a store opened for tenant A', () => {
     )
     expect(Number(bConflicts[0]?.n)).toBe(1)
   })
+  it("cannot append into B's session by calling the owner-run append functions with raw SQL, nor learn B's ids through them", async () => {
+    // given A's own session and the arguments of a one-message append (the functions run as the owner
+    // and apply the tenant rule themselves: docs/security.md)
+    const sessionA = await storeA.createSession({ tenantId: 'tenant-a' })
+    const one = (messageId: string, content: string): unknown[] => [
+      JSON.stringify([messageId]),
+      JSON.stringify(['ab'.repeat(32)]),
+      JSON.stringify([newSessionId()]),
+      JSON.stringify([{ role: 'user', content }]),
+      '[{}]',
+    ]
+    const fresh = createMessage({ role: 'user', content: 'x' }).id
+    // when A calls append_messages on B's session (new id, and B's own id), and append_batches with B's
+    // session next to its own
+    const alone = await sqlStateOf(roleA.connectionString, 'select * from turnlog.append_messages($1, null, $2, $3, $4, $5, $6)', [
+      sessionB,
+      ...one(fresh, 'intrusion'),
+    ])
+    const aloneKnownId = await sqlStateOf(roleA.connectionString, 'select * from turnlog.append_messages($1, null, $2, $3, $4, $5, $6)', [
+      sessionB,
+      ...one(messagesB[0]?.id ?? '', 'intrusion'),
+    ])
+    const grouped = await runSql<{ batch: number; version: string }>(
+      roleA.connectionString,
+      'select batch, version from turnlog.append_batches($1, $2, $3, $4, $5, $6, $7, $8)',
+      [
+        JSON.stringify([sessionB, sessionA]),
+        JSON.stringify([null, null]),
+        JSON.stringify([1, 1]),
+        JSON.stringify([createMessage({ role: 'user', content: 'x' }).id, messagesB[1]?.id]),
+        JSON.stringify(['cd'.repeat(32), 'ef'.repeat(32)]),
+        JSON.stringify([newSessionId(), newSessionId()]),
+        JSON.stringify([
+          { role: 'user', content: 'intrusion' },
+          { role: 'user', content: 'mine' },
+        ]),
+        '[{},{}]',
+      ],
+    )
+    // then B's session is refused as one that does not exist, only A's own batch is written (B's id is
+    // new for A: no conflict with B's copy), and B's session is untouched
+    expect(alone).toBe('TLS01')
+    expect(aloneKnownId).toBe('TLS01')
+    expect(grouped.map((r) => [Number(r.batch), Number(r.version)])).toEqual([[2, 1]])
+    const mine = await storeA.load(sessionA)
+    expect(mine.messages.map((m) => [m.id, m.payload.content])).toEqual([[messagesB[1]?.id, 'mine']])
+    const after = await admin.load(sessionB)
+    expect(after.messages.map((m) => m.payload.content)).toEqual(['secret of b', 'reply to b'])
+    expect(after.version).toBe(2)
+  })
 })
 
 describe('a writer role mapped to no tenant', () => {
