@@ -8,14 +8,17 @@
 -- stored one of its new ids after the classification; the caller then runs each batch alone.
 -- No bitmap scans: every read here is a probe for one id or one key, and until the tables are analyzed
 -- the cached generic plan used a bitmap scan for them (measured: a group of 8 re-sent turns 0.6 ms ->
--- 0.4 ms with plain index scans). Runs as the owner (SECURITY DEFINER), like append_messages: the rule
+-- 0.4 ms with plain index scans). Generic plans only: the tenant rule's variables (v_all, v_tenant) made
+-- the plan cache keep custom plans, so the classification was planned again at every call (a re-sent
+-- group of 8 turns 0.6 -> 1.07 ms; docs/performance.md). Runs as the owner (SECURITY DEFINER), like append_messages: the rule
 -- of the row policies is applied here (a batch of a session the caller may not act on is left out, and
 -- its classification counts only events of sessions the caller may see), and the INSERT carries the
 -- chain links, folded per session from chain_predecessor at the session's first new row.
 create function turnlog.append_batches(p_sessions json, p_expected json, p_counts json, p_ids json,
   p_hashes json, p_event_ids json, p_payloads json, p_data json)
 returns table (batch int, version bigint, appended uuid[], duplicates uuid[])
-language plpgsql security definer set search_path = pg_catalog, pg_temp set jit = off set enable_bitmapscan = off as $fn$
+language plpgsql security definer set search_path = pg_catalog, pg_temp set jit = off set enable_bitmapscan = off
+set plan_cache_mode = force_generic_plan as $fn$
 declare
   v_role text := turnlog.caller_role();
   v_all boolean;

@@ -6,7 +6,7 @@
 -- chain_link from chain_predecessor once per call (the row trigger skips rows that carry a link when the
 -- owner inserts them); the rule of the row policies is applied here instead, decided once per call (the
 -- rule of caller_may_access): the caller sees, classifies against and writes only sessions of the
--- tenant it is bound to. Without bitmap scans (see append_batches). Raises TLS01 (no session, or one the
+-- tenant it is bound to. Without bitmap scans, with generic plans only (see append_batches). Raises TLS01 (no session, or one the
 -- caller may not act on), TLV01 (version conflict; detail is the actual version; checked before a
 -- conflict is reported), TLM01 (conflict; detail is a JSON list), and 23505 on message_ids_pkey when
 -- another writer stored one of the new ids after the classification (call again: they are duplicates
@@ -14,7 +14,8 @@
 create function turnlog.append_messages(p_session uuid, p_expected bigint, p_ids json, p_hashes json,
   p_event_ids json, p_payloads json, p_data json)
 returns table (version bigint, appended uuid[], duplicates uuid[])
-language plpgsql security definer set search_path = pg_catalog, pg_temp set jit = off set enable_bitmapscan = off as $fn$
+language plpgsql security definer set search_path = pg_catalog, pg_temp set jit = off set enable_bitmapscan = off
+set plan_cache_mode = force_generic_plan as $fn$
 declare
   v_role text := turnlog.caller_role();
   v_all boolean;
