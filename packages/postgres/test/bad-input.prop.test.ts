@@ -1030,6 +1030,15 @@ const SUBSCRIBE_EXAMPLES: [[SubBuild, SubBuild, SubBuild]][] = [
     ],
   ],
   [[configOf({ name: FRESH, filter: subValue({ types: [Symbol('type')] }, '{ types: [<symbol>] }') }), COLLECT, subValue(undefined)]],
+  // a hole in the types (found by this property: it passed the check, and the consumer then failed after
+  // writing its checkpoint row)
+  [
+    [
+      configOf({ name: FRESH, filter: subValue({ types: new Array<unknown>(1) }, '{ types: [<hole>] }') }),
+      throwing(new Error('no'), '<handler throwing an Error>'),
+      subValue(undefined),
+    ],
+  ],
   [[configOf({ name: FRESH, from: subValue({ txId: '18446744073709551615', globalPosition: 0 }) }), COLLECT, subValue(undefined)]],
   [[configOf({ name: FRESH }), throwing(Object.create(null), '<handler throwing a null-prototype object>'), subValue({ maxAttempts: 1 })]],
   [

@@ -247,6 +247,10 @@ describe('what is delivered', () => {
     await expect(readCommittedEvents(store.db, START_CHECKPOINT, { filter: { types: ['no_such_type' as never] } })).rejects.toMatchObject({
       code: 'INVALID_INPUT',
     })
+    // a sparse array's hole is not an event type (filter() and map() skip holes)
+    const holes: unknown[][] = [new Array<unknown>(1), Object.assign(new Array<unknown>(2), { 1: 'message_appended' })]
+    for (const types of holes as never[])
+      await expect(readCommittedEvents(store.db, START_CHECKPOINT, { filter: { types } })).rejects.toMatchObject({ code: 'INVALID_INPUT' })
   })
 })
 

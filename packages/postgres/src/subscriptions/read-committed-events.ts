@@ -61,14 +61,16 @@ export function normalizeFilter(filter: SubscriptionFilter | undefined): Normali
     if (!Array.isArray(filter.types) || filter.types.length === 0) {
       throw new TurnlogError('INVALID_INPUT', 'filter.types must be a non-empty array of event types')
     }
+    // every slot, holes included (a sparse array's hole is undefined: filter() and map() would skip it)
+    const types: unknown[] = Array.from(filter.types as readonly unknown[])
     // described, not String()ed: a symbol or a null-prototype object would throw a TypeError here
-    const unknown = filter.types
-      .filter((t) => !(EVENT_TYPES as readonly string[]).includes(t))
+    const unknown = types
+      .filter((t) => !(EVENT_TYPES as readonly unknown[]).includes(t))
       .map((t: unknown) => (typeof t === 'string' ? t : describeValue(t)))
     if (unknown.length > 0) {
       throw new TurnlogError('INVALID_INPUT', `filter.types has unknown event types: ${unknown.join(', ')}`, { details: { unknown } })
     }
-    out.types = Object.freeze([...new Set(filter.types)])
+    out.types = Object.freeze([...new Set(types as EventType[])])
   }
   if (filter.sessionId !== undefined) out.sessionId = parseSessionId(filter.sessionId)
   return Object.freeze(out)
