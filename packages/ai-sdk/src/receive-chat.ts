@@ -132,7 +132,8 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
   if (typeof request !== 'object' || request === null) throw invalid('the chat request must be an object', { field: 'request' })
   const many = 'messages' in request ? request.messages : undefined
   const one = 'message' in request ? request.message : undefined
-  if (many !== undefined ? !Array.isArray(many) || !many.every(isUiMessage) : !isUiMessage(one)) {
+  // Array.from: every slot, holes included (every() skips a sparse array's holes)
+  if (many !== undefined ? !Array.isArray(many) || !Array.from(many as readonly unknown[]).every(isUiMessage) : !isUiMessage(one)) {
     throw invalid('the chat request needs `messages` (UIMessage[]) or `message` (a UIMessage)', { field: 'messages' })
   }
   const found = await loadOrEmpty<UI>(store, chatId)

@@ -25,7 +25,7 @@ describe.each(STORE_KINDS)('refusals and write failures on %s', (kind) => {
   useTestStoreOfKind(kind, (t) => ({ store } = t))
 
   it('a bad request is INVALID_INPUT and writes nothing, not even the session', async () => {
-    for (const bad of [null, 'hi', {}, { messages: 'x' }, { messages: [{ role: 'user' }] }, { message: 42 }]) {
+    for (const bad of [null, 'hi', {}, { messages: 'x' }, { messages: [{ role: 'user' }] }, { message: 42 }, { messages: new Array(1) }]) {
       expect(await codeOf(() => receiveChat(store, 'bad-request', bad as never))).toBe('INVALID_INPUT')
     }
     expect(await codeOf(() => receiveChat(store, '', { messages: [] }))).toBe('INVALID_INPUT')

@@ -22,7 +22,8 @@ function checkList<M extends Message<unknown>>(live: readonly M[]): readonly M[]
 }
 
 function checkIds(ids: unknown, field: string): ReadonlySet<string> {
-  if (!Array.isArray(ids) || !(ids as readonly unknown[]).every((id) => typeof id === 'string')) {
+  // Array.from: every slot, holes included (every() skips a sparse array's holes)
+  if (!Array.isArray(ids) || !Array.from(ids as readonly unknown[]).every((id) => typeof id === 'string')) {
     throw new TurnlogError('INVALID_INPUT', `${field} must be an array of message ids`, { details: { field } })
   }
   return new Set(ids as readonly string[])

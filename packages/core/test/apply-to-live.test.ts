@@ -61,4 +61,15 @@ describe('applyRewind / applyCompact / applyRevision (pure)', () => {
       }
     }
   })
+
+  it('refuses a sparse array of ids (a hole is not a message id)', () => {
+    const live = [msg('a'), msg('b')]
+    const holes: unknown[][] = [new Array<unknown>(1), Object.assign(new Array<unknown>(2), { 1: live[0]?.id })]
+    for (const ids of holes) {
+      expect(() => applyRewind(live, { retracted: ids as string[] })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
+      expect(() => applyCompact(live, { covered: ids as string[], summary: [] })).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT' }),
+      )
+    }
+  })
 })

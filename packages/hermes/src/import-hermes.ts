@@ -144,7 +144,11 @@ function rowRange(ids: readonly number[]): string {
  */
 export async function importHermes(store: SessionStore, path: string, options: ImportHermesOptions = {}): Promise<HermesImportResult> {
   checkOptions(options, 'importHermes options')
-  if (options.sessions !== undefined && (!Array.isArray(options.sessions) || !options.sessions.every((id) => typeof id === 'string'))) {
+  // Array.from: every slot, holes included (every() skips a sparse array's holes)
+  if (
+    options.sessions !== undefined &&
+    (!Array.isArray(options.sessions) || !Array.from(options.sessions as readonly unknown[]).every((id) => typeof id === 'string'))
+  ) {
     throw new TurnlogError('INVALID_INPUT', 'sessions must be an array of hermes session ids (strings)')
   }
   if (options.tenantId !== undefined && typeof options.tenantId !== 'string')

@@ -159,6 +159,7 @@ const value = (v: unknown): Build =>
   )
 const EXAMPLES: [HermesCall][] = [
   [{ path: build('<state>', () => paths['state']), options: value({ sessions: 5 }) }],
+  [{ path: build('<state>', () => paths['state']), options: value({ sessions: new Array(1) }) }],
   [{ path: build('<state>', () => paths['state']), options: value({ onProgress: 'yes' }) }],
   [{ path: build('<state>', () => paths['state']), options: value(null) }],
   [{ path: build('<directory>', () => paths['directory']), options: value(undefined) }],
