@@ -139,6 +139,34 @@ describe('commit order', () => {
     },
   )
 
+  it("from 'now' under an older open transaction: events that committed after it began are delivered once it ends (documented)", async () => {
+    // given: an open transaction that took its id, then an event that commits after it (a plain SELECT sees it)
+    const session = await store.createSession()
+    const tookId = gate()
+    const finish = gate()
+    const open = store.db.transaction().execute(async (trx) => {
+      await sql`select pg_current_xact_id()`.execute(trx)
+      tookId.open()
+      await finish.wait
+    })
+    await tookId.wait
+    const before = msg('committed before now, behind the open transaction')
+    await store.append(session, [before])
+
+    // when: a subscription starts from 'now', then the open transaction ends and one more event comes
+    const { sub, seen } = record('now-behind-open')
+    await waitFor('the subscriber to see the held-back event', () => sub.heldBack)
+    finish.open()
+    await open
+    const after = msg('after now')
+    await store.append(session, [after])
+
+    // then: both arrive, in order: 'now' is the oldest open transaction's horizon, not the newest visible key
+    await waitFor('both events', () => seen.length === 2, 5_000)
+    expect(seen.map((e) => e.messageId)).toEqual([before.id, after.id])
+    await sub.stop()
+  })
+
   it('refuses an append whose transaction id predates a later append that committed first to the same session', async () => {
     // given: a transaction that took its id early (it wrote something else first)
     const session = await store.createSession()

@@ -9,7 +9,7 @@ import { isClaimedInProcess, tryLockSubscriptionForTransaction } from './subscri
 export type RebaseTarget =
   /** Deliver the whole log again. */
   | { readonly toStart: true }
-  /** Skip everything visible now (as `from: 'now'`). */
+  /** Skip everything readers can be handed now (as `from: 'now'`: the horizon of the oldest open transaction). */
   | { readonly toNow: true }
   /**
    * Everything with `global_position <= toGlobalPosition` counts as delivered: deliver every event with

@@ -12,8 +12,9 @@ export interface SubscriptionConfig {
   readonly name: string
   /**
    * Where a subscription that has no checkpoint yet starts: `'start'` (default; the whole log), `'now'`
-   * (events of transactions still running or not yet started; nothing that is visible now), or a
-   * checkpoint. Ignored once the checkpoint exists: move it with `rebaseSubscription`.
+   * (events of transactions still running or not yet started, plus any committed ones an older open
+   * transaction still holds back: the checkpoint is that transaction's horizon), or a checkpoint.
+   * Ignored once the checkpoint exists: move it with `rebaseSubscription`.
    */
   readonly from?: 'start' | 'now' | Checkpoint
   /** Only these events reach the handler; the checkpoint still passes the others. */

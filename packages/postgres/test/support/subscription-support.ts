@@ -14,9 +14,10 @@ import {
  * server of the file's own (when the binaries are there, about 1 s; else the shared test server), handed
  * to `ready` in `beforeAll`; closed, dropped and stopped in `afterAll`. The visibility horizon is
  * cluster-wide: on the shared server a transaction of another test file (in its own database) would hold
- * these events back. Correctness does not depend on it, only the waiting time.
+ * these events back. Correctness does not depend on it, only the waiting time. `ready` also gets the
+ * cluster's admin URL (undefined on the shared server), for a test that needs a second database there.
  */
-export function usePrivateClusterStore(ready: (store: PostgresStore) => void): void {
+export function usePrivateClusterStore(ready: (store: PostgresStore, adminUrl: string | undefined) => void): void {
   let cluster: PrivateCluster | undefined
   let db: TestDatabase | undefined
   let store: PostgresStore | undefined
@@ -27,7 +28,7 @@ export function usePrivateClusterStore(ready: (store: PostgresStore) => void): v
       migrate: migrateByOpening,
     })
     store = await openStore({ connectionString: db.connectionString, migrate: false })
-    ready(store)
+    ready(store, cluster?.adminUrl)
   }, 60_000)
   afterAll(async () => {
     await store?.close()
@@ -44,20 +45,33 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 /**
  * Polls `predicate` every 10 ms until it holds. After `timeoutMs` it fails naming `what` and, when given
  * a `store`, the oldest open transaction of the cluster then: delivery waits for the cluster-wide
- * visibility horizon, which any open transaction holds back.
+ * visibility horizon, which any open transaction holds back. Given subscriptions, it also names each
+ * one's state, error, checkpoint, polls and whether it was held back: a stalled consumer shows there.
  */
 export async function waitFor(
   what: string,
   predicate: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
   store?: PostgresStore,
+  subscriptions: readonly Subscription[] = [],
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await predicate())) {
     if (Date.now() > deadline) {
       if (store === undefined) throw new Error(`timed out waiting for ${what}`)
       const holder = await store.oldestOpenTransaction().catch((e: unknown) => `(could not ask: ${String(e)})`)
-      throw new Error(`timed out waiting for ${what}; oldest open transaction in the cluster: ${JSON.stringify(holder)}`)
+      const subs = subscriptions.map((s) => ({
+        name: s.name,
+        state: s.state,
+        error: s.error?.code ?? null,
+        checkpoint: s.checkpoint,
+        delivered: s.delivered,
+        heldBack: s.heldBack,
+      }))
+      throw new Error(
+        `timed out waiting for ${what}; oldest open transaction in the cluster: ${JSON.stringify(holder)}` +
+          (subs.length === 0 ? '' : `; subscriptions: ${JSON.stringify(subs)}`),
+      )
     }
     await sleep(10)
   }
