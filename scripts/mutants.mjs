@@ -108,6 +108,22 @@ export const MUTANTS = [
     replace: 'if (false && pending.length === 0 && cachedVersion !== undefined && expected === undefined) {',
     tests: [`${PG_TEST}/flush-no-statement.int.test.ts`],
   },
+  {
+    id: 'append-resend-never-in-full',
+    invariant: 'durability: a message sent without its content that is new after all (a wrong flush cache) is sent again in full',
+    file: `${PG}/store/append-operations.ts`,
+    search: 'if (!(error instanceof ContentNeeded)) throw error',
+    replace: 'throw error',
+    tests: [`${PG_TEST}/append-without-content.int.test.ts`],
+  },
+  {
+    id: 'append-accepts-new-without-content',
+    invariant: 'durability: the append functions refuse a new message without its content (TLP01)',
+    file: `${PG_SQL}/functions/append_messages.sql`,
+    search: 'if v_payload[i] is null or v_data[i] is null then',
+    replace: 'if false then',
+    tests: [`${PG_TEST}/append-without-content.int.test.ts`],
+  },
   // ephemeral skipping
   {
     id: 'flush-persists-ephemeral',

@@ -13,6 +13,8 @@ import type { ErrorCode } from '@turnlog/core'
  * - `TLC01`: the stored log breaks an invariant (a missing predecessor).
  * - `TLC02`: an imported event's chain link does not verify; the detail names session, seq and link.
  * - `TLU01`: a message is not in the session (redaction).
+ * - `TLP01`: a message new in the session came without its content (payload and data JSON `null`: the
+ *   store sends a message it saw stored that way; it then sends the batch again in full).
  * @example
  * ```ts
  * if (customSqlState(error) === 'TLM01') throw await conflictWithEvidence(error)
@@ -25,6 +27,7 @@ export const CUSTOM_SQLSTATES = {
   TLC01: 'CORRUPT_LOG',
   TLC02: 'IMPORT_FAILED',
   TLU01: 'UNKNOWN_MESSAGE',
+  TLP01: 'INVALID_INPUT',
 } as const satisfies Readonly<Record<string, ErrorCode>>
 
 /** One of turnlog's own SQLSTATEs (a key of {@link CUSTOM_SQLSTATES}). */

@@ -131,6 +131,15 @@ export class KnownMessages {
     return list.durablePrefix(entry, (messageId, hash) => hasHash(entry, messageId, hash), length)
   }
 
+  /**
+   * Forgets what is known of the session (its stored pairs, version and flushed list): the database
+   * disagreed with it (a restore from an older backup while this store was open).
+   */
+  forget(sessionId: SessionId): void {
+    this.#dropFlushed(sessionId)
+    this.#sessions.delete(sessionId)
+  }
+
   #dropFlushed(sessionId: string): void {
     const entry = this.#sessions.get(sessionId)
     if (entry?.flushed !== undefined) this.#flushedSlots -= entry.flushed.slots

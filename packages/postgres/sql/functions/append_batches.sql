@@ -13,7 +13,8 @@
 -- group of 8 turns 0.6 -> 1.07 ms; docs/performance.md). Runs as the owner (SECURITY DEFINER), like append_messages: the rule
 -- of the row policies is applied here (a batch of a session the caller may not act on is left out, and
 -- its classification counts only events of sessions the caller may see), and the INSERT carries the
--- chain links, folded per session from chain_predecessor at the session's first new row.
+-- chain links, folded per session from chain_predecessor at the session's first new row. A message that
+-- came without its content (payload and data JSON null, as append_messages) and is new: TLP01.
 create function turnlog.append_batches(p_sessions json, p_expected json, p_counts json, p_ids json,
   p_hashes json, p_event_ids json, p_payloads json, p_data json)
 returns table (batch int, version bigint, appended uuid[], duplicates uuid[])
@@ -136,7 +137,8 @@ begin
            array_agg(r.payload), array_agg(r.data)
       into v_r_session, v_r_seq, v_r_event, v_r_mid, v_r_content, v_r_payload, v_r_data
       from (select w.session_id, w.seq, t.event_id::uuid as event_id, t.id::uuid as mid, decode(t.hash, 'hex') as content,
-                   t.payload, t.data
+                   case when json_typeof(t.payload) <> 'null' then t.payload end as payload,
+                   case when json_typeof(t.data) <> 'null' then t.data end as data
       from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes),
                       json_array_elements_text(p_event_ids), json_array_elements(p_payloads), json_array_elements(p_data))
            with ordinality as t(id, hash, event_id, payload, data, ord)
@@ -146,6 +148,10 @@ begin
              where m.is_new) w on w.msg = t.ord
      order by w.session_id, w.seq) r; -- one sort for every aggregate: they read in this order
     for i in 1 .. cardinality(v_r_seq) loop
+      if v_r_payload[i] is null or v_r_data[i] is null then
+        raise exception 'message % is new in session % but came without its content', v_r_mid[i], v_r_session[i]
+          using errcode = 'TLP01', detail = v_r_mid[i]::text;
+      end if;
       if i = 1 or v_r_session[i] <> v_r_session[i - 1] then
         v_prev := turnlog.chain_predecessor(v_r_session[i], v_r_seq[i], pg_catalog.pg_current_xact_id());
       end if;

@@ -10,7 +10,9 @@
 -- caller may not act on), TLV01 (version conflict; detail is the actual version; checked before a
 -- conflict is reported), TLM01 (conflict; detail is a JSON list), and 23505 on message_ids_pkey when
 -- another writer stored one of the new ids after the classification (call again: they are duplicates
--- or conflicts now).
+-- or conflicts now). A message may come without its content (payload and data JSON null): the store sends
+-- a message it saw stored in this session so, and it must be a duplicate; when it is new here, TLP01
+-- (the store's knowledge is wrong, e.g. after a restore: it sends the batch again in full).
 create function turnlog.append_messages(p_session uuid, p_expected bigint, p_ids json, p_hashes json,
   p_event_ids json, p_payloads json, p_data json)
 returns table (version bigint, appended uuid[], duplicates uuid[])
@@ -101,7 +103,9 @@ begin
 
   -- the new rows in order, their links folded from the predecessor of the first (the checks of
   -- chain_predecessor: TLC01, 40001), and one INSERT carrying them
-  select array_agg(t.event_id::uuid), array_agg(t.id::uuid), array_agg(decode(t.hash, 'hex')), array_agg(t.payload), array_agg(t.data)
+  select array_agg(t.event_id::uuid), array_agg(t.id::uuid), array_agg(decode(t.hash, 'hex')),
+         array_agg(case when json_typeof(t.payload) <> 'null' then t.payload end),
+         array_agg(case when json_typeof(t.data) <> 'null' then t.data end)
     into v_event, v_mid, v_content, v_payload, v_data
     from (select * from rows from (json_array_elements_text(p_ids), json_array_elements_text(p_hashes),
                                    json_array_elements_text(p_event_ids), json_array_elements(p_payloads), json_array_elements(p_data))
@@ -109,6 +113,10 @@ begin
            where t.id::uuid = any (v_new) order by t.ord) t;
   v_prev := turnlog.chain_predecessor(p_session, v_version + 1, pg_catalog.pg_current_xact_id());
   for i in 1 .. v_count loop
+    if v_payload[i] is null or v_data[i] is null then
+      raise exception 'message % is new in session % but came without its content', v_mid[i], p_session
+        using errcode = 'TLP01', detail = v_mid[i]::text;
+    end if;
     v_prev := turnlog.chain_link(v_prev, p_session, v_version + i, v_event[i], 'message_appended', v_mid[i], v_content[i],
                                  v_data[i], v_payload[i], null);
     v_link[i] := v_prev;

@@ -46,7 +46,12 @@ interface PreparedAppend {
   /** JSON texts of the events' data, one per message. */
   readonly data: readonly string[]
   readonly eventIds: readonly string[]
+  /** Some messages travel without their content (`null` payload and data): this store saw them stored. */
+  readonly withoutContent: boolean
 }
+
+/** A batch sent with some messages without their content met one that is new in the session (TLP01). */
+class ContentNeeded extends Error {}
 
 /** A row of `append_messages` / `append_batches`. */
 interface AppendRow {
@@ -159,20 +164,15 @@ export class AppendOperations {
     hashes: readonly string[],
     expected: number | undefined,
   ): Promise<AppendResult> {
-    // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised
-    const data = batch.map((m) => envelopeText(m))
-    const budget = new BatchBudget(this.#ctx.maxBatchBytes, batch.length)
-    const payloads = batch.map((m, i) => budget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, (data[i] as string).length))
-    const prepared: PreparedAppend = {
-      sessionId: id,
-      expected: expected ?? null,
-      batch,
-      hashes,
-      payloads,
-      data,
-      eventIds: batch.map(() => newEventId()),
+    let result: AppendResult
+    try {
+      result = await this.#submit(this.#prepare(id, batch, hashes, expected, true))
+    } catch (error) {
+      if (!(error instanceof ContentNeeded)) throw error
+      // the flush cache said stored, the database has not got it (restored from an older backup?)
+      this.#ctx.forget(id)
+      result = await this.#submit(this.#prepare(id, batch, hashes, expected, false))
     }
-    const result = this.#group === null ? await this.#appendAlone(prepared) : await this.#group.submit(prepared)
     // every message the database reported stored (written now or before) is durable with its hash
     const stored = new Set<string>(result.appended)
     for (const mid of result.duplicates) stored.add(mid)
@@ -184,6 +184,42 @@ export class AppendOperations {
     this.#ctx.learn(id, pairs)
     this.#ctx.observe(id, result.version)
     return result
+  }
+
+  /**
+   * Encodes a batch. With `leaveOutKnown`, a message this store saw stored in the session with the
+   * same content hash travels as its id and hash alone (`null` payload and data): it can only be a
+   * duplicate, the function refuses it otherwise (TLP01), and it is not counted in `maxBatchBytes`,
+   * since it is not written (as `flush` counts only what it sends). A re-sent turn costs ids and hashes.
+   */
+  #prepare(
+    id: SessionId,
+    batch: readonly Message[],
+    hashes: readonly string[],
+    expected: number | undefined,
+    leaveOutKnown: boolean,
+  ): PreparedAppend {
+    const known = batch.map((m, i) => leaveOutKnown && this.#ctx.isDurable(id, m.id, hashes[i] as string))
+    // sizes first: a batch over maxBatchBytes is refused before the rest of it is serialised
+    const data = batch.map((m, i) => (known[i] === true ? 'null' : envelopeText(m)))
+    const budget = new BatchBudget(this.#ctx.maxBatchBytes, batch.length)
+    const payloads = batch.map((m, i) =>
+      known[i] === true ? 'null' : budget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, (data[i] as string).length),
+    )
+    return {
+      sessionId: id,
+      expected: expected ?? null,
+      batch,
+      hashes,
+      payloads,
+      data,
+      eventIds: batch.map(() => newEventId()),
+      withoutContent: known.includes(true),
+    }
+  }
+
+  #submit(prepared: PreparedAppend): Promise<AppendResult> {
+    return this.#group === null ? this.#appendAlone(prepared) : this.#group.submit(prepared)
   }
 
   /** One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. */
@@ -207,6 +243,7 @@ export class AppendOperations {
       rows = await this.#ctx.retry(5, lostMessageIdRace, () => this.#ctx.statement<AppendRow>(APPEND_MESSAGES, values))
     } catch (error) {
       if (customSqlState(error) === 'TLM01') throw await recordConflict(this.#ctx, id, batch, hashes, error)
+      if (p.withoutContent && customSqlState(error) === 'TLP01') throw new ContentNeeded()
       throw mapDatabaseError(error)
     }
     const row = rows[0]

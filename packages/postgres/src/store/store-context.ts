@@ -205,6 +205,11 @@ export class StoreContext {
     this.#known.addAll(sessionId, pairs)
   }
 
+  /** Forgets what the flush cache holds of the session (the database disagreed with it). */
+  forget(sessionId: SessionId): void {
+    this.#known.forget(sessionId)
+  }
+
   /** Records the version a committed write (or a load) of this store saw: a later no-op flush reports it. */
   observe(sessionId: SessionId, version: number): void {
     this.#known.setVersion(sessionId, version)

@@ -33,6 +33,8 @@ const REVIEWED = new Set([
   'packages/postgres/src/migrations/0001_create_schema.ts: sql.raw(schemaSql())',
   // 0002: sql/ files of a constant list, each made create or replace, and a constant owner/privilege text; no input
   'packages/postgres/src/migrations/0002_compute_append_links.ts: sql.raw(replacementSql())',
+  // 0003: the same, two sql/ files of a constant list
+  'packages/postgres/src/migrations/0003_accept_duplicates_without_content.ts: sql.raw(replacementSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',
 ])
