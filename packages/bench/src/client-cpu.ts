@@ -14,9 +14,13 @@
  * - `raw`: the raw baseline's statement per turn (`raw-turn-statement.ts`) on other fresh sessions.
  * Each contender gets messages no other has touched, so each pays its own content hashes (which are
  * memoised on a message once computed).
+ * Besides, per phase: `systemShare` (the kernel's share of this process's CPU), `othersCpu` (µs a
+ * message of every other process's CPU, from `/proc/stat`: Postgres on an otherwise idle machine) and
+ * `wall` (µs a message of wall time).
  * @packageDocumentation
  */
 import { openStore } from '@turnlog/postgres'
+import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { databaseUrl } from './database-url.js'
 import { RAW_SCHEMA, replayRawTurns } from './raw-turn-statement.js'
@@ -24,20 +28,49 @@ import { sessionUuid } from './session-uuid.js'
 import { pool } from './stats.js'
 import { generateSession, type GeneratedSession } from './workload.js'
 
+/**
+ * The machine's busy CPU time so far, µs, from the first line of `/proc/stat` (every CPU's user, nice,
+ * system, irq, softirq and steal ticks; 100 a second on Linux), or undefined where there is none.
+ */
+function machineBusyMicros(): number | undefined {
+  let line: string | undefined
+  try {
+    line = readFileSync('/proc/stat', 'utf8').split('\n')[0]
+  } catch {
+    return undefined
+  }
+  const ticks = (line ?? '').trim().split(/\s+/).slice(1).map(Number)
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = ticks
+  return (user + nice + system + irq + softirq + steal) * 10_000
+}
+
 /** The µs of CPU time this process spent per message in `work`. */
 async function cpuPerMessage(phase: string, messages: number, work: () => Promise<unknown>): Promise<number> {
   const before = process.cpuUsage()
+  const busyBefore = machineBusyMicros()
+  const started = performance.now()
   // the phase's bounds on the monotonic clock (µs) on stderr: a CPU profile's samples can be cut by them
   process.stderr.write(`${phase} ${process.hrtime.bigint() / 1000n}\n`)
   await work()
   process.stderr.write(`end ${process.hrtime.bigint() / 1000n}\n`)
   const used = process.cpuUsage(before)
+  const busyAfter = machineBusyMicros()
+  const perMessage = (micros: number): number => Math.round((micros / messages) * 10) / 10
   systemShare[phase] = Math.round((used.system / (used.user + used.system)) * 100) / 100
-  return Math.round(((used.user + used.system) / messages) * 10) / 10
+  wall[phase] = perMessage((performance.now() - started) * 1000)
+  if (busyBefore !== undefined && busyAfter !== undefined) others[phase] = perMessage(busyAfter - busyBefore - used.user - used.system)
+  return perMessage(used.user + used.system)
 }
 
 /** Each phase's share of CPU time spent in the kernel (on loopback, mostly the sockets' `writev`). */
 const systemShare: Record<string, number> = {}
+/** Each phase's wall time per message, µs. */
+const wall: Record<string, number> = {}
+/**
+ * Each phase's CPU time per message spent by everything but this process (Postgres, the kernel's work
+ * outside it), µs: the machine's busy time less this process's. Meaningful on an otherwise idle machine.
+ */
+const others: Record<string, number> = {}
 
 function flag(argv: readonly string[], name: string, fallback: string): string {
   const i = argv.indexOf(name)
@@ -103,7 +136,9 @@ async function main(): Promise<void> {
     // the raw baseline's table has no sessions to create
     const rawIds = rawSessions.map((s) => sessionUuid(3, s.index))
     const raw = await cpuPerMessage('raw', count(rawSessions), () => replayRawTurns(rawPool, rawSessions, rawIds, writers))
-    process.stdout.write(JSON.stringify({ messages: count(appended), append, retry, flush, raw, systemShare }) + '\n')
+    process.stdout.write(
+      JSON.stringify({ messages: count(appended), append, retry, flush, raw, systemShare, othersCpu: others, wall }) + '\n',
+    )
   } finally {
     await store.close()
     await rawPool.end()
