@@ -198,6 +198,33 @@ describe('a group of concurrent appends (append_batches)', () => {
   })
 })
 
+describe('embedded (PGlite): the same outcomes (the driver hook does not see its statements)', () => {
+  it('a re-sent turn is all duplicates; after the session is rolled back behind the store, the batch is stored whole', async () => {
+    // given
+    const store = await openStore({ embedded: true })
+    try {
+      const sid = await store.createSession()
+      const first = user('kept')
+      const lost = [assistant('lost by the restore'), user('lost too')]
+      await store.append(sid, [first, ...lost])
+
+      // when / then: a re-send is a duplicate
+      expect(await store.append(sid, [first, ...lost])).toEqual({ version: 3, appended: [], duplicates: [first, ...lost].map((m) => m.id) })
+
+      // when: rolled back behind the store's back, then appended again
+      await rollBack(store, sid, 1)
+      const result = await store.append(sid, lost)
+
+      // then: stored whole and chained
+      expect(result).toEqual({ version: 3, appended: lost.map((m) => m.id), duplicates: [] })
+      expect(await stored(store, sid)).toEqual({ version: 3, messages: [first, ...lost].map((m) => ({ id: m.id, payload: m.payload })) })
+      expect((await verifyChain(store, sid)).ok).toBe(true)
+    } finally {
+      await store.close()
+    }
+  })
+})
+
 describe('a raw SQL caller', () => {
   it.each([
     ['append_messages', false],
