@@ -6,39 +6,25 @@
  * known and new messages, a group of concurrent appends, a store whose knowledge is wrong (the session
  * rolled back behind its back, as a restore from an older backup does), and a raw SQL caller.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { verifyChain } from '@turnlog/audit'
 import { createMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
-import { logStatements, type LoggedStatement, type StatementLog } from './support/statement-log.js'
+import { useLoggedStores } from './support/logged-stores.js'
+import type { LoggedStatement } from './support/statement-log.js'
 
-let db: TestDatabase
-let log: StatementLog
-const stores: Record<'unnamed statements' | 'directConnection', PostgresStore> = {} as never
-
-beforeAll(async () => {
-  db = await createTestDatabase({ migrate: migrateByOpening })
-  stores['unnamed statements'] = await openStore({ connectionString: db.connectionString, migrate: false })
-  stores.directConnection = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true })
-  log = logStatements(db.name)
-})
-
-afterAll(async () => {
-  log?.restore()
-  for (const s of Object.values(stores)) await s.close()
-  await db?.drop()
-})
+const logged = useLoggedStores()
+const { stores } = logged
 
 const user = (content: string): Message => createMessage({ role: 'user', content })
 const assistant = (content: string): Message => createMessage({ role: 'assistant', content })
 
 /** The append statements sent while `fn` ran. */
 async function appendsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; sent: LoggedStatement[] }> {
-  const before = log.statements.length
+  const before = logged.log.statements.length
   const result = await fn()
-  return { result, sent: log.statements.slice(before).filter((s) => /turnlog\.append_(messages|batches)\(/.test(s.text)) }
+  return { result, sent: logged.log.statements.slice(before).filter((s) => /turnlog\.append_(messages|batches)\(/.test(s.text)) }
 }
 
 /** The payload and data arrays (parsed) of an append statement: the last two parameters. */

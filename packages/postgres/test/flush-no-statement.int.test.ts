@@ -4,29 +4,13 @@
  * for the session. The contract suite only sees results (and accepts either version), so a flush that
  * always asks the database would pass it; here a driver hook counts the statements actually sent.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { createMessage, toMessage, type Message } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
-import { logStatements, type StatementLog } from './support/statement-log.js'
+import { useLoggedStores } from './support/logged-stores.js'
 
-let db: TestDatabase
-let log: StatementLog
-const stores: Record<'unnamed statements' | 'directConnection', PostgresStore> = {} as never
-
-beforeAll(async () => {
-  db = await createTestDatabase({ migrate: migrateByOpening })
-  stores['unnamed statements'] = await openStore({ connectionString: db.connectionString, migrate: false })
-  stores.directConnection = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true })
-  log = logStatements(db.name)
-})
-
-afterAll(async () => {
-  log?.restore()
-  for (const s of Object.values(stores)) await s.close()
-  await db?.drop()
-})
+const logged = useLoggedStores()
+const { stores } = logged
 
 const user = (content: string): Message => createMessage({ role: 'user', content })
 const assistant = (content: string): Message => createMessage({ role: 'assistant', content })
@@ -34,9 +18,9 @@ const scaffolding = (content: string): Message => createMessage({ role: 'user', 
 
 /** Runs `fn` and returns its result with the number of statements it sent. */
 async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
-  const before = log.statements.length
+  const before = logged.log.statements.length
   const result = await fn()
-  return { result, statements: log.statements.length - before }
+  return { result, statements: logged.log.statements.length - before }
 }
 
 describe.each(['unnamed statements', 'directConnection'] as const)('a flush of messages known durable (%s)', (kind) => {
@@ -113,9 +97,9 @@ describe.each(['unnamed statements', 'directConnection'] as const)('a flush of m
     // when
     const added = await counted(() => store.flush(sid, [...live, user('new')]))
     const changed = createMessage({ role: 'assistant', content: 'a, edited in place' }, { id: live[1]!.id })
-    const before = log.statements.length
+    const before = logged.log.statements.length
     await expect(store.flush(sid, [live[0]!, changed])).rejects.toMatchObject({ code: 'MESSAGE_CONFLICT' })
-    const changedStatements = log.statements.length - before
+    const changedStatements = logged.log.statements.length - before
     const unknownSession = await store.createSession()
     const fresh = await counted(() => store.flush(unknownSession, []))
 
