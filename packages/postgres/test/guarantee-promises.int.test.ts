@@ -13,7 +13,9 @@
  *   MESSAGE_CONFLICT with the same details.
  * - A compaction whose summary id is already stored is MESSAGE_CONFLICT naming the id, writes nothing
  *   and records no evidence.
- * - Only a replay of what is already in effect succeeds whatever `expectedVersion` says.
+ * - Only a replay of what is already in effect succeeds whatever `expectedVersion` says; `sync` too
+ *   checks the version before anything about the session's state.
+ * - The owner (no tenant) still gets `foreign_session` for an id another tenant holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { contentHash, createMessage, isTurnlogError, toMessage, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
@@ -505,3 +507,34 @@ describe.each(['postgres', 'pglite'] as const)(
     })
   },
 )
+
+describe.each(['postgres', 'pglite'] as const)('sync checks the version before the session state (Ordering, %s)', (flavor) => {
+  it('a stale sync that would meet a foreign id, a reorder or a retracted message back gets VERSION_CONFLICT, nothing written', async () => {
+    // given: the caller read version 2; another writer appended and rewound since
+    const store = stores[flavor]!
+    const [sid, owner] = [await store.createSession(), await store.createSession()]
+    const [a, b, c, foreign] = [user('a'), assistant('b'), user('c'), user('foreign')]
+    await store.append(owner, [foreign])
+    await store.append(sid, [a, b])
+    await store.append(sid, [c])
+    await store.rewind(sid, { from: c.id })
+    const before = await everything(store)
+
+    // when: lists sync would refuse, or would refuse at the current version
+    const codes = await Promise.all(
+      [
+        [a, b, foreign],
+        [b, a],
+        [a, b, c],
+        [a, b, user('new')],
+      ].map(async (list) => {
+        const error = await refusal(store.sync(sid, list, { expectedVersion: 2 }))
+        return [error.code, error.details['actualVersion']]
+      }),
+    )
+
+    // then
+    expect(codes).toEqual(Array.from({ length: 4 }, () => ['VERSION_CONFLICT', 4]))
+    expect(await everything(store)).toBe(before)
+  })
+})
