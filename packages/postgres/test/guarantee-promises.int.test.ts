@@ -10,7 +10,8 @@
  *   included); one id with two contents is MESSAGE_CONFLICT with `inBatch: true` and `storedHash` the
  *   first copy's hash.
  * - Conflict evidence is best effort: when its statement fails, the caller still gets
- *   MESSAGE_CONFLICT with the same details.
+ *   MESSAGE_CONFLICT with the same details; on PGlite, inside a caller's transaction, it is written
+ *   once that transaction ends (rolled back or committed).
  * - A compaction whose summary id is already stored is MESSAGE_CONFLICT naming the id, writes nothing
  *   and records no evidence.
  * - Only a replay of what is already in effect succeeds whatever `expectedVersion` says; `sync` too
@@ -195,6 +196,16 @@ describe('invalid input is refused before any statement is sent (Atomicity), and
       'createSession with metadata over maxBatchBytes',
       'BATCH_TOO_LARGE',
       () => stores.small!.createSession({ metadata: { text: big(MAX_BATCH_BYTES) } }),
+    ],
+    [
+      'fork with metadata over maxBatchBytes',
+      'BATCH_TOO_LARGE',
+      (sid, stored) => stores.small!.fork(sid, { at: stored[0]!.id, metadata: { text: big(MAX_BATCH_BYTES) } }),
+    ],
+    [
+      'sync with a message whose id is no UUID',
+      'INVALID_INPUT',
+      (sid, stored) => stores.small!.sync(sid, [...stored, { ...user('x'), id: 'nope' } as never], { expectedVersion: 1 }),
     ],
   ]
 
@@ -536,5 +547,35 @@ describe.each(['postgres', 'pglite'] as const)('sync checks the version before t
     // then
     expect(codes).toEqual(Array.from({ length: 4 }, () => ['VERSION_CONFLICT', 4]))
     expect(await everything(store)).toBe(before)
+  })
+})
+
+describe("conflict evidence inside a caller's transaction on PGlite (Idempotency)", () => {
+  it.each(['rolls back', 'commits'] as const)('the transaction %s: the evidence is written once it ends', async (end) => {
+    // given: a stored message, and a caller transaction that appends a changed copy of it
+    const store = stores.pglite!
+    const sid = await store.createSession()
+    const stored = user('stored')
+    await store.append(sid, [stored])
+    const changed = toMessage({ ...stored, payload: { role: 'user', content: 'changed' } })
+
+    // when
+    let code: string | undefined
+    await store.db
+      .transaction()
+      .execute(async (trx) => {
+        code = (await refusal(store.withTransaction(trx).append(sid, [user('new'), changed]))).code
+        if (end === 'rolls back') throw new Error('the caller gives up')
+      })
+      .catch(() => undefined)
+    // the recording waits for the one connection: a later call runs after it
+    await store.getSession(sid)
+
+    // then
+    expect(code).toBe('MESSAGE_CONFLICT')
+    expect((await store.conflicts(sid)).map((c) => [c.messageId, c.reason, c.incomingHash])).toEqual([
+      [stored.id, 'content_mismatch', contentHash(changed)],
+    ])
+    expect((await store.load(sid)).messages.map((m) => m.id)).toEqual([stored.id])
   })
 })
