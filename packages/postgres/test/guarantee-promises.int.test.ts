@@ -19,7 +19,16 @@
  * - The owner (no tenant) still gets `foreign_session` for an id another tenant holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { contentHash, createMessage, isTurnlogError, toMessage, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
+import {
+  contentHash,
+  createMessage,
+  isTurnlogError,
+  toMessage,
+  type AppendResult,
+  type Message,
+  type SessionId,
+  type TurnlogError,
+} from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, migrateByOpening, nestedObject, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
@@ -312,10 +321,16 @@ describe('identical copies in one call: only the de-duplicated batch reaches the
           const sid = await store.createSession()
 
           // when
-          const sent = await appendIdsDuring(() => store[call](sid, list))
+          let result: AppendResult | undefined
+          const sent = await appendIdsDuring(async () => (result = await store[call](sid, list)))
+          const replay = await store[call](sid, list)
 
-          // then: one statement, carrying every id once, in first-occurrence order
+          // then: one statement, carrying every id once, in first-occurrence order; the result lists each
+          // id once: all in appended, the copied ones in duplicates; a replay lists every id once as a duplicate
+          const copied = firstOccurrence.filter((id) => list.filter((m) => m.id === id).length > 1)
           expect(sent.map((s) => s.ids.get(sid))).toEqual([firstOccurrence])
+          expect(result).toEqual({ version: firstOccurrence.length, appended: firstOccurrence, duplicates: copied })
+          expect(replay).toEqual({ version: firstOccurrence.length, appended: [], duplicates: firstOccurrence })
           expect((await store.load(sid)).messages.map((m) => m.id)).toEqual(firstOccurrence)
         },
       ),
@@ -333,7 +348,10 @@ describe('identical copies in one call: only the de-duplicated batch reaches the
     })
 
     // when
-    const sent = await appendIdsDuring(() => Promise.all(sessions.map((sid, i) => store.append(sid, lists[i]!.list))))
+    let results: AppendResult[] = []
+    const sent = await appendIdsDuring(
+      async () => (results = await Promise.all(sessions.map((sid, i) => store.append(sid, lists[i]!.list)))),
+    )
 
     // then: at least one group statement, and every statement carried each session's ids once
     expect(sent.some((s) => s.group && s.ids.size > 1)).toBe(true)
@@ -341,6 +359,7 @@ describe('identical copies in one call: only the de-duplicated batch reaches the
     for (const s of sent) for (const [sid, ids] of s.ids) perSession.set(sid, [...(perSession.get(sid) ?? []), ids])
     for (const [i, sid] of sessions.entries()) {
       expect({ sid, sent: perSession.get(sid) }).toEqual({ sid, sent: [lists[i]!.unique] })
+      expect(results[i]).toEqual({ version: 2, appended: lists[i]!.unique, duplicates: lists[i]!.unique })
       expect((await store.load(sid)).messages.map((m) => m.id)).toEqual(lists[i]!.unique)
     }
   })
