@@ -207,6 +207,22 @@ describe('invalid input is refused before any statement is sent (Atomicity), and
       () => stores.small!.createSession({ metadata: { text: big(MAX_BATCH_BYTES) } }),
     ],
     [
+      'append with a payload nested 100,000 levels',
+      'INVALID_MESSAGE',
+      (sid) => stores.small!.append(sid, [{ ...user('d'), payload: { role: 'user', content: 'x', deep: nestedObject(100_000) } } as never]),
+    ],
+    [
+      'compact with metadata nested 100,000 levels',
+      'INVALID_MESSAGE',
+      (sid, stored) =>
+        stores.small!.compact(sid, { covered: [stored[0]!.id], summary: user('s'), metadata: nestedObject(100_000) as never }),
+    ],
+    [
+      'fork with metadata nested 100,000 levels',
+      'INVALID_MESSAGE',
+      (sid, stored) => stores.small!.fork(sid, { at: stored[0]!.id, metadata: nestedObject(100_000) as never }),
+    ],
+    [
       'fork with metadata over maxBatchBytes',
       'BATCH_TOO_LARGE',
       (sid, stored) => stores.small!.fork(sid, { at: stored[0]!.id, metadata: { text: big(MAX_BATCH_BYTES) } }),
