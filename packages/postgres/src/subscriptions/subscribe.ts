@@ -127,7 +127,9 @@ export function subscribe(
 ): Subscription {
   if (typeof config !== 'object' || config === null) throw new TurnlogError('INVALID_INPUT', 'subscribe needs { name }')
   const name = checkSafeText(config.name, 'subscription name')
-  if (name.length === 0 || name.length > 200) throw new TurnlogError('INVALID_INPUT', 'a subscription name has 1 to 200 characters')
+  // characters are code points (as Postgres' char_length counts them), not UTF-16 units: an emoji is one
+  const length = [...name].length
+  if (length === 0 || length > 200) throw new TurnlogError('INVALID_INPUT', 'a subscription name has 1 to 200 characters')
   if (typeof handler !== 'function') throw new TurnlogError('INVALID_INPUT', 'subscribe needs a handler function')
   // a default parameter does not replace null
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
