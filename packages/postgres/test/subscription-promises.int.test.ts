@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
 import {
+  LAG_COUNT_CAP,
   dropSubscription,
   listSubscriptions,
   openStore,
@@ -12,6 +13,7 @@ import {
   type SubscribedEvent,
   type Subscription,
 } from '@turnlog/postgres'
+import { createTestDatabase, migrateByOpening } from '@turnlog/testing'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { gate, sleep, subscribeRecordingSeqs, usePrivateClusterStore, waitFor as waitUntil } from './support/subscription-support.js'
@@ -19,10 +21,12 @@ import { gate, sleep, subscribeRecordingSeqs, usePrivateClusterStore, waitFor as
 // The promises of docs/subscriptions.md that no other test guarded: stop() mid-call and mid-retry, the
 // default attempts and the back-off's argument, skipping a poison event, one checkpoint write per batch,
 // `from` on an existing name, catchUp and held-back events, catchUp and the lock, lag() ignoring the
-// filter, reconnect: false, store.close(), handler calls never concurrent, a transactional batch cut by
-// a lost connection, application_name, notifications only under a live lease, the cluster-wide oldest
-// open transaction, and readCommittedEvents' limit counting scanned rows. A private server: another test
-// file's open transaction would hold delivery back.
+// filter and its cap, reconnect: false, re-taking the lock after a broken connection, store.close(),
+// handler calls never concurrent, a transactional batch cut by a lost connection, application_name,
+// notifications only under a live lease, the cluster-wide oldest open transaction, readCommittedEvents'
+// limit counting scanned rows, names (length in characters, drop, hashtext collisions), { kysely }
+// stores, tenant and reader logins, rebaseAfterRestore while a consumer runs and forced. A private
+// server: another test file's open transaction would hold delivery back.
 
 let store: PostgresStore
 let adminUrl: string | undefined
@@ -758,4 +762,39 @@ describe('rebaseAfterRestore', () => {
     expect(seen).toEqual([3])
     await sub.stop()
   })
+})
+
+describe('lag at scale', () => {
+  it('counts stop at LAG_COUNT_CAP and say so (capped)', async () => {
+    // given: a database of its own whose log holds LAG_COUNT_CAP + 1 events of one session
+    const big = await createTestDatabase({ ...(adminUrl === undefined ? {} : { adminUrl }), migrate: migrateByOpening })
+    const bigStore = await openStore({ connectionString: big.connectionString, migrate: false })
+    const release = gate()
+    try {
+      const session = await bigStore.createSession()
+      const n = LAG_COUNT_CAP + 1
+      await sql`insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+                select ${session}, g, gen_random_uuid(), 'message_appended', gen_random_uuid(), decode(${'00'.repeat(32)}, 'hex'),
+                       '{"role":"user","content":"x"}'::json, '{}'::json
+                  from generate_series(1, ${n}) g`.execute(bigStore.db)
+      await sql`update turnlog.sessions set version = ${n} where session_id = ${session}`.execute(bigStore.db)
+
+      // when: a consumer from the start is busy with the first event
+      const sub = bigStore.subscribe({ name: 'capped' }, async () => {
+        await release.wait
+      })
+      await waitUntil('the consumer to run', () => sub.state === 'running' && sub.checkpoint !== null, 30_000, bigStore, [sub])
+      const lag = await sub.lag()
+
+      // then: the count stops at the cap and says so
+      expect(lag).toMatchObject({ visible: LAG_COUNT_CAP, heldBack: 0, capped: true, checkpoint: { txId: '0', globalPosition: 0 } })
+      expect(lag.nextEventAgeMs).toEqual(expect.any(Number))
+      release.open()
+      await sub.stop()
+    } finally {
+      release.open()
+      await bigStore.close()
+      await big.drop()
+    }
+  }, 120_000)
 })
