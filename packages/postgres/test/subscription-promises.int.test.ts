@@ -200,6 +200,29 @@ describe('failures', () => {
     expect(seen).toEqual([3, 4])
     await resumed.stop()
   })
+
+  it.each([
+    ['a numeric string', '600000'],
+    ['a bigint', 600_000n],
+  ])('a back-off that returns something other than a number (%s) means no delay', async (_what, delay) => {
+    // given: a handler that always fails, and a back-off that answers with a non-number worth ten minutes
+    const { session } = await sessionWith(1)
+    const calls: number[] = []
+    const sub = store.subscribe(
+      { name: `backoff-not-a-number-${typeof delay}`, filter: { sessionId: session } },
+      (_e, context) => {
+        calls.push(context.attempt)
+        throw new Error('always')
+      },
+      { maxAttempts: 3, backoff: (() => delay) as unknown as () => number },
+    )
+
+    // when / then: the retries follow at once and it fails (a ten-minute wait would outlast the test)
+    const stopped = await Promise.race([rejection(sub.done), sleep(20_000).then(() => 'still waiting')])
+    expect(stopped).toMatchObject({ code: 'SUBSCRIPTION_FAILED' })
+    expect(calls).toEqual([1, 2, 3])
+    await sub.stop()
+  })
 })
 
 describe('checkpoints and from', () => {

@@ -96,9 +96,11 @@ function callback<T>(value: T | undefined, what: string): T | undefined {
 function backoffFunction(backoff: SubscribeOptions['backoff']): (attempt: number) => number {
   if (typeof backoff === 'function') {
     return (attempt) => {
-      // a delay that is not a number (a symbol, a throw) means no delay, like NaN; it must not end the consumer
+      // a delay that is not a number (a string, a bigint, a symbol, a throw) means no delay, like NaN; it
+      // must not end the consumer, nor be coerced ('600000' is not ten minutes)
       try {
-        return Math.max(0, Number(backoff(attempt)) || 0)
+        const ms: unknown = backoff(attempt)
+        return typeof ms === 'number' && ms > 0 ? ms : 0
       } catch {
         return 0
       }
