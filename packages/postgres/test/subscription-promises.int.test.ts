@@ -22,10 +22,11 @@ import { gate, sleep, subscribeRecordingSeqs, usePrivateClusterStore, waitFor as
 // default attempts and the back-off's argument, skipping a poison event, one checkpoint write per batch,
 // `from` on an existing name, catchUp and held-back events, catchUp and the lock, lag() ignoring the
 // filter and its cap, reconnect: false, re-taking the lock after a broken connection, store.close(),
-// handler calls never concurrent, a transactional batch cut by a lost connection, application_name,
-// notifications only under a live lease, the cluster-wide oldest open transaction, readCommittedEvents'
-// limit counting scanned rows, names (length in characters, drop, hashtext collisions), { kysely }
-// stores, tenant and reader logins, rebaseAfterRestore while a consumer runs and forced. A private
+// handler calls never concurrent, a transactional batch cut by a lost connection, a projection through
+// store.withTransaction(context.transaction), application_name, notifications only under a live lease,
+// the cluster-wide oldest open transaction, readCommittedEvents' limit counting scanned rows, names
+// (length in characters, drop, hashtext collisions), { kysely } stores, tenant and reader logins,
+// rebaseAfterRestore while a consumer runs and forced, a back-off that is not a number. A private
 // server: another test file's open transaction would hold delivery back.
 
 let store: PostgresStore
@@ -481,6 +482,34 @@ describe('connections', () => {
     expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4])
     expect(sub.state).toBe('running')
     await sub.stop()
+  })
+})
+
+describe('transactional handlers', () => {
+  it('store.withTransaction(context.transaction) writes with the checkpoint: a failed call leaves nothing, the successful ones once', async () => {
+    // given: a projection written as appends to a session of its own, through the store bound to the batch's transaction
+    const { session } = await sessionWith(3)
+    const projection = await store.createSession()
+    let failures = 0
+    const sub = store.subscribe(
+      { name: 'projection-through-store', filter: { sessionId: session } },
+      async (e, context) => {
+        await store.withTransaction(context.transaction!).append(projection, [msg(`projected ${e.seq}`)])
+        if (e.seq === 2 && failures < 1) {
+          failures++
+          throw new Error('fails after writing')
+        }
+      },
+      { transactional: true, backoff: () => 1 },
+    )
+
+    // when
+    await sub.catchUp()
+    await sub.stop()
+
+    // then: each event projected once, in order; the failed call's append rolled back with its batch
+    const { messages: live } = await store.load(projection)
+    expect(live.map((m) => (m.payload as { content: string }).content)).toEqual(['projected 1', 'projected 2', 'projected 3'])
   })
 })
 
