@@ -24,10 +24,11 @@ import { gate, sleep, subscribeRecordingSeqs, usePrivateClusterStore, waitFor as
 // filter and its cap, reconnect: false, re-taking the lock after a broken connection, store.close(),
 // handler calls never concurrent, a transactional batch cut by a lost connection, a projection through
 // store.withTransaction(context.transaction), application_name, notifications only under a live lease,
-// the cluster-wide oldest open transaction, readCommittedEvents' limit counting scanned rows, names
-// (length in characters, drop, hashtext collisions), { kysely } stores, tenant and reader logins,
-// rebaseAfterRestore while a consumer runs and forced, a back-off that is not a number. A private
-// server: another test file's open transaction would hold delivery back.
+// a consumer's client of the caller's pg.Pool destroyed on stop, the cluster-wide oldest open
+// transaction, readCommittedEvents' limit counting scanned rows, names (length in characters, drop,
+// hashtext collisions), { kysely } stores, tenant and reader logins, rebaseAfterRestore while a consumer
+// runs and forced, a back-off that is not a number. A private server: another test file's open
+// transaction would hold delivery back.
 
 let store: PostgresStore
 let adminUrl: string | undefined
@@ -447,6 +448,33 @@ describe('connections', () => {
     expect(sub.state).toBe('stopped')
     await expect(sub.done).resolves.toBeUndefined()
     expect((await listSubscriptions(store)).find((s) => s.name === 'closed-with-store')?.active).toBe(false)
+  })
+
+  it("a store on the caller's pg.Pool: the consumer's client is destroyed on stop, never returned with its lock", async () => {
+    // given: a store on a pool of the caller's, and a consumer on it
+    // (idle clients are never closed by the pool: only destroying the consumer's ends its backend)
+    const pool = new pg.Pool({ connectionString, max: 3, idleTimeoutMillis: 0 })
+    const pooled = await openStore({ pool, migrate: false })
+    try {
+      const sub = pooled.subscribe({ name: 'on-a-pool', from: 'now' }, () => {})
+      await sub.catchUp()
+      const pid = (await listSubscriptions(store)).find((s) => s.name === 'on-a-pool')?.holderPid
+
+      // when
+      await sub.stop()
+
+      // then: its backend ended and the name is free (a client back in the pool would still hold the lock)
+      await waitFor('the backend to end', async () => {
+        const { rows } = await sql<{ n: string }>`select count(*)::text as n from pg_stat_activity where pid = ${pid}::int`.execute(
+          store.db,
+        )
+        return rows[0]?.n === '0'
+      })
+      expect((await listSubscriptions(store)).find((s) => s.name === 'on-a-pool')?.active).toBe(false)
+    } finally {
+      await pooled.close()
+      await pool.end()
+    }
   })
 
   it('transactional: a connection lost before the batch commits rolls back the projection with the checkpoint; redelivery writes it once', async () => {
