@@ -398,7 +398,10 @@ describe('rebase', () => {
       const refused = target.subscribe({ name: 'restored' }, () => {})
 
       // then
-      await expect(refused.done).rejects.toMatchObject({ code: 'SUBSCRIPTION_REBASE_REQUIRED' })
+      await expect(refused.done).rejects.toMatchObject({
+        code: 'SUBSCRIPTION_REBASE_REQUIRED',
+        details: { maxTxId: String(base + 3n), nextTxId: expect.any(String) },
+      })
 
       // when: rebased
       const result = await rebaseAfterRestore(target)

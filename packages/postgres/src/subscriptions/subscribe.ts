@@ -96,9 +96,11 @@ function callback<T>(value: T | undefined, what: string): T | undefined {
 function backoffFunction(backoff: SubscribeOptions['backoff']): (attempt: number) => number {
   if (typeof backoff === 'function') {
     return (attempt) => {
-      // a delay that is not a number (a symbol, a throw) means no delay, like NaN; it must not end the consumer
+      // a delay that is not a number (a string, a bigint, a symbol, a throw) means no delay, like NaN; it
+      // must not end the consumer, nor be coerced ('600000' is not ten minutes)
       try {
-        return Math.max(0, Number(backoff(attempt)) || 0)
+        const ms: unknown = backoff(attempt)
+        return typeof ms === 'number' && ms > 0 ? ms : 0
       } catch {
         return 0
       }
@@ -127,7 +129,9 @@ export function subscribe(
 ): Subscription {
   if (typeof config !== 'object' || config === null) throw new TurnlogError('INVALID_INPUT', 'subscribe needs { name }')
   const name = checkSafeText(config.name, 'subscription name')
-  if (name.length === 0 || name.length > 200) throw new TurnlogError('INVALID_INPUT', 'a subscription name has 1 to 200 characters')
+  // characters are code points (as Postgres' char_length counts them), not UTF-16 units: an emoji is one
+  const length = [...name].length
+  if (length === 0 || length > 200) throw new TurnlogError('INVALID_INPUT', 'a subscription name has 1 to 200 characters')
   if (typeof handler !== 'function') throw new TurnlogError('INVALID_INPUT', 'subscribe needs a handler function')
   // a default parameter does not replace null
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {

@@ -15,9 +15,12 @@ import {
  * to `ready` in `beforeAll`; closed, dropped and stopped in `afterAll`. The visibility horizon is
  * cluster-wide: on the shared server a transaction of another test file (in its own database) would hold
  * these events back. Correctness does not depend on it, only the waiting time. `ready` also gets the
- * cluster's admin URL (undefined on the shared server), for a test that needs a second database there.
+ * cluster's admin URL (undefined on the shared server), for a test that needs a second database there,
+ * and the database's connection string, for a test that needs a connection or a store of its own.
  */
-export function usePrivateClusterStore(ready: (store: PostgresStore, adminUrl: string | undefined) => void): void {
+export function usePrivateClusterStore(
+  ready: (store: PostgresStore, adminUrl: string | undefined, connectionString: string) => void,
+): void {
   let cluster: PrivateCluster | undefined
   let db: TestDatabase | undefined
   let store: PostgresStore | undefined
@@ -28,7 +31,7 @@ export function usePrivateClusterStore(ready: (store: PostgresStore, adminUrl: s
       migrate: migrateByOpening,
     })
     store = await openStore({ connectionString: db.connectionString, migrate: false })
-    ready(store, cluster?.adminUrl)
+    ready(store, cluster?.adminUrl, db.connectionString)
   }, 60_000)
   afterAll(async () => {
     await store?.close()
