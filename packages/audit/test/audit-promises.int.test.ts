@@ -241,6 +241,23 @@ describe('lost turns: events deleted from the log', () => {
     // then
     expect(report.findings).toEqual([])
   })
+  it('expects a placed compaction summary only when the transcript has a message it covers', async () => {
+    // given: q1 a1 compacted into a summary, then q2 a2
+    const [q1, a1, q2, a2] = [user('q1'), assistant('a1'), user('q2'), assistant('a2')]
+    const sessionId = await sessionWith(q1, a1)
+    const note = user('[CONTEXT COMPACTION] q1 answered')
+    await store.compact(sessionId, { covered: [q1.id, a1.id], summary: note })
+    await store.append(sessionId, [q2, a2])
+
+    // when: a history transcript (covered messages, no summary), and one that lacks the covered turn too
+    const history = await audit(store, sessionId, { transcript: toWire([q1, a1, q2, a2]), checks: ['transcript'] })
+    const lastTurnOnly = await audit(store, sessionId, { transcript: toWire([q2, a2]), checks: ['transcript'] })
+
+    // then
+    expect(history.findings).toEqual([])
+    expect(summary(lastTurnOnly.findings)).toEqual([['unexpected_message', 'error', [3], null]])
+    expect(lastTurnOnly.findings[0]?.messageIds).toEqual([note.id])
+  })
 })
 
 describe('duplicated turns: copies live under new ids', () => {
