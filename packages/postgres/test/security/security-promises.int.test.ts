@@ -3,8 +3,8 @@
  * reader (raw SQL, not only through the store), the writer's forbidden columns and internal functions,
  * what PUBLIC may do, the catalog invariants later migrations must keep (definer functions with a fixed
  * search_path and no PUBLIC EXECUTE, RLS with a policy on every tenant table, no default privileges),
- * a tenant reader's view, the rows of `tenant_roles` a role sees, and the chain link a non-owner cannot
- * choose.
+ * a tenant reader's view, the rows of `tenant_roles` a role sees, the tenant a writer's raw session insert
+ * may name, the chain link a non-owner cannot choose, and a redaction that must stay in its tenant.
  */
 import { describe, expect, it } from '@jest/globals'
 import { verifyChain } from '@turnlog/audit'
@@ -18,6 +18,8 @@ let admin: PostgresStore
 let writerRole: LoginRole, readerRole: LoginRole, plainRole: LoginRole
 let readerA: LoginRole, writerA: LoginRole, writerB: LoginRole
 let sessionA: SessionId, sessionB: SessionId
+let storeA: PostgresStore
+const secretOfB = createMessage({ role: 'user', content: 'secret of b' })
 
 useTestBed(async (bed) => {
   dbUrl = bed.db.connectionString
@@ -28,12 +30,12 @@ useTestBed(async (bed) => {
   writerA = await bed.role('pwa', { groups: ['turnlog_writer'], tenant: 'tenant-a' })
   writerB = await bed.role('pwb', { groups: ['turnlog_writer'], tenant: 'tenant-b' })
   readerA = await bed.role('pra', { groups: ['turnlog_reader'], tenant: 'tenant-a' })
-  const storeA = await bed.open(writerA.connectionString)
+  storeA = await bed.open(writerA.connectionString)
   const storeB = await bed.open(writerB.connectionString)
   sessionA = await storeA.createSession({ tenantId: 'tenant-a' })
   await storeA.append(sessionA, [createMessage({ role: 'user', content: 'a' })])
   sessionB = await storeB.createSession({ tenantId: 'tenant-b' })
-  await storeB.append(sessionB, [createMessage({ role: 'user', content: 'secret of b' })])
+  await storeB.append(sessionB, [secretOfB])
 })
 
 /** Statements every role but the owner is refused; the reader's whole "anything else". */
@@ -256,6 +258,15 @@ describe('tenants and the link', () => {
     expect([loadB, loadMissing]).toEqual(['TLS01', 'TLS01'])
   })
 
+  it('a tenant writer creating a session with raw SQL must name its own tenant', async () => {
+    // given tenant A's writer login
+    const insert = 'insert into turnlog.sessions (session_id, tenant_id) values (gen_random_uuid(), $1)'
+    // when it inserts a session row for tenant B, for no tenant, and for its own tenant
+    const states = await Promise.all(['tenant-b', null, 'tenant-a'].map((t) => sqlStateOf(writerA.connectionString, insert, [t])))
+    // then only its own tenant passes the policy
+    expect(states).toEqual(['42501', '42501', 'ok'])
+  })
+
   it('a role reads only its own row of tenant_roles', async () => {
     // given three mapped logins
     // when tenant A's writer and reader, and an unmapped writer, read the mapping table
@@ -283,5 +294,34 @@ describe('tenants and the link', () => {
     expect(row?.hash.toString('hex')).not.toBe('00')
     const report = await verifyChain(admin, sessionA)
     expect(report).toMatchObject({ ok: true })
+  })
+
+  it("a tenant's redaction of a message id another tenant also uses scrubs nothing of the other tenant, through the store or raw SQL", async () => {
+    // given tenant A's own session holding a message with the id of B's secret (ids are per tenant)
+    const own = await storeA.createSession({ tenantId: 'tenant-a' })
+    await storeA.append(own, [createMessage({ role: 'user', content: 'a copy' }, { id: secretOfB.id })])
+    const placeholder = JSON.stringify({ role: 'user', content: '[redacted]' })
+    // when A calls redact_message with raw SQL naming B's event as a target too, then redacts through the store
+    const raw = await sqlStateOf(writerA.connectionString, `select * from turnlog.redact_message($1, $2, $3, $4, '[]', '[]', $5, null)`, [
+      own,
+      secretOfB.id,
+      JSON.stringify([
+        { sessionId: own, seq: 1 },
+        { sessionId: sessionB, seq: 1 },
+      ]),
+      `[${placeholder},${placeholder}]`,
+      JSON.stringify({ [own]: '0190c5e2-7b1c-7a33-9f00-1234567890ab', [sessionB]: '0190c5e2-7b1c-7a33-9f00-1234567890ac' }),
+    ])
+    const redacted = await storeA.redact(own, secretOfB.id)
+    // then the raw call is refused as a stale target list, the store scrubs A's copy only, and B's log is untouched
+    expect(raw).toBe('40001')
+    expect(redacted.sessions.map((x) => x.sessionId)).toEqual([own])
+    const [b] = await runSql<{ payload: unknown; digest: Buffer | null; version: string }>(
+      dbUrl,
+      `select e.payload, e.payload_digest as digest, s.version::text as version
+         from turnlog.events e join turnlog.sessions s using (session_id) where e.session_id = $1 and e.seq = 1`,
+      [sessionB],
+    )
+    expect(b).toEqual({ payload: { role: 'user', content: 'secret of b' }, digest: null, version: '1' })
   })
 })
