@@ -143,6 +143,23 @@ export async function rawSql<T extends pg.QueryResultRow = pg.QueryResultRow>(
   }
 }
 
+/** The stored event id of the session's event at `seq` ('' when there is none), read with raw SQL. */
+export async function eventIdAt(connectionString: string, sessionId: string, seq: number): Promise<string> {
+  const rows = await rawSql<{ event_id: string }>(
+    connectionString,
+    'select event_id::text from turnlog.events where session_id = $1 and seq = $2',
+    [sessionId, seq],
+  )
+  return rows[0]?.event_id ?? ''
+}
+
+/** A new session of `store` holding `messages`, appended in one batch. */
+export async function sessionWith(store: SessionStore, ...messages: Message[]): Promise<string> {
+  const sessionId = await store.createSession()
+  if (messages.length > 0) await store.append(sessionId, messages)
+  return sessionId
+}
+
 /**
  * Appends a `message_appended` event of `{ role, content: 'injected' }` at `seq` with raw SQL, around
  * the store: the chain trigger links it (its link is valid), but the session's version is not moved.

@@ -3,7 +3,7 @@ import { createMessage, toWire, type Message, type StoredEvent } from '@turnlog/
 import type { PostgresStore } from '@turnlog/postgres'
 import { type TestDatabase, useTestStore } from '@turnlog/testing'
 import { audit, exitCodeFor, verifyChain, type Finding } from '@turnlog/audit'
-import { assistant, rawSql, system, toolResult, assistantCalling, user } from './audit-fixtures.js'
+import { assistant, eventIdAt, rawSql, sessionWith, system, toolResult, assistantCalling, user } from './audit-fixtures.js'
 
 // Adversarial checks of the promises of docs/audit.md that the other audit tests leave loose,
 // lost and duplicated turns first. Tampering runs as the test database's superuser.
@@ -13,26 +13,9 @@ let store: PostgresStore
 
 useTestStore((t) => ({ db, store } = t))
 
-/** A session holding `messages`, appended in one batch. */
-async function sessionWith(...messages: Message[]): Promise<string> {
-  const sessionId = await store.createSession()
-  if (messages.length > 0) await store.append(sessionId, messages)
-  return sessionId
-}
-
 /** Deletes the events of `sessionId` at `seqs` around the store. */
 async function deleteSeqs(sessionId: string, seqs: readonly number[]): Promise<void> {
   await rawSql(db.connectionString, 'delete from turnlog.events where session_id = $1 and seq = any($2::bigint[])', [sessionId, seqs])
-}
-
-/** The stored event id at `seq`. */
-async function eventIdAt(sessionId: string, seq: number): Promise<string> {
-  const rows = await rawSql<{ event_id: string }>(
-    db.connectionString,
-    'select event_id::text from turnlog.events where session_id = $1 and seq = $2',
-    [sessionId, seq],
-  )
-  return rows[0]?.event_id ?? ''
 }
 
 /**
@@ -67,8 +50,8 @@ describe('lost turns: events deleted from the log', () => {
   it('reports a whole turn deleted from the middle as one critical seq_gap at the next seq, naming its event and message', async () => {
     // given: the second turn (seqs 3 and 4) is deleted
     const [q1, a1, q2, a2, q3, a3] = [user('q1'), assistant('a1'), user('q2'), assistant('a2'), user('q3'), assistant('a3')]
-    const sessionId = await sessionWith(q1, a1, q2, a2, q3, a3)
-    const e5 = await eventIdAt(sessionId, 5)
+    const sessionId = await sessionWith(store, q1, a1, q2, a2, q3, a3)
+    const e5 = await eventIdAt(db.connectionString, sessionId, 5)
     await deleteSeqs(sessionId, [3, 4])
 
     // when
@@ -92,7 +75,7 @@ describe('lost turns: events deleted from the log', () => {
   it('reports the head of the log deleted as seq_gap with evidence.break missing_genesis and expected 1', async () => {
     // given: the first user message (seq 1) is deleted
     const [q1, a1, q2] = [user('q1'), assistant('a1'), user('q2')]
-    const sessionId = await sessionWith(q1, a1, q2)
+    const sessionId = await sessionWith(store, q1, a1, q2)
     await deleteSeqs(sessionId, [1])
 
     // when
@@ -112,7 +95,7 @@ describe('lost turns: events deleted from the log', () => {
 
   it('reports the last turn deleted as one truncated_log with the first missing seq, no event id and the count', async () => {
     // given: the last turn (seqs 3 and 4) is deleted
-    const sessionId = await sessionWith(user('q1'), assistant('a1'), user('q2'), assistant('a2'))
+    const sessionId = await sessionWith(store, user('q1'), assistant('a1'), user('q2'), assistant('a2'))
     await deleteSeqs(sessionId, [3, 4])
 
     // when
@@ -135,7 +118,7 @@ describe('lost turns: events deleted from the log', () => {
 
   it('reports a log deleted whole (the session row kept) as truncated_log at seq 1', async () => {
     // given
-    const sessionId = await sessionWith(user('q1'), assistant('a1'))
+    const sessionId = await sessionWith(store, user('q1'), assistant('a1'))
     await deleteSeqs(sessionId, [1, 2])
 
     // when
@@ -148,7 +131,7 @@ describe('lost turns: events deleted from the log', () => {
 
   it('reports a gap and a truncated tail in one log as two findings, in seq order', async () => {
     // given: seq 2 and the tail (seq 5) are deleted
-    const sessionId = await sessionWith(user('q1'), assistant('a1'), user('q2'), assistant('a2'), user('q3'))
+    const sessionId = await sessionWith(store, user('q1'), assistant('a1'), user('q2'), assistant('a2'), user('q3'))
     await deleteSeqs(sessionId, [2, 5])
 
     // when
@@ -163,7 +146,7 @@ describe('lost turns: events deleted from the log', () => {
 
   it('reports events inserted around the store as version_mismatch at the first seq beyond the version', async () => {
     // given: two events copied in at seqs 3 and 4 with raw SQL (the trigger links them; the version stays 2)
-    const sessionId = await sessionWith(user('q1'), assistant('a1'))
+    const sessionId = await sessionWith(store, user('q1'), assistant('a1'))
     await rawSql(
       db.connectionString,
       `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
@@ -190,7 +173,7 @@ describe('lost turns: events deleted from the log', () => {
   it('reports no truncation and no version mismatch when a writer appends while the audit streams (both versions read around the stream)', async () => {
     for (const sees of [true, false]) {
       // given: a writer appends a turn while the events are streamed; the stream sees it or not
-      const sessionId = await sessionWith(user('q1'), assistant('a1'))
+      const sessionId = await sessionWith(store, user('q1'), assistant('a1'))
 
       // when
       const report = await audit(storeWithLateAppend(user(`late ${sees}`), sees), sessionId, { checks: ['chain'] })
@@ -205,7 +188,7 @@ describe('lost turns: events deleted from the log', () => {
   it('reports the turns a deletion lost, against the transcript the user saw, as critical lost_turn (with ids and without)', async () => {
     // given: the user saw q1 a1 q2 a2; the log lost q2 and a2 (seqs 3 and 4 deleted)
     const [q1, a1, q2, a2] = [user('q1'), assistant('a1'), user('q2'), assistant('a2')]
-    const sessionId = await sessionWith(q1, a1, q2, a2)
+    const sessionId = await sessionWith(store, q1, a1, q2, a2)
     await deleteSeqs(sessionId, [3, 4])
     const transcript = [q1, a1, q2, a2]
 
@@ -228,7 +211,7 @@ describe('lost turns: events deleted from the log', () => {
   it('does not report a rewound or compacted message of the transcript as lost', async () => {
     // given: the transcript holds a turn the log rewound and a turn it compacted (both stored, not live)
     const [q1, a1, q2, bad] = [user('q1'), assistant('a1'), user('q2'), assistant('a bad reply')]
-    const sessionId = await sessionWith(q1, a1, q2, bad)
+    const sessionId = await sessionWith(store, q1, a1, q2, bad)
     await store.rewind(sessionId, { after: q2.id })
     const good = assistant('a good reply')
     await store.append(sessionId, [good])
@@ -244,7 +227,7 @@ describe('lost turns: events deleted from the log', () => {
   it('expects a placed compaction summary only when the transcript has a message it covers', async () => {
     // given: q1 a1 compacted into a summary, then q2 a2
     const [q1, a1, q2, a2] = [user('q1'), assistant('a1'), user('q2'), assistant('a2')]
-    const sessionId = await sessionWith(q1, a1)
+    const sessionId = await sessionWith(store, q1, a1)
     const note = user('[CONTEXT COMPACTION] q1 answered')
     await store.compact(sessionId, { covered: [q1.id, a1.id], summary: note })
     await store.append(sessionId, [q2, a2])
@@ -266,7 +249,7 @@ describe('duplicated turns: copies live under new ids', () => {
     const [q, a] = [user('what time is it?'), assistant('10:00')]
     const copy = createMessage(q.payload)
     const again = assistant('10:01')
-    const sessionId = await sessionWith(q, a, copy, again)
+    const sessionId = await sessionWith(store, q, a, copy, again)
 
     // when
     const report = await audit(store, sessionId, { transcript: toWire([q, a]).map((p, i) => ({ ...p, id: [q, a][i]?.id })) })
@@ -295,6 +278,7 @@ describe('duplicated turns: copies live under new ids', () => {
     const result = toolResult('call_x')
     const yes = user('yes')
     const sessionId = await sessionWith(
+      store,
       prompt,
       createMessage(prompt.payload),
       yes,
@@ -322,7 +306,7 @@ describe('duplicated turns: copies live under new ids', () => {
   it('does not report a copy whose original was rewound (only the live view counts)', async () => {
     // given: a reply written, rewound, and written again under a new id with the same content
     const [q, a] = [user('q'), assistant('same words')]
-    const sessionId = await sessionWith(q, a)
+    const sessionId = await sessionWith(store, q, a)
     await store.rewind(sessionId, { after: q.id })
     await store.append(sessionId, [createMessage(a.payload)])
 
@@ -337,7 +321,7 @@ describe('duplicated turns: copies live under new ids', () => {
     // given: u1, system, u2, tool result, u3 (one run); then a compaction summary (a user message) followed by u4
     const [u1, u2, u3] = [user('u1'), user('u2'), user('u3')]
     const call = assistantCalling(['call_t'])
-    const sessionId = await sessionWith(user('first'), call, u1, system('note'), u2, toolResult('call_t'), u3)
+    const sessionId = await sessionWith(store, user('first'), call, u1, system('note'), u2, toolResult('call_t'), u3)
     const [old1, old2] = [user('old q'), assistant('old a')]
     await store.append(sessionId, [assistant('reply'), old1, old2])
     await store.compact(sessionId, { covered: [old1.id, old2.id], summary: user('[CONTEXT COMPACTION] old q answered') })
@@ -357,7 +341,7 @@ describe('turns that left the live list through sync', () => {
   it('reports a sync that lost four messages as one info sync_retraction, all four in live order, quoting the first three', async () => {
     // given: the runtime's list lost everything after the first turn
     const [q1, a1, q2, a2, q3, a3] = [user('q1'), assistant('a1'), user('q2'), assistant('a2'), user('q3'), assistant('a3')]
-    const sessionId = await sessionWith(q1, a1, q2, a2, q3, a3)
+    const sessionId = await sessionWith(store, q1, a1, q2, a2, q3, a3)
     const synced = await store.sync(sessionId, [q1, a1])
 
     // when

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import { createMessage, isTurnlogError, newSessionId, type Message } from '@turnlog/core'
+import { createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase, useTestStore } from '@turnlog/testing'
 import { audit, type AuditProgress, type Finding, type FindingKind } from '@turnlog/audit'
@@ -9,6 +9,7 @@ import {
   injectAppendedEvent,
   rawSql,
   seedRealisticSession,
+  sessionWith,
   system,
   toolResult,
   user,
@@ -19,13 +20,6 @@ let db: TestDatabase
 let store: PostgresStore
 
 useTestStore((t) => ({ db, store } = t))
-
-/** A session holding `messages`, appended in one batch. */
-async function sessionWith(...messages: Message[]): Promise<string> {
-  const sessionId = await store.createSession()
-  if (messages.length > 0) await store.append(sessionId, messages)
-  return sessionId
-}
 
 function ofKind(findings: readonly Finding[], kind: FindingKind): Finding[] {
   return findings.filter((f) => f.kind === kind)
@@ -142,7 +136,7 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
     // given
     const s = system('s') // messages are created in log order throughout (else: clock_regression)
     const target = user('transfer 10 EUR')
-    const sessionId = await sessionWith(s, target, assistant('done'))
+    const sessionId = await sessionWith(store, s, target, assistant('done'))
     await rawSql(
       db.connectionString,
       `update turnlog.events set payload = '{"role":"user","content":"transfer 10000 EUR"}' where session_id = $1 and seq = 2`,
@@ -163,7 +157,7 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
 
   it('reports a DELETE in the middle as seq_gap, located at the seq after the gap', async () => {
     // given
-    const sessionId = await sessionWith(user('q1'), assistant('a1'), user('q2'), assistant('a2'))
+    const sessionId = await sessionWith(store, user('q1'), assistant('a1'), user('q2'), assistant('a2'))
     await rawSql(db.connectionString, 'delete from turnlog.events where session_id = $1 and seq = 2', [sessionId])
 
     // when
@@ -203,7 +197,7 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
 
   it('reports a DELETE of the last event as truncated_log', async () => {
     // given: the assistant's last reply is deleted
-    const sessionId = await sessionWith(user('q1'), assistant('a1'), user('q2'), assistant('a2'))
+    const sessionId = await sessionWith(store, user('q1'), assistant('a1'), user('q2'), assistant('a2'))
     await rawSql(db.connectionString, 'delete from turnlog.events where session_id = $1 and seq = 4', [sessionId])
 
     // when
@@ -222,7 +216,7 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
 
   it('reports an event inserted around the store as version_mismatch', async () => {
     // given
-    const sessionId = await sessionWith(user('q1'))
+    const sessionId = await sessionWith(store, user('q1'))
     await injectAppendedEvent(db.connectionString, sessionId, 2, 'assistant')
 
     // when
@@ -236,7 +230,7 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
     // given
     const q = user('q1')
     const a = assistant('a1')
-    const sessionId = await sessionWith(q, a)
+    const sessionId = await sessionWith(store, q, a)
     await rawSql(db.connectionString, 'delete from turnlog.live_messages where session_id = $1 and message_id = $2', [sessionId, a.id])
 
     // when
@@ -255,7 +249,7 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
   it('reports an event the fold cannot apply as fold_anomaly at its seq', async () => {
     // given: a rewind naming a message that never existed, written around the store (the version moved
     // too), in the chain's text format (JSON.stringify output) so that only the fold objects to it
-    const sessionId = await sessionWith(user('q1'), assistant('a1'))
+    const sessionId = await sessionWith(store, user('q1'), assistant('a1'))
     const ghost = createMessage({ role: 'user', content: 'x' }).id
     await rawSql(
       db.connectionString,
@@ -283,7 +277,7 @@ describe('audit: tampering and lost events (raw SQL as superuser)', () => {
 
   it('reports a log the fold cannot read at all as one fold_anomaly (fold_failed), and still checks the rest', async () => {
     // given: a rewind event without its ids, written around the store
-    const sessionId = await sessionWith(user('q1'), assistant('a1'))
+    const sessionId = await sessionWith(store, user('q1'), assistant('a1'))
     await rawSql(
       db.connectionString,
       `insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, 3, gen_random_uuid(), 'messages_retracted', '{}')`,
@@ -307,7 +301,7 @@ describe('audit: live-view incidents (through the public API)', () => {
     // given
     const ask = user('run it')
     const call = assistantCalling(['call_crash'])
-    const sessionId = await sessionWith(ask, call)
+    const sessionId = await sessionWith(store, ask, call)
 
     // when
     const report = await audit(store, sessionId)
@@ -329,7 +323,7 @@ describe('audit: live-view incidents (through the public API)', () => {
     // (created in log order: a message created before the ones stored ahead of it is a clock_regression)
     const before = [user('go'), assistantCalling(['c1'], 'call_id'), toolResult('c1', 'ok', 'call_id')]
     const orphan = toolResult('call_gone')
-    const sessionId = await sessionWith(...before, orphan, assistant('done'))
+    const sessionId = await sessionWith(store, ...before, orphan, assistant('done'))
 
     // when
     const report = await audit(store, sessionId)
@@ -344,7 +338,7 @@ describe('audit: live-view incidents (through the public API)', () => {
     const call = assistantCalling(['call_07'])
     const first = toolResult('call_07', 'ok')
     const retry = toolResult('call_07', 'ok (retry)')
-    const sessionId = await sessionWith(go, call, first, retry, assistant('done'))
+    const sessionId = await sessionWith(store, go, call, first, retry, assistant('done'))
 
     // when
     const report = await audit(store, sessionId)
@@ -356,7 +350,7 @@ describe('audit: live-view incidents (through the public API)', () => {
   it('reports a re-inserted transcript (#92231) as live_duplicate_copy per content, and the doubled tool results', async () => {
     // given: the runtime reloads its messages without their ids and flushes them again as new messages
     const original = [system('be brief'), user('read a.md'), assistantCalling(['call_a']), toolResult('call_a'), assistant('it says hi')]
-    const sessionId = await sessionWith(...original)
+    const sessionId = await sessionWith(store, ...original)
     const reloaded = (await store.load(sessionId)).messages.map((m) => createMessage(m.payload))
     await store.flush(sessionId, [...original, ...reloaded])
 
@@ -376,7 +370,7 @@ describe('audit: live-view incidents (through the public API)', () => {
     // given: the summary list repeats the last covered answer under a new id; the original is compacted
     const q = user('q')
     const a = assistant('the answer')
-    const sessionId = await sessionWith(q, a)
+    const sessionId = await sessionWith(store, q, a)
     await store.compact(sessionId, { covered: [q.id, a.id], summary: [user('[CONTEXT COMPACTION] asked q'), createMessage(a.payload)] })
     await store.append(sessionId, [user('next'), assistant('sure')])
 
@@ -392,7 +386,7 @@ describe('audit: live-view incidents (through the public API)', () => {
     const s = system('s')
     const u1 = user('first question')
     const u2 = user('hello?')
-    const sessionId = await sessionWith(s, u1, u2, assistant('sorry, here'))
+    const sessionId = await sessionWith(store, s, u1, u2, assistant('sorry, here'))
 
     // when
     const report = await audit(store, sessionId)
@@ -407,7 +401,7 @@ describe('audit: live-view incidents (through the public API)', () => {
     // given
     const ask = user('explain')
     const partial = createMessage({ role: 'assistant', content: 'Let me expl' }, { status: 'partial' })
-    const sessionId = await sessionWith(ask, partial)
+    const sessionId = await sessionWith(store, ask, partial)
 
     // when
     const report = await audit(store, sessionId)
@@ -421,10 +415,10 @@ describe('audit: live-view incidents (through the public API)', () => {
   it('reports each refused conflicting write (an in-place edit, #92881; a foreign id) as message_conflict_attempt', async () => {
     // given
     const q = user('what is 2+2?')
-    const sessionId = await sessionWith(q, assistant('4'))
+    const sessionId = await sessionWith(store, q, assistant('4'))
     const edited = createMessage({ role: 'user', content: 'what is 2+3?' }, { id: q.id })
     const refused = await store.append(sessionId, [edited]).catch((e: unknown) => e)
-    const other = await sessionWith(user('elsewhere'))
+    const other = await sessionWith(store, user('elsewhere'))
     const foreign = await store.append(other, [q]).catch((e: unknown) => e)
 
     // when
@@ -455,7 +449,7 @@ describe('audit: live-view incidents (through the public API)', () => {
 describe('audit options and errors', () => {
   it('runs only the selected checks', async () => {
     // given: an unanswered call and two user messages in a row
-    const sessionId = await sessionWith(user('a'), user('b'), assistantCalling(['call_x']))
+    const sessionId = await sessionWith(store, user('a'), user('b'), assistantCalling(['call_x']))
 
     // when
     const all = await audit(store, sessionId)
@@ -468,7 +462,7 @@ describe('audit options and errors', () => {
 
   it('refuses an unknown check, a transcript with { all: true }, and an unknown session', async () => {
     // given
-    const sessionId = await sessionWith(user('a'))
+    const sessionId = await sessionWith(store, user('a'))
 
     // when
     const unknownCheck = await audit(store, sessionId, { checks: ['nope' as never] }).catch((e: unknown) => e)

@@ -3,7 +3,7 @@ import { createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { STORE_KINDS, type TestDatabase, useTestStore, useTestStoreOfKind } from '@turnlog/testing'
 import { verifyChain } from '@turnlog/audit'
-import { WEIRD, assistant, injectAppendedEvent, rawSql, seedRealisticSession, user } from './audit-fixtures.js'
+import { WEIRD, assistant, eventIdAt, injectAppendedEvent, rawSql, seedRealisticSession, user } from './audit-fixtures.js'
 
 /** Payloads that only a byte-exact store and hash survive. */
 const hostilePayloads = [
@@ -109,19 +109,10 @@ describe('verifyChain on a tampered log (Postgres, raw SQL as superuser)', () =>
     return sessionId
   }
 
-  async function eventIdAt(sessionId: string, seq: number): Promise<string> {
-    const rows = await rawSql<{ event_id: string }>(
-      db.connectionString,
-      'select event_id::text from turnlog.events where session_id = $1 and seq = $2',
-      [sessionId, seq],
-    )
-    return rows[0]?.event_id ?? ''
-  }
-
   it('locates an UPDATE of a payload: the link and the content hash of that seq break, nothing else', async () => {
     // given
     const sessionId = await sessionOf(5)
-    const eventId = await eventIdAt(sessionId, 3)
+    const eventId = await eventIdAt(db.connectionString, sessionId, 3)
     await rawSql(
       db.connectionString,
       `update turnlog.events set payload = '{"role":"user","content":"I never said that"}' where session_id = $1 and seq = 3`,

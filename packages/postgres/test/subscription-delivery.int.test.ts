@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import { createMessage, isTurnlogError, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
+import { createMessage, isTurnlogError, type Message, type TurnlogError } from '@turnlog/core'
 import {
   listSubscriptions,
   openStore,
@@ -13,7 +13,7 @@ import {
 } from '@turnlog/postgres'
 import { createTestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
-import { subscribeRecordingSeqs, usePrivateClusterStore, waitFor as waitUntil } from './support/subscription-support.js'
+import { sessionWith, subscribeRecordingSeqs, usePrivateClusterStore, waitFor as waitUntil } from './support/subscription-support.js'
 
 // Handler failures, retries, transactional projections, filters, locks, reconnects and rebases.
 
@@ -43,18 +43,6 @@ const waitFor = (
   subscriptions: readonly Subscription[] = [],
 ): Promise<void> => waitUntil(what, predicate, timeoutMs, store, subscriptions)
 
-/** A session with `n` messages appended one per transaction; returns the session and its messages. */
-async function sessionWith(n: number): Promise<{ session: SessionId; messages: Message[] }> {
-  const session = await store.createSession()
-  const messages: Message[] = []
-  for (let i = 1; i <= n; i++) {
-    const m = msg(`message ${i}`)
-    messages.push(m)
-    await store.append(session, [m])
-  }
-  return { session, messages }
-}
-
 async function storedCheckpoint(name: string): Promise<{ txId: string; globalPosition: number } | undefined> {
   return (await listSubscriptions(store)).find((s) => s.name === name)?.checkpoint
 }
@@ -70,7 +58,7 @@ async function keyOf(messageId: string): Promise<{ txId: string; globalPosition:
 describe('handler failures', () => {
   it('retries a failing event, then stops with SUBSCRIPTION_FAILED and the checkpoint before it', async () => {
     // given: five events; the handler always fails on the third
-    const { session } = await sessionWith(5)
+    const { session } = await sessionWith(store, 5)
     const calls: { seq: number; attempt: number }[] = []
     const errors: TurnlogError[] = []
     const sub = store.subscribe(
@@ -126,7 +114,7 @@ describe('handler failures', () => {
 
   it('recovers when a retry succeeds', async () => {
     // given: a handler that fails twice on event 2
-    const { session } = await sessionWith(3)
+    const { session } = await sessionWith(store, 3)
     const calls: string[] = []
     let failures = 0
     const sub = store.subscribe(
@@ -155,7 +143,7 @@ describe('handler failures', () => {
   it('transactional: the projection and the checkpoint commit together; a failure rolls back its own writes', async () => {
     // given: a projection table written through the handler's transaction
     await sql`create table projection (session_id uuid, seq int, primary key (session_id, seq))`.execute(store.db)
-    const { session } = await sessionWith(5)
+    const { session } = await sessionWith(store, 5)
     const sub = store.subscribe(
       { name: 'projection', filter: { sessionId: session } },
       async (e, context) => {
@@ -184,8 +172,8 @@ describe('handler failures', () => {
 describe('what is delivered', () => {
   it('filters by type and session; the checkpoint still moves past what the filter skips', async () => {
     // given
-    const a = await sessionWith(3)
-    const b = await sessionWith(2)
+    const a = await sessionWith(store, 3)
+    const b = await sessionWith(store, 2)
     await store.rewind(a.session, { after: a.messages[0]!.id })
     const seen: SubscribedEvent[] = []
     const sub = store.subscribe(
@@ -210,7 +198,7 @@ describe('what is delivered', () => {
 
   it("from 'now' skips what is visible and delivers what comes after", async () => {
     // given
-    const { session } = await sessionWith(2)
+    const { session } = await sessionWith(store, 2)
     const { sub, seen } = subscribeRecordingSeqs(store, { name: 'from-now', from: 'now', filter: { sessionId: session } })
     await sub.catchUp()
 
@@ -226,7 +214,7 @@ describe('what is delivered', () => {
 
   it('readCommittedEvents pages through the log in transaction order', async () => {
     // given
-    const { session } = await sessionWith(4)
+    const { session } = await sessionWith(store, 4)
     // when: paging from the start (a transaction elsewhere on the server may hold the newest back a moment)
     const readAll = async (): Promise<SubscribedEvent[]> => {
       const out: SubscribedEvent[] = []
@@ -259,7 +247,7 @@ describe('what is delivered', () => {
 describe('one consumer per name', () => {
   it('refuses a second consumer with waitForLock: false, and the waiting one takes over after stop()', async () => {
     // given
-    const { session } = await sessionWith(1)
+    const { session } = await sessionWith(store, 1)
     const first = store.subscribe({ name: 'exclusive', filter: { sessionId: session } }, () => {})
     await first.catchUp()
 
@@ -284,7 +272,7 @@ describe('one consumer per name', () => {
 
   it('reconnects after its connection is terminated and loses nothing', async () => {
     // given
-    const { session } = await sessionWith(1)
+    const { session } = await sessionWith(store, 1)
     const states: string[] = []
     const { sub, seen } = subscribeRecordingSeqs(
       store,
@@ -308,7 +296,7 @@ describe('one consumer per name', () => {
 
   it('stops with SUBSCRIPTION_CONFLICT when its checkpoint is moved under it', async () => {
     // given
-    const { session } = await sessionWith(2)
+    const { session } = await sessionWith(store, 2)
     const sub = store.subscribe({ name: 'moved', filter: { sessionId: session } }, () => {})
     await sub.catchUp()
 
@@ -326,7 +314,7 @@ describe('one consumer per name', () => {
 describe('rebase', () => {
   it('moves a checkpoint by global position, to now, or to the start; never while a consumer runs', async () => {
     // given: a stopped subscription at the end of a session
-    const { session, messages } = await sessionWith(4)
+    const { session, messages } = await sessionWith(store, 4)
     const seen: number[] = []
     const handler = (e: SubscribedEvent): void => {
       seen.push(e.seq)

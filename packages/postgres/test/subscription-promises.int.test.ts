@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import { createMessage, isTurnlogError, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
+import { createMessage, isTurnlogError, type Message, type TurnlogError } from '@turnlog/core'
 import {
   LAG_COUNT_CAP,
   dropSubscription,
@@ -13,10 +13,17 @@ import {
   type SubscribedEvent,
   type Subscription,
 } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening } from '@turnlog/testing'
+import { createTestDatabase, findPostgresBinDir, migrateByOpening } from '@turnlog/testing'
 import { sql } from 'kysely'
 import pg from 'pg'
-import { gate, sleep, subscribeRecordingSeqs, usePrivateClusterStore, waitFor as waitUntil } from './support/subscription-support.js'
+import {
+  gate,
+  sessionWith,
+  sleep,
+  subscribeRecordingSeqs,
+  usePrivateClusterStore,
+  waitFor as waitUntil,
+} from './support/subscription-support.js'
 
 // The promises of docs/subscriptions.md that no other test guarded: stop() mid-call and mid-retry, the
 // default attempts and the back-off's argument, skipping a poison event, one checkpoint write per batch,
@@ -43,18 +50,6 @@ usePrivateClusterStore((opened, url, conn) => {
 const msg = (content: string): Message => createMessage({ role: 'user', content })
 const waitFor = (what: string, predicate: () => boolean | Promise<boolean>, subscriptions: readonly Subscription[] = []): Promise<void> =>
   waitUntil(what, predicate, 30_000, store, subscriptions)
-
-/** A session with `n` messages appended one per transaction. */
-async function sessionWith(n: number): Promise<{ session: SessionId; messages: Message[] }> {
-  const session = await store.createSession()
-  const messages: Message[] = []
-  for (let i = 1; i <= n; i++) {
-    const m = msg(`message ${i}`)
-    messages.push(m)
-    await store.append(session, [m])
-  }
-  return { session, messages }
-}
 
 /** The log key of the `message_appended` event of `messageId`. */
 async function keyOf(messageId: string): Promise<Checkpoint> {
@@ -83,7 +78,7 @@ describe('stop()', () => {
     'during a handler call finishes it, commits its checkpoint, and leaves no duplicate (transactional: %s)',
     async (transactional) => {
       // given: five events and a handler that blocks on the third
-      const { session, messages } = await sessionWith(5)
+      const { session, messages } = await sessionWith(store, 5)
       const name = `stop-mid-call-${transactional}`
       const entered = gate()
       const release = gate()
@@ -122,7 +117,7 @@ describe('stop()', () => {
 
   it('during a pending retry abandons it: done resolves, the checkpoint stays before the failing event', async () => {
     // given: a handler that fails on event 2, with a one-minute back-off
-    const { session, messages } = await sessionWith(3)
+    const { session, messages } = await sessionWith(store, 3)
     const calls: string[] = []
     const errors: TurnlogError[] = []
     const backingOff = gate()
@@ -161,7 +156,7 @@ describe('stop()', () => {
 describe('failures', () => {
   it('default maxAttempts is 5, the back-off gets attempts 1..4; details.checkpoint is the stored one; rebase toCheckpoint: failedEvent skips it', async () => {
     // given: a handler that always fails on event 2, a back-off that records its argument
-    const { session, messages } = await sessionWith(4)
+    const { session, messages } = await sessionWith(store, 4)
     const name = 'poison'
     const attempts: number[] = []
     const backoffs: number[] = []
@@ -208,7 +203,7 @@ describe('failures', () => {
     ['a bigint', 600_000n],
   ])('a back-off that returns something other than a number (%s) means no delay', async (_what, delay) => {
     // given: a handler that always fails, and a back-off that answers with a non-number worth ten minutes
-    const { session } = await sessionWith(1)
+    const { session } = await sessionWith(store, 1)
     const calls: number[] = []
     const sub = store.subscribe(
       { name: `backoff-not-a-number-${typeof delay}`, filter: { sessionId: session } },
@@ -230,7 +225,7 @@ describe('failures', () => {
 describe('checkpoints and from', () => {
   it('from a checkpoint delivers what follows it; the checkpoint commits once per batch; from is ignored once the name exists', async () => {
     // given: seven events, one per transaction, and nothing else written after the first
-    const { session, messages } = await sessionWith(7)
+    const { session, messages } = await sessionWith(store, 7)
     const name = 'batches'
     const start = await keyOf(messages[0]!.id)
     const observed: { seq: number; stored: Checkpoint | undefined }[] = []
@@ -324,7 +319,7 @@ describe('catchUp', () => {
 
   it('a waiting consumer: checkpoint null, lag from the stored checkpoint, catchUp waits for the lock, SUBSCRIPTION_STOPPED after stop()', async () => {
     // given: a holder, and two consumers waiting for the name
-    const { session } = await sessionWith(1)
+    const { session } = await sessionWith(store, 1)
     const name = 'waiters'
     // (the holder polls once a minute without LISTEN: it will not take the event meant for the taker)
     const holder = store.subscribe({ name, filter: { sessionId: session } }, () => {}, { listen: false, pollIntervalMs: 60_000 })
@@ -480,7 +475,7 @@ describe('connections', () => {
   it('transactional: a connection lost before the batch commits rolls back the projection with the checkpoint; redelivery writes it once', async () => {
     // given: a projection without a key (a duplicate would show), three events per batch
     await sql`create table projection_log (seq int not null)`.execute(store.db)
-    const { session, messages } = await sessionWith(4)
+    const { session, messages } = await sessionWith(store, 4)
     const name = 'crash-mid-batch'
     const calls: number[] = []
     let killed = false
@@ -516,7 +511,7 @@ describe('connections', () => {
 describe('transactional handlers', () => {
   it('store.withTransaction(context.transaction) writes with the checkpoint: a failed call leaves nothing, the successful ones once', async () => {
     // given: a projection written as appends to a session of its own, through the store bound to the batch's transaction
-    const { session } = await sessionWith(3)
+    const { session } = await sessionWith(store, 3)
     const projection = await store.createSession()
     let failures = 0
     const sub = store.subscribe(
@@ -619,8 +614,10 @@ describe('notifications', () => {
 })
 
 describe('monitoring', () => {
-  it('oldestOpenTransaction is cluster-wide by default; scope database sees only this database', async () => {
-    if (adminUrl === undefined) return // needs a second database of a server of the file's own
+  // needs a second database of a server of the file's own: skipped (and shown so) without the binaries
+  const onPrivateServer = findPostgresBinDir() === undefined ? it.skip : it
+  onPrivateServer('oldestOpenTransaction is cluster-wide by default; scope database sees only this database', async () => {
+    if (adminUrl === undefined) throw new Error('the private server did not start')
     // given: a transaction with an id, open in another database of the cluster
     const other = new pg.Client({ connectionString: adminUrl, application_name: 'elsewhere' })
     await other.connect()
@@ -694,7 +691,7 @@ describe('names', () => {
 
   it('a dropped name starts afresh from its from', async () => {
     // given: a name that consumed a session's events, dropped
-    const { session } = await sessionWith(2)
+    const { session } = await sessionWith(store, 2)
     const first = subscribeRecordingSeqs(store, { name: 'dropped', filter: { sessionId: session } })
     await first.sub.catchUp()
     await first.sub.stop()
@@ -813,7 +810,7 @@ describe('roles and row security', () => {
 describe('rebaseAfterRestore', () => {
   it('refuses while a consumer runs; with force it rewrites every event to the frozen id and resumes without skipping', async () => {
     // given: a running consumer
-    const { session } = await sessionWith(2)
+    const { session } = await sessionWith(store, 2)
     const running = subscribeRecordingSeqs(store, { name: 'forced', filter: { sessionId: session } })
     await running.sub.catchUp()
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from '@jest/globals'
+import { createMessage, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore, type SubscribeOptions, type Subscription, type SubscriptionConfig } from '@turnlog/postgres'
 import {
   createTestDatabase,
@@ -49,7 +50,7 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
  * Polls `predicate` every 10 ms until it holds. After `timeoutMs` it fails naming `what` and, when given
  * a `store`, the oldest open transaction of the cluster then: delivery waits for the cluster-wide
  * visibility horizon, which any open transaction holds back. Given subscriptions, it also names each
- * one's state, error, checkpoint, polls and whether it was held back: a stalled consumer shows there.
+ * one's state, error, checkpoint, delivered count and whether it was held back: a stalled consumer shows there.
  */
 export async function waitFor(
   what: string,
@@ -95,4 +96,19 @@ export function subscribeRecordingSeqs(
     options,
   )
   return { sub, seen }
+}
+
+/**
+ * A new session of `store` with `n` user messages (`message 1` … `message n`) appended one per
+ * transaction (so each has a transaction id of its own); returns the session and its messages.
+ */
+export async function sessionWith(store: PostgresStore, n: number): Promise<{ session: SessionId; messages: Message[] }> {
+  const session = await store.createSession()
+  const messages: Message[] = []
+  for (let i = 1; i <= n; i++) {
+    const m = createMessage({ role: 'user', content: `message ${i}` })
+    messages.push(m)
+    await store.append(session, [m])
+  }
+  return { session, messages }
 }
