@@ -296,6 +296,14 @@ export const MUTANTS = [
     tests: [CONTRACT_PG],
     name: 'compact',
   },
+  {
+    id: 'sql-projection-positions-crowded',
+    invariant: 'projection (SQL, messages_compacted): positions stay at most the event seq, so a later append sorts last',
+    file: `${PG_SQL}/functions/project_event.sql`,
+    search: 'if last_pos > e.seq then',
+    replace: 'if false then',
+    tests: [`${PG_TEST}/compaction-positions.int.test.ts`],
+  },
   // chain link
   {
     id: 'chain-hash-skips-content-hash',

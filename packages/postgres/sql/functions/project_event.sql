@@ -4,6 +4,7 @@ create function turnlog.project_event(e turnlog.events) returns void language pl
 set search_path = pg_catalog, pg_temp as $fn$
 declare
   first_pos bigint;
+  last_pos bigint;
   n_summary int;
 begin
   if e.type = 'message_appended' then
@@ -41,6 +42,18 @@ begin
     select e.session_id, s.id::uuid, first_pos + s.ord - 1, a.seq, (a.data->>'status') is not distinct from 'partial'
       from json_array_elements_text(e.data->'summary') with ordinality as s(id, ord)
       join turnlog.events a on a.session_id = e.session_id and a.message_id = s.id::uuid and a.type = 'message_appended';
+    -- an append takes its seq as position, so every position must stay at most this event's seq: a log
+    -- written around the store (an import) may place more summaries than it covers after a live append
+    -- that followed them, and the next append would then share a position with the last summary. Such a
+    -- compaction numbers the live list 1..n again (n live messages came from at most seq - 1 appends).
+    -- Store calls never get here: their summaries are appended just before the compaction.
+    select max(l.position) into last_pos from turnlog.live_messages l where l.session_id = e.session_id;
+    if last_pos > e.seq then
+      update turnlog.live_messages l set position = r.n
+        from (select x.message_id, row_number() over (order by x.position) as n
+                from turnlog.live_messages x where x.session_id = e.session_id) r
+       where l.session_id = e.session_id and l.message_id = r.message_id and l.position <> r.n;
+    end if;
   end if;
 end
 $fn$;

@@ -1,12 +1,13 @@
 /**
  * The differential suite (SQL projection against `projectStructure`), declared once for every database
  * it runs on: per rule, a property over store histories; a property over logs written around the store;
- * the divergence it once found (a regression test); one full rebuild of every session.
+ * the divergences it once found (regression tests); one full rebuild of every session.
  */
 import { afterAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import type { PostgresStore } from '@turnlog/postgres'
 import {
+  CROWDED_COMPACTION,
   KNOWN_DIVERGENCE,
   RULES,
   historyFor,
@@ -58,6 +59,13 @@ export function describeDifferential(label: string, store: () => PostgresStore, 
     // events, so a compaction covering nothing placed its summary after an append that follows it
     it('regression (found by the raw-log differential): a compaction covering nothing live, then an append in the same INSERT, is projected as the spec says', async () => {
       await runRawLog(store(), rawEvents(KNOWN_DIVERGENCE.steps, { emptyCompactions: true }), KNOWN_DIVERGENCE.chunks)
+    })
+
+    it('regression (found by the raw-log differential): a compaction placing more summaries than it covers, after a live append that followed them, then an append: positions stay strictly increasing', async () => {
+      await runRawLog(store(), rawEvents(CROWDED_COMPACTION.steps), CROWDED_COMPACTION.chunks)
+      // the same in one INSERT, and split after the compaction
+      await runRawLog(store(), rawEvents(CROWDED_COMPACTION.steps), [6])
+      await runRawLog(store(), rawEvents(CROWDED_COMPACTION.steps), [5, 1])
     })
 
     it('raw logs with compactions that cover nothing, in multi-event INSERTs: the table is the spec after every statement', async () => {

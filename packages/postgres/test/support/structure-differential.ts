@@ -351,7 +351,8 @@ export const rawLogArb: fc.Arbitrary<{ steps: RawStep[]; chunks: number[] }> = f
   chunks: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 16, maxLength: 16 }),
 })
 
-interface RawEvent {
+/** One event of a raw log (what {@link rawEvents} returns). */
+export interface RawEvent {
   readonly type: string
   readonly messageId: MessageId | null
   readonly payload: ChatMessage | null
@@ -383,6 +384,26 @@ export const KNOWN_DIVERGENCE: { readonly steps: readonly RawStep[]; readonly ch
     { kind: 'append', partial: false, deferred: false },
   ],
   chunks: [1, 2],
+}
+
+/**
+ * A history where positions collided until `project_event` kept them at most the applying event's seq
+ * (found by the raw-log differential, migration 0004): three summaries appended deferred, a live append,
+ * then a compaction that covers that one message with the three summaries (positions 4, 5, 6 for a
+ * compaction at seq 5), then an append at seq 6, placed at its seq: position 6 twice, and `load` ordered
+ * the summary and the append arbitrarily. No store call writes it (`compact` appends its summaries just
+ * before the compaction); an import of such a log does.
+ */
+export const CROWDED_COMPACTION: { readonly steps: readonly RawStep[]; readonly chunks: readonly number[] } = {
+  steps: [
+    { kind: 'append', partial: false, deferred: true },
+    { kind: 'append', partial: false, deferred: true },
+    { kind: 'append', partial: false, deferred: true },
+    { kind: 'append', partial: false, deferred: false },
+    { kind: 'compact', picks: [], summaries: [1, 0, 2] },
+    { kind: 'append', partial: false, deferred: false },
+  ],
+  chunks: [1],
 }
 
 function rawEventsOf(steps: readonly RawStep[], emptyCompactions: boolean): RawEvent[] {
@@ -467,21 +488,29 @@ export async function runRawLog(store: PostgresStore, events: readonly RawEvent[
   for (let i = 0; seq < events.length; i++) {
     const size = chunks[i % chunks.length] ?? 1
     const chunk = events.slice(seq, seq + size)
-    const values = chunk.map(
-      (e, j) => sql`(${sid}::uuid, ${seq + j + 1}::bigint, ${newEventId()}::uuid, ${e.type}, ${e.messageId}::uuid,
-      ${e.payload === null ? null : contentHash(e.payload)}::text, ${e.payload === null ? null : JSON.stringify(e.payload)}::json, ${JSON.stringify(e.data)}::json)`,
-    )
-    await sql`
-      insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
-      select v.s, v.q, v.e, v.t, v.m, decode(v.h, 'hex'), v.p, v.d from (values ${sql.join(values)}) as v(s, q, e, t, m, h, p, d)
-       order by v.q`.execute(store.db)
-    await sql`update turnlog.sessions set version = ${seq + chunk.length} where session_id = ${sid}`.execute(store.db)
+    await insertRawEvents(store.db, sid, seq, chunk)
     await compareSession(store, sid, seq, `an INSERT of events ${seq + 1}..${seq + chunk.length}`)
     seq += chunk.length
   }
   const rebuilt = await store.rebuild({ sessionId: sid })
   expect(rebuilt.drift).toEqual([])
   await compareSession(store, sid, seq, 'rebuild of the raw log')
+}
+
+/**
+ * Inserts `events` as seqs `after + 1…` of session `sid` in one INSERT statement (the triggers run as for
+ * any writer) and sets the session's version. Needs a connection that may write the table (the owner).
+ */
+export async function insertRawEvents(db: Kysely<unknown>, sid: SessionId, after: number, events: readonly RawEvent[]): Promise<void> {
+  const values = events.map(
+    (e, j) => sql`(${sid}::uuid, ${after + j + 1}::bigint, ${newEventId()}::uuid, ${e.type}, ${e.messageId}::uuid,
+    ${e.payload === null ? null : contentHash(e.payload)}::text, ${e.payload === null ? null : JSON.stringify(e.payload)}::json, ${JSON.stringify(e.data)}::json)`,
+  )
+  await sql`
+    insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+    select v.s, v.q, v.e, v.t, v.m, decode(v.h, 'hex'), v.p, v.d from (values ${sql.join(values)}) as v(s, q, e, t, m, h, p, d)
+     order by v.q`.execute(db)
+  await sql`update turnlog.sessions set version = ${after + events.length} where session_id = ${sid}`.execute(db)
 }
 
 /**
