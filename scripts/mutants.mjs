@@ -302,7 +302,15 @@ export const MUTANTS = [
     file: `${PG_SQL}/functions/project_event.sql`,
     search: 'if last_pos > e.seq then',
     replace: 'if false then',
-    tests: [`${PG_TEST}/compaction-positions.int.test.ts`],
+    tests: [`${PG_TEST}/compaction-placement.int.test.ts`],
+  },
+  {
+    id: 'sql-projection-pending-finalize-ignored',
+    invariant: 'projection (SQL, messages_compacted): a summary finalized while pending is placed final',
+    file: `${PG_SQL}/functions/project_event.sql`,
+    search: "and f.type = 'message_finalized' and f.seq < e.seq)",
+    replace: 'and false)',
+    tests: [`${PG_TEST}/compaction-placement.int.test.ts`],
   },
   // chain link
   {

@@ -118,8 +118,9 @@ interface DataFields {
  * - `messages_compacted`: every id of `data.covered[].id` leaves the live list (state `compacted`);
  *   each one not live is skipped (`unknown_message`, `not_live`). The messages of `data.summary`, in
  *   that order, become live where the first covered message stood (the lowest place among the covered
- *   ones that were live; at the end of the list when none was), keeping the `eventSeq` and `partial`
- *   of their own (deferred) append. Each summary id that is not pending is skipped (`unknown_message`).
+ *   ones that were live; at the end of the list when none was), keeping the `eventSeq` of their own
+ *   (deferred) append and its `partial` (false when a `message_finalized` came while the summary was
+ *   pending). Each summary id that is not pending is skipped (`unknown_message`).
  * - `session_forked`: nothing (the copies that follow carry the inheritance).
  * - `message_redacted`: nothing structural: the message keeps its place, `eventSeq` and `partial`
  *   (only payloads change, which this spec does not read). Precondition: the message is known

@@ -39,7 +39,12 @@ begin
        where session_id = e.session_id and position > first_pos;
     end if;
     insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
-    select e.session_id, s.id::uuid, first_pos + s.ord - 1, a.seq, (a.data->>'status') is not distinct from 'partial'
+    select e.session_id, s.id::uuid, first_pos + s.ord - 1, a.seq,
+           -- a summary finalized while it was pending (an import may write that) is placed final
+           (a.data->>'status') is not distinct from 'partial'
+             and not exists (select 1 from turnlog.events f
+                              where f.message_id = a.message_id and f.session_id = e.session_id
+                                and f.type = 'message_finalized' and f.seq < e.seq)
       from json_array_elements_text(e.data->'summary') with ordinality as s(id, ord)
       join turnlog.events a on a.session_id = e.session_id and a.message_id = s.id::uuid and a.type = 'message_appended';
     -- an append takes its seq as position, so every position must stay at most this event's seq: a log

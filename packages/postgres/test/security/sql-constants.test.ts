@@ -36,7 +36,7 @@ const REVIEWED = new Set([
   // 0003: the same, two sql/ files of a constant list
   'packages/postgres/src/migrations/0003_accept_duplicates_without_content.ts: sql.raw(replacementSql())',
   // 0004: one sql/ file and a constant repair block
-  'packages/postgres/src/migrations/0004_repair_compaction_positions.ts: sql.raw(replacementSql())',
+  'packages/postgres/src/migrations/0004_repair_compaction_placement.ts: sql.raw(replacementSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',
 ])

@@ -8,6 +8,7 @@ import fc from 'fast-check'
 import type { PostgresStore } from '@turnlog/postgres'
 import {
   CROWDED_COMPACTION,
+  FINALIZED_PENDING_SUMMARY,
   KNOWN_DIVERGENCE,
   RULES,
   historyFor,
@@ -66,6 +67,13 @@ export function describeDifferential(label: string, store: () => PostgresStore, 
       // the same in one INSERT, and split after the compaction
       await runRawLog(store(), rawEvents(CROWDED_COMPACTION.steps), [6])
       await runRawLog(store(), rawEvents(CROWDED_COMPACTION.steps), [5, 1])
+    })
+
+    it('regression (found by the raw-log differential): a summary finalized while pending is placed final', async () => {
+      await runRawLog(store(), rawEvents(FINALIZED_PENDING_SUMMARY.steps), FINALIZED_PENDING_SUMMARY.chunks)
+      // the finalize and the compaction in one INSERT; the whole log in one
+      await runRawLog(store(), rawEvents(FINALIZED_PENDING_SUMMARY.steps), [1, 3])
+      await runRawLog(store(), rawEvents(FINALIZED_PENDING_SUMMARY.steps), [4])
     })
 
     it('raw logs with compactions that cover nothing, in multi-event INSERTs: the table is the spec after every statement', async () => {

@@ -406,6 +406,22 @@ export const CROWDED_COMPACTION: { readonly steps: readonly RawStep[]; readonly 
   chunks: [1],
 }
 
+/**
+ * A history where the SQL placed a summary partial although the spec places it final, until
+ * `project_event` honoured a `message_finalized` written while the summary was pending (migration 0004):
+ * a summary appended deferred and partial, finalized, a live append, then the compaction that covers it
+ * with the summary. No store call writes it (the store finalizes live messages only); an import does.
+ */
+export const FINALIZED_PENDING_SUMMARY: { readonly steps: readonly RawStep[]; readonly chunks: readonly number[] } = {
+  steps: [
+    { kind: 'append', partial: true, deferred: true },
+    { kind: 'finalize', pick: 0 },
+    { kind: 'append', partial: false, deferred: false },
+    { kind: 'compact', picks: [0], summaries: [0] },
+  ],
+  chunks: [1],
+}
+
 function rawEventsOf(steps: readonly RawStep[], emptyCompactions: boolean): RawEvent[] {
   const state = newStructure()
   const out: RawEvent[] = []
@@ -443,10 +459,13 @@ function rawEventsOf(steps: readonly RawStep[], emptyCompactions: boolean): RawE
         })
         break
       }
-      case 'finalize':
-        // a live message (a pending summary is only ever finalized after its compaction places it)
-        if (live.length > 0) emit({ type: 'message_finalized', messageId: choose(live, [s.pick])[0] ?? null, payload: null, data: {} })
+      case 'finalize': {
+        // a live message, or a summary still pending (the spec applies both; the store only finalizes live ones)
+        const finalizable = [...live, ...inState('pending')]
+        if (finalizable.length > 0)
+          emit({ type: 'message_finalized', messageId: choose(finalizable, [s.pick])[0] ?? null, payload: null, data: {} })
         break
+      }
       case 'retract':
         if (live.length > 0) {
           const ids = choose(live, s.picks)
