@@ -363,3 +363,37 @@ describe('turns that left the live list through sync', () => {
     expect(exitCodeFor(report, 'warning')).toBe(0)
   })
 })
+
+describe('a log the projection cannot follow (docs/schema.md, "live_messages")', () => {
+  it('an inherited copy of an id the session no longer shows live, written around the store: fold_anomaly (duplicate_append) and projection_drift', async () => {
+    // given: a turn, rewound, then a raw "inherited copy" of its first message
+    const [q, a] = [user('q'), assistant('a')]
+    const sessionId = await sessionWith(store, q, a)
+    await store.rewind(sessionId, { from: q.id })
+    await rawSql(
+      db.connectionString,
+      `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+       select session_id, 4, gen_random_uuid(), type, message_id, content_hash, payload,
+              json_build_object('createdAt', data->>'createdAt', 'inheritedFrom', json_build_object('sessionId', $1::text, 'seq', 1))
+         from turnlog.events where session_id = $1::uuid and seq = 1`,
+      [sessionId],
+    )
+    await rawSql(db.connectionString, 'update turnlog.sessions set version = 4 where session_id = $1', [sessionId])
+
+    // when
+    const report = await audit(store, sessionId)
+
+    // then: the table shows the copy live, the fold skips it, and the audit says both
+    expect((await store.load(sessionId)).messages.map((m) => m.id)).toEqual([q.id])
+    const kinds = report.findings.map((f) => [f.kind, f.severity])
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        ['fold_anomaly', 'error'],
+        ['projection_drift', 'error'],
+      ]),
+    )
+    const anomaly = report.findings.find((f) => f.kind === 'fold_anomaly')
+    expect(anomaly?.seqs).toEqual([4])
+    expect(JSON.stringify(anomaly)).toContain('duplicate_append')
+  })
+})

@@ -103,8 +103,8 @@ interface DataFields {
  * reported as a {@link FoldAnomaly}; the store never writes one):
  *
  * - `message_appended`: the message becomes known, with `eventSeq = seq` and `partial` when
- *   `data.status === 'partial'`. Unless `data.deferred === true` (a compaction summary, *pending* until
- *   its compaction) it joins the end of the live list. A fork's inherited copies are ordinary appends
+ *   `data.status === 'partial'`. Unless `data.deferred` is present and not `null` (a compaction summary,
+ *   *pending* until its compaction; the store writes `true`) it joins the end of the live list. A fork's inherited copies are ordinary appends
  *   (`data.inheritedFrom` changes nothing here), so a fork's live list is its inherited prefix in the
  *   parent's order, then its own events. Precondition: the id is not known yet (`duplicate_append`).
  * - `message_revised`: the message's current content is this event: `eventSeq = seq`, `partial` from
@@ -155,7 +155,8 @@ export function applyEventUnchecked(state: StructureBuilder, e: StructuralEvent)
         report(state, e.seq, 'duplicate_append', `message ${mid} appended again`)
         break
       }
-      const deferred = data.deferred === true
+      // present and not null, as the SQL projection reads it (`data->>'deferred' is not null`); the store writes `true`
+      const deferred = data.deferred !== undefined && data.deferred !== null
       records.set(mid, {
         id: mid,
         state: deferred ? 'pending' : 'live',

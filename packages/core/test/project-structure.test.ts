@@ -6,6 +6,7 @@ import {
   projectStructure,
   toMessage,
   type MessageId,
+  type MessageEventData,
   type ProjectionRow,
   type StoredEvent,
 } from '@turnlog/core'
@@ -35,6 +36,21 @@ describe('projectStructure', () => {
     // then
     expect(p.rows).toEqual([row(a.id, 1), row(b.id, 2, true)])
     expect(p.messages.get(s.id)).toMatchObject({ state: 'pending', eventSeq: 3 })
+    expect(p.anomalies).toEqual([])
+  })
+
+  it('message_appended: `deferred` present and not null waits (as the SQL projection reads it), absent or null joins the list', () => {
+    // given: the store writes `deferred: true`; a log written around it may hold anything there
+    const [a, b, c, d] = [user('a'), user('b'), user('c'), user('d')]
+    const odd = (deferred: unknown) => ({ deferred }) as unknown as Partial<MessageEventData>
+    const log = new EventLog(newSessionId()).append(a, odd(false)).append(b, odd(null)).append(c, odd('yes')).append(d)
+
+    // when
+    const p = projectStructure(log.events)
+
+    // then
+    expect(p.rows).toEqual([row(b.id, 2), row(d.id, 4)])
+    expect([a.id, c.id].map((id) => p.messages.get(id)?.state)).toEqual(['pending', 'pending'])
     expect(p.anomalies).toEqual([])
   })
 

@@ -38,15 +38,24 @@ begin
       update turnlog.live_messages set position = position + (n_summary - 1)
        where session_id = e.session_id and position > first_pos;
     end if;
+    -- each summary id once (its first place), and only a pending one: appended deferred before this
+    -- event, not live, and named by no compaction since that append (which placed it); any other id is
+    -- skipped, as the spec does
     insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
-    select e.session_id, s.id::uuid, first_pos + s.ord - 1, a.seq,
+    select e.session_id, p.id, first_pos + p.ord - 1, a.seq,
            -- a summary finalized while it was pending (an import may write that) is placed final
            (a.data->>'status') is not distinct from 'partial'
              and not exists (select 1 from turnlog.events f
                               where f.message_id = a.message_id and f.session_id = e.session_id
                                 and f.type = 'message_finalized' and f.seq < e.seq)
-      from json_array_elements_text(e.data->'summary') with ordinality as s(id, ord)
-      join turnlog.events a on a.session_id = e.session_id and a.message_id = s.id::uuid and a.type = 'message_appended';
+      from (select s.id::uuid as id, min(s.ord) as ord
+              from json_array_elements_text(e.data->'summary') with ordinality as s(id, ord) group by 1) p
+      join turnlog.events a on a.session_id = e.session_id and a.message_id = p.id and a.type = 'message_appended'
+                           and a.seq < e.seq and (a.data->>'deferred') is not null
+     where not exists (select 1 from turnlog.live_messages l where l.session_id = e.session_id and l.message_id = p.id)
+       and not exists (select 1 from turnlog.events c
+                        where c.session_id = e.session_id and c.type = 'messages_compacted' and c.seq > a.seq and c.seq < e.seq
+                          and exists (select 1 from json_array_elements_text(c.data->'summary') x where x.value::uuid = p.id));
     -- an append takes its seq as position, so every position must stay at most this event's seq: a log
     -- written around the store (an import) may place more summaries than it covers after a live append
     -- that followed them, and the next append would then share a position with the last summary. Such a

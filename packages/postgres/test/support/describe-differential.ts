@@ -7,6 +7,9 @@ import { afterAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import type { PostgresStore } from '@turnlog/postgres'
 import {
+  anomalousEvents,
+  anomalousLogArb,
+  runAnomalousLog,
   CROWDED_COMPACTION,
   FINALIZED_PENDING_SUMMARY,
   KNOWN_DIVERGENCE,
@@ -23,8 +26,9 @@ import {
 /** Declares the suite under `label`, on the store `store()` returns once `beforeAll` has opened it. */
 export function describeDifferential(label: string, store: () => PostgresStore, numRuns: number): void {
   const stats = newDiffStats()
+  const anomalyStats = { refused: {}, compared: 0, anomalies: 0 }
   afterAll(() => {
-    console.log(`projection-differential (${label}): ${JSON.stringify(stats)}`)
+    console.log(`projection-differential (${label}): ${JSON.stringify(stats)}; logs with anomalies: ${JSON.stringify(anomalyStats)}`)
   })
 
   describe(`SQL projection = projectStructure, rule by rule (${label})`, () => {
@@ -83,6 +87,19 @@ export function describeDifferential(label: string, store: () => PostgresStore, 
         }),
         { numRuns: numRuns * 2 },
       )
+    }, 300_000)
+
+    it('logs with anomalies (ids re-used or unknown, summaries not pending, odd `deferred` values, fork markers, unknown types), several events per INSERT: each statement is refused or the table is the spec (which skips an anomaly), after every statement and after rebuild', async () => {
+      await fc.assert(
+        fc.asyncProperty(anomalousLogArb, async ({ steps, chunks }) => {
+          await runAnomalousLog(store(), anomalousEvents(steps), chunks, anomalyStats)
+        }),
+        { numRuns: numRuns * 4 },
+      )
+      // the property met both outcomes, and logs the spec applied with anomalies
+      expect(anomalyStats.compared).toBeGreaterThan(numRuns)
+      expect(anomalyStats.anomalies).toBeGreaterThan(0)
+      expect(Object.keys(anomalyStats.refused).length).toBeGreaterThan(0)
     }, 300_000)
 
     it('one full rebuild of every session from damaged rows (batches mixing plain-append and replayed logs) gives the spec', async () => {

@@ -533,6 +533,169 @@ export async function insertRawEvents(db: Kysely<unknown>, sid: SessionId, after
 }
 
 /**
+ * One step of a log written around the store that the spec may NOT apply cleanly (an import of a
+ * crafted or damaged file, a raw writer): appends (some re-using a known id, `deferred` as `true`,
+ * `false`, `null`, a string or absent), revisions, finalizations, rewinds and compactions naming any id
+ * (live, pending, gone or unknown, repeated), redactions, fork markers, inherited copies and an unknown
+ * event type. An inherited copy always has a fresh id: a copy of an id the session already had is the
+ * one divergence left (docs/schema.md, "live_messages").
+ */
+export interface AnomalousStep {
+  readonly type: string
+  readonly pick: number
+  readonly picks: readonly number[]
+  readonly summary: readonly number[]
+  readonly deferred: unknown
+  readonly partial: boolean
+}
+
+/** Logs with anomalies: steps, and how many events each INSERT statement carries. */
+export const anomalousLogArb: fc.Arbitrary<{ steps: AnomalousStep[]; chunks: number[] }> = fc.record({
+  steps: fc.array(
+    fc.record({
+      type: fc.constantFrom(
+        'message_appended',
+        'message_appended',
+        'message_appended',
+        'message_revised',
+        'message_finalized',
+        'messages_retracted',
+        'messages_compacted',
+        'message_redacted',
+        'session_forked',
+        'inherited_copy',
+        'no_such_type',
+      ),
+      pick: fc.nat(50),
+      picks: fc.array(fc.nat(50), { maxLength: 3 }),
+      summary: fc.array(fc.nat(50), { maxLength: 3 }),
+      deferred: fc.constantFrom<unknown>(undefined, undefined, true, true, false, null, 'yes'),
+      partial: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 14 },
+  ),
+  chunks: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 14, maxLength: 14 }),
+})
+
+/** The events of an anomalous log's `steps` (ids picked among every id written so far and one unknown). */
+export function anomalousEvents(steps: readonly AnomalousStep[]): RawEvent[] {
+  const ids: MessageId[] = ['0190f0f0-0000-7000-8000-000000000001' as MessageId]
+  const out: RawEvent[] = []
+  const pick = (p: number): MessageId => ids[p % ids.length] as MessageId
+  const data = (partial: boolean): Record<string, unknown> => ({
+    createdAt: '2026-01-01T00:00:00.000Z',
+    ...(partial ? { status: 'partial' } : {}),
+  })
+  const fresh = (payload: ChatMessage): MessageId => {
+    const id = createMessage(payload).id
+    ids.push(id)
+    return id
+  }
+  for (const s of steps) {
+    switch (s.type) {
+      case 'message_appended': {
+        const payload: ChatMessage = { role: 'assistant', content: `m${out.length}` }
+        const messageId = s.pick % 7 === 0 ? pick(s.pick) : fresh(payload)
+        out.push({
+          type: s.type,
+          messageId,
+          payload,
+          data: s.deferred === undefined ? data(s.partial) : { ...data(s.partial), deferred: s.deferred },
+        })
+        break
+      }
+      case 'inherited_copy': {
+        const payload: ChatMessage = { role: 'user', content: `i${out.length}` }
+        const inheritedFrom = { sessionId: '0190f0f0-0000-7000-8000-000000000002', seq: 1 }
+        out.push({ type: 'message_appended', messageId: fresh(payload), payload, data: { ...data(s.partial), inheritedFrom } })
+        break
+      }
+      case 'message_revised':
+        out.push({
+          type: s.type,
+          messageId: pick(s.pick),
+          payload: { role: 'assistant', content: `r${out.length}` },
+          data: { ...data(s.partial), revision: 1 },
+        })
+        break
+      case 'message_finalized':
+      case 'message_redacted':
+        out.push({ type: s.type, messageId: pick(s.pick), payload: null, data: s.type === 'message_redacted' ? { reason: 'test' } : {} })
+        break
+      case 'messages_retracted': {
+        const named = s.picks.map(pick)
+        out.push({ type: s.type, messageId: null, payload: null, data: { ids: named, target: { from: named[0] ?? pick(0) } } })
+        break
+      }
+      case 'messages_compacted':
+        out.push({
+          type: s.type,
+          messageId: null,
+          payload: null,
+          data: { covered: s.picks.map((p) => ({ id: pick(p), contentHash: '' })), summary: s.summary.map(pick) },
+        })
+        break
+      default:
+        out.push({ type: s.type, messageId: null, payload: null, data: {} })
+    }
+  }
+  return out
+}
+
+/** What the anomalous-log property met: statements the database refused (by SQLSTATE) and comparisons made. */
+export interface AnomalyStats {
+  readonly refused: Record<string, number>
+  compared: number
+  anomalies: number
+}
+
+/**
+ * Writes `events` into a new session, `chunks[i]` per INSERT, until the database refuses one (then the
+ * table must still be the spec of what was stored, and the log ends there). After every statement the
+ * table is `projectStructure`'s rows (anomalies change nothing in either) with strictly increasing
+ * positions; then `rebuild` finds no drift and gives the same rows.
+ */
+export async function runAnomalousLog(
+  store: PostgresStore,
+  events: readonly RawEvent[],
+  chunks: readonly number[],
+  stats: AnomalyStats,
+): Promise<void> {
+  const sid = await store.createSession()
+  let seq = 0
+  for (let i = 0; seq < events.length; i++) {
+    const chunk = events.slice(seq, seq + (chunks[i % chunks.length] ?? 1))
+    try {
+      await insertRawEvents(store.db, sid, seq, chunk)
+    } catch (error) {
+      const code = String((error as { code?: unknown }).code)
+      stats.refused[code] = (stats.refused[code] ?? 0) + 1
+      break
+    }
+    seq += chunk.length
+    const { rows } = await compareWithAnomalies(store, sid, `an INSERT of events ${seq - chunk.length + 1}..${seq}`)
+    stats.compared++
+    if (rows.anomalies > 0) stats.anomalies++
+  }
+  const rebuilt = await store.rebuild({ sessionId: sid })
+  expect(rebuilt.drift).toEqual([])
+  await compareWithAnomalies(store, sid, 'rebuild of the anomalous log')
+}
+
+async function compareWithAnomalies(store: PostgresStore, sid: SessionId, label: string): Promise<{ rows: { anomalies: number } }> {
+  const events = await eventsOf(store, sid)
+  const spec = projectStructure(events)
+  const rows = await tableRows(store, sid)
+  const where = `${label}: ${JSON.stringify(events.map((e) => [e.seq, e.type, e.messageId?.slice(-4) ?? null, e.data]))}`
+  expect({ where, table: strip(rows) }).toEqual({ where, table: spec.rows })
+  expect({ where, ordered: rows.every((r, i) => i === 0 || (rows[i - 1] as TableRow).position < r.position) }).toEqual({
+    where,
+    ordered: true,
+  })
+  return { rows: { anomalies: spec.anomalies.length } }
+}
+
+/**
  * Damages the projection rows of session `sessionId` in one of three ways (`way` % 3): deleted; each
  * `partial` flipped and its position moved; each `event_seq` moved. A rebuild must repair every one.
  */
