@@ -21,14 +21,17 @@ import {
   rebuildAllAgainstSpec,
   runDifferential,
   runRawLog,
+  type AnomalyStats,
 } from './structure-differential.js'
 
 /** Declares the suite under `label`, on the store `store()` returns once `beforeAll` has opened it. */
 export function describeDifferential(label: string, store: () => PostgresStore, numRuns: number): void {
   const stats = newDiffStats()
-  const anomalyStats = { refused: {}, compared: 0, anomalies: 0 }
+  const anomalyStats: AnomalyStats = { refused: {}, sessions: new Set(), compared: 0, anomalies: 0 }
   afterAll(() => {
-    console.log(`projection-differential (${label}): ${JSON.stringify(stats)}; logs with anomalies: ${JSON.stringify(anomalyStats)}`)
+    console.log(
+      `projection-differential (${label}): ${JSON.stringify(stats)}; logs with anomalies: ${JSON.stringify({ ...anomalyStats, sessions: anomalyStats.sessions.size })}`,
+    )
   })
 
   describe(`SQL projection = projectStructure, rule by rule (${label})`, () => {
@@ -103,7 +106,7 @@ export function describeDifferential(label: string, store: () => PostgresStore, 
     }, 300_000)
 
     it('one full rebuild of every session from damaged rows (batches mixing plain-append and replayed logs) gives the spec', async () => {
-      await rebuildAllAgainstSpec(store())
+      await rebuildAllAgainstSpec(store(), anomalyStats.sessions)
     }, 120_000)
   })
 }
