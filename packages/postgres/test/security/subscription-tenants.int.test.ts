@@ -204,6 +204,41 @@ describe("a tenant writer's raw SQL on turnlog.subscriptions", () => {
     expect(own?.r).toBe(true)
   })
 
+  it('after each role switch it can make, the login still acts for its tenant', async () => {
+    // given B's checkpoint 'switch-b', and A's of the same name
+    await consumeOnce(storeB, 'switch-b')
+    await consumeOnce(storeA, 'switch-b')
+    const [b] = await runSql<{ tx_id: string; gp: string }>(
+      dbUrl,
+      `select tx_id::text as tx_id, global_position::text as gp from turnlog.subscriptions where tenant_id = 'tenant-b' and name = 'switch-b'`,
+    )
+    const before = await allRows()
+    const switches = [
+      ['set role turnlog_writer'],
+      ['set role turnlog_writer', 'reset role'],
+      ['begin', 'set local role turnlog_writer'],
+      [`select set_config('role', 'turnlog_writer', false)`],
+    ]
+    // when tenant A's login switches role, then reads the table and calls the functions on B's checkpoint (at its real place)
+    const answers = await Promise.all(
+      switches.map((setup) =>
+        withClient(writerA.connectionString, async (client) => {
+          for (const statement of setup) await client.query(statement)
+          const { rows } = await client.query<{ tenants: string[] | null; moved: boolean; dropped: boolean }>(
+            `select (select array_agg(distinct coalesce(tenant_id, '-')) from turnlog.subscriptions) as tenants,
+                    turnlog.subscription_move('tenant-b', 'switch-b', $1::xid8, $2::bigint, '999999'::xid8, 1, 0) as moved,
+                    turnlog.subscription_drop('tenant-b', 'switch-b') as dropped`,
+            [b?.tx_id, b?.gp],
+          )
+          return rows[0]
+        }),
+      ),
+    )
+    // then it sees tenant A's rows only, finds nothing of B, and nothing changed
+    expect(answers).toEqual(switches.map(() => ({ tenants: ['tenant-a'], moved: false, dropped: false })))
+    expect(await allRows()).toEqual(before)
+  })
+
   it('a tenant reader reads its tenant checkpoints but may not call the checkpoint functions', async () => {
     // given A's checkpoint
     await consumeOnce(storeA, 'reader-probe')
