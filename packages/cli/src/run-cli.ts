@@ -270,7 +270,7 @@ reader of stdout has gone away (in scripts, prefer --limit to \`| head\`).
 Without --name it reads through an ephemeral subscription, turnlog-tail-<random>, whose checkpoint
 row it deletes when it stops (a killed tail leaves the row behind: harmless, nothing waits for it). With
 --name the checkpoint is durable: the next tail with that name resumes after the last event printed
-(--from applies only to a new name). Needs write access to turnlog.subscriptions (turnlog_writer).
+(--from applies only to a new name). Needs the turnlog_writer role (it writes its checkpoint).
 
 Embedded database (PGlite): tail polls within its own process, and holds the data directory while it
 runs, so no other process can write meanwhile: there it is mostly useful to replay the log,

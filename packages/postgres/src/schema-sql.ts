@@ -41,6 +41,13 @@ export const SCHEMA_FILES: readonly string[] = [
   'functions/append_batches.sql',
   'functions/events_claim_ids.sql',
   'functions/events_notify.sql',
+  // subscription checkpoints (since 0005)
+  'functions/subscription_create.sql',
+  'functions/subscription_move.sql',
+  'functions/subscription_renew_lease.sql',
+  'functions/subscription_record_error.sql',
+  'functions/subscription_drop.sql',
+  'functions/subscription_rebase.sql',
   'functions/sessions_lock_before_update.sql',
   // reads
   'functions/load_session.sql',
@@ -59,6 +66,7 @@ export const SCHEMA_FILES: readonly string[] = [
   'triggers/sessions.sql',
   'triggers/tenant_roles.sql',
   'policies/tenant_isolation.sql',
+  'policies/subscriptions.sql',
   'ownership.sql',
   'grants.sql',
 ]

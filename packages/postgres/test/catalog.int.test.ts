@@ -16,7 +16,7 @@ const MIGRATION_TABLES = ['schema_migrations', 'schema_migrations_lock']
  * session_id fails this test until it is listed here, on purpose.
  */
 const GLOBAL_TABLES: Readonly<Record<string, string>> = {
-  subscriptions: 'one checkpoint per named consumer of the whole log (0002)',
+  subscriptions: 'one checkpoint per named consumer and tenant (tenant_id since 0005); surrogate primary key',
   tenant_roles: 'maps database roles to tenants for row level security (0003)',
 }
 

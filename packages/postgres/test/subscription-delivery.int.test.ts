@@ -404,6 +404,7 @@ describe('rebase', () => {
       expect(result.subscriptions).toEqual([
         {
           name: 'restored',
+          tenantId: null,
           from: { txId: String(base + 1n), globalPosition: Number(firstRow[0]!.global_position) },
           to: { txId: '2', globalPosition: Number(firstRow[0]!.global_position) },
         },

@@ -767,7 +767,7 @@ describe('roles and row security', () => {
     const tenantName = `sub_tenant_${suffix}`.slice(0, 63)
     const readerName = `sub_reader_${suffix}`.slice(0, 63)
     const tenantUrl = await login(tenantName, 'turnlog_writer', 'tenant-a')
-    const readerUrl = await login(readerName, 'turnlog_reader')
+    const readerUrl = await login(readerName, 'turnlog_reader', 'tenant-a')
     const mine = await store.createSession({ tenantId: 'tenant-a' })
     const theirs = await store.createSession({ tenantId: 'tenant-b' })
     const [a, b] = [msg('tenant a'), msg('tenant b')]
@@ -792,15 +792,15 @@ describe('roles and row security', () => {
       const refused = readerStore.subscribe({ name: 'reader-feed', from: 'now' }, () => {}, { reconnect: false })
       const error = await rejection(refused.done)
 
-      // then: refused (it may not write a checkpoint), yet it lists the subscriptions and measures lag
+      // then: refused (it may not write a checkpoint), yet it lists its tenant's subscriptions (only those) and measures lag
       expect(isTurnlogError(error, 'PERMISSION_DENIED')).toBe(true)
-      expect((await listSubscriptions(readerStore)).map((s) => s.name)).toContain('tenant-a-feed')
+      expect((await listSubscriptions(readerStore)).map((s) => [s.name, s.tenantId])).toEqual([['tenant-a-feed', 'tenant-a']])
       expect((await refused.lag()).checkpoint).toEqual({ txId: '0', globalPosition: 0 })
     } finally {
       await tenantStore.close()
       await readerStore.close()
       await sql.raw(`drop owned by "${tenantName}", "${readerName}"`).execute(store.db)
-      await sql`delete from turnlog.tenant_roles where role_name = ${tenantName}`.execute(store.db)
+      await sql`delete from turnlog.tenant_roles where role_name in (${tenantName}, ${readerName})`.execute(store.db)
       await sql.raw(`drop role "${tenantName}"`).execute(store.db)
       await sql.raw(`drop role "${readerName}"`).execute(store.db)
     }

@@ -14,11 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { verifyChain } from '@turnlog/audit'
 import { contentHash, createMessage, newEventId, newSessionId, type Message, type SessionId } from '@turnlog/core'
 import { messageEnvelope } from '@turnlog/core/internal'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { listSubscriptions, openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { schemaFile } from '../src/schema-sql.js'
+import { createLoginRole, dropLoginRoles, type LoginRole } from './security/support/security-fixtures.js'
 import { catalogSnapshot } from './support/catalog-snapshot.js'
 
 /** The release's fixtures: its changed `sql/` files and the manifest of its baseline. */
@@ -182,6 +183,9 @@ let freshCatalog: string
 let catalogBefore: string
 let catalogAfter: string
 let eventsBefore: string[]
+/** The checkpoints the release's consumers left: 'projector' after the third event, 'acme-projector' after the first. */
+let checkpointsBefore: { name: string; tx_id: string; global_position: string; delivered: string }[]
+const roles: LoginRole[] = []
 const sessionA = newSessionId()
 const sessionB = newSessionId()
 const oldA = [user('hello'), assistant('hi, how can I help?'), user('summarise the log'), assistant('done')]
@@ -208,6 +212,20 @@ beforeAll(async () => {
       ]),
     ).toEqual([4, 2])
   })
+  // and checkpoints its consumers wrote (its writer inserted and updated them directly)
+  checkpointsBefore = await withClient(old.connectionString, async (client) => {
+    await client.query(`insert into turnlog.subscriptions (name, tx_id, global_position, delivered)
+                        select n.name, e.tx_id, e.global_position, n.delivered
+                          from (values ('projector', 2, 3), ('acme-projector', 0, 1)) n(name, skip, delivered),
+                               lateral (select tx_id, global_position from turnlog.events
+                                         order by tx_id, global_position offset n.skip limit 1) e`)
+    const { rows } = await client.query<{ name: string; tx_id: string; global_position: string; delivered: string }>(
+      `select name, tx_id::text as tx_id, global_position::text as global_position, delivered::text as delivered
+         from turnlog.subscriptions order by name`,
+    )
+    return rows
+  })
+  expect(checkpointsBefore).toHaveLength(2)
   catalogBefore = await withClient(old.connectionString, (client) => catalogSnapshot(client))
   eventsBefore = await eventRows(old.connectionString)
 
@@ -220,6 +238,7 @@ afterAll(async () => {
   await store?.close()
   await old?.drop()
   await fresh?.drop()
+  await dropLoginRoles(roles)
 })
 
 describe('upgrade from the release before 0002 (13da962)', () => {
@@ -285,6 +304,62 @@ describe('upgrade from the release before 0002 (13da962)', () => {
       const verified = await verifyChain(s, session)
       expect(verified.breaks).toEqual([])
       expect(verified).toMatchObject({ ok: true, checked: messages.length, version: messages.length })
+    }
+  })
+
+  it("the release's checkpoints keep their place, without a tenant; the owner assigns one with one UPDATE", async () => {
+    // given the upgraded store (the owner, untenanted)
+    const s = store as PostgresStore
+
+    // then every checkpoint is where the release left it, with no tenant
+    const rows = await withClient(old.connectionString, async (client) => {
+      const { rows: r } = await client.query<{
+        name: string
+        tenant_id: string | null
+        tx_id: string
+        global_position: string
+        delivered: string
+      }>(
+        `select name, tenant_id, tx_id::text as tx_id, global_position::text as global_position, delivered::text as delivered
+           from turnlog.subscriptions order by name`,
+      )
+      return r
+    })
+    expect(rows).toEqual(checkpointsBefore.map((c) => ({ ...c, tenant_id: null })))
+
+    // and an untenanted consumer of 'projector' resumes after its checkpoint: the events past it, in log order
+    const [projector] = checkpointsBefore.filter((c) => c.name === 'projector')
+    const past = await withClient(old.connectionString, async (client) => {
+      const { rows: r } = await client.query<{ key: string }>(
+        `select session_id || ':' || seq as key from turnlog.events
+          where (tx_id, global_position) > ($1::xid8, $2::bigint) order by tx_id, global_position`,
+        [projector?.tx_id, projector?.global_position],
+      )
+      return r.map((x) => x.key)
+    })
+    expect(past).toHaveLength(oldA.length + oldB.length - 3)
+    const seen: string[] = []
+    const sub = s.subscribe({ name: 'projector' }, (e) => void seen.push(`${e.sessionId}:${e.seq}`))
+    await sub.catchUp()
+    await sub.stop()
+    expect(seen).toEqual(past)
+
+    // when the operator of a multi-tenant deployment assigns 'acme-projector' to tenant acme, as the owner
+    const acme = await createLoginRole(old, 'upacme', { groups: ['turnlog_writer'], tenant: 'acme' })
+    roles.push(acme)
+    const acmeBefore = (await listSubscriptions(s)).find((c) => c.name === 'acme-projector')
+    const assigned = await withClient(old.connectionString, (client) =>
+      client.query(`update turnlog.subscriptions set tenant_id = 'acme' where name = 'acme-projector' and tenant_id is null`),
+    )
+    expect(assigned.rowCount).toBe(1)
+
+    // then acme's writer sees it at its checkpoint, and the untenanted owner's store no longer lists it as its own
+    const acmeStore = await openStore({ connectionString: acme.connectionString, migrate: false, pool: { max: 1 } })
+    try {
+      const listed = await listSubscriptions(acmeStore)
+      expect(listed.map((c) => [c.name, c.tenantId, c.checkpoint])).toEqual([['acme-projector', 'acme', acmeBefore?.checkpoint]])
+    } finally {
+      await acmeStore.close()
     }
   })
 

@@ -1,10 +1,13 @@
 import { TurnlogError } from '@turnlog/core'
 import { sql, type Kysely } from 'kysely'
 import { START_CHECKPOINT, checkpointFromRow, type Checkpoint } from './checkpoint.js'
+import { OWN_TENANT } from './subscription-lock.js'
 
 /**
- * The `turnlog.subscriptions` row of one subscription name: every statement a consumer runs on its
- * checkpoint (create and load, compare-and-set, listening lease, last error).
+ * The `turnlog.subscriptions` row of one subscription name in the caller's own tenant
+ * (`bound_tenant(current_user)`, as the row policies compute it): every statement a consumer runs on
+ * its checkpoint (create and load, compare-and-set, listening lease, last error). Reads go through the
+ * table's row policy; writes through the SECURITY DEFINER `subscription_*` functions (docs/security.md).
  */
 export class CheckpointRow {
   constructor(readonly name: string) {}
@@ -23,12 +26,11 @@ export class CheckpointRow {
           : sql`${from.txId}::xid8, ${from.globalPosition}::bigint`
     // a new name never stores a `from` this cluster has not reached: it would need a rebase before any use
     const reached = typeof from === 'object' ? sql`${from.txId}::xid8 <= pg_snapshot_xmax(pg_current_snapshot())` : sql`true`
-    await sql`insert into turnlog.subscriptions (name, tx_id, global_position)
-              select ${name}, ${start} where ${reached} on conflict (name) do nothing`.execute(db)
+    await sql`select turnlog.subscription_create(${OWN_TENANT}, ${name}, ${start}) where ${reached}`.execute(db)
     const { rows } = await sql<{ tx_id: string; global_position: string | number; next_tx: string; max_tx: string | null }>`
       select s.tx_id::text as tx_id, s.global_position, pg_snapshot_xmax(pg_current_snapshot())::text as next_tx,
              (select max(e.tx_id) from turnlog.events e)::text as max_tx
-        from turnlog.subscriptions s where s.name = ${name}`.execute(db)
+        from turnlog.subscriptions s where s.name = ${name} and s.tenant_id is not distinct from ${OWN_TENANT}`.execute(db)
     const row = rows[0]
     if (row === undefined && typeof from === 'object') {
       throw new TurnlogError(
@@ -55,19 +57,18 @@ export class CheckpointRow {
   /** The stored checkpoint, or the start of the log when the row does not exist yet. */
   async read(db: Kysely<unknown>): Promise<Checkpoint> {
     const { rows } = await sql<{ tx_id: string; global_position: string | number }>`
-      select tx_id::text as tx_id, global_position from turnlog.subscriptions where name = ${this.name}`.execute(db)
+      select tx_id::text as tx_id, global_position from turnlog.subscriptions
+       where name = ${this.name} and tenant_id is not distinct from ${OWN_TENANT}`.execute(db)
     const row = rows[0]
     return row === undefined ? START_CHECKPOINT : checkpointFromRow(row.tx_id, row.global_position)
   }
 
   /** Moves the stored checkpoint from `from` (the one the consumer holds) to `to`, or throws `SUBSCRIPTION_CONFLICT`. */
   async move(db: Kysely<unknown>, from: Checkpoint, to: Checkpoint, delivered: number): Promise<void> {
-    const result = await sql`
-      update turnlog.subscriptions
-         set tx_id = ${to.txId}::xid8, global_position = ${to.globalPosition}::bigint, delivered = delivered + ${delivered},
-             updated_at = now(), last_error = null
-       where name = ${this.name} and tx_id = ${from.txId}::xid8 and global_position = ${from.globalPosition}::bigint`.execute(db)
-    if (result.numAffectedRows !== 1n) {
+    const { rows } = await sql<{ moved: boolean }>`
+      select turnlog.subscription_move(${OWN_TENANT}, ${this.name}, ${from.txId}::xid8, ${from.globalPosition}::bigint,
+                                       ${to.txId}::xid8, ${to.globalPosition}::bigint, ${delivered}::bigint) as moved`.execute(db)
+    if (rows[0]?.moved !== true) {
       throw new TurnlogError(
         'SUBSCRIPTION_CONFLICT',
         `the checkpoint of subscription "${this.name}" was moved by someone else; this consumer stopped without writing`,
@@ -78,15 +79,12 @@ export class CheckpointRow {
 
   /** Extends the listening lease (writers notify while one is live; see migration 0002) by `leaseMs`. */
   async renewLease(db: Kysely<unknown>, leaseMs: number): Promise<void> {
-    await sql`update turnlog.subscriptions set listening_until = now() + make_interval(secs => ${leaseMs / 1000})
-               where name = ${this.name}`.execute(db)
+    await sql`select turnlog.subscription_renew_lease(${OWN_TENANT}, ${this.name}, ${leaseMs / 1000}::float8)`.execute(db)
   }
 
   /** Records the error that stopped the consumer (best effort: a failure here is ignored). */
   async recordError(db: Kysely<unknown>, error: TurnlogError): Promise<void> {
-    await sql`update turnlog.subscriptions set last_error = ${JSON.stringify({ ...error.toJSON(), at: new Date().toISOString() })}::json,
-                     updated_at = now() where name = ${this.name}`
-      .execute(db)
-      .catch(() => {})
+    const recorded = JSON.stringify({ ...error.toJSON(), at: new Date().toISOString() })
+    await sql`select turnlog.subscription_record_error(${OWN_TENANT}, ${this.name}, ${recorded}::json)`.execute(db).catch(() => {})
   }
 }

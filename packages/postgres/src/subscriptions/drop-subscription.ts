@@ -1,10 +1,11 @@
 import { sql } from 'kysely'
 import { checkSafeText } from '../safe-text.js'
-import { withSubscriptionsIdle, type SubscriptionAdminStore } from './rebase-subscription.js'
+import { ownCheckpoint, withSubscriptionsIdle, type SubscriptionAdminStore } from './rebase-subscription.js'
 
 /**
- * Removes a subscription's checkpoint row while no consumer runs (`SUBSCRIPTION_LOCKED` otherwise):
- * true when it was there, false for an unknown name. A later subscription of the name starts afresh
+ * Removes the checkpoint row of a subscription name of the caller's tenant while no consumer runs
+ * (`SUBSCRIPTION_LOCKED` otherwise): true when it was there, false for an unknown name (or one only
+ * another tenant has). A later subscription of the name starts afresh
  * (its `from`). Use it for throw-away consumers (`turnlog tail` without `--name` removes its own) and
  * to retire a projection; a stopped subscription's row holds nobody back, so there is no hurry.
  */
@@ -12,10 +13,11 @@ export async function dropSubscription(store: SubscriptionAdminStore, name: stri
   checkSafeText(name, 'subscription name')
   return withSubscriptionsIdle(
     store,
-    async () => [name],
-    async (trx) => {
-      const result = await sql`delete from turnlog.subscriptions where name = ${name}`.execute(trx)
-      return Number(result.numAffectedRows ?? 0n) > 0
+    async (trx) => [await ownCheckpoint(trx, name)],
+    async (trx, [key]) => {
+      const { rows } = await sql<{ dropped: boolean }>`
+        select turnlog.subscription_drop(${key?.tenant ?? null}::text, ${name}) as dropped`.execute(trx)
+      return rows[0]?.dropped === true
     },
   )
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { checkpointFromRow, type Checkpoint } from './checkpoint.js'
-import { withSubscriptionsIdle, type RebaseResult, type SubscriptionAdminStore } from './rebase-subscription.js'
+import { setCheckpoint, withSubscriptionsIdle, type RebaseResult, type SubscriptionAdminStore } from './rebase-subscription.js'
 
 /**
  * The transaction id restored events get: `2`, "frozen" (committed before every transaction of this
@@ -48,8 +48,9 @@ export async function rebaseAfterRestore(
       // no append may interleave: a concurrent event would carry a real id and be rewritten or not by chance
       await sql`lock table turnlog.events in share mode`.execute(trx)
       await sql`lock table turnlog.subscriptions in share row exclusive mode`.execute(trx)
-      const { rows } = await sql<{ name: string }>`select name from turnlog.subscriptions order by name`.execute(trx)
-      return rows.map((r) => r.name)
+      const { rows } = await sql<{ tenant_id: string | null; name: string }>`
+        select tenant_id, name from turnlog.subscriptions order by name, tenant_id nulls first`.execute(trx)
+      return rows.map((r) => ({ tenant: r.tenant_id, name: r.name }))
     },
     async (trx) => {
       const { rows: probe } = await sql<{ next_tx: string; max_tx: string | null }>`
@@ -58,13 +59,15 @@ export async function rebaseAfterRestore(
       )
       const next = BigInt(probe[0]?.next_tx ?? '0')
       const maxTx = probe[0]?.max_tx ?? null
-      const { rows: subs } = await sql<{ name: string; tx_id: string; global_position: string | number }>`
-        select name, tx_id::text as tx_id, global_position from turnlog.subscriptions order by name`.execute(trx)
+      const { rows: subs } = await sql<{ tenant_id: string | null; name: string; tx_id: string; global_position: string | number }>`
+        select tenant_id, name, tx_id::text as tx_id, global_position from turnlog.subscriptions order by name, tenant_id nulls first`.execute(
+        trx,
+      )
       const needed = (maxTx !== null && BigInt(maxTx) >= next) || subs.some((s) => BigInt(s.tx_id) > next)
       if (!needed && options.force !== true) {
         const unchanged = subs.map((s) => {
           const at = checkpointFromRow(s.tx_id, s.global_position)
-          return { name: s.name, from: at, to: at }
+          return { name: s.name, tenantId: s.tenant_id, from: at, to: at }
         })
         return { needed, eventsRewritten: 0, subscriptions: unchanged }
       }
@@ -81,15 +84,12 @@ export async function rebaseAfterRestore(
            where (e.tx_id, e.global_position) > (${s.tx_id}::xid8, ${s.global_position}::bigint)`.execute(trx)
         const first = rows[0]?.first_gp
         const to: Checkpoint = checkpointFromRow(REBASED_TX_ID, first === null || first === undefined ? maxGp : Number(first) - 1)
-        mapped.push({ name: s.name, from: checkpointFromRow(s.tx_id, s.global_position), to })
+        mapped.push({ name: s.name, tenantId: s.tenant_id, from: checkpointFromRow(s.tx_id, s.global_position), to })
       }
       const rewritten = await sql`update turnlog.events set tx_id = ${REBASED_TX_ID}::xid8 where tx_id <> ${REBASED_TX_ID}::xid8`.execute(
         trx,
       )
-      for (const m of mapped) {
-        await sql`update turnlog.subscriptions set tx_id = ${m.to.txId}::xid8, global_position = ${m.to.globalPosition}::bigint,
-                         updated_at = now(), last_error = null where name = ${m.name}`.execute(trx)
-      }
+      for (const m of mapped) await setCheckpoint(trx, { tenant: m.tenantId, name: m.name }, m.to)
       return { needed, eventsRewritten: Number(rewritten.numAffectedRows ?? 0n), subscriptions: mapped }
     },
   )

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely'
 import { mapDatabaseError } from '../map-database-error.js'
 import { checkSafeText, describeValue } from '../safe-text.js'
 import { START_CHECKPOINT, checkpointFromRow, parseCheckpoint, type Checkpoint } from './checkpoint.js'
-import { isClaimedInProcess, tryLockSubscriptionForTransaction } from './subscription-lock.js'
+import { OWN_TENANT, isClaimedInProcess, tryLockSubscriptionForTransaction } from './subscription-lock.js'
 
 /** Where {@link rebaseSubscription} moves a checkpoint. */
 export type RebaseTarget =
@@ -22,6 +22,8 @@ export type RebaseTarget =
 /** Result of a rebase. */
 export interface RebaseResult {
   readonly name: string
+  /** The checkpoint's tenant (null: none); `rebaseAfterRestore` run by the owner rebases every tenant's. */
+  readonly tenantId: string | null
   readonly from: Checkpoint
   readonly to: Checkpoint
 }
@@ -32,26 +34,41 @@ export interface SubscriptionAdminStore {
   readonly flavor: 'postgres' | 'pglite'
 }
 
+/** One checkpoint: its tenant (null: none) and name, the row's key. */
+export interface CheckpointKey {
+  readonly tenant: string | null
+  readonly name: string
+}
+
+/** The checkpoint `name` of the caller's own tenant (`bound_tenant(current_user)`, as the row policies compute it). */
+export async function ownCheckpoint(trx: Kysely<unknown>, name: string): Promise<CheckpointKey> {
+  const { rows } = await sql<{ tenant: string | null }>`select ${OWN_TENANT} as tenant`.execute(trx)
+  return { tenant: rows[0]?.tenant ?? null, name }
+}
+
 /**
- * Runs `work` in a transaction after making sure no consumer holds `name` (and none can start until it
- * commits); throws `SUBSCRIPTION_LOCKED`.
+ * Runs `work` in a transaction after making sure no consumer holds any of the checkpoints `keys` returns
+ * (and none can start until it commits); throws `SUBSCRIPTION_LOCKED`.
  */
 export async function withSubscriptionsIdle<T>(
   store: SubscriptionAdminStore,
-  names: (trx: Kysely<unknown>) => Promise<readonly string[]>,
-  work: (trx: Kysely<unknown>) => Promise<T>,
+  keys: (trx: Kysely<unknown>) => Promise<readonly CheckpointKey[]>,
+  work: (trx: Kysely<unknown>, keys: readonly CheckpointKey[]) => Promise<T>,
 ): Promise<T> {
   try {
     return await store.db.transaction().execute(async (trx) => {
-      for (const name of await names(trx)) {
-        const idle = store.flavor === 'pglite' ? !isClaimedInProcess(store.db, name) : await tryLockSubscriptionForTransaction(trx, name)
+      const locked = await keys(trx)
+      for (const { tenant, name } of locked) {
+        // an embedded store runs as the owner with no tenant: its consumers are claimed by name
+        const idle =
+          store.flavor === 'pglite' ? !isClaimedInProcess(store.db, name) : await tryLockSubscriptionForTransaction(trx, tenant, name)
         if (!idle) {
           throw new TurnlogError('SUBSCRIPTION_LOCKED', `subscription "${name}" has an active consumer; stop it first`, {
             details: { name },
           })
         }
       }
-      return work(trx)
+      return work(trx, locked)
     })
   } catch (error) {
     throw mapDatabaseError(error)
@@ -87,24 +104,40 @@ async function targetCheckpoint(trx: Kysely<unknown>, target: RebaseTarget): Pro
 }
 
 /**
- * Moves a subscription's checkpoint while no consumer runs (`SUBSCRIPTION_LOCKED` otherwise;
- * `SUBSCRIPTION_NOT_FOUND` for an unknown name). Use it to replay a projection, to skip ahead, or to
- * re-position a subscription by global position after a restore (see docs/subscriptions.md).
+ * Sets checkpoint `key` to `to` through `turnlog.subscription_rebase` (which applies the tenant rule):
+ * the checkpoint it replaced, or undefined when there is no such row the caller may act for.
+ */
+export async function setCheckpoint(trx: Kysely<unknown>, key: CheckpointKey, to: Checkpoint): Promise<Checkpoint | undefined> {
+  const { rows } = await sql<{ tx_id: string; global_position: string | number }>`
+    select from_tx_id::text as tx_id, from_global_position as global_position
+      from turnlog.subscription_rebase(${key.tenant}::text, ${key.name}, ${to.txId}::xid8, ${to.globalPosition}::bigint)`.execute(trx)
+  const row = rows[0]
+  return row === undefined ? undefined : checkpointFromRow(row.tx_id, row.global_position)
+}
+
+/**
+ * Moves the checkpoint of a subscription name of the caller's tenant while no consumer runs
+ * (`SUBSCRIPTION_LOCKED` otherwise; `SUBSCRIPTION_NOT_FOUND` for an unknown name, or one only another
+ * tenant has). Use it to replay a projection, to skip ahead, or to re-position a subscription by global
+ * position after a restore (see docs/subscriptions.md).
  */
 export async function rebaseSubscription(store: SubscriptionAdminStore, name: string, target: RebaseTarget): Promise<RebaseResult> {
   checkSafeText(name, 'subscription name')
+  const notFound = (): TurnlogError => new TurnlogError('SUBSCRIPTION_NOT_FOUND', `no subscription named "${name}"`, { details: { name } })
   return withSubscriptionsIdle(
     store,
-    async () => [name],
-    async (trx) => {
-      const { rows } = await sql<{ tx_id: string; global_position: string | number }>`
-        select tx_id::text as tx_id, global_position from turnlog.subscriptions where name = ${name} for update`.execute(trx)
-      const row = rows[0]
-      if (row === undefined) throw new TurnlogError('SUBSCRIPTION_NOT_FOUND', `no subscription named "${name}"`, { details: { name } })
+    async (trx) => [await ownCheckpoint(trx, name)],
+    async (trx, [key]) => {
+      if (key === undefined) throw notFound()
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from turnlog.subscriptions where name = ${name} and tenant_id is not distinct from ${key.tenant}::text`.execute(
+        trx,
+      )
+      if ((rows[0]?.n ?? 0) === 0) throw notFound()
       const to = await targetCheckpoint(trx, target)
-      await sql`update turnlog.subscriptions set tx_id = ${to.txId}::xid8, global_position = ${to.globalPosition}::bigint,
-                       updated_at = now(), last_error = null where name = ${name}`.execute(trx)
-      return { name, from: checkpointFromRow(row.tx_id, row.global_position), to }
+      const from = await setCheckpoint(trx, key, to)
+      if (from === undefined) throw notFound()
+      return { name, tenantId: key.tenant, from, to }
     },
   )
 }

@@ -1,31 +1,49 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 
 /**
- * The first key of turnlog's subscription advisory locks (`'tlsb'`); the second is `hashtext(name)`.
- * The two-key form lives apart from one-key (`bigint`) locks such as the migrator's. Two names with the
- * same hash share a lock: one then waits for the other, nothing worse.
+ * The first key of turnlog's subscription advisory locks (`'tlsb'`); the second is
+ * {@link subscriptionLockKey}. The two-key form lives apart from one-key (`bigint`) locks such as the
+ * migrator's. Two checkpoints whose keys collide share a lock: one then waits for the other, nothing worse.
  */
 export const SUBSCRIPTION_LOCK_CLASS = 0x746c7362
 
-function lockKey(name: string): RawBuilder<unknown> {
-  return sql`${SUBSCRIPTION_LOCK_CLASS}::int4, hashtext(${name})`
+/**
+ * The caller's own tenant, as the row policies compute it (`bound_tenant(current_user)`): the tenant
+ * of every checkpoint the store creates and names (docs/security.md).
+ */
+export const OWN_TENANT: RawBuilder<string | null> = sql<string | null>`turnlog.bound_tenant(current_user)`
+
+/**
+ * The second key of the lock of checkpoint (`tenant`, `name`): `hashtext(name)` without a tenant (the
+ * key of every checkpoint before 0005), else `hashtext(tenant || chr(31) || name)`, so two tenants'
+ * consumers of the same name do not exclude each other. The one place the key is written (the locks
+ * below and `listSubscriptions`' holder lookup use it).
+ */
+export function subscriptionLockKey(tenant: RawBuilder<unknown>, name: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`hashtext(case when ${tenant} is null then ${name} else ${tenant} || chr(31) || ${name} end)`
+}
+
+function lockKey(tenant: RawBuilder<unknown>, name: string): RawBuilder<unknown> {
+  return sql`${SUBSCRIPTION_LOCK_CLASS}::int4, ${subscriptionLockKey(tenant, sql`${name}::text`)}`
 }
 
 /**
- * Takes the subscription's session-level advisory lock on `db`'s (single, dedicated) connection if it
- * is free. Held until released or the session ends, so a consumer that dies frees the name.
+ * Takes the session-level advisory lock of the caller's own checkpoint `name` on `db`'s (single,
+ * dedicated) connection if it is free. Held until released or the session ends, so a consumer that
+ * dies frees the name.
  */
 export async function tryLockSubscription(db: Kysely<unknown>, name: string): Promise<boolean> {
-  const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(name)}) as ok`.execute(db)
+  const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(OWN_TENANT, name)}) as ok`.execute(db)
   return rows[0]?.ok === true
 }
 
 /**
- * Takes the subscription's advisory lock for the rest of the transaction `trx` if no consumer holds it
- * (transaction- and session-level advisory locks conflict), so no consumer starts meanwhile.
+ * Takes the advisory lock of checkpoint (`tenant`, `name`) for the rest of the transaction `trx` if no
+ * consumer holds it (transaction- and session-level advisory locks conflict), so no consumer starts
+ * meanwhile.
  */
-export async function tryLockSubscriptionForTransaction(trx: Kysely<unknown>, name: string): Promise<boolean> {
-  const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${lockKey(name)}) as ok`.execute(trx)
+export async function tryLockSubscriptionForTransaction(trx: Kysely<unknown>, tenant: string | null, name: string): Promise<boolean> {
+  const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${lockKey(sql`${tenant}::text`, name)}) as ok`.execute(trx)
   return rows[0]?.ok === true
 }
 

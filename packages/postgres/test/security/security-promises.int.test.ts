@@ -59,6 +59,10 @@ const READER_REFUSED: readonly (readonly [string, string])[] = [
   ['INSERT turnlog.subscriptions', `insert into turnlog.subscriptions (name) values ('mine')`],
   ['UPDATE turnlog.subscriptions', `update turnlog.subscriptions set name = name`],
   ['DELETE turnlog.subscriptions', 'delete from turnlog.subscriptions'],
+  ['LOCK turnlog.subscriptions (row exclusive)', 'begin; lock table turnlog.subscriptions in row exclusive mode; commit'],
+  ['subscription_create', `select turnlog.subscription_create(null, 'mine', '0'::xid8, 0)`],
+  ['subscription_move', `select turnlog.subscription_move(null, 'mine', '0'::xid8, 0, '0'::xid8, 0, 0)`],
+  ['subscription_drop', `select turnlog.subscription_drop(null, 'mine')`],
   ['DELETE turnlog.schema_migrations', 'delete from turnlog.schema_migrations'],
   ['CREATE in schema turnlog', 'create table turnlog.mine (x int)'],
   ['append_messages', 'select turnlog.append_messages(null::uuid, null::bigint, null, null, null, null, null)'],
@@ -127,6 +131,13 @@ describe('a login granted turnlog_writer may not', () => {
     ['TRUNCATE turnlog.live_messages', 'truncate turnlog.live_messages'],
     ['TRUNCATE turnlog.conflicts', 'truncate turnlog.conflicts'],
     ['UPDATE turnlog.tenant_roles', `update turnlog.tenant_roles set tenant_id = 'tenant-b' where $1::uuid is not null`],
+    [
+      'INSERT turnlog.subscriptions',
+      `insert into turnlog.subscriptions (name, tenant_id, tx_id, global_position) select 'mine', 'tenant-a', '0', 0 where $1::uuid is not null`,
+    ],
+    ['UPDATE turnlog.subscriptions', `update turnlog.subscriptions set delivered = 0 where $1::uuid is not null`],
+    ['DELETE turnlog.subscriptions', 'delete from turnlog.subscriptions where $1::uuid is not null'],
+    ['LOCK turnlog.subscriptions (share row exclusive)', 'begin; lock table turnlog.subscriptions in share row exclusive mode; commit'],
     ['DELETE turnlog.tenant_roles', 'delete from turnlog.tenant_roles where $1::uuid is not null'],
     ['UPDATE turnlog.sessions.created_at', 'update turnlog.sessions set created_at = now() where session_id = $1'],
     ['SELECT turnlog.message_ids', 'select * from turnlog.message_ids where $1::uuid is not null'],
@@ -186,6 +197,13 @@ describe('the catalog keeps the model later migrations must keep', () => {
       'rebuild_session',
       'rebuild_sessions',
       'redact_message',
+      'events_notify',
+      'subscription_create',
+      'subscription_drop',
+      'subscription_move',
+      'subscription_rebase',
+      'subscription_record_error',
+      'subscription_renew_lease',
     ]
     expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining(documented))
     for (const r of rows) {
@@ -224,8 +242,8 @@ describe('the catalog keeps the model later migrations must keep', () => {
       from pg_class c where c.relnamespace = 'turnlog'::regnamespace and c.relkind in ('r', 'p') order by c.relname`,
     )
     // then the tenant tables are guarded, and a table without RLS is one the doc names as such
-    const guarded = ['conflicts', 'events', 'live_messages', 'sessions', 'tenant_roles']
-    const withoutTenant = ['message_ids', 'schema_migrations', 'schema_migrations_lock', 'subscriptions']
+    const guarded = ['conflicts', 'events', 'live_messages', 'sessions', 'subscriptions', 'tenant_roles']
+    const withoutTenant = ['message_ids', 'schema_migrations', 'schema_migrations_lock']
     for (const r of rows) {
       if (guarded.includes(r.name))
         expect({ name: r.name, rls: r.rls, policy: r.policies > 0 }).toEqual({ name: r.name, rls: true, policy: true })

@@ -37,6 +37,8 @@ const REVIEWED = new Set([
   'packages/postgres/src/migrations/0003_accept_duplicates_without_content.ts: sql.raw(replacementSql())',
   // 0004: one sql/ file and a constant repair block
   'packages/postgres/src/migrations/0004_repair_compaction_placement.ts: sql.raw(replacementSql())',
+  // 0005: constant table/privilege texts and sql/ files of a constant list (functions made create or replace, one policy file); no input
+  'packages/postgres/src/migrations/0005_tenant_subscriptions.ts: sql.raw(migrationSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',
 ])
