@@ -470,6 +470,38 @@ describe('docs/cli.md, promise by promise', () => {
     SLOW,
   )
 
+  it(
+    'tail stops with exit 0 at its next write once the reader of stdout has gone away, and removes its ephemeral subscription',
+    async () => {
+      // given a tail following what commits from now on
+      const tailNames = async (): Promise<string[]> =>
+        superuser(
+          async (c) => (await c.query<{ name: string }>("select name from turnlog.subscriptions where name like 'turnlog-tail-%'")).rows,
+        ).then((rows) => rows.map((r) => r.name))
+      const tail = spawnTurnlog(['--database-url', url, 'tail', '--json'], { cwd: dir })
+      const deadline = Date.now() + 20_000
+      while ((await tailNames()).length === 0) {
+        if (Date.now() > deadline) throw new Error(`the tail never subscribed:\n${tail.stderr()}`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      // when its reader goes away and events commit
+      tail.child.stdout?.destroy()
+      const store = await openStore({ connectionString: url, migrate: false })
+      try {
+        await store.append(healthy, [createMessage({ role: 'user', content: 'nobody reads this' })])
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        await store.append(healthy, [createMessage({ role: 'user', content: 'nor this' })])
+      } finally {
+        await store.close()
+      }
+      const stopped = await tail.exit(20_000)
+      // then
+      expect({ code: stopped.code, signal: stopped.signal }).toEqual({ code: 0, signal: null })
+      expect(await tailNames()).toEqual([])
+    },
+    SLOW,
+  )
+
   it('-V prints the version of @turnlog/cli', async () => {
     const run = await runTurnlog(['-V'], { cwd: dir })
     const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
