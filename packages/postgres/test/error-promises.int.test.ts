@@ -11,7 +11,7 @@
  * migrate-failure.test.ts, packages/cli/test/migrate-roles.int.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { createMessage, isTurnlogError, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
+import { createMessage, isTurnlogError, type Message, type TurnlogError } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
 import pg from 'pg'
