@@ -148,6 +148,38 @@ describe('a failed migration (operations.md, Migrations)', () => {
   })
 })
 
+describe('concurrent deploys (operations.md, Migrations)', () => {
+  it('four migrateToLatest and two openStore at once on an empty database: one run applies everything once, the others find it done', async () => {
+    // given an empty database and six processes' worth of stores (separate pools)
+    const fresh = await createTestDatabase()
+    const stores = await Promise.all(
+      [1, 2, 3, 4].map(() => openStore({ connectionString: fresh.connectionString, migrate: false, pool: { max: 1 } })),
+    )
+    const opened: PostgresStore[] = []
+    try {
+      // when
+      const [results, openedStores] = await Promise.all([
+        Promise.all(stores.map((st) => migrateToLatest(st.db))),
+        Promise.all([1, 2].map(() => openStore({ connectionString: fresh.connectionString, pool: { max: 1 } }))),
+      ])
+      opened.push(...openedStores)
+      // then: every migration applied by exactly one run, recorded once, and the stores work
+      const applied = results.flatMap((r) => r.applied)
+      const known = results[0]?.known ?? []
+      expect([...applied].sort()).toEqual(results.some((r) => r.applied.length > 0) ? [...known].sort() : [])
+      expect(results.filter((r) => r.applied.length > 0).length).toBeLessThanOrEqual(1)
+      const names = await superuser(fresh.connectionString, recorded)
+      expect(names).toEqual([...known].sort())
+      const session = await opened[0]!.createSession()
+      await opened[1]!.append(session, [user('after a concurrent deploy')])
+      expect((await stores[0]!.load(session)).messages).toHaveLength(1)
+    } finally {
+      for (const st of [...stores, ...opened]) await st.close()
+      await fresh.drop()
+    }
+  })
+})
+
 describe('retention: dropping archived sessions (operations.md, Retention)', () => {
   let db: TestDatabase
   let store: PostgresStore
@@ -167,7 +199,7 @@ describe('retention: dropping archived sessions (operations.md, Retention)', () 
     await superuser(db.connectionString, async (c) => {
       await c.query('begin')
       await c.query('set local role turnlog_owner')
-      for (const table of ['live_messages', 'events', 'conflicts', 'sessions']) {
+      for (const table of ['live_messages', 'events', 'conflicts', 'message_ids', 'sessions']) {
         await c.query(`delete from turnlog.${table} where session_id = any ($1::uuid[])`, [sessionIds])
       }
       await c.query('commit')
