@@ -412,6 +412,61 @@ describe('docs/cli.md, promise by promise', () => {
   )
 
   it(
+    'the documented JSON shapes of replay (live, transcript, wire), inspect and rebuild (with drift)',
+    async () => {
+      // when
+      const [live, transcript, wire, inspect] = await Promise.all([
+        pgRun(['replay', warned, '--json']),
+        pgRun(['replay', warned, '--view', 'transcript', '--json']),
+        pgRun(['replay', warned, '--view', 'wire', '--json']),
+        pgRun(['inspect', warned, '--html', join(dir, 'shapes.html'), '--json']),
+      ])
+      // and once a projection row was deleted behind the store's back
+      await superuser((c) =>
+        c.query(
+          'delete from turnlog.live_messages where session_id = $1 and position = (select max(position) from turnlog.live_messages where session_id = $1)',
+          [warned],
+        ),
+      )
+      const verify = await pgRun(['rebuild', '--verify', '--json'])
+      const repair = await pgRun(['rebuild', '--json'])
+      // then
+      const keys = (run: TurnlogRun): string[] => Object.keys(run.json())
+      expect(keys(live)).toEqual(['sessionId', 'version', 'view', 'messages', 'pairing'])
+      expect(keys(transcript)).toEqual(['sessionId', 'version', 'view', 'entries', 'events', 'pairing', 'anomalies'])
+      const entries = transcript.json<{ entries: Record<string, unknown>[] }>().entries
+      expect(entries.map((e) => Object.keys(e))).toEqual(entries.map(() => ['seq', 'revision', 'status', 'changedBy', 'message']))
+      expect(keys(wire)).toEqual(['sessionId', 'version', 'view', 'messages'])
+      expect(wire.json<{ messages: unknown[] }>().messages).toEqual([
+        { role: 'user', content: 'first' },
+        { role: 'user', content: 'second, before any reply' },
+        { role: 'assistant', content: 'a reply' },
+      ])
+      expect(inspect.json()).toEqual({
+        file: join(dir, 'shapes.html'),
+        bytes: (await stat(join(dir, 'shapes.html'))).size,
+        sessionId: warned,
+        version: 3,
+        items: 3,
+        messages: 3,
+        findings: expect.any(Number),
+      })
+      expect(verify.code).toBe(1)
+      const drift = verify.json<{ drift: Record<string, unknown>[] }>()
+      expect(Object.keys(drift)).toEqual(['verify', 'sessions', 'rewritten', 'drift'])
+      expect(drift.drift.map((d) => [d['sessionId'], Object.keys(d)])).toEqual([
+        [warned, ['sessionId', 'expected', 'actual', 'explanation']],
+      ])
+      expect(repair.code).toBe(0)
+      // without --verify, every session is rewritten and `drift` names those that had drifted (repaired)
+      const repaired = repair.json<{ verify: boolean; sessions: number; rewritten: number; drift: { sessionId: string }[] }>()
+      expect(repaired).toMatchObject({ verify: false, sessions: 2, rewritten: 2 })
+      expect(repaired.drift.map((d) => d.sessionId)).toEqual([warned])
+    },
+    SLOW,
+  )
+
+  it(
     'connection failures exit 3 with a specific hint: a database that does not exist, a host that does not resolve',
     async () => {
       // given
