@@ -10,14 +10,22 @@
  * - A database of a development version before the baseline (`schema_migrations` naming migrations this
  *   version does not know): `MIGRATION_FAILED` ("corrupted migrations"), changing nothing and dropping
  *   nothing.
+ * - Embedded data directories: a lock held on another host (a copy restored elsewhere, a shared file
+ *   system) is never taken over, even when no process of that pid runs here: `DATA_DIR_LOCKED` names
+ *   it, and deleting the `turnlog.lock.*` files frees the directory. One small file stays after release.
  * - Retention: dropping archived sessions as the schema owner, in one transaction, leaves the other
  *   sessions whole and the archived sessions' message ids free for reuse (regression: the documented
  *   list of tables left `message_ids` out, and a later append of such an id failed with `DB_TRANSIENT`
  *   for ever).
  */
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type Message, type TurnlogError } from '@turnlog/core'
 import { migrateToLatest, openStore, type PostgresStore } from '@turnlog/postgres'
+import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock } from '@turnlog/postgres/internal'
 import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
 import pg from 'pg'
 
@@ -234,5 +242,41 @@ describe('retention: dropping archived sessions (operations.md, Retention)', () 
     const restored = await store.createSession()
     const appended = await store.append(restored, [archivedMessage])
     expect(appended.appended).toEqual([archivedMessage.id])
+  })
+})
+
+describe('embedded data directories (operations.md)', () => {
+  it('a lock held on another host is never taken over: DATA_DIR_LOCKED names it; deleting the lock files frees the directory', async () => {
+    // given a complete lock record of a pid that does not run here, written on another host
+    const dir = await mkdtemp(join(tmpdir(), 'turnlog-ops-lock-'))
+    try {
+      const record = {
+        state: 'held',
+        pid: 999_999_999,
+        startTime: null,
+        hostname: 'turnlog-elsewhere.invalid',
+        since: '2026-01-01T00:00:00.000Z',
+        nonce: 'n',
+      }
+      const file = join(dir, `${DATA_DIR_LOCK_PREFIX}1`)
+      writeFileSync(file, `${JSON.stringify(record)}\n`)
+      // when
+      const refused = await refusal(Promise.resolve().then(() => acquireDataDirLock(dir).release()))
+      // then: refused, naming the holder and its host; the record is left as it was
+      expect(refused.code).toBe('DATA_DIR_LOCKED')
+      expect(refused.details['holder']).toMatchObject({ pid: 999_999_999, hostname: 'turnlog-elsewhere.invalid', since: record.since })
+      expect(refused.message).toMatch(/process 999999999 on host turnlog-elsewhere\.invalid since 2026-01-01/)
+      expect(readFileSync(file, 'utf8')).toBe(`${JSON.stringify(record)}\n`)
+
+      // when the operator deletes the lock files (no process uses the directory)
+      for (const name of readdirSync(dir)) if (name.startsWith(DATA_DIR_LOCK_PREFIX)) rmSync(join(dir, name))
+      const lock = acquireDataDirLock(dir)
+      lock.release()
+      // then it is free again, and one small lock file stays after the release
+      expect(lock.tookOverFrom ?? null).toBeNull()
+      expect(readdirSync(dir).filter((name) => name.startsWith(DATA_DIR_LOCK_PREFIX))).toHaveLength(1)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
