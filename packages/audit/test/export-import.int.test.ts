@@ -227,11 +227,24 @@ describe('importEvents', () => {
       ])
       const emptyBefore = await target.getSession(ids.empty)
       const otherBefore = await target.getSession(ids.other)
+      const conflictsBefore = await target.countConflicts()
+      let storedFirst: string | undefined
+      for await (const e of target.events(ids.other)) {
+        storedFirst = e.hash
+        break
+      }
 
       // when / then: the same seq with another event
       await expect(importEvents(target, exportSessions(other, { sessionIds: [ids.other] }))).rejects.toMatchObject({
         code: 'MESSAGE_CONFLICT',
-        details: { sessionId: ids.other, seq: 1, reason: 'seq_mismatch' },
+        details: {
+          sessionId: ids.other,
+          seq: 1,
+          line: 3,
+          storedHash: storedFirst,
+          fileHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+          reason: 'seq_mismatch',
+        },
       })
       // the target's (empty) log is a prefix of the file's, but the session's attributes differ
       await expect(importEvents(target, exportSessions(other, { sessionIds: [ids.empty] }))).rejects.toMatchObject({
@@ -243,6 +256,8 @@ describe('importEvents', () => {
         details: { reason: 'foreign_session', messageId: weirdMessages[0]?.id, otherSessionId: ids.weird },
       })
       expect(await target.getSession(ids.empty)).toEqual(emptyBefore)
+      // an import records no conflict evidence: the file is not a writer (errors.md)
+      expect(await target.countConflicts()).toBe(conflictsBefore)
       expect(await target.getSession(ids.other)).toEqual(otherBefore)
       await expect(target.getSession(thief)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
     } finally {

@@ -320,7 +320,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT_CODES.ok
       if (error.code === 'commander.help' && error.exitCode === 0) return EXIT_CODES.ok
       const message = error.code === 'commander.help' ? 'a command is required' : error.message.replace(/^error: /, '')
-      if (json) io.out(`${JSON.stringify({ error: { code: 'USAGE', message } })}\n`)
+      // the same document as every other failure (docs/cli.md): code, message, hint, cause, details
+      const hint = 'Run `turnlog --help` or `turnlog <command> --help` for usage.'
+      if (json) io.out(`${JSON.stringify({ error: { code: 'USAGE', message, hint, cause: null, details: {} } })}\n`)
       return EXIT_CODES.usage
     }
     const report = describeError(error, ctx?.database)

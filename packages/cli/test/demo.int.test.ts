@@ -1,6 +1,7 @@
 /**
  * `turnlog demo --json`, the README's main job, run as the real binary on its default: a fresh
- * temporary embedded database, a real child process killed with SIGKILL mid-turn.
+ * temporary embedded database (whatever the URL variables say), a real child process killed with
+ * SIGKILL mid-turn.
  */
 import { existsSync } from 'node:fs'
 import { describe, expect, it } from '@jest/globals'
@@ -30,12 +31,18 @@ interface DemoSummary {
 
 describe('turnlog demo --json', () => {
   it('persists every message exactly once where a position cursor loses and duplicates', async () => {
+    // given URL variables pointing where nothing listens: the demo ignores them (docs/cli.md), so it
+    // never writes into a database by accident; had it used them, it would fail with DB_TRANSIENT
+    const nowhere = 'postgresql://demo@127.0.0.1:1/nowhere'
     // when
-    const run = await runTurnlog(['demo', '--json'], { timeoutMs: 150_000 })
+    const run = await runTurnlog(['demo', '--json'], { timeoutMs: 150_000, env: { TURNLOG_DATABASE_URL: nowhere, DATABASE_URL: nowhere } })
     // then: only the summary on stdout, nothing on stderr
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     const s = run.json<DemoSummary>()
+    expect(Object.keys(s).sort()).toEqual(
+      ['database', 'sessionId', 'forkSessionId', 'steps', 'turnlog', 'audit', 'cursorPersister', 'labels', 'ok', 'durationMs'].sort(),
+    )
     expect(s.ok).toBe(true)
     expect(s.database).toMatchObject({ kind: 'embedded', kept: false })
     expect(existsSync(s.database.where)).toBe(false) // the temporary data dir is gone

@@ -34,7 +34,15 @@ describe('runCli: help, version and usage errors (no database involved)', () => 
     const missingHtml = await run(['inspect', '0190c5e2-7b1c-7a33-9f00-1234567890ab'])
     // then
     expect(none.code).toBe(2)
-    expect(JSON.parse(none.out)).toEqual({ error: { code: 'USAGE', message: 'a command is required' } })
+    expect(JSON.parse(none.out)).toEqual({
+      error: {
+        code: 'USAGE',
+        message: 'a command is required',
+        hint: 'Run `turnlog --help` or `turnlog <command> --help` for usage.',
+        cause: null,
+        details: {},
+      },
+    })
     expect(unknown.code).toBe(2)
     expect(unknown.err).toMatch(/unknown command 'frobnicate'/)
     expect(badLimit.code).toBe(2)
