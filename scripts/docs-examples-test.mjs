@@ -135,14 +135,12 @@ export const EXAMPLES = {
     kind: 'excerpt',
     first: "import OpenAI from 'openai'",
     why: "the tool runner is the reader's (the loop itself runs in the store contract suite, character for character)",
-    after: [
-      `import type { ToolCall } from 'turnlog'`,
-      'declare function runTool(call: ToolCall): Promise<string>',
-    ].join('\n'),
+    after: [`import type { ToolCall } from 'turnlog'`, 'declare function runTool(call: ToolCall): Promise<string>'].join('\n'),
   },
   'docs/integrating.md#4': {
     kind: 'excerpt',
-    first: 'live = (await store.revise(session, toolResultId, { ...old.payload, content: `${old.payload.content}\\n[note]` })).applyTo(live)',
+    first:
+      'live = (await store.revise(session, toolResultId, { ...old.payload, content: `${old.payload.content}\\n[note]` })).applyTo(live)',
     why: 'three independent lines on a session the text describes',
     after: [
       T,
@@ -251,7 +249,7 @@ export const EXAMPLES = {
   'packages/ai-sdk/README.md#3': {
     kind: 'excerpt',
     first: 'return result.toUIMessageStreamResponse({',
-    why: "the end of the route above, in the form without per-step writes",
+    why: 'the end of the route above, in the form without per-step writes',
     before: 'export async function POST(result: StreamTextResult<ToolSet, never>): Promise<Response> {',
     after: [
       '}',
@@ -272,7 +270,7 @@ export const EXAMPLES = {
       `import { persistReply, receiveChat, type ChatRequest } from '@turnlog/ai-sdk'`,
       `import type { SessionStore } from 'turnlog'`,
       `import { tools } from '@/ai/tools'`,
-      '// the route\'s message type (the first example of this README)',
+      "// the route's message type (the first example of this README)",
       'type ChatMessage = UIMessage<unknown, UIDataTypes, InferUITools<typeof tools>>',
       'declare const store: SessionStore',
       'declare const app: {',
@@ -324,12 +322,12 @@ export const EXAMPLES = {
   'packages/langgraph/README.md#1': {
     kind: 'compile',
     first: "import { openStore } from 'turnlog'",
-    why: "ChatOpenAI calls the OpenAI API (a key); packages/langgraph/test/packaging runs the same graph with a scripted model",
+    why: 'ChatOpenAI calls the OpenAI API (a key); packages/langgraph/test/packaging runs the same graph with a scripted model',
   },
   'packages/langgraph/README.md#2': {
     kind: 'excerpt',
     first: 'new TurnlogCheckpointSaver({',
-    why: "the options, with the store and serializer they name",
+    why: 'the options, with the store and serializer they name',
     after: [
       `import { TurnlogCheckpointSaver } from '@turnlog/langgraph'`,
       `import { JsonPlusSerializer } from '@langchain/langgraph-checkpoint'`,
@@ -417,11 +415,15 @@ export function testDocExamples(ctx) {
       const spec = table[key]
       const where = `${file}:${b.line - 1} (${b.kind === 'code' ? 'code' : 'sh'} block ${b.n})`
       if (spec === undefined) {
-        problems.push(`${where} is not listed in scripts/docs-examples-test.mjs (${b.kind === 'code' ? 'EXAMPLES' : 'SHELL'}): say whether it runs, compiles, is an excerpt or is skipped`)
+        problems.push(
+          `${where} is not listed in scripts/docs-examples-test.mjs (${b.kind === 'code' ? 'EXAMPLES' : 'SHELL'}): say whether it runs, compiles, is an excerpt or is skipped`,
+        )
         continue
       }
       if (spec.first !== undefined && !b.code.startsWith(spec.first)) {
-        problems.push(`${where} begins with ${JSON.stringify(b.code.split('\n')[0])}, but EXAMPLES['${key}'] expects ${JSON.stringify(spec.first)}: update the table`)
+        problems.push(
+          `${where} begins with ${JSON.stringify(b.code.split('\n')[0])}, but EXAMPLES['${key}'] expects ${JSON.stringify(spec.first)}: update the table`,
+        )
         continue
       }
       blocks.push({ ...b, file, key, where, spec })
@@ -445,6 +447,7 @@ export function testDocExamples(ctx) {
   }
   const dependencies = {}
   const installLines = []
+  const installedBy = new Map() // file → the package names its `npm install` lines name
   for (const b of blocks.filter((x) => x.kind === 'shell' && x.spec.kind === 'check')) {
     for (const line of b.code.split('\n')) {
       const m = /^npm install((?: +[^\s#]+)+)/.exec(line.trim())
@@ -454,16 +457,29 @@ export function testDocExamples(ctx) {
         if (arg.startsWith('-')) fail(`${b.where}: \`${line.trim()}\` has an option this test does not know`)
         const at = arg.lastIndexOf('@')
         const [name, range] = at > 0 ? [arg.slice(0, at), arg.slice(at + 1)] : [arg, undefined]
+        installedBy.set(b.file, new Set([...(installedBy.get(b.file) ?? []), name]))
         if (tarballs.has(name)) dependencies[name] = `file:${tarballs.get(name)}`
         else if (range !== undefined) dependencies[name] = range
         else if (dependencies[name] === undefined) {
           const pinned = pins[name] ?? ctx.version(name)
-          if (pinned === undefined) fail(`${b.where}: no pinned version of ${name} (add it to EXTRA_PINS in scripts/docs-examples-test.mjs)`)
+          if (pinned === undefined)
+            fail(`${b.where}: no pinned version of ${name} (add it to EXTRA_PINS in scripts/docs-examples-test.mjs)`)
           dependencies[name] = pinned
         }
       }
     }
   }
+  // A page that says what to install names every package its examples import (their own import lines,
+  // not the declared contexts): a reader who follows it has them all.
+  const missing = []
+  for (const b of blocks.filter((x) => x.kind === 'code' && x.spec.kind !== 'skip' && installedBy.has(x.file))) {
+    for (const [, spec] of b.code.matchAll(/^\s*import\b[^'"]*['"]([^'"]+)['"]/gm)) {
+      if (spec.startsWith('node:') || spec.startsWith('.') || spec.startsWith('@/')) continue
+      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]
+      if (!installedBy.get(b.file).has(name)) missing.push(`${b.where} imports ${spec}, which no \`npm install\` line of ${b.file} names`)
+    }
+  }
+  if (missing.length > 0) fail(`the docs' examples:\n  ${missing.join('\n  ')}`)
   // What the examples import besides: the packages a reader of that page has (the core README's
   // @turnlog/core, the SDKs of formats.md, zod for the tools stand-in), the workspace's versions.
   for (const name of ['@turnlog/core', '@turnlog/postgres', '@turnlog/audit'])
@@ -580,7 +596,9 @@ export function testDocExamples(ctx) {
         const command = line.replace(/\s+#.*$/, '')
         if (command.includes('<session>') && session === undefined) fail(`${s.where}: no session id printed before \`${command}\``)
         const resolved = command.replace('<session>', session ?? '')
-        const out = step(`docs: ${resolved.slice(0, 40)}`, () => spawnSync('sh', ['-c', resolved], { cwd: app, env, encoding: 'utf8', timeout: 120_000 }))
+        const out = step(`docs: ${resolved.slice(0, 40)}`, () =>
+          spawnSync('sh', ['-c', resolved], { cwd: app, env, encoding: 'utf8', timeout: 120_000 }),
+        )
         if (out.status !== 0) fail(`${s.where}: \`${resolved}\` exited ${out.status ?? out.signal}:\n${out.stdout}${out.stderr}`)
         session ??= /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(out.stdout)?.[0]
         ran.push(`${s.key}: ${resolved}`)
@@ -625,7 +643,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const packDir = mkdtempSync(join(tmpdir(), 'turnlog-pack-'))
   scratch.push(packDir)
   step('pack', () =>
-    run('npx', ['-y', 'pnpm@12.4.2', '-r', ...packages.flatMap((p) => ['--filter', p.name]), 'pack', '--pack-destination', packDir], { cwd: root }),
+    run('npx', ['-y', 'pnpm@12.4.2', '-r', ...packages.flatMap((p) => ['--filter', p.name]), 'pack', '--pack-destination', packDir], {
+      cwd: root,
+    }),
   )
   const tarballs = new Map(packages.map((p) => [p.name, join(packDir, `${p.name.replace('@', '').replace('/', '-')}-${p.version}.tgz`)]))
   const lines = testDocExamples({
