@@ -16,8 +16,8 @@
 //   skip     not compiled, with the reason (a private package, a native dependency, JSX of the user's app).
 // A block the table does not list, or whose first words changed, fails the test (so a new example is
 // classified when it is written). The `sh` blocks are listed in SHELL: every `npm install` line's packages
-// are the ones the scratch app installs (a version range the docs name is the range installed), and the
-// command-line walk-through of getting-started.md runs against the database its embedded example made.
+// are the ones the scratch app installs (a version range the docs name is the range installed; a page
+// with such lines names every package its examples import), and the command-line walk-through of getting-started.md runs against the database its embedded example made.
 // Errors name the doc file, the line and the block. TURNLOG_KEEP_PACKAGING_APP=1 keeps the scratch app.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
