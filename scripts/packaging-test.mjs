@@ -5,7 +5,8 @@
 // opt-in @turnlog/hermes) with plain npm into a scratch app outside the repository (no workspace, no
 // links), and there: checks that nothing native was installed, imports `turnlog` from ESM, compiles a typed
 // sample with `tsc --strict` without `skipLibCheck`, runs it, and runs `npx turnlog --version` and
-// `npx turnlog demo`. The app's runtime steps run under the current Node and under each major of
+// `npx turnlog demo`; then the opt-in adapters' samples, and the docs' examples (scripts/docs-examples-test.mjs,
+// on the current Node). The app's runtime steps run under the current Node and under each major of
 // TURNLOG_TEST_NODE_VERSIONS ("22 24" by default, "none" to skip; see scripts/node-runtime.mjs).
 // npm's cache makes re-runs fast. TURNLOG_KEEP_PACKAGING_APP=1 keeps the scratch directories.
 import { spawnSync } from 'node:child_process'
@@ -13,6 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { tmpdir } from 'node:os'
 import { join, posix, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { testDocExamples, workspaceVersion } from './docs-examples-test.mjs'
 import { ensureNode, envWithNode, matrixMajors } from './node-runtime.mjs'
 
 const root = realpathSync(fileURLToPath(new URL('..', import.meta.url)))
@@ -327,13 +329,29 @@ for (const p of optIn) {
   }
 }
 
-// 9. Report.
+// 9. The docs' examples (scripts/docs-examples-test.mjs), on the current Node: every TypeScript block of the
+// README, docs/getting-started.md, integrating.md, formats.md, docs/adapters/ and the packages' READMEs
+// compiled with tsc --strict in a third scratch app that installs what the docs' `npm install` lines name;
+// the complete programs that need no API key or server run on embedded PGlite.
+const docs = testDocExamples({
+  root,
+  tarballs,
+  publicNames: packages.map((p) => p.json.name),
+  version: workspaceVersion(root),
+  step,
+  run,
+  fail,
+  scratch,
+})
+
+// 10. Report.
 const kb = (n) => `${(n / 1024).toFixed(1)} kB`
 console.log('packaging test: tarballs (packed / unpacked / files):')
 for (const s of sizes)
   console.log(`  ${s.name.padEnd(18)} ${kb(s.packed).padStart(9)} ${kb(s.unpacked).padStart(10)} ${String(s.files).padStart(4)}`)
 console.log(`packaging test: npm install of the default set into ${app}: ${(installMs / 1000).toFixed(1)} s`)
 for (const r of ran) console.log(`packaging test: ran on ${r}`)
+for (const d of docs) console.log(`packaging test: ${d}`)
 console.log(`packaging test: steps: ${timings.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`).join('; ')}`)
 console.log(`packaging test: PASS in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 cleanUp()
