@@ -10,37 +10,19 @@
  * never see it: append-without-content.int.test.ts), `MIGRATION_FAILED` (operations-promises.int.test.ts,
  * migrate-failure.test.ts, packages/cli/test/migrate-roles.int.test.ts).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { createMessage, isTurnlogError, type Message, type TurnlogError } from '@turnlog/core'
+import { describe, expect, it } from '@jest/globals'
+import { createMessage, type Message, type TurnlogError } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, useTestStore, type TestDatabase, turnlogRejection } from '@turnlog/testing'
 import pg from 'pg'
 
 let db: TestDatabase
 let store: PostgresStore
 
-beforeAll(async () => {
-  db = await createTestDatabase({ migrate: migrateByOpening })
-  store = await openStore({ connectionString: db.connectionString, migrate: false })
-}, 60_000)
-
-afterAll(async () => {
-  await store?.close()
-  await db?.drop()
-})
+useTestStore((t) => ({ db, store } = t))
 
 const user = (content: string): Message => createMessage({ role: 'user', content })
 const NO_SESSION = '0190c5e2-7b1c-7a33-9f00-1234567890ab'
-
-/** The typed error `p` rejects with (fails the test if it resolves or throws something else). */
-async function refusal(p: Promise<unknown>): Promise<TurnlogError> {
-  const error = await p.then(
-    (value: unknown) => ({ resolved: value }),
-    (e: unknown) => e,
-  )
-  if (!isTurnlogError(error)) throw new Error(`expected a TurnlogError, got ${JSON.stringify(error)}`)
-  return error
-}
 
 /** The SQLSTATE of an error's cause (the driver error). */
 const causeState = (e: TurnlogError): unknown => (e.cause as { code?: unknown } | undefined)?.code
@@ -60,8 +42,8 @@ describe("turnlog's own SQLSTATEs, raised by the SQL where errors.md's table say
   it('TLS01: a write or read the SQL refuses for a session that does not exist is SESSION_NOT_FOUND, details.sqlState TLS01, the driver error as cause', async () => {
     // given a session id nobody created
     // when
-    const errors = [await refusal(store.append(NO_SESSION, [user('hi')])), await refusal(store.load(NO_SESSION))]
-    const checkedFirst = await refusal(store.redact(NO_SESSION, createMessage({ role: 'user', content: 'x' }).id))
+    const errors = [await turnlogRejection(store.append(NO_SESSION, [user('hi')])), await turnlogRejection(store.load(NO_SESSION))]
+    const checkedFirst = await turnlogRejection(store.redact(NO_SESSION, createMessage({ role: 'user', content: 'x' }).id))
     // then
     for (const e of errors) {
       expect(e.code).toBe('SESSION_NOT_FOUND')
@@ -78,7 +60,7 @@ describe("turnlog's own SQLSTATEs, raised by the SQL where errors.md's table say
     const session = await store.createSession()
     await store.append(session, [user('one'), user('two')])
     // when
-    const e = await refusal(store.append(session, [user('three')], { expectedVersion: 1 }))
+    const e = await turnlogRejection(store.append(session, [user('three')], { expectedVersion: 1 }))
     // then
     expect(e.code).toBe('VERSION_CONFLICT')
     expect(e.details).toMatchObject({ sqlState: 'TLV01', actualVersion: 2 })
@@ -92,8 +74,8 @@ describe("turnlog's own SQLSTATEs, raised by the SQL where errors.md's table say
     const stored = user('the original')
     await store.append(session, [stored])
     // when
-    const changed = await refusal(store.append(session, [{ ...stored, payload: { role: 'user', content: 'changed' } }]))
-    const foreign = await refusal(store.append(other, [stored]))
+    const changed = await turnlogRejection(store.append(session, [{ ...stored, payload: { role: 'user', content: 'changed' } }]))
+    const foreign = await turnlogRejection(store.append(other, [stored]))
     // then
     expect(changed.code).toBe('MESSAGE_CONFLICT')
     expect(changed.details).toMatchObject({ sessionId: session, messageId: stored.id, reason: 'content_mismatch' })
@@ -112,7 +94,7 @@ describe("turnlog's own SQLSTATEs, raised by the SQL where errors.md's table say
     await store.append(session, [user('one'), user('two')])
     await superuser((c) => c.query('delete from turnlog.events where session_id = $1 and seq = 2', [session]))
     // when
-    const e = await refusal(store.append(session, [user('three')]))
+    const e = await turnlogRejection(store.append(session, [user('three')]))
     // then
     expect(e.code).toBe('CORRUPT_LOG')
     expect(e.details['sqlState']).toBe('TLC01')
@@ -130,7 +112,7 @@ describe("turnlog's own SQLSTATEs, raised by the SQL where errors.md's table say
     const elsewhere = user('elsewhere')
     await store.append(other, [elsewhere])
     // when
-    const e = await refusal(store.redact(session, elsewhere.id))
+    const e = await turnlogRejection(store.redact(session, elsewhere.id))
     // then
     expect(e.code).toBe('UNKNOWN_MESSAGE')
     expect(e.details).toMatchObject({ sessionId: session, messageId: elsewhere.id })
@@ -145,7 +127,7 @@ describe('the codes a server error becomes', () => {
     const unmigrated = await openStore({ connectionString: bare.connectionString, migrate: false })
     try {
       // when
-      const e = await refusal(unmigrated.load(NO_SESSION))
+      const e = await turnlogRejection(unmigrated.load(NO_SESSION))
       // then
       // (3F000: the turnlog schema does not exist)
       expect(e.code).toBe('DB_ERROR')
@@ -169,7 +151,7 @@ describe('the codes a server error becomes', () => {
     try {
       // when
       const loaded = await reader.load(session)
-      const e = await refusal(reader.append(session, [user('not allowed')]))
+      const e = await turnlogRejection(reader.append(session, [user('not allowed')]))
       // then
       expect(loaded.messages).toHaveLength(1)
       expect(e.code).toBe('PERMISSION_DENIED')
@@ -188,9 +170,9 @@ describe('the codes a server error becomes', () => {
     await closed.close()
     // when
     const errors = [
-      await refusal(closed.load(session)),
-      await refusal(closed.append(session, [user('late')])),
-      await refusal(closed.createSession()),
+      await turnlogRejection(closed.load(session)),
+      await turnlogRejection(closed.append(session, [user('late')])),
+      await turnlogRejection(closed.createSession()),
     ]
     // then
     for (const e of errors) expect(e.code).toBe('STORE_CLOSED')

@@ -19,18 +19,9 @@
  * - The owner (no tenant) still gets `foreign_session` for an id another tenant holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import {
-  contentHash,
-  createMessage,
-  isTurnlogError,
-  toMessage,
-  type AppendResult,
-  type Message,
-  type SessionId,
-  type TurnlogError,
-} from '@turnlog/core'
+import { contentHash, createMessage, toMessage, type AppendResult, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, nestedObject, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, migrateByOpening, nestedObject, type TestDatabase, turnlogRejection } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { logStatements, type LoggedStatement, type StatementLog } from './support/statement-log.js'
@@ -67,16 +58,6 @@ afterAll(async () => {
 const user = (content: string, id?: string): Message => createMessage({ role: 'user', content }, id === undefined ? {} : { id })
 const assistant = (content: string): Message => createMessage({ role: 'assistant', content })
 const scaffolding = (content: string): Message => createMessage({ role: 'user', content }, { ephemeral: true })
-
-/** The typed error `p` rejects with (fails the test if it resolves or throws something else). */
-async function refusal(p: Promise<unknown>): Promise<TurnlogError> {
-  const error = await p.then(
-    (value: unknown) => ({ resolved: value }),
-    (e: unknown) => e,
-  )
-  if (!isTurnlogError(error)) throw new Error(`expected a TurnlogError, got ${JSON.stringify(error)}`)
-  return error
-}
 
 /** The statements sent while `fn` ran (its result or error is ignored). */
 async function sentDuring(fn: () => Promise<unknown>): Promise<LoggedStatement[]> {
@@ -242,7 +223,7 @@ describe('invalid input is refused before any statement is sent (Atomicity), and
     // when
     let error: TurnlogError | undefined
     const sent = await sentDuring(async () => {
-      error = await refusal(call(sid, stored))
+      error = await turnlogRejection(call(sid, stored))
     })
 
     // then: the input's own error (not VERSION_CONFLICT), without a statement
@@ -259,8 +240,8 @@ describe('invalid input is refused before any statement is sent (Atomicity), and
     // when
     const errors: string[] = []
     const sent = await sentDuring(async () => {
-      errors.push((await refusal(stores.small!.revise(sid, stored[0]!.id, { content: 'no role' }, { expectedVersion: 1 }))).code)
-      errors.push((await refusal(stores.small!.finalize(sid, stored[1]!.id, { content: 'no role' }, { expectedVersion: 1 }))).code)
+      errors.push((await turnlogRejection(stores.small!.revise(sid, stored[0]!.id, { content: 'no role' }, { expectedVersion: 1 }))).code)
+      errors.push((await turnlogRejection(stores.small!.finalize(sid, stored[1]!.id, { content: 'no role' }, { expectedVersion: 1 }))).code)
     })
 
     // then: the input's error, not VERSION_CONFLICT; statements were sent (the document says none:
@@ -299,7 +280,7 @@ describe('invalid input is refused before any statement is sent (Atomicity), and
           // when
           let error: TurnlogError | undefined
           const sent = await sentDuring(async () => {
-            error = await refusal(stores.small![call](sid, batch as Message[], options))
+            error = await turnlogRejection(stores.small![call](sid, batch as Message[], options))
           })
 
           // then
@@ -393,7 +374,7 @@ describe.each(['postgres', 'pglite'] as const)('one id with two contents in one 
       const third = toMessage({ ...first, payload: { role: 'user', content: 'third content' } })
 
       // when: the first copy, a new message, the other content, then a third content
-      const error = await refusal(store[call](sid, [first, assistant('new'), other, first, third]))
+      const error = await turnlogRejection(store[call](sid, [first, assistant('new'), other, first, third]))
 
       // then
       expect(error.code).toBe('MESSAGE_CONFLICT')
@@ -429,7 +410,7 @@ describe('conflict evidence is best effort (Idempotency)', () => {
         call === 'in-batch append' ? [batch[1]!, toMessage({ ...batch[1]!, payload: { role: 'assistant', content: 'y' } })] : []
       const attempt = (): Promise<unknown> =>
         call === 'flush' ? store.flush(sid, batch) : store.append(sid, call === 'append' ? batch : [...batch, ...inBatch])
-      const recorded = await refusal(attempt())
+      const recorded = await turnlogRejection(attempt())
       const rowsBefore = (await store.conflicts(sid)).length
 
       // when: the evidence statement fails (a lost connection)
@@ -438,7 +419,7 @@ describe('conflict evidence is best effort (Idempotency)', () => {
       let sent: LoggedStatement[]
       try {
         sent = await sentDuring(async () => {
-          failed = await refusal(attempt())
+          failed = await turnlogRejection(attempt())
         })
       } finally {
         log.fail = () => undefined
@@ -470,7 +451,7 @@ describe.each(['postgres', 'pglite'] as const)('a compaction whose summary id is
       const before = await everything(store)
 
       // when
-      const error = await refusal(store.compact(sid, { covered: [q.id], summary: [assistant('s0'), summary] }))
+      const error = await turnlogRejection(store.compact(sid, { covered: [q.id], summary: [assistant('s0'), summary] }))
 
       // then
       expect(error.code).toBe('MESSAGE_CONFLICT')
@@ -517,7 +498,7 @@ describe.each(['postgres', 'pglite'] as const)('a replay of what is in effect su
         () => store.revise(sid, a.id, { role: 'assistant', content: 'a, again' }, { expectedVersion: stale }),
         () => store.finalize(sid, streamed.id, { role: 'assistant', content: 'other' }, { expectedVersion: stale }),
         () => store.compact(sid, { covered: [q.id], summary: user('new summary'), expectedVersion: stale }),
-      ].map(async (f) => (await refusal(f())).code),
+      ].map(async (f) => (await turnlogRejection(f())).code),
     )
 
     // then: the replays report no change and write nothing; the others are VERSION_CONFLICT
@@ -541,8 +522,8 @@ describe.each(['postgres', 'pglite'] as const)(
       await store.append(a, [m])
 
       // when: the same message, then another content under its id, into tenant B's session
-      const same = await refusal(store.append(b, [m]))
-      const other = await refusal(store.append(b, [user('b text', m.id)]))
+      const same = await turnlogRejection(store.append(b, [m]))
+      const other = await turnlogRejection(store.append(b, [user('b text', m.id)]))
 
       // then
       for (const error of [same, other]) {
@@ -574,7 +555,7 @@ describe.each(['postgres', 'pglite'] as const)('sync checks the version before t
         [a, b, c],
         [a, b, user('new')],
       ].map(async (list) => {
-        const error = await refusal(store.sync(sid, list, { expectedVersion: 2 }))
+        const error = await turnlogRejection(store.sync(sid, list, { expectedVersion: 2 }))
         return [error.code, error.details['actualVersion']]
       }),
     )
@@ -599,7 +580,7 @@ describe("conflict evidence inside a caller's transaction on PGlite (Idempotency
     await store.db
       .transaction()
       .execute(async (trx) => {
-        code = (await refusal(store.withTransaction(trx).append(sid, [user('new'), changed]))).code
+        code = (await turnlogRejection(store.withTransaction(trx).append(sid, [user('new'), changed]))).code
         if (end === 'rolls back') throw new Error('the caller gives up')
       })
       .catch(() => undefined)

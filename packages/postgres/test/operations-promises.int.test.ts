@@ -22,24 +22,14 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { createMessage, isTurnlogError, type Message, type TurnlogError } from '@turnlog/core'
+import { describe, expect, it } from '@jest/globals'
+import { createMessage, type Message } from '@turnlog/core'
 import { migrateToLatest, openStore, type PostgresStore } from '@turnlog/postgres'
 import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock } from '@turnlog/postgres/internal'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, migrateByOpening, useTestStore, type TestDatabase, turnlogRejection } from '@turnlog/testing'
 import pg from 'pg'
 
 const user = (content: string): Message => createMessage({ role: 'user', content })
-
-/** The typed error `p` rejects with (fails the test if it resolves or throws something else). */
-async function refusal(p: Promise<unknown>): Promise<TurnlogError> {
-  const error = await p.then(
-    (value: unknown) => ({ resolved: value }),
-    (e: unknown) => e,
-  )
-  if (!isTurnlogError(error)) throw new Error(`expected a TurnlogError, got ${JSON.stringify(error)}`)
-  return error
-}
 
 /** Runs SQL as the test server's superuser. */
 async function superuser<T>(connectionString: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -70,15 +60,7 @@ describe('a failed migration (operations.md, Migrations)', () => {
   let db: TestDatabase
   let store: PostgresStore
 
-  beforeAll(async () => {
-    db = await createTestDatabase({ migrate: migrateByOpening })
-    store = await openStore({ connectionString: db.connectionString, migrate: false })
-  }, 60_000)
-
-  afterAll(async () => {
-    await store?.close()
-    await db?.drop()
-  })
+  useTestStore((t) => ({ db, store } = t))
 
   it('fails after another ran in the same run: RolledBack, step and sqlState name it, nothing applied; fixed, it applies', async () => {
     // given a database at 0002 (0003, 0004 and 0005 pending; 0005 is a no-op on this schema) where 0004 cannot replace project_event: a function
@@ -92,7 +74,7 @@ describe('a failed migration (operations.md, Migrations)', () => {
       return { functions: await functions(c), recorded: await recorded(c) }
     })
     // when
-    const e = await refusal(migrateToLatest(store.db))
+    const e = await turnlogRejection(migrateToLatest(store.db))
     // then
     expect(e.code).toBe('MIGRATION_FAILED')
     expect(e.message).toMatch(/^turnlog migration 0004_repair_compaction_placement failed \(SQLSTATE 42P13\): .*return type/)
@@ -145,8 +127,8 @@ describe('a failed migration (operations.md, Migrations)', () => {
         return { functions: await functions(c), recorded: await recorded(c) }
       })
       // when
-      const viaMigrate = await refusal(migrateToLatest(oldStore.db))
-      const viaOpen = await refusal(openStore({ connectionString: old.connectionString }))
+      const viaMigrate = await turnlogRejection(migrateToLatest(oldStore.db))
+      const viaOpen = await turnlogRejection(openStore({ connectionString: old.connectionString }))
       // then
       for (const e of [viaMigrate, viaOpen]) {
         expect(e.code).toBe('MIGRATION_FAILED')
@@ -197,15 +179,7 @@ describe('retention: dropping archived sessions (operations.md, Retention)', () 
   let db: TestDatabase
   let store: PostgresStore
 
-  beforeAll(async () => {
-    db = await createTestDatabase({ migrate: migrateByOpening })
-    store = await openStore({ connectionString: db.connectionString, migrate: false })
-  }, 60_000)
-
-  afterAll(async () => {
-    await store?.close()
-    await db?.drop()
-  })
+  useTestStore((t) => ({ db, store } = t))
 
   /** The documented statements, as the schema owner, in one transaction. */
   async function dropSessions(sessionIds: readonly string[]): Promise<void> {
@@ -225,7 +199,7 @@ describe('retention: dropping archived sessions (operations.md, Retention)', () 
     const kept = await store.createSession()
     const archivedMessage = user('archived turn')
     await store.append(archived, [archivedMessage, user('another archived turn')])
-    await refusal(store.append(archived, [{ ...archivedMessage, payload: { role: 'user', content: 'changed' } }]))
+    await turnlogRejection(store.append(archived, [{ ...archivedMessage, payload: { role: 'user', content: 'changed' } }]))
     await store.append(kept, [user('kept turn')])
     const keptBefore = await store.load(kept)
     // when
@@ -240,7 +214,7 @@ describe('retention: dropping archived sessions (operations.md, Retention)', () 
       return counts
     })
     expect(left).toEqual({ sessions: 0, events: 0, live_messages: 0, conflicts: 0, message_ids: 0 })
-    expect((await refusal(store.load(archived))).code).toBe('SESSION_NOT_FOUND')
+    expect((await turnlogRejection(store.load(archived))).code).toBe('SESSION_NOT_FOUND')
     expect(await store.load(kept)).toEqual(keptBefore)
     expect((await store.rebuild({ verify: true })).drift).toEqual([])
     // and an archived message id can be written again (restored from the archive into another session)
@@ -266,7 +240,7 @@ describe('embedded data directories (operations.md)', () => {
       const file = join(dir, `${DATA_DIR_LOCK_PREFIX}1`)
       writeFileSync(file, `${JSON.stringify(record)}\n`)
       // when
-      const refused = await refusal(Promise.resolve().then(() => acquireDataDirLock(dir).release()))
+      const refused = await turnlogRejection(Promise.resolve().then(() => acquireDataDirLock(dir).release()))
       // then: refused, naming the holder and its host; the record is left as it was
       expect(refused.code).toBe('DATA_DIR_LOCKED')
       expect(refused.details['holder']).toMatchObject({ pid: 999_999_999, hostname: 'turnlog-elsewhere.invalid', since: record.since })

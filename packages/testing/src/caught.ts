@@ -1,3 +1,5 @@
+import { isTurnlogError, type TurnlogError } from '@turnlog/core'
+
 /**
  * What a call threw or rejected with, or `undefined` when it settled: for tests that compare the
  * outcomes of many calls side by side. Takes a promise or a function (sync or async) to call.
@@ -19,6 +21,19 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error
   }
   throw new Error('expected a rejection, but the call succeeded')
+}
+
+/**
+ * The {@link TurnlogError} `promise` rejected with; throws when it fulfils or rejects with anything
+ * else (the caller expected a typed refusal).
+ */
+export async function turnlogRejection(promise: Promise<unknown>): Promise<TurnlogError> {
+  const error = await promise.then(
+    (value: unknown) => ({ resolved: value }),
+    (e: unknown) => e,
+  )
+  if (!isTurnlogError(error)) throw new Error(`expected a TurnlogError, got ${JSON.stringify(error)}`)
+  return error
 }
 
 /** A JSON value nested `levels` deep: `{ a: { a: … 'leaf' } }` (for depth-limit tests). */

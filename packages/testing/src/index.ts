@@ -95,7 +95,7 @@ export {
 export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'
 export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, type StoreKind } from './open-test-store.js'
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
-export { caught, nestedObject, rejection } from './caught.js'
+export { caught, nestedObject, rejection, turnlogRejection } from './caught.js'
 export { migrateByOpening } from './migrate-by-opening.js'
 export { writeOutcome, type WriteOutcome } from './write-outcome.js'
 export { IMPORT_INPUT_CODES, OutcomeTally } from './outcome-tally.js'
