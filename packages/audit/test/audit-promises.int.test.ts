@@ -364,7 +364,7 @@ describe('turns that left the live list through sync', () => {
   })
 })
 
-describe('a log the projection cannot follow (docs/schema.md, "live_messages")', () => {
+describe('a log the projection cannot follow (docs/schema.md, "live_messages"): one id both a copy and another append', () => {
   it('an inherited copy of an id the session no longer shows live, written around the store: fold_anomaly (duplicate_append) and projection_drift', async () => {
     // given: a turn, rewound, then a raw "inherited copy" of its first message
     const [q, a] = [user('q'), assistant('a')]
@@ -394,6 +394,46 @@ describe('a log the projection cannot follow (docs/schema.md, "live_messages")',
     )
     const anomaly = report.findings.find((f) => f.kind === 'fold_anomaly')
     expect(anomaly?.seqs).toEqual([4])
+    expect(JSON.stringify(anomaly)).toContain('duplicate_append')
+  })
+
+  it('an original append of an id the session holds as a copy no longer live, written around the store: fold_anomaly (duplicate_append) and projection_drift', async () => {
+    // given: a turn, a raw "inherited copy" of a new id (content of the first message), rewound, then a raw original append of that id
+    const [q, a] = [user('q'), assistant('a')]
+    const sessionId = await sessionWith(store, q, a)
+    const copyId = createMessage({ role: 'user', content: 'q' }).id
+    await rawSql(
+      db.connectionString,
+      `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+       select session_id, 3, gen_random_uuid(), type, $2::uuid, content_hash, payload,
+              json_build_object('createdAt', data->>'createdAt', 'inheritedFrom', gen_random_uuid())
+         from turnlog.events where session_id = $1::uuid and seq = 1`,
+      [sessionId, copyId],
+    )
+    await rawSql(db.connectionString, 'update turnlog.sessions set version = 3 where session_id = $1', [sessionId])
+    await store.rewind(sessionId, { from: copyId })
+    await rawSql(
+      db.connectionString,
+      `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+       select session_id, 5, gen_random_uuid(), type, message_id, content_hash, payload, json_build_object('createdAt', data->>'createdAt')
+         from turnlog.events where session_id = $1::uuid and seq = 3`,
+      [sessionId],
+    )
+    await rawSql(db.connectionString, 'update turnlog.sessions set version = 5 where session_id = $1', [sessionId])
+
+    // when
+    const report = await audit(store, sessionId)
+
+    // then: the table shows the id live again, the fold skips the second append, and the audit says both
+    expect((await store.load(sessionId)).messages.map((m) => m.id)).toEqual([q.id, a.id, copyId])
+    expect(report.findings.map((f) => [f.kind, f.severity])).toEqual(
+      expect.arrayContaining([
+        ['fold_anomaly', 'error'],
+        ['projection_drift', 'error'],
+      ]),
+    )
+    const anomaly = report.findings.find((f) => f.kind === 'fold_anomaly')
+    expect(anomaly?.seqs).toEqual([5])
     expect(JSON.stringify(anomaly)).toContain('duplicate_append')
   })
 })

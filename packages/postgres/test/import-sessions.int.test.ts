@@ -26,31 +26,54 @@ let store: PostgresStore
 
 useTestStore((t) => ({ store } = t))
 
-/** A session of `n` appended messages with its chain links, its records on lines `line`, `line + 1`, …. */
-function session(n: number, line = 1): ImportedSession {
+/** One event of {@link sessionOf}: an append (of `messageId`, fresh when absent; a fork's copy with `copy`) or a rewind of `ids`. */
+type EventSpec = { readonly messageId?: string; readonly copy?: boolean } | { readonly rewind: readonly string[] }
+
+/** A session of the events `specs` with its chain links, its records on lines `line`, `line + 1`, …. */
+function sessionOf(specs: readonly EventSpec[], line = 1): ImportedSession {
   const id = randomUUID()
   const events: ImportedEvent[] = []
   let prev = GENESIS_HASH
-  for (let seq = 1; seq <= n; seq++) {
-    const chat: ChatMessage = { role: seq % 2 === 1 ? 'user' : 'assistant', content: `message ${seq}` }
-    const payload = chat as unknown as JsonValue
+  for (const [i, spec] of specs.entries()) {
+    const seq = i + 1
     const recordedAt = new Date(Date.UTC(2025, 0, 1, 0, 0, seq)).toISOString()
-    const event = {
-      seq,
-      eventId: randomUUID(),
-      type: 'message_appended',
-      messageId: randomUUID(),
-      contentHash: contentHash(chat),
-      payload,
-      data: { createdAt: recordedAt },
-      recordedAt,
-    }
+    const chat: ChatMessage = { role: seq % 2 === 1 ? 'user' : 'assistant', content: `message ${seq}` }
+    const event =
+      'rewind' in spec
+        ? {
+            seq,
+            eventId: randomUUID(),
+            type: 'messages_retracted',
+            messageId: null,
+            contentHash: null,
+            payload: null,
+            data: { ids: [...spec.rewind], target: { from: spec.rewind[0] ?? null } },
+            recordedAt,
+          }
+        : {
+            seq,
+            eventId: randomUUID(),
+            type: 'message_appended',
+            messageId: spec.messageId ?? randomUUID(),
+            contentHash: contentHash(chat),
+            payload: chat as unknown as JsonValue,
+            data: spec.copy === true ? { createdAt: recordedAt, inheritedFrom: randomUUID() } : { createdAt: recordedAt },
+            recordedAt,
+          }
     const hash = eventChainHash(prev, { ...event, sessionId: id })
     events.push({ ...event, hash, line: line + seq })
     prev = hash
   }
   const at = new Date(Date.UTC(2025, 0, 1)).toISOString()
   return { id, tenantId: null, metadata: { source: 'test' }, createdAt: at, updatedAt: at, parent: null, events, line }
+}
+
+/** A session of `n` appended messages with its chain links, its records on lines `line`, `line + 1`, …. */
+function session(n: number, line = 1): ImportedSession {
+  return sessionOf(
+    Array.from({ length: n }, () => ({})),
+    line,
+  )
 }
 
 async function eventsOf(id: string): Promise<StoredEvent[]> {
@@ -138,6 +161,35 @@ describe('importSessions', () => {
     // the duplicate's first copy was committed (each session is its own unit); the others wrote nothing
     expect((await store.getSession(a.id)).version).toBe(1)
   })
+
+  it.each([
+    ['an original append twice', (x: string): EventSpec[] => [{ messageId: x }, { rewind: [x] }, { messageId: x }]],
+    [
+      "a fork's copy, then an original append of its id",
+      (x: string): EventSpec[] => [{ messageId: x, copy: true }, { rewind: [x] }, { messageId: x }],
+    ],
+    [
+      "an original append, then a fork's copy of its id",
+      (x: string): EventSpec[] => [{ messageId: x }, { rewind: [x] }, { messageId: x, copy: true }],
+    ],
+    ["a fork's copy twice", (x: string): EventSpec[] => [{ messageId: x, copy: true }, { rewind: [x] }, { messageId: x, copy: true }]],
+  ])(
+    'refuses a session that appends one message id twice (%s) with IMPORT_FAILED naming the second line; the session is not written',
+    async (_, specs) => {
+      // given: a good session, then one whose third event appends the id of its first again (after a rewind)
+      const x = createMessage({ role: 'user', content: 'x' }).id
+      const [good, twice] = [session(1, 30), sessionOf(specs(x), 40)]
+
+      // when
+      const error = await caught(store.importSessions([good, twice]))
+
+      // then
+      expect(error).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 43, seq: 3, sessionId: twice.id, messageId: x } })
+      expect((error as Error).message).toContain('line 41')
+      expect((await store.getSession(good.id)).version).toBe(1)
+      expect(isTurnlogError(await caught(store.getSession(twice.id)), 'SESSION_NOT_FOUND')).toBe(true)
+    },
+  )
 })
 
 describe('atomically', () => {

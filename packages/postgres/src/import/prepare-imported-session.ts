@@ -183,7 +183,8 @@ function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): P
 /**
  * Checks one session of an import source and makes the texts the writer sends: `INVALID_INPUT` for
  * something that is not a session record, `IMPORT_FAILED` naming the record's line for a malformed
- * field (the rules `turnlog.import_events` relies on: ids, safe texts, contiguous seqs, hex links).
+ * field (the rules `turnlog.import_events` relies on: ids, safe texts, contiguous seqs, hex links) and
+ * for a message id appended twice in the session (original or a fork's copy: the store never writes it).
  */
 export function prepareImportedSession(value: unknown): PreparedSession {
   return guardInput('sessions', () => {
@@ -195,8 +196,26 @@ export function prepareImportedSession(value: unknown): PreparedSession {
       throw fail(session.line, `session ${session.id}: events must be an array`, { sessionId: session.id, field: 'events' })
     let size = session.metadata === null ? 0 : JSON.stringify(session.metadata).length
     const events: PreparedEvent[] = []
+    // the line of each message id's append: a session holds an id once (a second append, original or a fork's copy,
+    // is the fold's duplicate_append; the database refuses only some of them, docs/schema.md "live_messages")
+    const appended = new Map<string, number>()
     for (let i = 0; i < rawEvents.length; i++) {
       const event = prepareEvent(rawEvents[i], session, i + 1)
+      if (event.type === 'message_appended' && event.messageId !== null) {
+        const first = appended.get(event.messageId)
+        if (first !== undefined)
+          throw fail(
+            event.line,
+            `session ${session.id}: message ${event.messageId} is appended again (first at line ${first}); a session holds each message id once`,
+            {
+              sessionId: session.id,
+              seq: event.seq,
+              messageId: event.messageId,
+              field: 'messageId',
+            },
+          )
+        appended.set(event.messageId, event.line)
+      }
       events.push(event)
       size += (event.payloadText?.length ?? 0) + event.dataText.length
     }

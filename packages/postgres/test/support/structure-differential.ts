@@ -542,8 +542,9 @@ export async function insertRawEvents(db: Kysely<unknown>, sid: SessionId, after
  * crafted or damaged file, a raw writer): appends (some re-using a known id, `deferred` as `true`,
  * `false`, `null`, a string or absent), revisions, finalizations, rewinds and compactions naming any id
  * (live, pending, gone or unknown, repeated), redactions, fork markers, inherited copies and an unknown
- * event type. An inherited copy always has a fresh id: a copy of an id the session already had is the
- * one divergence left (docs/schema.md, "live_messages").
+ * event type. An inherited copy always has a fresh id, and an append re-uses no copy's id: a session
+ * holding one id both as a copy and as another append is the one divergence left (docs/schema.md,
+ * "live_messages"; an import refuses it).
  */
 export interface AnomalousStep {
   readonly type: string
@@ -587,6 +588,12 @@ export function anomalousEvents(steps: readonly AnomalousStep[]): RawEvent[] {
   const ids: MessageId[] = ['0190f0f0-0000-7000-8000-000000000001' as MessageId]
   const out: RawEvent[] = []
   const pick = (p: number): MessageId => ids[p % ids.length] as MessageId
+  // the ids an append may re-use: every one but the copies' (see AnomalousStep)
+  const copies = new Set<MessageId>()
+  const pickOriginal = (p: number): MessageId => {
+    const originals = ids.filter((id) => !copies.has(id))
+    return originals[p % originals.length] as MessageId
+  }
   const data = (partial: boolean): Record<string, unknown> => ({
     createdAt: '2026-01-01T00:00:00.000Z',
     ...(partial ? { status: 'partial' } : {}),
@@ -600,7 +607,7 @@ export function anomalousEvents(steps: readonly AnomalousStep[]): RawEvent[] {
     switch (s.type) {
       case 'message_appended': {
         const payload: ChatMessage = { role: 'assistant', content: `m${out.length}` }
-        const messageId = s.pick % 7 === 0 ? pick(s.pick) : fresh(payload)
+        const messageId = s.pick % 7 === 0 ? pickOriginal(s.pick) : fresh(payload)
         out.push({
           type: s.type,
           messageId,
@@ -612,7 +619,9 @@ export function anomalousEvents(steps: readonly AnomalousStep[]): RawEvent[] {
       case 'inherited_copy': {
         const payload: ChatMessage = { role: 'user', content: `i${out.length}` }
         const inheritedFrom = { sessionId: '0190f0f0-0000-7000-8000-000000000002', seq: 1 }
-        out.push({ type: 'message_appended', messageId: fresh(payload), payload, data: { ...data(s.partial), inheritedFrom } })
+        const messageId = fresh(payload)
+        copies.add(messageId)
+        out.push({ type: 'message_appended', messageId, payload, data: { ...data(s.partial), inheritedFrom } })
         break
       }
       case 'message_revised':
