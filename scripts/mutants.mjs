@@ -362,6 +362,24 @@ export const MUTANTS = [
     replace: 'const out: Record<string, unknown> = { role: payload.role, content: payload.content ?? REDACTED_CONTENT }',
     tests: [`${PG_TEST}/security/redaction.int.test.ts`],
   },
+  // imports
+  {
+    id: 'import-id-appended-twice',
+    invariant: 'import: a session appending one message id twice (original or copy) is refused, naming the line',
+    file: `${PG}/import/prepare-imported-session.ts`,
+    search: '        if (first !== undefined)',
+    replace: '        if (first !== undefined && false)',
+    tests: [`${PG_TEST}/import-sessions.int.test.ts`],
+    name: 'appends one message id twice',
+  },
+  {
+    id: 'dangling-claim-retried',
+    invariant: 'cross-session ids: a claim no event backs is CORRUPT_LOG naming the id, not a race retried for ever',
+    file: `${PG}/retryable-lost-race.ts`,
+    search: '    if (!refused.has(key)) {',
+    replace: '    if (true) {',
+    tests: [`${PG_TEST}/dangling-claim.int.test.ts`],
+  },
   // subscription order
   {
     id: 'subscription-order-by-position',

@@ -15,8 +15,8 @@
  *   it, and deleting the `turnlog.lock.*` files frees the directory. One small file stays after release.
  * - Retention: dropping archived sessions as the schema owner, in one transaction, leaves the other
  *   sessions whole and the archived sessions' message ids free for reuse (regression: the documented
- *   list of tables left `message_ids` out, and a later append of such an id failed with `DB_TRANSIENT`
- *   for ever).
+ *   list of tables left `message_ids` out, and a later append of such an id failed for ever: then with
+ *   `DB_TRANSIENT`, now with `CORRUPT_LOG` naming it, dangling-claim.int.test.ts).
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'

@@ -1,6 +1,7 @@
 import { TurnlogError, isTurnlogError } from '@turnlog/core'
 import type { Kysely } from 'kysely'
-import { lostMessageIdRace, mapDatabaseError, sqlState } from '../map-database-error.js'
+import { mapDatabaseError, sqlState } from '../map-database-error.js'
+import { retryableLostRace } from '../retryable-lost-race.js'
 import type { PreparedSession, PreparedSessionHead } from './prepare-imported-session.js'
 import { BATCH_EVENTS, BATCH_SIZE, writeSessions, type SessionOutcome } from './write-sessions.js'
 
@@ -17,13 +18,14 @@ const YIELD_EVERY = 32
  * session id another tenant holds stays invisible and ends as `SESSION_EXISTS`.
  */
 async function inTransaction<T>(db: Kysely<unknown>, fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
+  const lostIdRace = retryableLostRace()
   for (let attempt = 1; ; attempt++) {
     try {
       if (db.isTransaction) return await fn(db)
       return await db.transaction().execute(fn)
     } catch (error) {
       const mapped = mapDatabaseError(error)
-      const lostRace = lostMessageIdRace(error) || (sqlState(error) === '23505' && mapped.code === 'SESSION_EXISTS')
+      const lostRace = lostIdRace(error) || (sqlState(error) === '23505' && mapped.code === 'SESSION_EXISTS')
       if (lostRace && !db.isTransaction && attempt < 3) continue
       throw mapped
     }

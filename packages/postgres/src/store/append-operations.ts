@@ -12,7 +12,8 @@ import { BatchBudget, envelopeText } from '../batch-limits.js'
 import { checkCallOptions, checkExpectedVersion, preview } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
 import { GroupCommit } from '../group-commit.js'
-import { lostMessageIdRace, mapDatabaseError } from '../map-database-error.js'
+import { mapDatabaseError } from '../map-database-error.js'
+import { retryableLostRace } from '../retryable-lost-race.js'
 import { statementRolledBack } from '../statement-rolled-back.js'
 import { checkBatch } from './check-batch.js'
 import { FlushedList } from './flushed-list.js'
@@ -240,7 +241,7 @@ export class AppendOperations {
       // claim on turnlog.message_ids refused them): they are duplicates or conflicts now, so the same
       // call classifies them correctly (not inside a caller's transaction, which the failed statement
       // has aborted: there the caller retries, DB_TRANSIENT)
-      rows = await this.#ctx.retry(5, lostMessageIdRace, () => this.#ctx.statement<AppendRow>(APPEND_MESSAGES, values))
+      rows = await this.#ctx.retry(5, retryableLostRace(), () => this.#ctx.statement<AppendRow>(APPEND_MESSAGES, values))
     } catch (error) {
       if (customSqlState(error) === 'TLM01') throw await recordConflict(this.#ctx, id, batch, hashes, error)
       if (p.withoutContent && customSqlState(error) === 'TLP01') throw new ContentNeeded()

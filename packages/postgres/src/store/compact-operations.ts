@@ -1,7 +1,6 @@
 import {
   TurnlogError,
   applyCompact,
-  isTurnlogError,
   newEventId,
   parseMessageId,
   parseSessionId,
@@ -17,7 +16,7 @@ import { withApplyTo, messageEnvelope } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
 import { checkExpectedVersion, copyOf } from '../check-arguments.js'
-import { lostMessageIdRace } from '../map-database-error.js'
+import { retryableLostRace } from '../retryable-lost-race.js'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
 import { checkBatch, inBatchConflictError } from './check-batch.js'
 import { checkVersion } from './check-version.js'
@@ -76,8 +75,7 @@ export class CompactOperations {
     const prepared: PreparedCompaction = { id, expected, covered, summary, summaryHashes, summaryPayloads, reason: input.reason, metadata }
     // the summary's claim on its ids (turnlog.message_ids) is the cross-session check: a compaction that
     // lost the race for one runs again and then finds it stored (a replay of itself, or a conflict)
-    const lostRace = (error: unknown): boolean => isTurnlogError(error, 'DB_TRANSIENT') && lostMessageIdRace(error.cause)
-    const result = await this.#ctx.retry(5, lostRace, async () =>
+    const result = await this.#ctx.retry(5, retryableLostRace(), async () =>
       this.#ctx.observed(id, await this.#ctx.tx((db) => this.#compactOnce(db, prepared))),
     )
     // the checked summary is the caller's messages (deduplicated): still of its type S

@@ -1,6 +1,5 @@
 import {
   TurnlogError,
-  isTurnlogError,
   newEventId,
   parseMessageId,
   parseSessionId,
@@ -15,7 +14,7 @@ import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText } from '../batch-limits.js'
 import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
-import { lostMessageIdRace } from '../map-database-error.js'
+import { retryableLostRace } from '../retryable-lost-race.js'
 import { checkSafeText } from '../safe-text.js'
 import { checkBatch, type CheckedBatch } from './check-batch.js'
 import { checkVersion } from './check-version.js'
@@ -70,8 +69,7 @@ export class SyncOperations {
     if (batch.mismatch) throw await recordInBatchConflict(this.#ctx, id, batch.mismatch)
     // a summary's claim on its id (turnlog.message_ids) may lose a race with another writer: the call
     // runs again and then finds the id stored (a conflict), as `compact` does
-    const lostRace = (error: unknown): boolean => isTurnlogError(error, 'DB_TRANSIENT') && lostMessageIdRace(error.cause)
-    const result = await this.#ctx.retry(5, lostRace, () => this.#syncOnce(id, batch, expected, compaction))
+    const result = await this.#ctx.retry(5, retryableLostRace(), () => this.#syncOnce(id, batch, expected, compaction))
     this.#ctx.learn(id, [...writtenPairs(result, batch.unique, batch.hashes)])
     return this.#ctx.observed(id, result)
   }
