@@ -1,0 +1,65 @@
+/**
+ * docs/formats.md, the promises about the store that no other test pinned down (an audit of the
+ * document, promise by promise). The pure promises are in packages/core/test/format-promises.test.ts;
+ * the store contract (describe-formats-contract.ts) covers round trips, meta and the stored envelope.
+ */
+import { describe, expect, it } from '@jest/globals'
+import { contentHash, createMessage, newMessageId, type Message } from '@turnlog/core'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useTestStore } from '@turnlog/testing'
+
+let store: PostgresStore
+
+useTestStore((t) => ({ store } = t))
+
+describe('docs/formats.md promises (store)', () => {
+  it('the content hash covers the payload only: a known id re-appended with the same payload under another format is a duplicate, and the first format stays', async () => {
+    // given a chat message stored
+    const sid = await store.createSession()
+    const id = newMessageId()
+    const payload = { role: 'user', content: 'same text' }
+    const chat = createMessage(payload, { id })
+    await store.append(sid, [chat])
+
+    // when the same id and payload come again as json
+    const again = await store.append(sid, [createMessage<object>(payload, { id, format: 'json' })])
+    const { messages } = await store.load(sid)
+
+    // then nothing is written and the message keeps its first format
+    expect(again).toMatchObject({ appended: [], duplicates: [id] })
+    expect(messages.map((m) => [m.id, m.format, m.payload])).toEqual([[id, 'openai-chat', payload]])
+    expect((await store.getSession(sid)).version).toBe(1)
+    expect(contentHash(messages[0] as Message)).toBe(contentHash(chat))
+  })
+
+  it('redaction works for every format: the stored placeholder keeps the format, meta and pairing ids, and none of a tool input (not even its name or id fields)', async () => {
+    // given an Anthropic tool call whose input holds data under keys a placeholder keeps elsewhere
+    const sid = await store.createSession()
+    const call = createMessage<object>(
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { name: 'Alice Secret', id: 'SSN-123-45' } }],
+      },
+      { format: 'anthropic', meta: { model: 'm' } },
+    )
+    const result = createMessage<object>(
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'found' }] },
+      { format: 'anthropic' },
+    )
+    await store.append(sid, [call, result])
+
+    // when
+    await store.redact(sid, call.id)
+    const { messages } = await store.load(sid)
+
+    // then
+    const redacted = messages[0]
+    expect(redacted).toMatchObject({ id: call.id, format: 'anthropic', meta: { model: 'm' } })
+    expect(redacted?.payload).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { name: '[redacted]', id: '[redacted]' } }],
+    })
+    expect(JSON.stringify(messages)).not.toContain('Alice Secret')
+    expect(JSON.stringify(messages)).not.toContain('SSN-123-45')
+  })
+})
