@@ -212,32 +212,18 @@ describe('docs/formats.md promises', () => {
   })
 
   describe('openai-responses', () => {
-    it('a type that is not a string is refused: INVALID_MESSAGE at type, details.format openai-responses', () => {
-      const error = thrown(() => message({ type: 5, role: 'user', content: 'x' }, 'openai-responses'))
-      expect(error.code).toBe('INVALID_MESSAGE')
-      expect(error.details).toMatchObject({ format: 'openai-responses', issues: [{ path: ['type'] }] })
-    })
-
     it('an item without type, with an id and no role, is an item_reference', () => {
       const m = message({ id: 'msg_1' }, 'openai-responses')
       expect(messageFormat('openai-responses').preview(m.payload).kind).toBe('item_reference')
     })
 
-    it('hosted calls, a server tool_search_call and program items open nothing; a client tool_search_call opens its call_id', () => {
-      // given
-      const hosted = [
-        { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } },
-        { type: 'tool_search_call', call_id: 'ts_server', execution: 'server', arguments: {} },
-        { type: 'program', call_id: 'p_1' },
+    it('program and program_output items (run by the provider) open and answer nothing', () => {
+      const items = [
+        { type: 'program', call_id: 'p_1', code: 'x' },
+        { type: 'program_output', call_id: 'p_1', output: 'y' },
+        { type: 'program_output', call_id: 'p_2', output: 'z' },
       ].map((p) => message(p, 'openai-responses'))
-      const client = message({ type: 'tool_search_call', call_id: 'ts_client', execution: 'client', arguments: {} }, 'openai-responses')
-
-      // when
-      const pairing = toolPairing([...hosted, client])
-
-      // then
-      expect(pairing.unanswered).toEqual([{ messageId: client.id, toolCallId: 'ts_client' }])
-      expect(pairing.orphans).toEqual([])
+      expect(toolPairing(items)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
     })
   })
 
@@ -311,6 +297,345 @@ describe('docs/formats.md promises', () => {
       expect(() =>
         message({ role: 'user', content: [{ type: 'image', image: 'data:image/png;base64,AA==' }] }, 'ai-sdk-model'),
       ).not.toThrow()
+    })
+  })
+
+  describe("what is validated: every field the doc's tables require is checked", () => {
+    /** `payload` without the field at `path` (dot-separated). */
+    function without(payload: unknown, path: string): unknown {
+      const copy = JSON.parse(JSON.stringify(payload)) as Record<string, unknown>
+      const keys = path.split('.')
+      let at = copy
+      for (const k of keys.slice(0, -1)) at = at[k] as Record<string, unknown>
+      delete at[keys[keys.length - 1] as string]
+      return copy
+    }
+    /** [format, a valid payload, the fields the doc says it requires] */
+    const REQUIRED: readonly (readonly [string, Record<string, unknown>, readonly string[]])[] = [
+      [
+        'openai-responses',
+        {
+          type: 'message',
+          role: 'assistant',
+          content: [
+            { type: 'output_text', text: 'x' },
+            { type: 'refusal', refusal: 'no' },
+          ],
+        },
+        ['role', 'content', 'content.0.text', 'content.1.refusal'],
+      ],
+      ['openai-responses', { type: 'function_call', call_id: 'c', name: 'f', arguments: '{}' }, ['call_id', 'name', 'arguments']],
+      ['openai-responses', { type: 'function_call_output', call_id: 'c', output: 'x' }, ['output']],
+      ['openai-responses', { type: 'custom_tool_call', call_id: 'c', name: 'f', input: 'x' }, ['call_id', 'name', 'input']],
+      ['openai-responses', { type: 'custom_tool_call_output', call_id: 'c', output: 'x' }, ['call_id', 'output']],
+      [
+        'openai-responses',
+        { type: 'computer_call', id: 'cu', call_id: 'c', status: 'completed', pending_safety_checks: [] },
+        ['id', 'call_id', 'status', 'pending_safety_checks'],
+      ],
+      [
+        'openai-responses',
+        { type: 'computer_call_output', call_id: 'c', output: { type: 'computer_screenshot' } },
+        ['call_id', 'output', 'output.type'],
+      ],
+      [
+        'openai-responses',
+        { type: 'local_shell_call', id: 'l', call_id: 'c', status: 'completed', action: { type: 'exec' } },
+        ['id', 'call_id', 'status', 'action'],
+      ],
+      ['openai-responses', { type: 'local_shell_call_output', id: 'c', output: 'x' }, ['id', 'output']],
+      ['openai-responses', { type: 'shell_call', call_id: 'c', action: { commands: ['ls'] } }, ['call_id', 'action.commands']],
+      [
+        'openai-responses',
+        { type: 'shell_call_output', call_id: 'c', output: [{ stdout: '', stderr: '' }] },
+        ['call_id', 'output', 'output.0.stdout', 'output.0.stderr'],
+      ],
+      [
+        'openai-responses',
+        { type: 'apply_patch_call', call_id: 'c', status: 'completed', operation: { type: 'create_file', path: 'a' } },
+        ['call_id', 'status', 'operation.type', 'operation.path'],
+      ],
+      ['openai-responses', { type: 'apply_patch_call_output', call_id: 'c', status: 'completed' }, ['call_id', 'status']],
+      [
+        'openai-responses',
+        { type: 'mcp_approval_request', id: 'r', name: 'f', arguments: '{}', server_label: 's' },
+        ['id', 'name', 'arguments', 'server_label'],
+      ],
+      ['openai-responses', { type: 'mcp_approval_response', approval_request_id: 'r', approve: true }, ['approval_request_id', 'approve']],
+      ['openai-responses', { type: 'tool_search_output', call_id: 'c', tools: [] }, ['tools']],
+      ['openai-responses', { type: 'reasoning', id: 'rs', summary: [] }, ['id', 'summary']],
+      ['openai-responses', { type: 'compaction', encrypted_content: 'e' }, ['encrypted_content']],
+      ['openai-responses', { type: 'file_search_call', id: 'fs', status: 'completed', queries: [] }, ['id', 'status', 'queries']],
+      ['openai-responses', { type: 'web_search_call', id: 'ws', status: 'completed' }, ['id', 'status']],
+      [
+        'openai-responses',
+        { type: 'code_interpreter_call', id: 'ci', status: 'completed', code: null, container_id: 'k' },
+        ['id', 'status', 'code', 'container_id'],
+      ],
+      ['openai-responses', { type: 'image_generation_call', id: 'ig', status: 'completed', result: null }, ['id', 'status', 'result']],
+      [
+        'openai-responses',
+        { type: 'mcp_call', id: 'm', name: 'f', arguments: '{}', server_label: 's' },
+        ['id', 'name', 'arguments', 'server_label'],
+      ],
+      ['openai-responses', { type: 'mcp_list_tools', id: 'm', server_label: 's', tools: [] }, ['id', 'server_label', 'tools']],
+      ['openai-responses', { type: 'item_reference', id: 'msg_1' }, ['id']],
+      [
+        'openai-agents',
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'x' },
+            { type: 'audio', audio: 'a' },
+          ],
+        },
+        ['content', 'content.0.text', 'content.1.audio'],
+      ],
+      ['openai-agents', { role: 'system', content: 'x' }, ['content']],
+      [
+        'openai-agents',
+        {
+          role: 'assistant',
+          status: 'completed',
+          content: [
+            { type: 'output_text', text: 'x' },
+            { type: 'refusal', refusal: 'n' },
+            { type: 'image', image: 'i' },
+          ],
+        },
+        ['status', 'content', 'content.0.text', 'content.1.refusal', 'content.2.image'],
+      ],
+      ['openai-agents', { type: 'function_call', callId: 'c', name: 'f', arguments: '{}' }, ['callId', 'name', 'arguments']],
+      [
+        'openai-agents',
+        { type: 'function_call_result', callId: 'c', name: 'f', status: 'completed', output: 'x' },
+        ['callId', 'name', 'status', 'output'],
+      ],
+      [
+        'openai-agents',
+        { type: 'computer_call', callId: 'c', status: 'completed', action: { type: 'click' } },
+        ['callId', 'status', 'action'],
+      ],
+      [
+        'openai-agents',
+        { type: 'computer_call_result', callId: 'c', output: { type: 'computer_screenshot', data: '' } },
+        ['callId', 'output', 'output.type', 'output.data'],
+      ],
+      ['openai-agents', { type: 'shell_call', callId: 'c', action: { commands: [] } }, ['callId', 'action.commands']],
+      [
+        'openai-agents',
+        { type: 'shell_call_output', callId: 'c', output: [{ stdout: '', stderr: '', outcome: { type: 'exit' } }] },
+        ['callId', 'output', 'output.0.stdout', 'output.0.stderr', 'output.0.outcome'],
+      ],
+      [
+        'openai-agents',
+        { type: 'apply_patch_call', callId: 'c', status: 'completed', operation: { type: 'create_file', path: 'a' } },
+        ['callId', 'status', 'operation.type', 'operation.path'],
+      ],
+      ['openai-agents', { type: 'apply_patch_call_output', callId: 'c', status: 'completed' }, ['callId', 'status']],
+      ['openai-agents', { type: 'hosted_tool_call', name: 'web' }, ['name']],
+      ['openai-agents', { type: 'tool_search_output', callId: 'c', tools: [] }, ['tools']],
+      ['openai-agents', { type: 'program', callId: 'c', code: 'x', fingerprint: 'f' }, ['callId', 'code', 'fingerprint']],
+      ['openai-agents', { type: 'program_output', callId: 'c', output: 'x', status: 'completed' }, ['callId', 'output', 'status']],
+      ['openai-agents', { type: 'reasoning', content: [{ type: 'input_text', text: 'x' }] }, ['content', 'content.0.text']],
+      ['openai-agents', { type: 'compaction', encrypted_content: 'e' }, ['encrypted_content']],
+      [
+        'anthropic',
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'image', source: { type: 'url' } },
+            { type: 'document', source: { type: 'url' } },
+            { type: 'container_upload', file_id: 'f' },
+            { type: 'tool_reference', tool_name: 't' },
+          ],
+        },
+        [
+          'role',
+          'content',
+          'content.0.text',
+          'content.1.source',
+          'content.1.source.type',
+          'content.2.source.type',
+          'content.3.file_id',
+          'content.4.tool_name',
+        ],
+      ],
+      [
+        'anthropic',
+        { role: 'user', content: [{ type: 'search_result', source: 's', title: 't', content: [{ type: 'text', text: 'x' }] }] },
+        ['content.0.source', 'content.0.title', 'content.0.content', 'content.0.content.0.text'],
+      ],
+      [
+        'anthropic',
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'x' }] }] },
+        ['content.0.tool_use_id', 'content.0.content.0.text', 'content.0.content.0.type'],
+      ],
+      [
+        'anthropic',
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'x', signature: 's' },
+            { type: 'redacted_thinking', data: 'd' },
+            { type: 'tool_use', id: 't', name: 'f', input: {} },
+            { type: 'server_tool_use', id: 's', name: 'web_search', input: {} },
+          ],
+        },
+        [
+          'content.0.thinking',
+          'content.0.signature',
+          'content.1.data',
+          'content.2.id',
+          'content.2.name',
+          'content.2.input',
+          'content.3.id',
+          'content.3.name',
+          'content.3.input',
+        ],
+      ],
+      ...[
+        'web_search_tool_result',
+        'web_fetch_tool_result',
+        'code_execution_tool_result',
+        'bash_code_execution_tool_result',
+        'text_editor_code_execution_tool_result',
+        'tool_search_tool_result',
+      ].map(
+        (type) =>
+          [
+            'anthropic',
+            { role: 'assistant', content: [{ type, tool_use_id: 's', content: {} }] },
+            ['content.0.tool_use_id', 'content.0.content'],
+          ] as const,
+      ),
+      [
+        'ai-sdk-ui',
+        {
+          id: 'u',
+          role: 'assistant',
+          parts: [
+            { type: 'text', text: 'x' },
+            { type: 'reasoning', text: 'x' },
+            { type: 'source-url', sourceId: 's', url: 'u' },
+            { type: 'source-document', sourceId: 's', mediaType: 'm', title: 't' },
+            { type: 'file', mediaType: 'm', url: 'u' },
+            { type: 'data-x', data: 1 },
+          ],
+        },
+        [
+          'id',
+          'role',
+          'parts',
+          'parts.0.text',
+          'parts.1.text',
+          'parts.2.sourceId',
+          'parts.2.url',
+          'parts.3.sourceId',
+          'parts.3.mediaType',
+          'parts.3.title',
+          'parts.4.mediaType',
+          'parts.4.url',
+          'parts.5.data',
+        ],
+      ],
+      [
+        'ai-sdk-ui',
+        {
+          id: 'u',
+          role: 'assistant',
+          parts: [
+            { type: 'dynamic-tool', toolName: 'f', toolCallId: 'c', state: 'output-error', input: {}, errorText: 'e' },
+            { type: 'tool-g', toolCallId: 'd', state: 'approval-responded', input: {}, approval: { id: 'a', approved: true } },
+          ],
+        },
+        [
+          'parts.0.toolName',
+          'parts.0.toolCallId',
+          'parts.0.state',
+          'parts.0.errorText',
+          'parts.1.approval',
+          'parts.1.approval.id',
+          'parts.1.approval.approved',
+        ],
+      ],
+      [
+        'ai-sdk-model',
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'x' },
+            { type: 'image', image: 'i' },
+            { type: 'file', data: 'd', mediaType: 'm' },
+          ],
+        },
+        ['role', 'content', 'content.0.text', 'content.1.image', 'content.2.data', 'content.2.mediaType'],
+      ],
+      [
+        'ai-sdk-model',
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', text: 'x' },
+            { type: 'tool-call', toolCallId: 'c', toolName: 'f', input: {} },
+            { type: 'tool-approval-request', approvalId: 'a', toolCallId: 'c' },
+          ],
+        },
+        ['content.0.text', 'content.1.toolCallId', 'content.1.toolName', 'content.2.approvalId', 'content.2.toolCallId'],
+      ],
+      [
+        'ai-sdk-model',
+        {
+          role: 'tool',
+          content: [
+            { type: 'tool-result', toolCallId: 'c', toolName: 'f', output: { type: 'text', value: 'x' } },
+            { type: 'tool-approval-response', approvalId: 'a', approved: true },
+          ],
+        },
+        [
+          'content.0.toolCallId',
+          'content.0.toolName',
+          'content.0.output',
+          'content.0.output.type',
+          'content.0.output.value',
+          'content.1.approvalId',
+          'content.1.approved',
+        ],
+      ],
+      ...(['json', 'error-json'] as const).map(
+        (type) =>
+          [
+            'ai-sdk-model',
+            { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c', toolName: 'f', output: { type, value: {} } }] },
+            ['content.0.output.value'],
+          ] as const,
+      ),
+    ]
+    for (const [format, payload, fields] of REQUIRED) {
+      const kind = String(payload['type'] ?? payload['role'])
+      it(`${format} ${kind}: a payload without ${fields.join(', ')} is INVALID_MESSAGE at that path, details.format ${format}`, () => {
+        // given a valid payload
+        expect(() => parseFormatPayload(payload, format)).not.toThrow()
+        for (const field of fields) {
+          // when one required field is missing
+          const error = thrown(() => parseFormatPayload(without(payload, field), format))
+
+          // then it is refused, at that field
+          expect([field, error.code, error.details['format']]).toEqual([field, 'INVALID_MESSAGE', format])
+          const paths = (error.details['issues'] as { path: unknown[] }[]).map((i) => i.path.map(String).join('.'))
+          expect([field, paths]).toEqual([field, expect.arrayContaining([field])])
+        }
+      })
+    }
+
+    it('openai-responses hosted calls: only id, status and the fields the format names are required (an older web_search_call without action and a code_interpreter_call without outputs are kept)', () => {
+      for (const item of [
+        { type: 'web_search_call', id: 'ws', status: 'completed' },
+        { type: 'code_interpreter_call', id: 'ci', status: 'completed', code: null, container_id: 'k' },
+        { type: 'mcp_call', id: 'm', name: 'f', arguments: '{}', server_label: 's' },
+      ])
+        expect(parseFormatPayload(item, 'openai-responses')).toEqual(item)
     })
   })
 })
