@@ -133,10 +133,52 @@ describe('docs/formats.md promises', () => {
     })
   })
 
+  describe('the format seam', () => {
+    /** A format whose one message may carry several results (`answers`), with no withoutResults hook. */
+    registerMessageFormat({
+      ...jsonFormat,
+      name: 'promises.multi-results',
+      toolCalls: (p: Record<string, unknown>) => (Array.isArray(p['calls']) ? (p['calls'] as string[]) : []),
+      toolResults: (p: Record<string, unknown>) => (Array.isArray(p['answers']) ? (p['answers'] as string[]) : []),
+      interruptedResults: (ids: readonly string[]) => [{ answers: [...ids], interrupted: true }],
+    })
+    const multi = (p: Record<string, unknown>): Message<unknown> => message(p, 'promises.multi-results')
+
+    it('without withoutResults, a message is left out when every result it carries is dropped, and sent whole otherwise', () => {
+      // given a call c1; a message answering c1 and an orphan o1; one carrying only orphans o2, o3
+      const call = multi({ calls: ['c1'] })
+      const mixed = multi({ answers: ['c1', 'o1'], text: 'kept whole' })
+      const orphansOnly = multi({ answers: ['o2', 'o3'] })
+
+      // when
+      const wire = toWire([call, mixed, orphansOnly], { repairPairing: true })
+
+      // then
+      expect(wire).toEqual([{ calls: ['c1'] }, { answers: ['c1', 'o1'], text: 'kept whole' }])
+    })
+  })
+
+  describe('meta', () => {
+    it('meta is a deep-frozen JSON copy in the envelope, never on the wire', () => {
+      // given
+      const meta = { usage: { tokens: [1, 2] }, trace: 'x' }
+
+      // when
+      const m = createMessage({ role: 'user', content: 'hi' }, { meta })
+      meta.usage.tokens.push(3)
+
+      // then
+      expect(m.meta).toEqual({ usage: { tokens: [1, 2] }, trace: 'x' })
+      expect(Object.isFrozen(m.meta)).toBe(true)
+      expect(Object.isFrozen((m.meta as { usage: { tokens: unknown } }).usage.tokens)).toBe(true)
+      expect(JSON.stringify(toWire([m]))).toBe('[{"role":"user","content":"hi"}]')
+    })
+  })
+
   describe('content hash and wire bytes', () => {
     it('the same payload text under two formats has one content hash and sends the same bytes (toWire of both built-ins is the payload)', () => {
       // given
-      const payload = { role: 'user', content: 'a\u0000b\ud800', __extra: { z: 1, a: [2] } }
+      const payload = { role: 'user' as const, content: 'a\u0000b\ud800', __extra: { z: 1, a: [2] } }
       const chat = createMessage(payload)
       const json = message(payload, 'json')
 
@@ -243,6 +285,21 @@ describe('docs/formats.md promises', () => {
     })
   })
 
+  describe('openai-agents snake_case', () => {
+    it('a function call with a snake_case call_id (a Responses item) is refused: callId is required', () => {
+      const error = thrown(() => message({ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, 'openai-agents'))
+      expect(error).toMatchObject({ code: 'INVALID_MESSAGE', details: { format: 'openai-agents', issues: [{ path: ['callId'] }] } })
+    })
+
+    it('providerData, when present, must be an object', () => {
+      for (const providerData of [1, 'x', [], null])
+        expect(thrown(() => message({ role: 'user', content: 'x', providerData }, 'openai-agents'))).toMatchObject({
+          code: 'INVALID_MESSAGE',
+          details: { format: 'openai-agents', issues: [{ path: ['providerData'] }] },
+        })
+    })
+  })
+
   describe('ai-sdk-ui', () => {
     it('the repair rewrites an open part to output-error, dropping output and inputEncoding, and an approval unless it was granted', () => {
       // given
@@ -287,6 +344,18 @@ describe('docs/formats.md promises', () => {
   })
 
   describe('ai-sdk-model', () => {
+    it('the repair removes an orphan result; a tool message left with nothing is not sent', () => {
+      // given a tool message whose only result answers no call
+      const orphan = message(
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'nope', toolName: 'f', output: { type: 'text', value: 'x' } }] },
+        'ai-sdk-model',
+      )
+      const text = message({ role: 'user', content: 'hi' }, 'ai-sdk-model')
+
+      // when / then
+      expect(toWire([text, orphan], { repairPairing: true })).toEqual([{ role: 'user', content: 'hi' }])
+    })
+
     it('a payload is JSON: binary image/file data as a Uint8Array or a URL is refused (INVALID_MESSAGE at its path)', () => {
       for (const image of [new Uint8Array([1, 2]), new URL('https://example.com/a.png')]) {
         expect(thrown(() => message({ role: 'user', content: [{ type: 'image', image }] }, 'ai-sdk-model'))).toMatchObject({

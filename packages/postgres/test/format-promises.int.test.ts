@@ -3,21 +3,37 @@
  * document, promise by promise). The pure promises are in packages/core/test/format-promises.test.ts;
  * the store contract (describe-formats-contract.ts) covers round trips, meta and the stored envelope.
  */
+import { execFile } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { describe, expect, it } from '@jest/globals'
-import { contentHash, createMessage, newMessageId, type Message } from '@turnlog/core'
+import {
+  contentHash,
+  createMessage,
+  messageFormatNames,
+  newMessageId,
+  toWire,
+  toolPairing,
+  type Message,
+  type StoredEvent,
+} from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
-import { useTestStore } from '@turnlog/testing'
+import { useTestStore, type TestDatabase } from '@turnlog/testing'
 
+const SUPPORT = join(dirname(fileURLToPath(import.meta.url)), 'support')
+
+let db: TestDatabase
 let store: PostgresStore
 
-useTestStore((t) => ({ store } = t))
+useTestStore((t) => ({ db, store } = t))
 
 describe('docs/formats.md promises (store)', () => {
   it('the content hash covers the payload only: a known id re-appended with the same payload under another format is a duplicate, and the first format stays', async () => {
     // given a chat message stored
     const sid = await store.createSession()
     const id = newMessageId()
-    const payload = { role: 'user', content: 'same text' }
+    const payload = { role: 'user' as const, content: 'same text' }
     const chat = createMessage(payload, { id })
     await store.append(sid, [chat])
 
@@ -61,5 +77,31 @@ describe('docs/formats.md promises (store)', () => {
     })
     expect(JSON.stringify(messages)).not.toContain('Alice Secret')
     expect(JSON.stringify(messages)).not.toContain('SSN-123-45')
+  })
+
+  it('a message stored with a format this process has not registered is still loaded, hashed and read as opaque (no pairing)', async () => {
+    // given another process, which has the application format, wrote a call and an orphan output in it
+    const sid = await store.createSession()
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      join(SUPPORT, 'app-format-writer.js'),
+      JSON.stringify({ connectionString: db.connectionString, sessionId: sid }),
+    ])
+    const { ids } = JSON.parse(stdout) as { ids: string[] }
+    expect(messageFormatNames()).not.toContain('promises.app-items')
+
+    // when this process loads them
+    const { messages } = await store.load(sid)
+    const events: StoredEvent[] = []
+    for await (const e of store.events(sid)) events.push(e)
+
+    // then they come back whole under their format, their hashes are the store's, and nothing pairs
+    expect(messages.map((m) => [m.id, m.format])).toEqual(ids.map((id) => [id, 'promises.app-items']))
+    expect(messages.map((m) => m.payload)).toEqual([
+      { kind: 'call', id: 'c1', text: 'a\u0000b' },
+      { kind: 'output', id: 'c9', text: 'x' },
+    ])
+    expect(messages.map((m) => contentHash(m))).toEqual(events.map((e) => e.contentHash))
+    expect(toolPairing(messages)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
+    expect(toWire(messages as Message<unknown>[], { repairPairing: true })).toEqual(messages.map((m) => m.payload))
   })
 })
