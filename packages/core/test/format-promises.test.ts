@@ -34,8 +34,16 @@ function message(payload: unknown, format: string): Message<unknown> {
 }
 
 /** Application data a tool input, metadata or provider data may carry, under keys a placeholder keeps elsewhere. */
-const SECRET = { name: 'Alice Secret', id: 'SSN-123-45', status: 'diagnosed', type: 'confidential', toolName: 'x-secret' }
-const SECRET_STRINGS = Object.values(SECRET)
+const SECRET = {
+  name: 'Alice Secret',
+  id: 'SSN-123-45',
+  status: 'diagnosed',
+  type: 'confidential',
+  toolName: 'x-secret',
+  'alice@example.com': { visits: 3 },
+}
+/** What a placeholder must not show: the values, and the key that is data too. */
+const SECRET_STRINGS = [...Object.values(SECRET).filter((v) => typeof v === 'string'), 'alice@example.com']
 
 describe('docs/formats.md promises', () => {
   describe('redaction placeholders', () => {
@@ -73,7 +81,7 @@ describe('docs/formats.md promises', () => {
       ['openai-agents', { type: 'function_call', callId: 'call_1', name: 'lookup', arguments: '{}', providerData: SECRET }],
     ]
     for (const [format, payload] of cases) {
-      it(`${format}: every other string is '[redacted]': a name, id or status inside a tool input, metadata or provider data is content, not kept`, () => {
+      it(`${format}: application data (a tool input, metadata, provider data) keeps none of its strings or keys, not even a name, id or status`, () => {
         // given a payload whose application data uses the keys a placeholder keeps for pairing ids, tool names and states
         const stored = parseFormatPayload(payload, format)
 

@@ -48,7 +48,7 @@ describe('docs/formats.md promises (store)', () => {
     expect(contentHash(messages[0] as Message)).toBe(contentHash(chat))
   })
 
-  it('redaction works for every format: the stored placeholder keeps the format, meta and pairing ids, and none of a tool input (not even its name or id fields)', async () => {
+  it('redaction works for every format: the stored placeholder keeps the format, meta and pairing ids, and nothing of a tool input (emptied: not even its name or id fields)', async () => {
     // given an Anthropic tool call whose input holds data under keys a placeholder keeps elsewhere
     const sid = await store.createSession()
     const call = createMessage<object>(
@@ -73,7 +73,7 @@ describe('docs/formats.md promises (store)', () => {
     expect(redacted).toMatchObject({ id: call.id, format: 'anthropic', meta: { model: 'm' } })
     expect(redacted?.payload).toEqual({
       role: 'assistant',
-      content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { name: '[redacted]', id: '[redacted]' } }],
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} }],
     })
     expect(JSON.stringify(messages)).not.toContain('Alice Secret')
     expect(JSON.stringify(messages)).not.toContain('SSN-123-45')

@@ -3,34 +3,41 @@ import type { MessagePreview } from './message-format.js'
 import { structuralPlaceholder } from './structural-placeholder.js'
 import { partsText } from './typed-item-schema.js'
 
-const NOTHING_KEPT: ReadonlySet<string> = new Set()
-
 /**
  * Whether the value under `key` of object `parent` is application data (a tool's input or output, metadata,
- * provider options): a subtree whose strings are all content, even under a key such as `name` or `id`.
+ * provider options): content through and through, keys included, even under a key such as `name` or `id`.
  */
 export type OpaqueField = (key: string, parent: Readonly<Record<string, unknown>>) => boolean
 
 /**
  * The `redactedPayload` hook of a structured format: the payload's {@link structuralPlaceholder}
- * showing `content` (kinds, roles, pairing ids and tool names kept). The subtrees `opaque` names keep
- * their shape but none of their strings: a `name` or `id` inside a tool's input is content, not a tool
- * name or a pairing id.
+ * showing `content` (kinds, roles, pairing ids and tool names kept). The application data `opaque`
+ * names is emptied: an object becomes `{}`, an array `[]`, a string `content`, a number 0 (a `name` or
+ * `id` inside a tool's input, or a key of it, is content, not a tool name or a pairing id).
  */
 export function structuralRedaction(payload: unknown, content: string, opaque?: OpaqueField): unknown {
-  return structuralPlaceholder(opaque === undefined ? payload : blankOpaque(payload, content, opaque), content)
+  return structuralPlaceholder(opaque === undefined ? payload : withoutData(payload, content, opaque), content)
 }
 
-/** `value` with every subtree `opaque` names replaced by its placeholder that keeps no string. */
-function blankOpaque(value: unknown, content: string, opaque: OpaqueField): unknown {
-  if (Array.isArray(value)) return value.map((v: unknown) => blankOpaque(v, content, opaque))
+/** Application data emptied, keeping its JSON type. */
+function emptied(value: unknown, content: string): unknown {
+  if (Array.isArray(value)) return []
+  if (typeof value === 'object' && value !== null) return {}
+  if (typeof value === 'string') return content
+  if (typeof value === 'number') return 0
+  return value
+}
+
+/** `value` with every subtree `opaque` names {@link emptied}. */
+function withoutData(value: unknown, content: string, opaque: OpaqueField): unknown {
+  if (Array.isArray(value)) return value.map((v: unknown) => withoutData(v, content, opaque))
   if (typeof value !== 'object' || value === null) return value
   const parent = value as Readonly<Record<string, unknown>>
   const out: Record<string, unknown> = {}
   for (const [key, v] of Object.entries(parent)) {
-    const blanked = opaque(key, parent) ? structuralPlaceholder(v, content, NOTHING_KEPT) : blankOpaque(v, content, opaque)
+    const kept = opaque(key, parent) ? emptied(v, content) : withoutData(v, content, opaque)
     // defineProperty, not assignment: a "__proto__" key stays a plain own property
-    Object.defineProperty(out, key, { value: blanked, enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(out, key, { value: kept, enumerable: true, writable: true, configurable: true })
   }
   return out
 }
