@@ -244,6 +244,34 @@ describe('docs/formats.md promises', () => {
       expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
     })
 
+    it("placement rules are for the turn's own blocks: a tool_use or thinking block inside a tool_result's content is kept, checked for its fields only, and pairs nothing", () => {
+      // given
+      const nested = {
+        type: 'tool_result',
+        tool_use_id: 'toolu_1',
+        content: [
+          { type: 'tool_use', id: 'toolu_2', name: 'f', input: {} },
+          { type: 'thinking', thinking: 'x', signature: 's' },
+        ],
+      }
+      const call = message({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] }, 'anthropic')
+
+      // when
+      const m = message({ role: 'user', content: [nested] }, 'anthropic')
+
+      // then
+      expect(m.payload).toEqual({ role: 'user', content: [nested] })
+      expect(toolPairing([call, m])).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
+      expect(
+        thrown(() =>
+          message({ role: 'user', content: [{ ...nested, content: [{ type: 'tool_use', id: 'toolu_2', input: {} }] }] }, 'anthropic'),
+        ),
+      ).toMatchObject({
+        code: 'INVALID_MESSAGE',
+        details: { issues: [{ path: ['content', '0', 'content', '0', 'name'] }] },
+      })
+    })
+
     it('a tool_result needs a boolean is_error and a non-empty tool_use_id; a tool_use an object input (INVALID_MESSAGE at the path)', () => {
       const refused = (payload: unknown): unknown => thrown(() => message(payload, 'anthropic'))
       const issue = (path: string[]): unknown =>
