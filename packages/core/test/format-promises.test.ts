@@ -734,6 +734,30 @@ describe('docs/formats.md promises', () => {
       })
     }
 
+    it('tool_search_call / tool_search_output: execution is server or client when present, in both OpenAI item formats', () => {
+      for (const [format, idKey] of [
+        ['openai-responses', 'call_id'],
+        ['openai-agents', 'callId'],
+      ] as const) {
+        for (const type of ['tool_search_call', 'tool_search_output']) {
+          const item = { type, [idKey]: 'c', arguments: {}, tools: [] }
+          expect(() => parseFormatPayload(item, format)).not.toThrow()
+          for (const execution of ['server', 'client']) expect(() => parseFormatPayload({ ...item, execution }, format)).not.toThrow()
+          expect(thrown(() => parseFormatPayload({ ...item, execution: 'elsewhere' }, format))).toMatchObject({
+            code: 'INVALID_MESSAGE',
+            details: { format, issues: [{ path: ['execution'] }] },
+          })
+        }
+      }
+    })
+
+    it('openai-agents computer_call: action or actions (one of them) is required', () => {
+      const base = { type: 'computer_call', callId: 'c', status: 'completed' }
+      expect(() => parseFormatPayload({ ...base, actions: [{ type: 'click' }] }, 'openai-agents')).not.toThrow()
+      expect(() => parseFormatPayload({ ...base, action: { type: 'click' } }, 'openai-agents')).not.toThrow()
+      expect(thrown(() => parseFormatPayload(base, 'openai-agents')).code).toBe('INVALID_MESSAGE')
+    })
+
     it('openai-responses hosted calls: only id, status and the fields the format names are required (an older web_search_call without action and a code_interpreter_call without outputs are kept)', () => {
       for (const item of [
         { type: 'web_search_call', id: 'ws', status: 'completed' },
