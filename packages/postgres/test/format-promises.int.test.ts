@@ -18,8 +18,9 @@ import {
   type Message,
   type StoredEvent,
 } from '@turnlog/core'
-import type { PostgresStore } from '@turnlog/postgres'
-import { useTestStore, type TestDatabase } from '@turnlog/testing'
+import { audit, exportSessions, importEvents, verifyChain } from '@turnlog/audit'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { createTestDatabase, useTestStore, type TestDatabase } from '@turnlog/testing'
 
 const SUPPORT = join(dirname(fileURLToPath(import.meta.url)), 'support')
 
@@ -79,7 +80,7 @@ describe('docs/formats.md promises (store)', () => {
     expect(JSON.stringify(messages)).not.toContain('SSN-123-45')
   })
 
-  it('a message stored with a format this process has not registered is still loaded, hashed and read as opaque (no pairing)', async () => {
+  it('a message stored with a format this process has not registered is still loaded, hashed, exported and audited, read as opaque (no pairing); importing its export needs the format', async () => {
     // given another process, which has the application format, wrote a call and an orphan output in it
     const sid = await store.createSession()
     const { stdout } = await promisify(execFile)(process.execPath, [
@@ -103,5 +104,26 @@ describe('docs/formats.md promises (store)', () => {
     expect(messages.map((m) => contentHash(m))).toEqual(events.map((e) => e.contentHash))
     expect(toolPairing(messages)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
     expect(toWire(messages as Message<unknown>[], { repairPairing: true })).toEqual(messages.map((m) => m.payload))
+    expect((await verifyChain(store, sid)).ok).toBe(true)
+    const report = await audit(store, sid)
+    expect(report.findings.filter((f) => f.kind.includes('tool'))).toEqual([])
+
+    // and its export carries the format, but another store cannot import it without the format
+    const lines: string[] = []
+    for await (const line of exportSessions(store, { sessionIds: [sid] })) lines.push(line)
+    expect(lines.filter((l) => l.includes('"format":"promises.app-items"'))).toHaveLength(2)
+    const target = await createTestDatabase()
+    const other = await openStore({ connectionString: target.connectionString })
+    try {
+      const refused = await importEvents(other, lines).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(refused).toMatchObject({ code: 'IMPORT_FAILED', cause: { code: 'INVALID_MESSAGE' } })
+      await expect(other.getSession(sid)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+    } finally {
+      await other.close()
+      await target.drop()
+    }
   })
 })
