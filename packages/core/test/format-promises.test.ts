@@ -751,6 +751,15 @@ describe('docs/formats.md promises', () => {
       }
     })
 
+    it('a tool_search_call whose execution is not server, absent included, opens its call (both OpenAI item formats)', () => {
+      const responses = message({ type: 'tool_search_call', call_id: 'ts_1', arguments: {} }, 'openai-responses')
+      const agents = message({ type: 'tool_search_call', callId: 'ts_2', arguments: {} }, 'openai-agents')
+      expect(toolPairing([responses, agents]).unanswered).toEqual([
+        { messageId: responses.id, toolCallId: 'ts_1' },
+        { messageId: agents.id, toolCallId: 'ts_2' },
+      ])
+    })
+
     it('openai-agents computer_call: action or actions (one of them) is required', () => {
       const base = { type: 'computer_call', callId: 'c', status: 'completed' }
       expect(() => parseFormatPayload({ ...base, actions: [{ type: 'click' }] }, 'openai-agents')).not.toThrow()
