@@ -362,6 +362,15 @@ export const MUTANTS = [
     replace: 'const out: Record<string, unknown> = { role: payload.role, content: payload.content ?? REDACTED_CONTENT }',
     tests: [`${PG_TEST}/security/redaction.int.test.ts`],
   },
+  {
+    id: 'redaction-keeps-application-data',
+    invariant: "redaction: a typed format's placeholder keeps nothing of application data (tool input, metadata), not even a name or id",
+    file: `${CORE}/formats/item-format-kit.ts`,
+    search: 'const kept = opaque(key, parent) ? emptied(v, content) : withoutData(v, content, opaque)',
+    replace: 'const kept = withoutData(v, content, opaque)',
+    tests: [`${CORE_TEST}/format-promises.test.ts`],
+    name: 'application data',
+  },
   // imports
   {
     id: 'import-id-appended-twice',

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
-import { copyPayload, structuralRedaction } from './item-format-kit.js'
+import { copyPayload, structuralRedaction, type OpaqueField } from './item-format-kit.js'
 import type { MessageFormat } from './message-format.js'
 
 /** The name of the AI SDK model message format (`ModelMessage` of the `ai` package, v6). */
@@ -148,6 +148,14 @@ function partText(part: AiSdkModelPart): string {
 }
 
 /**
+ * Application data in a model message (tool input, provider options and metadata, the `value` of a
+ * `json` or `error-json` tool output): redaction keeps none of its strings.
+ */
+const OPAQUE_KEYS: ReadonlySet<string> = new Set(['input', 'providerOptions', 'providerMetadata'])
+const opaqueField: OpaqueField = (key, parent) =>
+  OPAQUE_KEYS.has(key) || (key === 'value' && (parent['type'] === 'json' || parent['type'] === 'error-json'))
+
+/**
  * `ai-sdk-model`: the AI SDK's `ModelMessage` (`ai` v6), what `generateText`/`streamText` take as
  * `messages` and return in `response.messages`. An assistant message's `tool-call` parts open calls
  * (`toolCallId`); `tool-result` parts answer them, in a `tool` message or, for a provider-executed
@@ -157,7 +165,7 @@ function partText(part: AiSdkModelPart): string {
  */
 export const aiSdkModelFormat: MessageFormat<AiSdkModelMessage> = {
   name: AI_SDK_MODEL_FORMAT,
-  redactedPayload: structuralRedaction,
+  redactedPayload: (payload, content) => structuralRedaction(payload, content, opaqueField),
   schema: AiSdkModelMessageSchema,
   toolCalls: (payload) => idsOf(payload, 'tool-call'),
   toolResults: (payload) => idsOf(payload, 'tool-result'),

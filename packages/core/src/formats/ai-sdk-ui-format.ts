@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
-import { copyPayload, structuralRedaction } from './item-format-kit.js'
+import { copyPayload, structuralRedaction, type OpaqueField } from './item-format-kit.js'
 import type { MessageFormat } from './message-format.js'
 
 /** The name of the AI SDK UI message format (`UIMessage` of the `ai` package, v6). */
@@ -177,6 +177,18 @@ function interruptedPart(part: AiSdkUiPart, content: string): AiSdkUiPart {
   return copy as AiSdkUiPart
 }
 
+/** Application data in a UI message (tool input and output, metadata, data parts, provider metadata): redaction keeps none of its strings. */
+const OPAQUE_KEYS: ReadonlySet<string> = new Set([
+  'input',
+  'rawInput',
+  'output',
+  'metadata',
+  'data',
+  'providerMetadata',
+  'callProviderMetadata',
+])
+const opaqueField: OpaqueField = (key) => OPAQUE_KEYS.has(key)
+
 /**
  * `ai-sdk-ui`: the AI SDK's `UIMessage` (`ai` v6), what `useChat` sends and keeps. Each `tool-<name>`
  * or `dynamic-tool` part opens the call `toolCallId`; when its `state` says the result exists
@@ -188,7 +200,7 @@ function interruptedPart(part: AiSdkUiPart, content: string): AiSdkUiPart {
  */
 export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
   name: AI_SDK_UI_FORMAT,
-  redactedPayload: structuralRedaction,
+  redactedPayload: (payload, content) => structuralRedaction(payload, content, opaqueField),
   schema: AiSdkUiMessageSchema,
   toolCalls: (payload) => toolParts(payload).map((p) => p['toolCallId'] as string),
   toolResults: (payload) =>

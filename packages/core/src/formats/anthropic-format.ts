@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
-import { copyPayload, structuralRedaction } from './item-format-kit.js'
+import { copyPayload, structuralRedaction, type OpaqueField } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
 
 /** The name of the Anthropic Messages API format. */
@@ -240,6 +240,9 @@ function preview(payload: AnthropicMessageParam): MessagePreview {
   return { role: payload.role, kind, text }
 }
 
+/** A tool's `input` is application data: redaction keeps none of its strings, whatever their keys. */
+const opaqueField: OpaqueField = (key) => key === 'input'
+
 /**
  * `anthropic`: the Anthropic Messages API's `MessageParam` (`@anthropic-ai/sdk`). A `tool_use`
  * block (in an assistant turn) opens a call by its `id`; a `tool_result` block (in a user turn)
@@ -253,7 +256,7 @@ function preview(payload: AnthropicMessageParam): MessagePreview {
  */
 export const anthropicFormat: AnthropicFormat = {
   name: ANTHROPIC_FORMAT,
-  redactedPayload: structuralRedaction,
+  redactedPayload: (payload, content) => structuralRedaction(payload, content, opaqueField),
   schema: AnthropicMessageParamSchema,
   toolCalls: callIds,
   toolResults: resultIds,

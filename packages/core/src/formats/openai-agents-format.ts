@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { callPreview, copyPayload, resultPreview, structuralRedaction } from './item-format-kit.js'
+import { callPreview, copyPayload, resultPreview, structuralRedaction, type OpaqueField } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
 import { partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
 
@@ -234,6 +234,9 @@ function preview(item: OpenAIAgentsItem): MessagePreview {
   return { role: typeof item.role === 'string' ? item.role : 'assistant', kind, text: '' }
 }
 
+/** `providerData` is the provider's data: redaction keeps none of its strings. */
+const opaqueField: OpaqueField = (key) => key === 'providerData'
+
 /**
  * `openai-agents`: items of the OpenAI Agents SDK (`AgentInputItem`, what `result.history` and
  * `result.output` hold), one per message, camelCase as the SDK writes them. Messages need a role
@@ -250,7 +253,7 @@ function preview(item: OpenAIAgentsItem): MessagePreview {
  */
 export const openAIAgentsFormat: MessageFormat<OpenAIAgentsItem> = {
   name: OPENAI_AGENTS_FORMAT,
-  redactedPayload: structuralRedaction,
+  redactedPayload: (payload, content) => structuralRedaction(payload, content, opaqueField),
   schema,
   toolCalls: callIds,
   toolResults: resultIds,

@@ -45,7 +45,10 @@ export function structuralPlaceholder(
     if (Array.isArray(value)) return value.map((v) => walk(v, undefined))
     if (typeof value === 'object') {
       const out: Record<string, unknown> = {}
-      for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (v !== undefined) out[k] = walk(v, k)
+      for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+        // defineProperty, not assignment: a "__proto__" key stays a plain own property
+        if (v !== undefined) Object.defineProperty(out, k, { value: walk(v, k), enumerable: true, writable: true, configurable: true })
+      }
       return out
     }
     return content
