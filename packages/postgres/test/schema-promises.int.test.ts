@@ -20,7 +20,7 @@
  *   predecessor, `TLC02` whose detail is JSON naming the session, seq, supplied and computed link.
  */
 import { describe, expect, it } from '@jest/globals'
-import { verifyChain } from '@turnlog/audit'
+import { audit, verifyChain } from '@turnlog/audit'
 import { contentHash, createMessage, newMessageId, newSessionId, type Message, type SessionId } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { useTestStore, type TestDatabase } from '@turnlog/testing'
@@ -246,6 +246,54 @@ describe('the events_link trigger (schema.md, Import: "fires WHEN (new.hash is n
     )
     expect(stored).toBe(forged)
     expect((await verifyChain(store, sid)).breaks.map((b) => [b.seq, b.kind])).toEqual([[2, 'hash_mismatch']])
+  })
+})
+
+describe('what turnlog.events does not check (schema.md, the log: content_hash, type, the texts the chain covers)', () => {
+  it("stores a content hash that is not the payload's and a type not in the list; verifyChain reports the hash, the audit the event", async () => {
+    // given a session at version 1
+    const sid = await store.createSession()
+    await store.append(sid, [user('one')])
+    // when a raw writer inserts a message whose content hash is another payload's, then an event of an unknown type
+    const wrongHash = appendArgs(sid, 2, newMessageId(), 'two')
+    wrongHash[5] = contentHash({ payload: { role: 'user', content: 'not two' } })
+    const results = [
+      await asWriter(RAW_APPEND, wrongHash),
+      await asWriter(
+        "insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, 3, gen_random_uuid(), 'bogus', '{}')",
+        [sid],
+      ),
+    ]
+    await superuser((c) => c.query('update turnlog.sessions set version = 3 where session_id = $1', [sid]))
+    // then both are stored, and the readers name them
+    expect(results).toEqual([{ code: 'ok' }, { code: 'ok' }])
+    expect((await verifyChain(store, sid)).breaks.map((b) => [b.seq, b.kind])).toEqual([[2, 'content_hash_mismatch']])
+    const findings = (await audit(store, sid)).findings
+    expect(findings.filter((f) => f.kind === 'fold_anomaly').map((f) => f.seqs)).toEqual([[3]])
+  })
+
+  it("links the stored data and payload texts: an event written around the store verifies only when they are JSON.stringify's", async () => {
+    // given a session at version 1
+    const sid = await store.createSession()
+    await store.append(sid, [user('one')])
+    // when a raw writer inserts an event whose data text is JSON.stringify's, then one whose data text is the
+    // same JSON spelled with spaces, then one whose payload text is spelled with spaces
+    const retract =
+      "insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, $2, gen_random_uuid(), 'messages_retracted', $3::json)"
+    const spaced = appendArgs(sid, 4, newMessageId(), 'four')
+    spaced[3] = '{ "role": "user", "content": "four" }'
+    const results = [
+      await asWriter(retract, [sid, 2, '{"ids":[]}']),
+      await asWriter(retract, [sid, 3, '{ "ids": [] }']),
+      await asWriter(RAW_APPEND, spaced),
+    ]
+    await superuser((c) => c.query('update turnlog.sessions set version = 4 where session_id = $1', [sid]))
+    // then all are stored, and the verifier (which hashes JSON.stringify of what it reads) rejects the two spelled otherwise
+    expect(results).toEqual([{ code: 'ok' }, { code: 'ok' }, { code: 'ok' }])
+    expect((await verifyChain(store, sid)).breaks.map((b) => [b.seq, b.kind])).toEqual([
+      [3, 'hash_mismatch'],
+      [4, 'hash_mismatch'],
+    ])
   })
 })
 
