@@ -9,21 +9,26 @@
  *   (`23505` on `message_ids_pkey`, nothing of the statement written), a copy of a live id (`23505` on
  *   `live_messages_pkey`), an event whose predecessor a later transaction wrote and committed first
  *   (`40001`); a fork's copy claims no id; what it may write does not move `sessions.version` (load
- *   shows it at the old version, verifyChain reports `version_mismatch`).
+ *   shows it at the old version, verifyChain reports `version_mismatch`); a version it sets wrong fails
+ *   the session's next write only.
+ * - What the database does not check: a content hash that is not the payload's, a type not in the list
+ *   (verifyChain and the audit report them), JSON texts spelled otherwise than `JSON.stringify` (linked,
+ *   then reported by verifyChain as `hash_mismatch`: the chain covers the stored texts).
  * - `events_link` keeps a link supplied by a role acting as `turnlog_owner` (verifyChain reports it).
  * - `turnlog.message_ids`: one row per claimed id with the introducing session and the tenant scope
  *   (`''` without a tenant, `'='` and the tenant id otherwise).
  * - The triggers of `turnlog.events` fire in the documented order.
  * - `turnlog.load_session`: the session row, then one row per live message, hash as hex.
+ * - `turnlog.append_batches`: a row per settled batch; the batches it leaves out wrote nothing.
  * - `turnlog.lock_message_sessions`: the session and every session of its tenant holding the message.
  * - `turnlog.import_events`: `TLS01` for an unknown session, `TLC01` for a missing stored
  *   predecessor, `TLC02` whose detail is JSON naming the session, seq, supplied and computed link.
  */
 import { describe, expect, it } from '@jest/globals'
 import { audit, verifyChain } from '@turnlog/audit'
-import { contentHash, createMessage, newMessageId, newSessionId, type Message, type SessionId } from '@turnlog/core'
+import { contentHash, createMessage, newEventId, newMessageId, newSessionId, type Message, type SessionId } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
-import { useTestStore, type TestDatabase } from '@turnlog/testing'
+import { turnlogRejection, useTestStore, type TestDatabase } from '@turnlog/testing'
 import pg from 'pg'
 
 let db: TestDatabase
@@ -193,6 +198,33 @@ describe('turnlog.events refuses a raw writer what would break the log (schema.m
     expect({ version: loaded.version, messages: loaded.messages.length }).toEqual({ version: 1, messages: 2 })
     const chain = await verifyChain(store, sid)
     expect(chain.breaks.map((b) => b.kind)).toEqual(['version_mismatch'])
+  })
+
+  it("a version a raw writer sets wrong only fails the session's next write: lower, a key conflict on events_pkey; higher, CORRUPT_LOG (TLC01); no event changes", async () => {
+    // given two sessions at version 2
+    const [low, high] = [await store.createSession(), await store.createSession()]
+    for (const sid of [low, high]) await store.append(sid, [user('one'), user('two')])
+    const before = await superuser(
+      async (c) =>
+        (await c.query('select session_id, seq, hash from turnlog.events where session_id = any($1::uuid[]) order by 1, 2', [[low, high]]))
+          .rows,
+    )
+    // when a raw writer moves one version down and the other up, and the store appends to each
+    expect(await asWriter('update turnlog.sessions set version = 1 where session_id = $1', [low])).toEqual({ code: 'ok' })
+    expect(await asWriter('update turnlog.sessions set version = 7 where session_id = $1', [high])).toEqual({ code: 'ok' })
+    const errors = [await turnlogRejection(store.append(low, [user('three')])), await turnlogRejection(store.append(high, [user('three')]))]
+    // then
+    expect(errors.map((e) => [e.code, e.details['sqlState']])).toEqual([
+      ['DB_ERROR', '23505'],
+      ['CORRUPT_LOG', 'TLC01'],
+    ])
+    expect((errors[0]?.cause as { constraint?: string } | undefined)?.constraint).toBe('events_pkey')
+    const after = await superuser(
+      async (c) =>
+        (await c.query('select session_id, seq, hash from turnlog.events where session_id = any($1::uuid[]) order by 1, 2', [[low, high]]))
+          .rows,
+    )
+    expect(after).toEqual(before)
   })
 
   it('an event whose predecessor a later transaction wrote and committed first is refused with 40001 (per-session commit order = seq order)', async () => {
@@ -371,6 +403,63 @@ describe('turnlog.load_session (schema.md, Load)', () => {
     ])
     expect(messages.map((r) => r['payload'])).toEqual([final.payload, streaming.payload])
     expect(messages[1]!['data']).toMatchObject({ status: 'partial' })
+  })
+})
+
+describe('turnlog.append_batches (schema.md, Functions)', () => {
+  it('returns (batch, version, appended, duplicates) for each batch it settled; a batch it leaves out (stale version, missing session, an id new in an earlier batch, a conflict) wrote nothing', async () => {
+    // given: sessions for six batches; the fifth holds x, the sixth holds c
+    const [s1, s2, s4, s5, s6] = [
+      await store.createSession(),
+      await store.createSession(),
+      await store.createSession(),
+      await store.createSession(),
+      await store.createSession(),
+    ]
+    const missing = newSessionId()
+    const [a, b, x, c] = [user('a'), user('b'), user('x'), user('c')]
+    await store.append(s5, [x])
+    await store.append(s6, [c])
+    const otherC = createMessage({ role: 'user', content: 'not c' }, { id: c.id })
+    const batches: [string, number | null, Message][] = [
+      [s1, 0, a], // new: settled
+      [s2, 5, b], // another version than expected
+      [missing, null, b], // no session
+      [s4, null, a], // a is new in batch 1 of this call
+      [s5, null, x], // only a duplicate: settled
+      [s6, null, otherC], // a conflict
+    ]
+    // when the batches go in one call
+    const rows = await superuser(
+      async (client) =>
+        (
+          await client.query<{ batch: number; version: string; appended: string[]; duplicates: string[] }>(
+            `select batch, version, appended::text[] as appended, duplicates::text[] as duplicates
+               from turnlog.append_batches($1::json, $2::json, $3::json, $4::json, $5::json, $6::json, $7::json, $8::json) order by batch`,
+            [
+              JSON.stringify(batches.map(([sid]) => sid)),
+              JSON.stringify(batches.map(([, v]) => v)),
+              JSON.stringify(batches.map(() => 1)),
+              JSON.stringify(batches.map(([, , m]) => m.id)),
+              JSON.stringify(batches.map(([, , m]) => contentHash(m))),
+              JSON.stringify(batches.map(() => newEventId())),
+              `[${batches.map(([, , m]) => JSON.stringify(m.payload)).join(',')}]`,
+              `[${batches.map(() => '{}').join(',')}]`,
+            ],
+          )
+        ).rows,
+    )
+    // then
+    expect(rows).toEqual([
+      { batch: 1, version: '1', appended: [a.id], duplicates: [] },
+      { batch: 5, version: '1', appended: [], duplicates: [x.id] },
+    ])
+    expect([await rowsOf(s2), await rowsOf(s4), await rowsOf(s6)]).toEqual([
+      { events: 0, live: 0, claims: 0 },
+      { events: 0, live: 0, claims: 0 },
+      { events: 1, live: 1, claims: 1 },
+    ])
+    expect((await store.load(s1)).messages.map((m) => m.id)).toEqual([a.id])
   })
 })
 
