@@ -16,7 +16,10 @@
  *   then reported by verifyChain as `hash_mismatch`: the chain covers the stored texts).
  * - `events_link` keeps a link supplied by a role acting as `turnlog_owner` (verifyChain reports it).
  * - `turnlog.message_ids`: one row per claimed id with the introducing session and the tenant scope
- *   (`''` without a tenant, `'='` and the tenant id otherwise).
+ *   (`''` without a tenant, `'='` and the tenant id otherwise). A raw event labelled a copy of a session
+ *   that is not the fork parent is not refused, and an `{ all: true }` audit reports the shared id
+ *   (regression: the audit skipped every copy label); two tenants holding one id are no finding
+ *   (regression: the audit keyed ids without the tenant and reported them).
  * - The triggers of `turnlog.events` fire in the documented order.
  * - `turnlog.load_session`: the session row, then one row per live message, hash as hex.
  * - `turnlog.append_batches`: a row per settled batch; the batches it leaves out wrote nothing.
@@ -330,6 +333,43 @@ describe('what turnlog.events does not check (schema.md, the log: content_hash, 
 })
 
 describe('turnlog.message_ids (schema.md, one session per message id)', () => {
+  it("a raw event labelled a fork's copy in a session that is no fork of the session it names is not refused (copies claim nothing); an { all: true } audit reports the shared id", async () => {
+    // given an id session A appended, a fork of A (a genuine copy), and a session B that is no fork
+    const a = await store.createSession()
+    const m = user('copied')
+    await store.append(a, [m])
+    await store.fork(a, { at: m.id })
+    const b = await store.createSession()
+    // when a raw writer appends m into B as a "copy" of A's
+    const result = await asWriter(RAW_APPEND, appendArgs(b, 1, m.id, 'copied', { inheritedFrom: a }))
+    await superuser((c) => c.query('update turnlog.sessions set version = 1 where session_id = $1', [b]))
+    // then the database stores it, and the audit finds the id in two sessions, once (the fork's copy is no finding)
+    expect(result).toEqual({ code: 'ok' })
+    const shared = (await audit(store, { all: true })).findings.filter((f) => f.kind === 'shared_message_id' && f.messageIds.includes(m.id))
+    expect(shared.map((f) => [f.sessionId, f.evidence?.['otherSessionId']].sort())).toEqual([[a, b].sort()])
+  })
+
+  it("two tenants' sessions holding one id (each claimed in its tenant's scope) are no shared_message_id in an { all: true } audit", async () => {
+    // given one id appended in tenant A's session and, raw (the owner's store refuses an id it sees elsewhere), in tenant B's
+    const [a, b] = [await store.createSession({ tenantId: 'scope-a' }), await store.createSession({ tenantId: 'scope-b' })]
+    const m = user('both tenants')
+    await store.append(a, [m])
+    await superuser(async (c) => {
+      await c.query(RAW_APPEND, appendArgs(b, 1, m.id, 'both tenants'))
+      await c.query('update turnlog.sessions set version = 1 where session_id = $1', [b])
+    })
+    // when the owner audits every session
+    const findings = (await audit(store, { all: true })).findings
+    // then the two claims are there, and the audit reports no shared id for them
+    const scopes = await superuser(
+      async (c) =>
+        (await c.query<{ tenant_scope: string }>('select tenant_scope from turnlog.message_ids where message_id = $1 order by 1', [m.id]))
+          .rows,
+    )
+    expect(scopes.map((r) => r.tenant_scope)).toEqual(['=scope-a', '=scope-b'])
+    expect(findings.filter((f) => f.kind === 'shared_message_id' && f.messageIds.includes(m.id))).toEqual([])
+  })
+
   it("holds one row per claimed id with the introducing session and its tenant scope: '' without a tenant, '=' and the tenant id otherwise", async () => {
     // given an untenanted and a tenanted session, each appending one message, and a fork of the tenanted one
     const plain = await store.createSession()
