@@ -3,6 +3,7 @@
  * promise by promise; the catalog snapshot, catalog.int.test.ts and security/ pin the shape and the
  * privileges):
  *
+ * - `turnlog.sessions.metadata`: the caller's JSON, stored exactly.
  * - What the database refuses a raw writer (`SET ROLE turnlog_writer`, raw SQL around the store) that
  *   writes the log: an event past the next seq (`TLC01`), at a seq the log holds (`23505` on
  *   `events_pkey`), a second session's message id or a second original append of the session's own
@@ -95,6 +96,24 @@ async function rowsOf(session: SessionId): Promise<{ events: number; live: numbe
     return rows[0]!
   })
 }
+
+describe('turnlog.sessions (schema.md)', () => {
+  it("stores the caller's metadata exactly: the stored text is JSON.stringify's, read back equal, key order, __proto__, NUL and a lone surrogate kept", async () => {
+    // given metadata with an own __proto__ key, a NUL and a lone surrogate, keys out of order
+    const metadata = JSON.parse('{"z":1,"a":"nul\\u0000 lone \\ud800","__proto__":{"x":1},"e":[]}') as Record<string, unknown>
+    // when
+    const sid = await store.createSession({ metadata })
+    // then
+    const stored = await superuser(
+      async (c) =>
+        (await c.query<{ t: string }>('select metadata::text as t from turnlog.sessions where session_id = $1', [sid])).rows[0]?.t,
+    )
+    expect(stored).toBe(JSON.stringify(metadata))
+    const info = await store.getSession(sid)
+    expect(JSON.stringify(info.metadata)).toBe(JSON.stringify(metadata))
+    expect(Object.keys(info.metadata as object)).toEqual(['z', 'a', '__proto__', 'e'])
+  })
+})
 
 describe('turnlog.events refuses a raw writer what would break the log (schema.md, the log)', () => {
   it('an event past the next seq (a gap) is refused with TLC01 (no predecessor); nothing is written', async () => {
