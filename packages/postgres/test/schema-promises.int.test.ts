@@ -30,7 +30,16 @@
  */
 import { describe, expect, it } from '@jest/globals'
 import { audit, verifyChain } from '@turnlog/audit'
-import { contentHash, createMessage, newEventId, newMessageId, newSessionId, type Message, type SessionId } from '@turnlog/core'
+import {
+  contentHash,
+  createMessage,
+  newEventId,
+  newMessageId,
+  newSessionId,
+  type JsonValue,
+  type Message,
+  type SessionId,
+} from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { turnlogRejection, useTestStore, type TestDatabase } from '@turnlog/testing'
 import pg from 'pg'
@@ -100,7 +109,7 @@ async function rowsOf(session: SessionId): Promise<{ events: number; live: numbe
 describe('turnlog.sessions (schema.md)', () => {
   it("stores the caller's metadata exactly: the stored text is JSON.stringify's, read back equal, key order, __proto__, NUL and a lone surrogate kept", async () => {
     // given metadata with an own __proto__ key, a NUL and a lone surrogate, keys out of order
-    const metadata = JSON.parse('{"z":1,"a":"nul\\u0000 lone \\ud800","__proto__":{"x":1},"e":[]}') as Record<string, unknown>
+    const metadata = JSON.parse('{"z":1,"a":"nul\\u0000 lone \\ud800","__proto__":{"x":1},"e":[]}') as JsonValue
     // when
     const sid = await store.createSession({ metadata })
     // then
