@@ -104,6 +104,8 @@ async function auditSession(
   }
   const audit: SessionAudit = {
     sessionId,
+    parentSessionId: before.parent?.sessionId ?? null,
+    tenantId: before.tenantId,
     events,
     bySeq: new Map(events.map((e) => [e.seq, e])),
     state,

@@ -11,6 +11,10 @@ import { FINDING_KINDS, type Finding, type FindingKind, type Severity } from '..
 /** What one session's checks share: its events (read once), their fold and lookups. */
 export interface SessionAudit {
   readonly sessionId: string
+  /** The session it was forked from, or null: the only session its copies (`data.inheritedFrom`) may name. */
+  readonly parentSessionId: string | null
+  /** Its tenant, or null: message ids are unique per tenant (`turnlog.message_ids`). */
+  readonly tenantId: string | null
   readonly events: readonly StoredEvent[]
   readonly bySeq: ReadonlyMap<number, StoredEvent>
   /** The fold of `events`, or null when the fold itself failed (reported as a `fold_anomaly`). */

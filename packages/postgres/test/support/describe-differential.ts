@@ -99,10 +99,13 @@ export function describeDifferential(label: string, store: () => PostgresStore, 
         }),
         { numRuns: numRuns * 4 },
       )
-      // the property met both outcomes, and logs the spec applied with anomalies
+      // the property met both outcomes, and logs the spec applied with anomalies; a refusal is a key's
+      // (schema.md, live_messages: 23505, on message_ids_pkey or live_messages_pkey), never another error
       expect(anomalyStats.compared).toBeGreaterThan(numRuns)
       expect(anomalyStats.anomalies).toBeGreaterThan(0)
-      expect(Object.keys(anomalyStats.refused).length).toBeGreaterThan(0)
+      const refusals = Object.keys(anomalyStats.refused)
+      expect(refusals.length).toBeGreaterThan(0)
+      expect(refusals.filter((r) => r !== '23505 message_ids_pkey' && r !== '23505 live_messages_pkey')).toEqual([])
     }, 300_000)
 
     it('one full rebuild of every session from damaged rows (batches mixing plain-append and replayed logs) gives the spec', async () => {

@@ -656,7 +656,7 @@ export function anomalousEvents(steps: readonly AnomalousStep[]): RawEvent[] {
   return out
 }
 
-/** What the anomalous-log property met: statements the database refused (by SQLSTATE) and comparisons made. */
+/** What the anomalous-log property met: statements the database refused (by SQLSTATE and constraint) and comparisons made. */
 export interface AnomalyStats {
   readonly refused: Record<string, number>
   /** The sessions written (their logs hold anomalies the spec skips). */
@@ -685,8 +685,9 @@ export async function runAnomalousLog(
     try {
       await insertRawEvents(store.db, sid, seq, chunk)
     } catch (error) {
-      const code = String((error as { code?: unknown }).code)
-      stats.refused[code] = (stats.refused[code] ?? 0) + 1
+      const { code, constraint } = error as { code?: unknown; constraint?: unknown }
+      const key = `${String(code)} ${String(constraint)}`
+      stats.refused[key] = (stats.refused[key] ?? 0) + 1
       break
     }
     seq += chunk.length
