@@ -369,6 +369,8 @@ export const SHELL = {
     skipLines: [/^npx turnlog demo\b/],
   },
   'packages/ai-sdk/README.md#1': { kind: 'check' },
+  'packages/core/README.md#1': { kind: 'check' },
+  'packages/postgres/README.md#1': { kind: 'check' },
   'packages/cli/README.md#1': { kind: 'skip', why: '`turnlog demo` runs in the packaging test; the second line needs a Postgres server' },
   'packages/cli/README.md#2': { kind: 'skip', why: "the repository's own tests (a clone)" },
   'packages/hermes/README.md#1': { kind: 'skip', why: '@turnlog/hermes is opt-in and native (better-sqlite3)' },
