@@ -559,22 +559,25 @@ describe('turnlog.lock_message_sessions (schema.md, Functions)', () => {
 })
 
 describe('turnlog.import_events (schema.md, Import)', () => {
+  /** import_events' arguments for one empty rewind of `session` at `seq`, supplying `link`. */
+  const rewindArgs = (session: string, seq: string, eventId: string, link = '00'.repeat(32)): string[] => [
+    session,
+    seq,
+    eventId,
+    'messages_retracted',
+    '',
+    '',
+    '',
+    '{"ids":[]}',
+    '2026-01-01T00:00:00Z',
+    '',
+    link,
+  ]
+
   it('refuses a session the caller may not act on (an unknown one) with TLS01, and a first event whose stored predecessor is missing with TLC01', async () => {
     // given an empty session, and an id no session has
     const sid = await store.createSession()
-    const event = (session: string, seq: string): string[] => [
-      session,
-      seq,
-      '0190f5a2-0000-7000-8000-000000000002',
-      'messages_retracted',
-      '',
-      '',
-      '',
-      '{"ids":[]}',
-      '2026-01-01T00:00:00Z',
-      '',
-      '00'.repeat(32),
-    ]
+    const event = (session: string, seq: string): string[] => rewindArgs(session, seq, '0190f5a2-0000-7000-8000-000000000002')
     // when importing into the unknown session, and seq 3 into the empty one
     const codes = await superuser(async (c) => {
       await c.query('set role turnlog_writer')
@@ -594,19 +597,7 @@ describe('turnlog.import_events (schema.md, Import)', () => {
     // given an empty session and one event with a wrong supplied link
     const sid = await store.createSession()
     const supplied = '00'.repeat(32)
-    const args = [
-      sid,
-      '1',
-      '0190f5a2-0000-7000-8000-000000000001',
-      'messages_retracted',
-      '',
-      '',
-      '',
-      '{"ids":[]}',
-      '2026-01-01T00:00:00Z',
-      '',
-      supplied,
-    ]
+    const args = rewindArgs(sid, '1', '0190f5a2-0000-7000-8000-000000000001', supplied)
     // when
     const error = await superuser(async (c) =>
       c.query('select turnlog.import_events($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)', args).then(
