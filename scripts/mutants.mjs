@@ -385,7 +385,7 @@ export const MUTANTS = [
     id: 'dangling-claim-retried',
     invariant: 'cross-session ids: a claim no event backs is CORRUPT_LOG naming the id, not a race retried for ever',
     file: `${PG}/retryable-lost-race.ts`,
-    search: '    if (!refused.has(key)) {',
+    search: '    if (!refused.has(detail)) {',
     replace: '    if (true) {',
     tests: [`${PG_TEST}/dangling-claim.int.test.ts`],
   },

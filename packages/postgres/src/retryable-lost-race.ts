@@ -1,8 +1,8 @@
 import { TurnlogError, isTurnlogError } from '@turnlog/core'
 import { lostMessageIdRace } from './map-database-error.js'
 
-/** `Key (message_id, tenant_scope)=(<id>, <scope>) already exists.`: the detail of a refused claim. */
-const CLAIM_DETAIL = /^Key \(message_id, tenant_scope\)=\(([0-9a-f-]{36}), (.*)\) already exists\.$/s
+/** The first UUID of a refused claim's detail (`Key (message_id, tenant_scope)=(<id>, <scope>) …`): its message id. */
+const FIRST_UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/
 
 /**
  * A `retryable` for `StoreContext.retry` (and the import's own loop), one per call: true for a race
@@ -21,15 +21,15 @@ export function retryableLostRace(): (error: unknown) => boolean {
   return (error) => {
     const raw = isTurnlogError(error, 'DB_TRANSIENT') ? error.cause : error
     if (!lostMessageIdRace(raw)) return false
+    // the detail names the refused key; its words follow the server's lc_messages, the key's values do
+    // not: the whole detail tells one key from another, its first UUID is the message id
     const detail = (raw as { detail?: unknown }).detail
-    const match = typeof detail === 'string' ? CLAIM_DETAIL.exec(detail) : null
-    if (match === null) return true
-    const key = `${match[1]} ${match[2]}`
-    if (!refused.has(key)) {
-      refused.add(key)
+    const messageId = typeof detail === 'string' ? FIRST_UUID.exec(detail)?.[0] : undefined
+    if (typeof detail !== 'string' || messageId === undefined) return true
+    if (!refused.has(detail)) {
+      refused.add(detail)
       return true
     }
-    const messageId = match[1] as string
     throw new TurnlogError(
       'CORRUPT_LOG',
       `message id ${messageId} is claimed in turnlog.message_ids by a session that holds no event of it (a row left behind by a retention delete? operations.md, "Retention"): no retry can store it`,
