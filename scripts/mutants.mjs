@@ -373,6 +373,33 @@ export const MUTANTS = [
   },
   // imports
   {
+    id: 'claim-ignores-copy-label',
+    invariant: "one session per message id: a fork's copy must name the session's fork parent (TLA01, 0006)",
+    file: `${PG_SQL}/functions/claims_id.sql`,
+    search: 'if p_label is not null and p_label is distinct from p_parent::text then',
+    replace: 'if false then',
+    tests: [`${PG_TEST}/schema-promises.int.test.ts`],
+    name: 'TLA01',
+  },
+  {
+    id: 'claim-allows-id-held-twice',
+    invariant: 'one session per message id: a fork session holds a message id once, copy or original (TLA01, 0006)',
+    file: `${PG_SQL}/functions/claims_id.sql`,
+    search: '  if exists (select 1 from turnlog.events e',
+    replace: '  if false and exists (select 1 from turnlog.events e',
+    tests: [`${PG_TEST}/schema-promises.int.test.ts`],
+    name: 'a session holds a message id once',
+  },
+  {
+    id: 'import-copy-label-unchecked',
+    invariant: "import: a fork's copy not naming the session's fork parent is refused, naming the line",
+    file: `${PG}/import/prepare-imported-session.ts`,
+    search: "    Object.hasOwn(data, 'inheritedFrom') &&",
+    replace: "    Object.hasOwn(data, 'inheritedFrom') && false &&",
+    tests: [`${PG_TEST}/import-sessions.int.test.ts`],
+    name: 'fork parent',
+  },
+  {
     id: 'import-id-appended-twice',
     invariant: 'import: a session appending one message id twice (original or copy) is refused, naming the line',
     file: `${PG}/import/prepare-imported-session.ts`,

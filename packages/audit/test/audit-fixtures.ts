@@ -143,6 +143,41 @@ export async function rawSql<T extends pg.QueryResultRow = pg.QueryResultRow>(
   }
 }
 
+/** `events_claim_ids` as it was before migration 0006: no check of copies or of appends into fork sessions. */
+const CLAIM_BEFORE_0006 = `create or replace function turnlog.events_claim_ids() returns trigger language plpgsql
+security definer set search_path = pg_catalog, pg_temp as $fn$
+begin
+  insert into turnlog.message_ids (message_id, tenant_scope, session_id)
+  select n.message_id, coalesce('=' || s.tenant_id, ''), n.session_id
+    from new_events n
+    join turnlog.sessions s on s.session_id = n.session_id
+   where n.type = 'message_appended' and (n.data->>'inheritedFrom') is null
+   order by 1, 2;
+  return null;
+end
+$fn$`
+
+/**
+ * Runs one raw statement as the superuser the way a database before migration 0006 took it (its claim
+ * trigger, in the statement's transaction; the current one is back at commit): for logs an earlier
+ * release could hold, which the audit must still report.
+ */
+export async function rawSqlBefore0006(connectionString: string, text: string, values: unknown[] = []): Promise<void> {
+  const client = new pg.Client({ connectionString })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    await client.query('begin')
+    const { rows } = await client.query<{ def: string }>("select pg_get_functiondef('turnlog.events_claim_ids()'::regprocedure) as def")
+    await client.query(CLAIM_BEFORE_0006)
+    await client.query(text, values)
+    await client.query(rows[0]?.def ?? '')
+    await client.query('commit')
+  } finally {
+    await client.end()
+  }
+}
+
 /** The stored event id of the session's event at `seq` ('' when there is none), read with raw SQL. */
 export async function eventIdAt(connectionString: string, sessionId: string, seq: number): Promise<string> {
   const rows = await rawSql<{ event_id: string }>(

@@ -3,7 +3,17 @@ import { createMessage, toWire, type Message, type StoredEvent } from '@turnlog/
 import type { PostgresStore } from '@turnlog/postgres'
 import { type TestDatabase, useTestStore } from '@turnlog/testing'
 import { audit, exitCodeFor, verifyChain, type Finding } from '@turnlog/audit'
-import { assistant, eventIdAt, rawSql, sessionWith, system, toolResult, assistantCalling, user } from './audit-fixtures.js'
+import {
+  assistant,
+  eventIdAt,
+  rawSql,
+  rawSqlBefore0006,
+  sessionWith,
+  system,
+  toolResult,
+  assistantCalling,
+  user,
+} from './audit-fixtures.js'
 
 // Adversarial checks of the promises of docs/audit.md that the other audit tests leave loose,
 // lost and duplicated turns first. Tampering runs as the test database's superuser.
@@ -364,13 +374,13 @@ describe('turns that left the live list through sync', () => {
   })
 })
 
-describe('a log the projection cannot follow (docs/schema.md, "live_messages"): one id both a copy and another append', () => {
+describe('a log the projection cannot follow (docs/schema.md, "live_messages"): one id both a copy and another append, written before 0006', () => {
   it('an inherited copy of an id the session no longer shows live, written around the store: fold_anomaly (duplicate_append) and projection_drift', async () => {
     // given: a turn, rewound, then a raw "inherited copy" of its first message
     const [q, a] = [user('q'), assistant('a')]
     const sessionId = await sessionWith(store, q, a)
     await store.rewind(sessionId, { from: q.id })
-    await rawSql(
+    await rawSqlBefore0006(
       db.connectionString,
       `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
        select session_id, 4, gen_random_uuid(), type, message_id, content_hash, payload,
@@ -402,7 +412,7 @@ describe('a log the projection cannot follow (docs/schema.md, "live_messages"): 
     const [q, a] = [user('q'), assistant('a')]
     const sessionId = await sessionWith(store, q, a)
     const copyId = createMessage({ role: 'user', content: 'q' }).id
-    await rawSql(
+    await rawSqlBefore0006(
       db.connectionString,
       `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
        select session_id, 3, gen_random_uuid(), type, $2::uuid, content_hash, payload,
@@ -412,7 +422,7 @@ describe('a log the projection cannot follow (docs/schema.md, "live_messages"): 
     )
     await rawSql(db.connectionString, 'update turnlog.sessions set version = 3 where session_id = $1', [sessionId])
     await store.rewind(sessionId, { from: copyId })
-    await rawSql(
+    await rawSqlBefore0006(
       db.connectionString,
       `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
        select session_id, 5, gen_random_uuid(), type, message_id, content_hash, payload, json_build_object('createdAt', data->>'createdAt')

@@ -128,6 +128,7 @@ describe('docs/cli.md, promise by promise', () => {
         '0003_accept_duplicates_without_content',
         '0004_repair_compaction_placement',
         '0005_tenant_subscriptions',
+        '0006_check_fork_copies',
       ])
       expect(doc.applied).toEqual(doc.known)
       expect(again.json<{ applied: string[] }>().applied).toEqual([])

@@ -15,6 +15,9 @@ import type { ErrorCode } from '@turnlog/core'
  * - `TLU01`: a message is not in the session (redaction).
  * - `TLP01`: a message new in the session came without its content (payload and data JSON `null`: the
  *   store sends a message it saw stored that way; it then sends the batch again in full).
+ * - `TLA01`: an event breaks a rule of message ids the claim's key does not guard (since 0006): a fork's
+ *   copy that does not name the session's fork parent, or an id the session already holds. Only a raw
+ *   writer or a malformed import reaches it (an import refuses both first, naming the line).
  * @example
  * ```ts
  * if (customSqlState(error) === 'TLM01') throw await conflictWithEvidence(error)
@@ -28,6 +31,7 @@ export const CUSTOM_SQLSTATES = {
   TLC02: 'IMPORT_FAILED',
   TLU01: 'UNKNOWN_MESSAGE',
   TLP01: 'INVALID_INPUT',
+  TLA01: 'INVALID_INPUT',
 } as const satisfies Readonly<Record<string, ErrorCode>>
 
 /** One of turnlog's own SQLSTATEs (a key of {@link CUSTOM_SQLSTATES}). */

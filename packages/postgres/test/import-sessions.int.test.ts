@@ -27,11 +27,16 @@ let store: PostgresStore
 useTestStore((t) => ({ store } = t))
 
 /** One event of {@link sessionOf}: an append (of `messageId`, fresh when absent; a fork's copy with `copy`) or a rewind of `ids`. */
-type EventSpec = { readonly messageId?: string; readonly copy?: boolean } | { readonly rewind: readonly string[] }
+/** An event of {@link sessionOf}: an append (a fork's copy with `copy`, labelled `label` or the session's parent), or a rewind. */
+type EventSpec = { readonly messageId?: string; readonly copy?: boolean; readonly label?: unknown } | { readonly rewind: readonly string[] }
 
-/** A session of the events `specs` with its chain links, its records on lines `line`, `line + 1`, …. */
+/**
+ * A session of the events `specs` with its chain links, its records on lines `line`, `line + 1`, …; a
+ * fork (of a parent the database need not hold) when one of them is a copy.
+ */
 function sessionOf(specs: readonly EventSpec[], line = 1): ImportedSession {
   const id = randomUUID()
+  const parentId = specs.some((spec) => 'copy' in spec && spec.copy === true) ? randomUUID() : null
   const events: ImportedEvent[] = []
   let prev = GENESIS_HASH
   for (const [i, spec] of specs.entries()) {
@@ -57,7 +62,10 @@ function sessionOf(specs: readonly EventSpec[], line = 1): ImportedSession {
             messageId: spec.messageId ?? randomUUID(),
             contentHash: contentHash(chat),
             payload: chat as unknown as JsonValue,
-            data: spec.copy === true ? { createdAt: recordedAt, inheritedFrom: randomUUID() } : { createdAt: recordedAt },
+            data:
+              spec.copy === true
+                ? { createdAt: recordedAt, inheritedFrom: ('label' in spec ? spec.label : parentId) as JsonValue }
+                : { createdAt: recordedAt },
             recordedAt,
           }
     const hash = eventChainHash(prev, { ...event, sessionId: id })
@@ -65,7 +73,8 @@ function sessionOf(specs: readonly EventSpec[], line = 1): ImportedSession {
     prev = hash
   }
   const at = new Date(Date.UTC(2025, 0, 1)).toISOString()
-  return { id, tenantId: null, metadata: { source: 'test' }, createdAt: at, updatedAt: at, parent: null, events, line }
+  const parent = parentId === null ? null : { sessionId: parentId, version: 1, at: randomUUID() }
+  return { id, tenantId: null, metadata: { source: 'test' }, createdAt: at, updatedAt: at, parent, events, line }
 }
 
 /** A session of `n` appended messages with its chain links, its records on lines `line`, `line + 1`, …. */
@@ -190,6 +199,45 @@ describe('importSessions', () => {
       expect(isTurnlogError(await caught(store.getSession(twice.id)), 'SESSION_NOT_FOUND')).toBe(true)
     },
   )
+
+  it.each([
+    ['another session', (): JsonValue => randomUUID()],
+    ['JSON null', (): JsonValue => null],
+    ['an object', (): JsonValue => ({ sessionId: randomUUID(), seq: 1 })],
+  ] as const)(
+    "refuses a fork's copy whose data.inheritedFrom is %s, not the session's fork parent, with IMPORT_FAILED naming its line; the session is not written",
+    async (_, label) => {
+      // given: a good session, then a fork whose second event is a copy labelled otherwise
+      const [good, mislabelled] = [session(1, 30), sessionOf([{ copy: true }, { copy: true, label: label() }, {}], 40)]
+
+      // when
+      const error = await caught(store.importSessions([good, mislabelled]))
+
+      // then
+      expect(error).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 42, seq: 2, sessionId: mislabelled.id, field: 'data' } })
+      expect((error as Error).message).toContain('fork parent')
+      expect((await store.getSession(good.id)).version).toBe(1)
+      expect(isTurnlogError(await caught(store.getSession(mislabelled.id)), 'SESSION_NOT_FOUND')).toBe(true)
+    },
+  )
+
+  it("refuses a fork's copy in a session that is no fork, naming its line", async () => {
+    // given: a session without a parent whose first event is labelled a copy of some session
+    const base = sessionOf([{}, {}], 50)
+    const first = base.events[0] as ImportedEvent
+    const relabelled = {
+      ...base,
+      events: [{ ...first, data: { ...(first.data as Record<string, JsonValue>), inheritedFrom: randomUUID() } }, ...base.events.slice(1)],
+    }
+
+    // when
+    const error = await caught(store.importSessions([relabelled]))
+
+    // then: refused before the chain is looked at (the relabelled event's link is now wrong too)
+    expect(error).toMatchObject({ code: 'IMPORT_FAILED', details: { line: 51, seq: 1, sessionId: base.id, field: 'data' } })
+    expect((error as Error).message).toContain('none: the session is not a fork')
+    expect(isTurnlogError(await caught(store.getSession(base.id)), 'SESSION_NOT_FOUND')).toBe(true)
+  })
 })
 
 describe('atomically', () => {

@@ -167,23 +167,93 @@ describe('turnlog.events refuses a raw writer what would break the log (schema.m
     expect((await store.load(a)).messages.map((m) => m.id)).toEqual([taken.id])
   })
 
-  it("a fork's copy (data.inheritedFrom) claims no id: it is written, and the id stays the introducing session's", async () => {
-    // given an id session A appended, and an empty session B
+  it("a fork's copy (data.inheritedFrom naming the fork's parent) claims no id: it is written, and the id stays the introducing session's", async () => {
+    // given session A holding two ids, and B, a fork of A at the first
     const a = await store.createSession()
-    const original = user('of a')
-    await store.append(a, [original])
-    const b = await store.createSession()
-    // when a raw writer inserts into B a copy of it naming A
-    const result = await asWriter(RAW_APPEND, appendArgs(b, 1, original.id, 'of a', { inheritedFrom: a }))
+    const [first, second] = [user('first of a'), user('second of a')]
+    await store.append(a, [first, second])
+    const b = await store.fork(a, { at: first.id })
+    const version = (await store.getSession(b)).version
+    // when a raw writer inserts into B a copy of A's second message naming A
+    const result = await asWriter(RAW_APPEND, appendArgs(b, version + 1, second.id, 'second of a', { inheritedFrom: a }))
     // then it is written and live in B, and message_ids still names A only
     expect(result).toEqual({ code: 'ok' })
-    expect(await rowsOf(b)).toEqual({ events: 1, live: 1, claims: 0 })
+    expect(await rowsOf(b)).toEqual({ events: version + 1, live: 2, claims: 0 })
     const claims = await superuser(
       async (c) =>
-        (await c.query<{ session_id: string }>('select session_id::text from turnlog.message_ids where message_id = $1', [original.id]))
-          .rows,
+        (await c.query<{ session_id: string }>('select session_id::text from turnlog.message_ids where message_id = $1', [second.id])).rows,
     )
     expect(claims).toEqual([{ session_id: a }])
+  })
+
+  it.each([
+    ['in a session that is no fork', false, (_a: string): unknown => newSessionId(), { code: 'TLA01' }],
+    ['naming another session than the fork parent', true, (_a: string): unknown => newSessionId(), { code: 'TLA01' }],
+    ['with a label that is no session id', true, (a: string): unknown => ({ sessionId: a, seq: 1 }), { code: 'TLA01' }],
+    [
+      'with a JSON null label (an original append: the parent claimed the id)',
+      true,
+      (_a: string): unknown => null,
+      { code: '23505', constraint: 'message_ids_pkey' },
+    ],
+  ] as const)("a fork's copy %s is refused, and nothing of the statement is written (0006)", async (_, fork, label, refusal) => {
+    // given session A holding two ids, and a session B (a fork of A at the first, or a session of its own)
+    const a = await store.createSession()
+    const [m, n] = [user('of a'), user('also of a')]
+    await store.append(a, [m, n])
+    const b = fork ? await store.fork(a, { at: m.id }) : await store.createSession()
+    const before = await rowsOf(b)
+    const other = user('other')
+    // when a raw writer inserts into B, in one statement, a fresh message and a copy of A's second labelled otherwise
+    const result = await asWriter(
+      `${RAW_APPEND}, ($7, $8, gen_random_uuid(), 'message_appended', $9, decode($12, 'hex'), $10::json, $11::json)`,
+      [
+        ...appendArgs(b, before.events + 1, other.id, 'other'),
+        ...appendArgs(b, before.events + 2, n.id, 'also of a', { inheritedFrom: label(a) }),
+      ],
+    )
+    // then the claim trigger refuses it (B does not hold the id: the label alone decides), and B is as it was
+    expect(result).toEqual(refusal)
+    expect(await rowsOf(b)).toEqual(before)
+  })
+
+  it.each([
+    ['a copy of an id the fork holds (live)', 'copy', 'live'],
+    ['a copy of an id the fork holds (rewound)', 'copy', 'rewound'],
+    ['an original append of an id the fork holds as a copy (live)', 'original', 'live'],
+    ['an original append of an id the fork holds as a copy (rewound)', 'original', 'rewound'],
+  ] as const)('%s is refused (TLA01; 0006): a session holds a message id once', async (_, kind, state) => {
+    // given a fork B of A holding A's two messages, the second rewound or not
+    const a = await store.createSession()
+    const [first, second] = [user('first'), user('second')]
+    await store.append(a, [first, second])
+    const b = await store.fork(a, { at: second.id })
+    if (state === 'rewound') await store.rewind(b, { after: first.id })
+    const before = await rowsOf(b)
+    // when a raw writer appends the second again, as a copy naming A or as an original
+    const data = kind === 'copy' ? { inheritedFrom: a } : {}
+    const result = await asWriter(RAW_APPEND, appendArgs(b, before.events + 1, second.id, 'second', data))
+    // then
+    expect(result).toEqual({ code: 'TLA01' })
+    expect(await rowsOf(b)).toEqual(before)
+  })
+
+  it('an original append into a fork of an id the fork holds as a copy no session claims (a raw copy of an id its parent never had) is refused (TLA01)', async () => {
+    // given a fork B of A and, raw, a copy in B naming A of an id nobody appended (0006 checks the label, not the parent's log)
+    const a = await store.createSession()
+    const m = user('of a')
+    await store.append(a, [m])
+    const b = await store.fork(a, { at: m.id })
+    const stray = newMessageId()
+    const v = (await rowsOf(b)).events
+    expect(await asWriter(RAW_APPEND, appendArgs(b, v + 1, stray, 'stray', { inheritedFrom: a }))).toEqual({ code: 'ok' })
+    // when, after a rewind of it (raw), a raw writer appends the same id as an original
+    const rewind = `insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, $2, gen_random_uuid(), 'messages_retracted', $3::json)`
+    expect(await asWriter(rewind, [b, v + 2, JSON.stringify({ ids: [stray], target: { from: stray } })])).toEqual({ code: 'ok' })
+    const result = await asWriter(RAW_APPEND, appendArgs(b, v + 3, stray, 'stray again'))
+    // then it is refused: before 0006 it went in (no claim to collide with) and the table showed it live where the fold skips it
+    expect(result).toEqual({ code: 'TLA01' })
+    expect(await rowsOf(b)).toEqual({ events: v + 2, live: 1, claims: 0 })
   })
 
   it('a second original append of an id the session already holds, live or not, is refused with 23505 on message_ids_pkey', async () => {
@@ -203,18 +273,6 @@ describe('turnlog.events refuses a raw writer what would break the log (schema.m
       { code: '23505', constraint: 'message_ids_pkey' },
     ])
     expect((await rowsOf(sid)).events).toBe(version)
-  })
-
-  it("a fork's copy of an id that is live in the session is refused with 23505 on live_messages_pkey", async () => {
-    // given a session holding a live message
-    const sid = await store.createSession()
-    const m = user('live')
-    await store.append(sid, [m])
-    // when a raw writer appends a copy of it (data.inheritedFrom) into the same session
-    const result = await asWriter(RAW_APPEND, appendArgs(sid, 2, m.id, 'live', { inheritedFrom: newSessionId() }))
-    // then
-    expect(result).toEqual({ code: '23505', constraint: 'live_messages_pkey' })
-    expect(await rowsOf(sid)).toEqual({ events: 1, live: 1, claims: 1 })
   })
 
   it("an event inserted around the store does not move sessions.version: load shows its message at the store's version, verifyChain reports version_mismatch", async () => {
@@ -361,7 +419,7 @@ describe('what turnlog.events does not check (schema.md, the log: content_hash, 
 })
 
 describe('turnlog.message_ids (schema.md, one session per message id)', () => {
-  it("a raw event labelled a fork's copy in a session that is no fork of the session it names is not refused (copies claim nothing); an { all: true } audit reports the shared id", async () => {
+  it("a raw event labelled a fork's copy in a session that is no fork is refused (TLA01; 0006); written before 0006 (the trigger off), an { all: true } audit reports the shared id", async () => {
     // given an id session A appended, a fork of A (a genuine copy), and a session B that is no fork
     const a = await store.createSession()
     const m = user('copied')
@@ -369,10 +427,18 @@ describe('turnlog.message_ids (schema.md, one session per message id)', () => {
     await store.fork(a, { at: m.id })
     const b = await store.createSession()
     // when a raw writer appends m into B as a "copy" of A's
-    const result = await asWriter(RAW_APPEND, appendArgs(b, 1, m.id, 'copied', { inheritedFrom: a }))
-    await superuser((c) => c.query('update turnlog.sessions set version = 1 where session_id = $1', [b]))
-    // then the database stores it, and the audit finds the id in two sessions, once (the fork's copy is no finding)
-    expect(result).toEqual({ code: 'ok' })
+    const refused = await asWriter(RAW_APPEND, appendArgs(b, 1, m.id, 'copied', { inheritedFrom: a }))
+    // and the same row is written as a database before 0006 took it (the claim trigger off for the statement)
+    await superuser(async (c) => {
+      await c.query('begin')
+      await c.query('alter table turnlog.events disable trigger events_claim_ids')
+      await c.query(RAW_APPEND, appendArgs(b, 1, m.id, 'copied', { inheritedFrom: a }))
+      await c.query('alter table turnlog.events enable trigger events_claim_ids')
+      await c.query('update turnlog.sessions set version = 1 where session_id = $1', [b])
+      await c.query('commit')
+    })
+    // then the database refuses it, and the audit finds the legacy row's id in two sessions, once (the fork's copy is no finding)
+    expect(refused).toEqual({ code: 'TLA01' })
     const shared = (await audit(store, { all: true })).findings.filter((f) => f.kind === 'shared_message_id' && f.messageIds.includes(m.id))
     expect(shared.map((f) => [f.sessionId, f.evidence?.['otherSessionId']].sort())).toEqual([[a, b].sort()])
   })

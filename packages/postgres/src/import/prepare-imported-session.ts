@@ -152,6 +152,17 @@ function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): P
   if (jsonDepth(data, MAX_JSON_DEPTH + 2) > MAX_JSON_DEPTH + 1)
     throw fail(line, 'data is nested too deep', { sessionId: head.id, seq, field: 'data' })
   field(line, 'data', () => checkSafeJson(data as JsonValue, 'event data'))
+  // a fork's copy names the session's fork parent (the claim trigger refuses anything else, TLA01)
+  if (
+    type === 'message_appended' &&
+    Object.hasOwn(data, 'inheritedFrom') &&
+    (head.parent === null || data['inheritedFrom'] !== head.parent.sessionId)
+  )
+    throw fail(
+      line,
+      `session ${head.id}: event ${seq} is a fork's copy (data.inheritedFrom) that does not name the session's fork parent (${head.parent?.sessionId ?? 'none: the session is not a fork'})`,
+      { sessionId: head.id, seq, field: 'data' },
+    )
   const rawPayload = e['payload']
   const payload = rawPayload === undefined ? null : rawPayload
   if (payload !== null && !isPlainObject(payload))
@@ -176,7 +187,7 @@ function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): P
     payloadDigest,
     payloadText: payload === null ? null : JSON.stringify(payload),
     dataText: JSON.stringify(data),
-    originalAppend: type === 'message_appended' && data['inheritedFrom'] === undefined,
+    originalAppend: type === 'message_appended' && !Object.hasOwn(data, 'inheritedFrom'),
   }
 }
 
@@ -184,7 +195,8 @@ function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): P
  * Checks one session of an import source and makes the texts the writer sends: `INVALID_INPUT` for
  * something that is not a session record, `IMPORT_FAILED` naming the record's line for a malformed
  * field (the rules `turnlog.import_events` relies on: ids, safe texts, contiguous seqs, hex links) and
- * for a message id appended twice in the session (original or a fork's copy: the store never writes it).
+ * for a message id appended twice in the session (original or a fork's copy: the store never writes it)
+ * and for a fork's copy whose `data.inheritedFrom` is not the session's fork parent.
  */
 export function prepareImportedSession(value: unknown): PreparedSession {
   return guardInput('sessions', () => {

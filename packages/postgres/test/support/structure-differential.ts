@@ -539,12 +539,12 @@ export async function insertRawEvents(db: Kysely<unknown>, sid: SessionId, after
 
 /**
  * One step of a log written around the store that the spec may NOT apply cleanly (an import of a
- * crafted or damaged file, a raw writer): appends (some re-using a known id, `deferred` as `true`,
- * `false`, `null`, a string or absent), revisions, finalizations, rewinds and compactions naming any id
- * (live, pending, gone or unknown, repeated), redactions, fork markers, inherited copies and an unknown
- * event type. An inherited copy always has a fresh id, and an append re-uses no copy's id: a session
- * holding one id both as a copy and as another append is the one divergence left (docs/schema.md,
- * "live_messages"; an import refuses it).
+ * crafted or damaged file, a raw writer): appends (some re-using a known id, a copy's included,
+ * `deferred` as `true`, `false`, `null`, a string or absent), revisions, finalizations, rewinds and
+ * compactions naming any id (live, pending, gone or unknown, repeated), redactions, fork markers,
+ * inherited copies (some of a known id) and an unknown event type. Since 0006 the claim trigger refuses
+ * a second append of an id the session holds, original or copy, in a fork session, and any copy in a
+ * session that is no fork ({@link runAnomalousLog} writes both kinds of session).
  */
 export interface AnomalousStep {
   readonly type: string
@@ -556,7 +556,8 @@ export interface AnomalousStep {
 }
 
 /** Logs with anomalies: steps, and how many events each INSERT statement carries. */
-export const anomalousLogArb: fc.Arbitrary<{ steps: AnomalousStep[]; chunks: number[] }> = fc.record({
+export const anomalousLogArb: fc.Arbitrary<{ steps: AnomalousStep[]; chunks: number[]; fork: boolean }> = fc.record({
+  fork: fc.boolean(),
   steps: fc.array(
     fc.record({
       type: fc.constantFrom(
@@ -583,17 +584,14 @@ export const anomalousLogArb: fc.Arbitrary<{ steps: AnomalousStep[]; chunks: num
   chunks: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 14, maxLength: 14 }),
 })
 
+/** The fork parent an anomalous log's session names (no such session exists: the database does not check it). */
+const ANOMALOUS_PARENT = '0190f0f0-0000-7000-8000-000000000002'
+
 /** The events of an anomalous log's `steps` (ids picked among every id written so far and one unknown). */
 export function anomalousEvents(steps: readonly AnomalousStep[]): RawEvent[] {
   const ids: MessageId[] = ['0190f0f0-0000-7000-8000-000000000001' as MessageId]
   const out: RawEvent[] = []
   const pick = (p: number): MessageId => ids[p % ids.length] as MessageId
-  // the ids an append may re-use: every one but the copies' (see AnomalousStep)
-  const copies = new Set<MessageId>()
-  const pickOriginal = (p: number): MessageId => {
-    const originals = ids.filter((id) => !copies.has(id))
-    return originals[p % originals.length] as MessageId
-  }
   const data = (partial: boolean): Record<string, unknown> => ({
     createdAt: '2026-01-01T00:00:00.000Z',
     ...(partial ? { status: 'partial' } : {}),
@@ -607,7 +605,7 @@ export function anomalousEvents(steps: readonly AnomalousStep[]): RawEvent[] {
     switch (s.type) {
       case 'message_appended': {
         const payload: ChatMessage = { role: 'assistant', content: `m${out.length}` }
-        const messageId = s.pick % 7 === 0 ? pickOriginal(s.pick) : fresh(payload)
+        const messageId = s.pick % 7 === 0 ? pick(s.pick) : fresh(payload)
         out.push({
           type: s.type,
           messageId,
@@ -618,9 +616,8 @@ export function anomalousEvents(steps: readonly AnomalousStep[]): RawEvent[] {
       }
       case 'inherited_copy': {
         const payload: ChatMessage = { role: 'user', content: `i${out.length}` }
-        const inheritedFrom = { sessionId: '0190f0f0-0000-7000-8000-000000000002', seq: 1 }
-        const messageId = fresh(payload)
-        copies.add(messageId)
+        const inheritedFrom = ANOMALOUS_PARENT
+        const messageId = s.pick % 5 === 0 ? pick(s.pick) : fresh(payload)
         out.push({ type: 'message_appended', messageId, payload, data: { ...data(s.partial), inheritedFrom } })
         break
       }
@@ -676,8 +673,11 @@ export async function runAnomalousLog(
   events: readonly RawEvent[],
   chunks: readonly number[],
   stats: AnomalyStats,
+  fork = false,
 ): Promise<void> {
   const sid = await store.createSession()
+  // a fork session (of a parent the database does not hold: nothing checks it) takes copies labelled with it
+  if (fork) await sql`update turnlog.sessions set parent_session_id = ${ANOMALOUS_PARENT}::uuid where session_id = ${sid}`.execute(store.db)
   stats.sessions.add(sid)
   let seq = 0
   for (let i = 0; seq < events.length; i++) {
