@@ -10,6 +10,9 @@
  *   writes nothing.
  * - "a session with other attributes (tenant, metadata, fork lineage) is `SESSION_EXISTS`. Nothing of
  *   that session is written": metadata and fork lineage (the tenant is pinned by export-import).
+ * - The export of a redacted message imports exactly through the schema owner; a `turnlog_writer` login
+ *   may not write the payload digest, so its import is `PERMISSION_DENIED` and writes nothing (the
+ *   README says so since this audit; reliability.md had it, the README promised any import).
  * - "Without `sessionId`, the session id is derived from the tenant and the file's content, so a
  *   re-import finds the same session": the same file under the same tenant is one session; under
  *   another tenant, or none, another.
@@ -20,6 +23,7 @@ import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, useTestStore } from '@turnlog/testing'
 import { exportSessions, importEvents, importTranscript } from '@turnlog/audit'
 import { sql } from 'kysely'
+import { createLoginRole, dropLoginRoles } from '../../postgres/test/security/support/security-fixtures.js'
 
 let store: PostgresStore
 
@@ -138,6 +142,43 @@ describe('packages/audit/README.md, promise by promise', () => {
         expect((await importEvents(empty, [...childFile])).eventsWritten).toBeGreaterThan(0)
       })
     })
+  })
+
+  it('a file with a redacted message imports through the owner; a turnlog_writer login gets PERMISSION_DENIED and nothing is written (other files it imports)', async () => {
+    // given: a session with a redacted message, exported
+    const session = await store.createSession()
+    const secret = createMessage({ role: 'user', content: 'my password is hunter2' })
+    await store.append(session, [secret, createMessage({ role: 'assistant', content: 'noted' })])
+    await store.redact(session, secret.id, { reason: 'secret' })
+    const file = await exportLines(store, { sessionIds: [session] })
+    expect(file.some((l) => l.includes('"payloadDigest":'))).toBe(true)
+
+    const db = await createTestDatabase()
+    const owner = await openStore({ connectionString: db.connectionString })
+    const login = await createLoginRole(db, 'readme_writer', { groups: ['turnlog_writer'] })
+    const writer = await openStore({ connectionString: login.connectionString, pool: { max: 1 }, migrate: false })
+    try {
+      // when: the writer login imports it
+      const refused = await importEvents(writer, file).catch((e: unknown) => e)
+
+      // then: refused, nothing of the session written
+      expect(refused).toMatchObject({ code: 'PERMISSION_DENIED' })
+      await expect(owner.getSession(session)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+
+      // and: the control: a file without a redaction imports through the writer login
+      const plain = await store.createSession()
+      await store.append(plain, [createMessage({ role: 'user', content: 'nothing secret' })])
+      expect(await importEvents(writer, await exportLines(store, { sessionIds: [plain] }))).toMatchObject({ sessions: 1, eventsWritten: 1 })
+
+      // and: the owner's import writes the redacted one exactly (the same events as the source)
+      expect(await importEvents(owner, file)).toMatchObject({ sessions: 1, eventsWritten: 3 })
+      expect(await eventsOf(owner, session)).toEqual(await eventsOf(store, session))
+    } finally {
+      await writer.close()
+      await owner.close()
+      await db.drop()
+      await dropLoginRoles([login])
+    }
   })
 
   it('importTranscript without sessionId: the same file and tenant is one session (a re-import is a no-op); another tenant, or none, another', async () => {
