@@ -17,7 +17,7 @@ const MIGRATION_TABLES = ['schema_migrations', 'schema_migrations_lock']
  */
 const GLOBAL_TABLES: Readonly<Record<string, string>> = {
   subscriptions: 'one checkpoint per named consumer and tenant (tenant_id since 0005); surrogate primary key',
-  tenant_roles: 'maps database roles to tenants for row level security (0003)',
+  tenant_roles: 'maps database roles to tenants for row level security (baseline 0001)',
 }
 
 /**
@@ -26,7 +26,7 @@ const GLOBAL_TABLES: Readonly<Record<string, string>> = {
  * it is distributed by `message_id` (docs/scaling.md).
  */
 const MESSAGE_KEYED_TABLES: Readonly<Record<string, string>> = {
-  message_ids: 'one row per message id and tenant, the session that introduced it: its primary key is the arbiter (0008)',
+  message_ids: 'one row per message id and tenant, the session that introduced it: its primary key is the arbiter (baseline 0001)',
 }
 
 describe('schema catalog (Postgres)', () => {
