@@ -379,7 +379,7 @@ export const MUTANTS = [
     search: 'if p_label is not null and p_label is distinct from p_parent::text then',
     replace: 'if false then',
     tests: [`${PG_TEST}/schema-promises.int.test.ts`],
-    name: 'TLA01',
+    name: '0006',
   },
   {
     id: 'claim-allows-id-held-twice',
