@@ -23,7 +23,6 @@ revoke all on turnlog.message_ids from public;
 revoke all on function turnlog.events_link() from public;
 revoke all on function turnlog.events_project() from public;
 revoke all on function turnlog.events_claim_ids() from public;
-revoke all on function turnlog.claims_id(uuid, bigint, uuid, text, uuid) from public;
 revoke all on function turnlog.events_notify() from public;
 revoke all on function turnlog.project_event(turnlog.events) from public;
 revoke all on function turnlog.rebuild_session_unchecked(uuid) from public;

@@ -39,7 +39,6 @@ export const SCHEMA_FILES: readonly string[] = [
   // appends, the message id arbiter, subscriptions' wake-ups and lock order
   'functions/append_messages.sql',
   'functions/append_batches.sql',
-  'functions/claims_id.sql',
   'functions/events_claim_ids.sql',
   'functions/events_notify.sql',
   // subscription checkpoints (since 0005)

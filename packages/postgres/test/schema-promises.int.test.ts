@@ -218,11 +218,16 @@ describe('turnlog.events refuses a raw writer what would break the log (schema.m
   })
 
   it.each([
-    ['a copy of an id the fork holds (live)', 'copy', 'live'],
-    ['a copy of an id the fork holds (rewound)', 'copy', 'rewound'],
-    ['an original append of an id the fork holds as a copy (live)', 'original', 'live'],
-    ['an original append of an id the fork holds as a copy (rewound)', 'original', 'rewound'],
-  ] as const)('%s is refused (TLA01; 0006): a session holds a message id once', async (_, kind, state) => {
+    ['a copy of an id the fork holds (live)', 'copy', 'live', { code: 'TLA01' }],
+    ['a copy of an id the fork holds (rewound)', 'copy', 'rewound', { code: 'TLA01' }],
+    ['an original append of an id the fork holds as a copy (live)', 'original', 'live', { code: '23505', constraint: 'message_ids_pkey' }],
+    [
+      'an original append of an id the fork holds as a copy (rewound)',
+      'original',
+      'rewound',
+      { code: '23505', constraint: 'message_ids_pkey' },
+    ],
+  ] as const)('%s is refused (0006: a session holds a message id once)', async (_, kind, state, refusal) => {
     // given a fork B of A holding A's two messages, the second rewound or not
     const a = await store.createSession()
     const [first, second] = [user('first'), user('second')]
@@ -233,8 +238,8 @@ describe('turnlog.events refuses a raw writer what would break the log (schema.m
     // when a raw writer appends the second again, as a copy naming A or as an original
     const data = kind === 'copy' ? { inheritedFrom: a } : {}
     const result = await asWriter(RAW_APPEND, appendArgs(b, before.events + 1, second.id, 'second', data))
-    // then
-    expect(result).toEqual({ code: 'TLA01' })
+    // then a copy is the trigger's refusal; an original is its claim's (A claimed the id), checked first
+    expect(result).toEqual(refusal)
     expect(await rowsOf(b)).toEqual(before)
   })
 

@@ -39,8 +39,8 @@ const REVIEWED = new Set([
   'packages/postgres/src/migrations/0004_repair_compaction_placement.ts: sql.raw(replacementSql())',
   // 0005: constant table/privilege texts and sql/ files of a constant list (functions made create or replace, one policy file); no input
   'packages/postgres/src/migrations/0005_tenant_subscriptions.ts: sql.raw(migrationSql())',
-  // 0006: two sql/ files of a constant list (made create or replace) and a constant privilege text; no input
-  'packages/postgres/src/migrations/0006_check_fork_copies.ts: sql.raw(migrationSql())',
+  // 0006: one sql/ file, made create or replace; no input
+  'packages/postgres/src/migrations/0006_check_fork_copies.ts: sql.raw(replacementSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',
 ])
