@@ -1,0 +1,275 @@
+/**
+ * docs/integrating.md, docs/getting-started.md, docs/architecture.md and the READMEs of turnlog,
+ * @turnlog/core and @turnlog/postgres: the promises no other test pinned down (an audit of the
+ * documents, promise by promise). Each `describe` quotes the promise it holds the store to; outcomes
+ * are checked on Postgres and, where the document covers it, on embedded PGlite.
+ *
+ * - `sync`'s limits: a final message listed as partial stays final (also when its content changed); a
+ *   redacted message is kept as stored whatever the list holds for it (never un-redacted); a partial
+ *   message listed final with the same content is finalized; ephemeral messages are never stored and
+ *   identical copies are one message; one id with two contents is `MESSAGE_CONFLICT`, nothing written;
+ *   a summary id already live is kept (a replay writes nothing).
+ * - The message keeps `externalId` and `externalScope`, "and so does the store": `load`, a fork's copy,
+ *   `revise`'s `message`.
+ * - `append` never persists scaffolding; `flush` never removes a message the list dropped; a JSON round
+ *   trip of a message is the same message.
+ * - `openStore`'s options are checked before anything connects (`maxBatchBytes` too), with
+ *   `details.field`; `migrate: false` creates nothing; `{ pool }`: `close()` leaves the caller's pool open.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { createMessage, isMessage, type Message } from '@turnlog/core'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { createTestDatabase, STORE_KINDS, turnlogRejection, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+
+const user = (content: string): Message => createMessage({ role: 'user', content })
+const assistant = (content: string, options: { status?: 'partial' } = {}): Message => createMessage({ role: 'assistant', content }, options)
+/** The message `m` with other content under the same id (what a runtime's edited list holds). */
+const edited = (m: Message, content: string, options: { status?: 'partial' } = {}): Message =>
+  createMessage({ ...(m.payload as object), content } as never, { id: m.id, ...options })
+
+/** What `load` shows of a session: content and status of each live message, in order. */
+async function shown(store: PostgresStore, sid: string): Promise<{ id: string; content: unknown; status: string }[]> {
+  return (await store.load(sid)).messages.map((m) => ({ id: m.id, content: m.payload.content, status: m.status ?? 'final' }))
+}
+
+describe.each(STORE_KINDS)('docs/integrating.md, "flush or sync": the limits of sync (%s)', (kind) => {
+  let store: PostgresStore
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
+
+  it('"a final message listed as partial stays final": with the same content, nothing is written', async () => {
+    const sid = await store.createSession()
+    const a = assistant('done')
+    await store.append(sid, [a])
+
+    const result = await store.sync(sid, [edited(a, 'done', { status: 'partial' })])
+
+    expect(result).toMatchObject({ version: 1, appended: [], revised: [], finalized: [] })
+    expect(await shown(store, sid)).toEqual([{ id: a.id, content: 'done', status: 'final' }])
+  })
+
+  it('"a final message listed as partial stays final": with changed content, the revision is final too', async () => {
+    const sid = await store.createSession()
+    const a = assistant('done')
+    await store.append(sid, [a])
+
+    const result = await store.sync(sid, [edited(a, 'done, edited', { status: 'partial' })])
+
+    expect(result).toMatchObject({ version: 2, revised: [a.id] })
+    expect(await shown(store, sid)).toEqual([{ id: a.id, content: 'done, edited', status: 'final' }])
+  })
+
+  it('"a partial message listed final with the same content is finalized"; listed partial with new content it stays partial', async () => {
+    const sid = await store.createSession()
+    const streaming = assistant('Hel', { status: 'partial' })
+    const other = assistant('wor', { status: 'partial' })
+    await store.append(sid, [streaming, other])
+
+    const first = await store.sync(sid, [edited(streaming, 'Hel'), edited(other, 'world', { status: 'partial' })])
+
+    expect(first).toMatchObject({ version: 4, revised: [other.id], finalized: [streaming.id] })
+    expect(await shown(store, sid)).toEqual([
+      { id: streaming.id, content: 'Hel', status: 'final' },
+      { id: other.id, content: 'world', status: 'partial' },
+    ])
+  })
+
+  it('"a redacted message is kept as stored whatever the list holds for it": its original or other content never comes back', async () => {
+    const sid = await store.createSession()
+    const secret = user('my card is 4111 1111 1111 1111')
+    const reply = assistant('noted')
+    await store.append(sid, [secret, reply])
+    await store.redact(sid, secret.id)
+    const version = (await store.getSession(sid)).version
+
+    const withOriginal = await store.sync(sid, [secret, reply])
+    const withOther = await store.sync(sid, [edited(secret, 'something else'), reply])
+
+    expect(withOriginal).toEqual({ version, appended: [], retracted: [], revised: [], finalized: [], compacted: [] })
+    expect(withOther).toEqual({ version, appended: [], retracted: [], revised: [], finalized: [], compacted: [] })
+    const loaded = await store.load(sid)
+    expect(JSON.stringify(loaded.messages)).not.toContain('4111')
+    expect(JSON.stringify(loaded.messages)).not.toContain('something else')
+    expect(loaded.messages.map((m) => m.id)).toEqual([secret.id, reply.id])
+  })
+
+  it('"Afterwards load(session).messages equals the list (its non-ephemeral messages; identical copies are one)"', async () => {
+    const sid = await store.createSession()
+    const a = user('a')
+    const nudge = createMessage({ role: 'user', content: 'please continue' }, { ephemeral: true })
+    const b = assistant('b')
+
+    const result = await store.sync(sid, [a, nudge, { ...a } as Message, b, JSON.parse(JSON.stringify(b)) as Message])
+
+    expect(result).toMatchObject({ version: 2, appended: [a.id, b.id] })
+    expect((await store.load(sid)).messages.map((m) => m.id)).toEqual([a.id, b.id])
+    expect(await store.sync(sid, [a, nudge, b])).toMatchObject({ version: 2, appended: [], retracted: [] })
+  })
+
+  it('"Copies with different content under one id are MESSAGE_CONFLICT and nothing of that call is written" (sync)', async () => {
+    const sid = await store.createSession()
+    const kept = user('kept')
+    await store.append(sid, [kept])
+    const a = user('a')
+
+    const error = await turnlogRejection(store.sync(sid, [user('new'), a, edited(a, 'a, changed')]))
+
+    expect(error.code).toBe('MESSAGE_CONFLICT')
+    expect((await store.getSession(sid)).version).toBe(1)
+    expect((await store.load(sid)).messages.map((m) => m.id)).toEqual([kept.id])
+  })
+
+  it('"A summary id that is already live is kept (a replay after an ambiguous commit writes nothing)"', async () => {
+    const sid = await store.createSession()
+    const [a, b, c, d] = [user('a'), assistant('b'), user('c'), assistant('d')]
+    await store.append(sid, [a, b, c, d])
+    const summary = createMessage({ role: 'system', content: 'a and b, summarised' })
+    const list = [summary, c, d]
+
+    const first = await store.sync(sid, list, { compaction: { summaryIds: [summary.id] } })
+    const replay = await store.sync(sid, list, { compaction: { summaryIds: [summary.id] } })
+
+    expect(first.compacted).toEqual([{ summary: [summary.id], covered: [a.id, b.id] }])
+    expect(replay).toEqual({ version: first.version, appended: [], retracted: [], revised: [], finalized: [], compacted: [] })
+    expect((await store.load(sid)).messages.map((m) => m.id)).toEqual([summary.id, c.id, d.id])
+  })
+})
+
+describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)', (kind) => {
+  let store: PostgresStore
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
+
+  it('"The message keeps both (message.externalId, message.externalScope), and so does the store": load, a fork, revise', async () => {
+    const sid = await store.createSession()
+    const inbound = createMessage({ role: 'user', content: 'hi' }, { externalId: '9001', scope: 'telegram:42' })
+    const global = createMessage({ role: 'user', content: 'hi again' }, { externalId: 'msg-1', scope: null })
+    await store.append(sid, [inbound, global])
+
+    const loaded = (await store.load(sid)).messages
+    const child = await store.fork(sid, { at: global.id })
+    const forked = (await store.load(child)).messages
+    const revised = await store.revise(sid, inbound.id, { role: 'user', content: 'hi (edited)' })
+
+    const keys = (m: Message): unknown => ({ id: m.id, externalId: m.externalId, externalScope: m.externalScope })
+    const expected = [
+      { id: inbound.id, externalId: '9001', externalScope: 'telegram:42' },
+      { id: global.id, externalId: 'msg-1', externalScope: undefined },
+    ]
+    expect(loaded.map(keys)).toEqual(expected)
+    expect(forked.map(keys)).toEqual(expected)
+    expect(keys(revised.message)).toEqual(expected[0])
+    expect((await store.load(sid)).messages.map(keys)).toEqual(expected)
+  })
+
+  it('"Scaffolding … is sent to the model by toWire but never stored": append refuses it, nothing of the call written', async () => {
+    const sid = await store.createSession()
+    const nudge = createMessage({ role: 'user', content: 'please continue' }, { ephemeral: true })
+
+    const error = await turnlogRejection(store.append(sid, [user('a'), nudge]))
+
+    expect([error.code, error.details['messageId']]).toEqual(['INVALID_MESSAGE', nudge.id])
+    expect((await store.getSession(sid)).version).toBe(0)
+    expect(await store.flush(sid, [nudge])).toMatchObject({ version: 0, appended: [] })
+  })
+
+  it('"flush … never removes anything: a message the loop dropped … stays in the log and in load"', async () => {
+    const sid = await store.createSession()
+    const [a, b, c] = [user('a'), assistant('b'), user('c')]
+    await store.flush(sid, [a, b, c])
+
+    const result = await store.flush(sid, [a, c, user('d')])
+
+    expect(result.appended).toHaveLength(1)
+    expect((await store.load(sid)).messages.map((m) => m.payload.content)).toEqual(['a', 'b', 'c', 'd'])
+  })
+
+  it('"Copy messages ({ ...m }, … JSON round trip): same id, same content → a duplicate", NUL and lone surrogates included', async () => {
+    const sid = await store.createSession()
+    const tool = createMessage({ role: 'tool', tool_call_id: 'call_1', content: 'bytes \u0000 and \ud83d cut' }, { meta: { ms: 12 } })
+    await store.flush(sid, [tool])
+
+    // (structuredClone is left out: under Jest its objects come from the host's realm, not plain here)
+    const again = await store.flush(sid, [JSON.parse(JSON.stringify(tool)) as Message])
+    const appended = await store.append(sid, [{ ...tool }])
+
+    expect(again).toMatchObject({ version: 1, appended: [], duplicates: [tool.id] })
+    expect(appended).toMatchObject({ version: 1, appended: [], duplicates: [tool.id] })
+    const [loaded] = (await store.load(sid)).messages
+    expect(loaded?.payload).toEqual(tool.payload)
+  })
+
+  it('"A loaded list … is a fresh Message[] the loop may push to": trusted, frozen messages in an array of its own', async () => {
+    const sid = await store.createSession()
+    await store.append(sid, [user('a')])
+
+    const first = (await store.load(sid)).messages
+    const second = (await store.load(sid)).messages
+    first.push(user('b'))
+
+    expect(second).toHaveLength(1)
+    expect(first[0] !== undefined && isMessage(first[0]) && Object.isFrozen(first[0].payload)).toBe(true)
+    expect(await store.flush(sid, first)).toMatchObject({ version: 2 })
+  })
+})
+
+describe('docs/getting-started.md, "Postgres": opening a store', () => {
+  let db: TestDatabase
+  beforeAll(async () => {
+    db = await createTestDatabase()
+  }, 60_000)
+  afterAll(async () => {
+    await db?.drop()
+  })
+
+  /** A connection string nothing listens on: a store that connected first would fail with a connection error. */
+  const nowhere = 'postgres://turnlog@127.0.0.1:1/nowhere'
+
+  it('"Its options are checked before anything connects … INVALID_INPUT with details.field naming it": maxBatchBytes too', async () => {
+    for (const bad of [0, -1, 1.5, '1024', 512 * 1024 * 1024]) {
+      const onServer = await turnlogRejection(openStore({ connectionString: nowhere, maxBatchBytes: bad as never }))
+      expect([onServer.code, onServer.details['field']]).toEqual(['INVALID_INPUT', 'config.maxBatchBytes'])
+    }
+    // embedded, with a data directory: refused before the directory is made
+    const parent = mkdtempSync(join(tmpdir(), 'turnlog-options-'))
+    try {
+      const dataDir = join(parent, 'db')
+      const embedded = await turnlogRejection(openStore({ embedded: true, dataDir, maxBatchBytes: 0 }))
+      expect([embedded.code, embedded.details['field']]).toEqual(['INVALID_INPUT', 'config.maxBatchBytes'])
+      expect(existsSync(dataDir)).toBe(false)
+    } finally {
+      rmSync(parent, { recursive: true, force: true })
+    }
+  })
+
+  it('"migrate: false to skip": an unmigrated database stays empty', async () => {
+    const store = await openStore({ connectionString: db.connectionString, migrate: false })
+    await store.close()
+
+    const client = new pg.Client({ connectionString: db.connectionString })
+    await client.connect()
+    try {
+      const { rows } = await client.query<{ n: string }>(`select count(*)::text as n from pg_namespace where nspname = 'turnlog'`)
+      expect(rows[0]?.n).toBe('0')
+    } finally {
+      await client.end()
+    }
+  })
+
+  it('"openStore({ pool }) — a pg.Pool you own (close() leaves it open)"', async () => {
+    const pool = new pg.Pool({ connectionString: db.connectionString, max: 2 })
+    try {
+      const store = await openStore({ pool })
+      const sid = await store.createSession()
+      await store.close()
+
+      const { rows } = await pool.query<{ n: string }>('select count(*)::text as n from turnlog.sessions where session_id = $1', [sid])
+      expect(rows[0]?.n).toBe('1')
+      expect(pool.ended).toBe(false)
+    } finally {
+      await pool.end()
+    }
+  })
+})
