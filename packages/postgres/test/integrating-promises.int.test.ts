@@ -122,6 +122,26 @@ describe.each(STORE_KINDS)('docs/integrating.md, "flush or sync": the limits of 
     expect((await store.load(sid)).messages.map((m) => m.id)).toEqual([kept.id])
   })
 
+  it('"In one transaction it appends …, retracts …": a refused append leaves the retraction and the revision unwritten', async () => {
+    const sid = await store.createSession()
+    const other = await store.createSession()
+    const [a, b, c] = [user('a'), assistant('b'), user('c')]
+    await store.append(sid, [a, b, c])
+    const elsewhere = user('stored in another session')
+    await store.append(other, [elsewhere])
+
+    // b dropped (a retraction), c edited (a revision), then a new message whose id another session holds
+    const error = await turnlogRejection(store.sync(sid, [a, edited(c, 'c, edited'), elsewhere]))
+
+    expect([error.code, error.details['reason']]).toEqual(['MESSAGE_CONFLICT', 'foreign_session'])
+    expect((await store.getSession(sid)).version).toBe(3)
+    expect(await shown(store, sid)).toEqual([
+      { id: a.id, content: 'a', status: 'final' },
+      { id: b.id, content: 'b', status: 'final' },
+      { id: c.id, content: 'c', status: 'final' },
+    ])
+  })
+
   it('"A summary id that is already live is kept (a replay after an ambiguous commit writes nothing)"', async () => {
     const sid = await store.createSession()
     const [a, b, c, d] = [user('a'), assistant('b'), user('c'), assistant('d')]
@@ -162,6 +182,51 @@ describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)
     expect(forked.map(keys)).toEqual(expected)
     expect(keys(revised.message)).toEqual(expected[0])
     expect((await store.load(sid)).messages.map(keys)).toEqual(expected)
+  })
+
+  it('"applyTo is a non-enumerable property (results stay plain data …)"; it is pure: a new array, live itself unchanged', async () => {
+    const sid = await store.createSession()
+    const [a, b, c] = [user('a'), assistant('b', { status: 'partial' }), user('c')]
+    let live: Message[] = [a, b, c]
+    await store.flush(sid, live)
+
+    const results = [
+      await store.revise(sid, b.id, { role: 'assistant', content: 'b, more' }, { status: 'partial' }),
+      await store.finalize(sid, b.id),
+      await store.rewind(sid, { from: c.id }),
+      await store.compact(sid, { covered: [a.id], summary: createMessage({ role: 'system', content: 'summary of a' }) }),
+    ]
+
+    for (const result of results) {
+      expect(Object.keys(result)).not.toContain('applyTo')
+      expect(JSON.parse(JSON.stringify(result))).not.toHaveProperty('applyTo')
+      const before = [...live]
+      const next = result.applyTo(live)
+      expect(next).not.toBe(live)
+      expect(live).toEqual(before)
+      live = next
+    }
+    expect(live.map((m) => m.id)).toEqual((await store.load(sid)).messages.map((m) => m.id))
+  })
+
+  it('"revise … message: the message as it now stands (same id, createdAt, externalId, format and meta; new content …)"', async () => {
+    const sid = await store.createSession()
+    const note = createMessage({ kind: 'note', text: 'v1' }, { format: 'json', meta: { model: 'm-1', usage: { tokens: 3 } } })
+    await store.append(sid, [note])
+
+    const { message } = await store.revise(sid, note.id, { kind: 'note', text: 'v2' })
+
+    const [loaded] = (await store.load(sid)).messages
+    for (const m of [message, loaded]) {
+      expect(m).toMatchObject({
+        id: note.id,
+        createdAt: note.createdAt,
+        format: 'json',
+        meta: note.meta,
+        payload: { kind: 'note', text: 'v2' },
+      })
+    }
+    expect(isMessage(message) && Object.isFrozen(message.payload)).toBe(true)
   })
 
   it('"Scaffolding … is sent to the model by toWire but never stored": append refuses it, nothing of the call written', async () => {
