@@ -19,7 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, isMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, STORE_KINDS, turnlogRejection, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, STORE_KINDS, turnlogRejection, useTestStore, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -277,6 +277,77 @@ describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)
     expect(second).toHaveLength(1)
     expect(first[0] !== undefined && isMessage(first[0]) && Object.isFrozen(first[0].payload)).toBe(true)
     expect(await store.flush(sid, first)).toMatchObject({ version: 2 })
+  })
+})
+
+/** `promise`, or a rejection once `ms` passed without it settling. */
+function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still waiting after ${String(ms)} ms`)), ms)
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
+/** True when `promise` has not settled after `ms`. */
+async function pendingAfter(ms: number, promise: Promise<unknown>): Promise<boolean> {
+  const waiting = Symbol('waiting')
+  const first = await Promise.race([
+    promise.then(
+      () => null,
+      () => null,
+    ),
+    new Promise((r) => setTimeout(() => r(waiting), ms)),
+  ])
+  return first === waiting
+}
+
+describe('docs/architecture.md, "Write path" (Postgres)', () => {
+  let db: TestDatabase
+  let store: PostgresStore
+  useTestStore((t) => ({ db, store } = t))
+
+  it('"classifies each id without locking …, so a retry of a batch that landed writes and waits for nothing"; nor does a conflict', async () => {
+    const sid = await store.createSession()
+    const landed = [user('a'), assistant('b')]
+    await store.append(sid, landed)
+    // other processes (no flush cache): their calls reach the database (a store keeps one session's
+    // appends in call order, so the control that waits gets a store of its own)
+    const other = await openStore({ connectionString: db.connectionString, migrate: false })
+    const control = await openStore({ connectionString: db.connectionString, migrate: false })
+    // a writer holding the session's lock: an append inside a transaction left open
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let lockTaken: () => void = () => {}
+    const taken = new Promise<void>((resolve) => (lockTaken = resolve))
+    const writer = store.db.transaction().execute(async (trx) => {
+      await store.withTransaction(trx).append(sid, [user('in flight')])
+      lockTaken()
+      await held
+      throw new Error('rolled back on purpose')
+    })
+    await taken
+    try {
+      // the control: a new message waits for the lock
+      const blocked = control.append(sid, [user('new')])
+      expect(await pendingAfter(500, blocked)).toBe(true)
+
+      const retried = await within(5_000, other.append(sid, landed))
+      const flushed = await within(5_000, other.flush(sid, landed))
+      const conflict = await within(5_000, turnlogRejection(other.append(sid, [edited(landed[0] as Message, 'a, changed')])))
+
+      expect(retried).toEqual({ version: 2, appended: [], duplicates: landed.map((m) => m.id) })
+      expect(flushed).toEqual({ version: 2, appended: [], duplicates: landed.map((m) => m.id) })
+      expect(conflict.code).toBe('MESSAGE_CONFLICT')
+      release()
+      await expect(writer).rejects.toThrow('rolled back on purpose')
+      expect(await within(5_000, blocked)).toMatchObject({ version: 3 })
+    } finally {
+      release()
+      await writer.catch(() => undefined)
+      await other.close()
+      await control.close()
+    }
   })
 })
 
