@@ -17,7 +17,7 @@
  *   `details.field`; `migrate: false` creates nothing; `{ pool }`: `close()` leaves the caller's pool open.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { createMessage, isMessage, type Message } from '@turnlog/core'
+import { createMessage, isMessage, parseMessage, serializeMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, STORE_KINDS, turnlogRejection, useTestStore, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -160,7 +160,8 @@ describe.each(STORE_KINDS)('docs/integrating.md, "flush or sync": the limits of 
 
 describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)', (kind) => {
   let store: PostgresStore
-  useTestStoreOfKind(kind, (t) => ({ store } = t))
+  let db: TestDatabase | undefined
+  useTestStoreOfKind(kind, (t) => ({ store, db } = t))
 
   it('"The message keeps both (message.externalId, message.externalScope), and so does the store": load, a fork, revise', async () => {
     const sid = await store.createSession()
@@ -264,6 +265,45 @@ describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)
     expect(appended).toMatchObject({ version: 1, appended: [], duplicates: [tool.id] })
     const [loaded] = (await store.load(sid)).messages
     expect(loaded?.payload).toEqual(tool.payload)
+  })
+
+  it('"Copy messages (… JSON round trip): same id, same content → a duplicate": also a redacted message as load returns it', async () => {
+    const sid = await store.createSession()
+    const secret = user('my card is 4111 1111 1111 1111')
+    const call = createMessage({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    })
+    const result = createMessage({ role: 'tool', tool_call_id: 'call_9', content: 'the card again: 4111' })
+    await store.append(sid, [secret, call, result])
+    await store.redact(sid, secret.id)
+    await store.redact(sid, result.id)
+    const { messages, version } = await store.load(sid)
+    // a loop that keeps its list as JSON (between requests, in another process) and flushes it grown by a turn
+    const kept = JSON.parse(JSON.stringify(messages)) as Message[]
+    const parsed = messages.map((m) => parseMessage(serializeMessage(m)))
+    // on Postgres, also from a store that never saw the session (another process: no flush cache)
+    const others = kind === 'pglite' ? [] : [await openStore({ connectionString: (db as TestDatabase).connectionString, migrate: false })]
+
+    try {
+      for (const s of [store, ...others]) {
+        expect(await s.flush(sid, kept)).toMatchObject({ version, appended: [] })
+        expect(await s.append(sid, parsed)).toMatchObject({ version, appended: [] })
+      }
+      const next = user('a new turn')
+      expect(await (others[0] ?? store).flush(sid, [...kept, next])).toMatchObject({ version: version + 1, appended: [next.id] })
+      expect(JSON.stringify((await store.load(sid)).messages)).not.toContain('4111')
+      expect(await store.conflicts(sid)).toEqual([])
+      // other content under a redacted id, and a placeholder under an id that was never redacted, still conflict
+      const plain = user('plain')
+      await store.append(sid, [plain])
+      for (const clash of [edited(secret, 'something else'), edited(plain, '[redacted]')]) {
+        expect((await turnlogRejection((others[0] ?? store).flush(sid, [clash]))).code).toBe('MESSAGE_CONFLICT')
+      }
+    } finally {
+      for (const s of others) await s.close()
+    }
   })
 
   it('"A loaded list … is a fresh Message[] the loop may push to": trusted, frozen messages in an array of its own', async () => {

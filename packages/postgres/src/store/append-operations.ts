@@ -18,6 +18,7 @@ import { statementRolledBack } from '../statement-rolled-back.js'
 import { checkBatch } from './check-batch.js'
 import { FlushedList } from './flushed-list.js'
 import { payloadText } from './payload-text.js'
+import { placeholderCopies } from './placeholder-copies.js'
 import { recordConflict, recordInBatchConflict } from './record-conflict.js'
 import type { StoreContext } from './store-context.js'
 
@@ -223,8 +224,14 @@ export class AppendOperations {
     return this.#group === null ? this.#appendAlone(prepared) : this.#group.submit(prepared)
   }
 
-  /** One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. */
-  async #appendAlone(p: PreparedAppend): Promise<AppendResult> {
+  /**
+   * One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. A
+   * batch refused only for copies of redacted messages as the store shows them (their placeholders:
+   * `load`'s list after a JSON round trip) is sent once more with the hashes stored for them, which
+   * makes them the duplicates they are (see {@link placeholderCopies}); not inside a caller's
+   * transaction, which the refused statement has aborted.
+   */
+  async #appendAlone(p: PreparedAppend, placeholdersChecked = false): Promise<AppendResult> {
     const { sessionId: id, batch, hashes } = p
     const values = [
       id,
@@ -243,6 +250,11 @@ export class AppendOperations {
       // has aborted: there the caller retries, DB_TRANSIENT)
       rows = await this.#ctx.retry(5, retryableLostRace(), () => this.#ctx.statement<AppendRow>(APPEND_MESSAGES, values))
     } catch (error) {
+      if (customSqlState(error) === 'TLM01' && !placeholdersChecked && !this.#ctx.inTransaction) {
+        const stored = await placeholderCopies(this.#ctx, id, (error as { detail?: unknown }).detail)
+        if (stored !== null)
+          return this.#appendAlone({ ...p, hashes: batch.map((m, i) => stored.get(m.id) ?? (hashes[i] as string)) }, true)
+      }
       if (customSqlState(error) === 'TLM01') throw await recordConflict(this.#ctx, id, batch, hashes, error)
       if (p.withoutContent && customSqlState(error) === 'TLP01') throw new ContentNeeded()
       throw mapDatabaseError(error)
