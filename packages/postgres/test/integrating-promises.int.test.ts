@@ -17,7 +17,7 @@
  *   `details.field`; `migrate: false` creates nothing; `{ pool }`: `close()` leaves the caller's pool open.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { createMessage, isMessage, parseMessage, serializeMessage, type Message } from '@turnlog/core'
+import { INTERRUPTED_TOOL_RESULT, createMessage, isMessage, parseMessage, serializeMessage, toWire, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, STORE_KINDS, turnlogRejection, useTestStore, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -317,6 +317,36 @@ describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)
     expect(second).toHaveLength(1)
     expect(first[0] !== undefined && isMessage(first[0]) && Object.isFrozen(first[0].payload)).toBe(true)
     expect(await store.flush(sid, first)).toMatchObject({ version: 2 })
+  })
+})
+
+describe('packages/core/README.md, toWire', () => {
+  it('"deep, mutable copies of the payloads only"; repairPairing answers an unanswered call after its block, drops orphans, and leaves a result outside its block where it is', () => {
+    const call = createMessage(
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } },
+          { id: 'c2', type: 'function', function: { name: 'g', arguments: '{}' } },
+        ],
+      },
+      { meta: { model: 'm' } },
+    )
+    const orphan = createMessage({ role: 'tool', tool_call_id: 'zz', content: 'orphan' })
+    const late = createMessage({ role: 'tool', tool_call_id: 'c1', content: 'late' })
+    const next = user('next')
+
+    const wire = toWire([orphan, call, next, late], { repairPairing: true })
+
+    expect(wire).toEqual([
+      call.payload,
+      { role: 'tool', tool_call_id: 'c2', content: INTERRUPTED_TOOL_RESULT },
+      next.payload,
+      late.payload, // the documented limit: answered, so not moved into the call's block
+    ])
+    expect(JSON.stringify(wire)).not.toContain(call.id)
+    expect(Object.isFrozen(wire[0])).toBe(false)
   })
 })
 
