@@ -450,6 +450,16 @@ describe('docs/getting-started.md, "Postgres": opening a store', () => {
     }
   })
 
+  it('the documented limit: "A key it does not know is not an option and is not checked" (a misspelt one is ignored)', async () => {
+    const store = await openStore({ embedded: true, maxMessagesBytes: 8 } as never)
+    try {
+      const sid = await store.createSession()
+      expect((await store.append(sid, [user('longer than eight characters')])).appended).toHaveLength(1)
+    } finally {
+      await store.close()
+    }
+  })
+
   it('"migrate: false to skip": an unmigrated database stays empty', async () => {
     const store = await openStore({ connectionString: db.connectionString, migrate: false })
     await store.close()
