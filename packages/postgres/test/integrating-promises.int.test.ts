@@ -291,6 +291,9 @@ describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)
         expect(await s.flush(sid, kept)).toMatchObject({ version, appended: [] })
         expect(await s.append(sid, parsed)).toMatchObject({ version, appended: [] })
       }
+      // "a list built from several sources": the loaded messages and their JSON copies are identical copies
+      expect(await store.flush(sid, [...messages, ...kept])).toMatchObject({ version, appended: [] })
+      expect(toWire([...messages, ...kept])).toHaveLength(messages.length)
       const next = user('a new turn')
       expect(await (others[0] ?? store).flush(sid, [...kept, next])).toMatchObject({ version: version + 1, appended: [next.id] })
       expect(JSON.stringify((await store.load(sid)).messages)).not.toContain('4111')
