@@ -120,7 +120,11 @@ export class AppendOperations {
   async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'flush options')
-    const id = parseSessionId(sessionId)
+    return this.#flush(parseSessionId(sessionId), live, options, false)
+  }
+
+  /** {@link flush} of checked arguments; `rechecked`: the second pass after the log was found behind (once). */
+  async #flush(id: SessionId, live: readonly Message<unknown>[], options: AppendOptions, rechecked: boolean): Promise<AppendResult> {
     const scan = FlushedList.check(this.#ctx.flushedList(id), live)
     const expected = checkExpectedVersion(options)
     if (scan.mismatch) {
@@ -146,7 +150,23 @@ export class AppendOperations {
     if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {
       return { version: cachedVersion, appended: [], duplicates: listedIds(unique, length, length, () => true) }
     }
+    const seen = this.#ctx.durableVersion(id)
     const result = await this.#appendValid(id, pending, pendingHashes, expected)
+    if (seen !== undefined && result.version - result.appended.length < seen && !rechecked) {
+      // the log is behind a version this store saw (a restore from an older backup, a failover to a
+      // replica that missed commits): what it skipped as stored may be lost; check the whole list again
+      this.#ctx.forget(id)
+      this.#ctx.learn(id, zipPairs(pending, pendingHashes, result))
+      this.#ctx.observe(id, result.version)
+      // the caller's expectedVersion held for this call's first write; the second completes it
+      const again = await this.#flush(id, live, {}, true)
+      const first = new Set<string>(result.appended)
+      return {
+        version: again.version,
+        appended: [...result.appended, ...again.appended],
+        duplicates: again.duplicates.filter((mid) => !first.has(mid)),
+      }
+    }
     // the first flush of a session this store did not know: its cache entry exists now
     if (this.#ctx.flushedList(id) === undefined) this.#ctx.keepFlushed(id, scan.list)
     const appended = new Set<string>(result.appended)
@@ -333,4 +353,10 @@ function listedIds(messages: readonly Message[], length: number, from: number, k
     if (i < from || keep(mid)) ids.push(mid)
   }
   return ids
+}
+
+/** The (id, hash) pairs of `batch` that `result` reports stored (written now or before). */
+function zipPairs(batch: readonly Message[], hashes: readonly string[], result: AppendResult): (readonly [string, string])[] {
+  const stored = new Set<string>([...result.appended, ...result.duplicates])
+  return batch.flatMap((m, i) => (stored.has(m.id) ? [[m.id, hashes[i] as string] as const] : []))
 }
