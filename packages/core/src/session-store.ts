@@ -324,7 +324,8 @@ export interface SessionStore {
    * The live list keeps log order, so the list must hold its kept messages in their stored order,
    * followed by its new ones: anything else is refused with `INVALID_INPUT` (`details.reason:
    * 'reorder'`), nothing written. A new id that was retracted or compacted before is refused too
-   * (`details.reason: 'not_live'`). A redacted message is kept as stored. Compactions are never
+   * (`details.reason: 'not_live'`). A redacted message is kept as stored; a final message listed as
+   * partial stays final (new content is a final revision). Compactions are never
    * inferred from content: a summary in place of removed messages is appended at the end and the removed
    * ones retracted, unless `options.compaction.summaryIds` names it. Then each run of summary messages
    * (which may stand before kept messages, but not after another new message) replaces the live

@@ -11,7 +11,8 @@ export interface ToWireOptions {
   /**
    * Make the copy acceptable to providers that reject unpaired tool calls: add a synthetic
    * "interrupted" result after each unanswered call's block, drop orphan results and extra results for
-   * one call id. Only the returned copy changes; the log never does.
+   * one call id. Only the returned copy changes; the log never does. A result after its call but
+   * outside the call's block (another message between them) answers it and is not moved.
    */
   readonly repairPairing?: boolean
   /** Content of the synthetic result for an unanswered call. */

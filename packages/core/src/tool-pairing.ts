@@ -1,6 +1,6 @@
 import type { ChatMessage } from './chat-message.js'
 import type { MessageId } from './ids.js'
-import { contentHash } from './content-hash.js'
+import { canonicalJson, contentHash } from './content-hash.js'
 import { openAIChatFormat } from './formats/openai-chat-format.js'
 import { readingFormat } from './formats/format-registry.js'
 import { guardInput } from './parse-input.js'
@@ -74,7 +74,7 @@ export function withoutIdenticalCopies<M extends { readonly id: string; readonly
     if (same === undefined) {
       seen.set(m.id, [m])
       out.push(m)
-    } else if (same.some((s) => s === m || contentHash(s.payload as ChatMessage) === contentHash(m.payload as ChatMessage))) {
+    } else if (same.some((s) => s === m || sameContent(s.payload, m.payload))) {
       copies = true
     } else {
       same.push(m)
@@ -82,6 +82,14 @@ export function withoutIdenticalCopies<M extends { readonly id: string; readonly
     }
   }
   return copies ? out : list
+}
+
+/**
+ * Same content hash, or (when the hashes differ) the same canonical text: a redacted message as a
+ * store loads it carries the original's content hash (primed), a copy of it its placeholder's own.
+ */
+function sameContent(a: unknown, b: unknown): boolean {
+  return contentHash(a as ChatMessage) === contentHash(b as ChatMessage) || canonicalJson(a) === canonicalJson(b)
 }
 
 /** What pairing reads of a message: its id, payload and format (absent: `openai-chat`). */

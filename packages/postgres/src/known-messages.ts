@@ -17,9 +17,10 @@ const FLUSHED_SLOTS = 100_000
 
 /**
  * The flush cache: which (message id, content hash) pairs are known durable in which session, as
- * learnt from this store's own successful appends and loads. Entries are never wrong: the log is
- * append-only and a pair once stored stays stored, so a hit can safely skip the database. A miss just
- * asks the database, which stays the authority. Bounded by an LRU over sessions.
+ * learnt from this store's own successful appends and loads. The log is append-only and a pair once
+ * stored stays stored, so a hit can skip the database, as long as the database keeps its commits: a
+ * session found behind a version this store saw (a restore, a failover) is forgotten (`forget`). A
+ * miss just asks the database, which stays the authority. Bounded by an LRU over sessions.
  *
  * It also keeps, per session, the list its last flush checked (a {@link FlushedList}), so that the
  * next flush of that list grown by a few messages checks only those: within {@link FLUSHED_SLOTS}

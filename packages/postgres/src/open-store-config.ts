@@ -1,6 +1,7 @@
 import { TurnlogError } from '@turnlog/core'
 import { guardInput, parseInput } from '@turnlog/core/internal'
 import { z } from 'zod'
+import { MAX_BATCH_BYTES_CEILING } from './batch-limits.js'
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER)
 
@@ -23,6 +24,7 @@ const plainObject = z.custom<Record<string, unknown>>(
 /** Fields every way of opening a store accepts (`OpenStoreCommonConfig`). */
 const common = {
   maxMessageBytes: positiveInt.optional(),
+  maxBatchBytes: z.number().int().positive().max(MAX_BATCH_BYTES_CEILING).optional(),
   knownSessions: positiveInt.optional(),
   groupCommit: z
     .union([z.boolean(), plainObject.pipe(z.strictObject({ maxBatches: positiveInt.optional(), maxInFlight: positiveInt.optional() }))])
@@ -96,7 +98,7 @@ const StoreInitSchema = z.looseObject({
  * Validates `openStore`'s config before anything connects: exactly one way to reach the database
  * (`embedded: true`, `kysely`, `connectionString`, or a `pool` instance, looked for in that order),
  * and every option it accepts with its documented type: `maxMessageBytes` and `knownSessions` positive
- * integers, `groupCommit` a boolean or `{ maxBatches?, maxInFlight? }` of positive integers, `migrate`
+ * integers, `maxBatchBytes` an integer from 1 to 256 MiB, `groupCommit` a boolean or `{ maxBatches?, maxInFlight? }` of positive integers, `migrate`
  * and `directConnection` booleans, `telemetry` false or `{ tracer?, meter? }` (an OpenTelemetry
  * Tracer and Meter), `dataDir` and `connectionString` non-empty strings without NUL,
  * `pool` settings a plain object (with `connectionString`) or a `pg.Pool` (alone), `kysely` a Kysely

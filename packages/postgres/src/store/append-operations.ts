@@ -18,6 +18,7 @@ import { statementRolledBack } from '../statement-rolled-back.js'
 import { checkBatch } from './check-batch.js'
 import { FlushedList } from './flushed-list.js'
 import { payloadText } from './payload-text.js'
+import { placeholderCopies } from './placeholder-copies.js'
 import { recordConflict, recordInBatchConflict } from './record-conflict.js'
 import type { StoreContext } from './store-context.js'
 
@@ -119,7 +120,11 @@ export class AppendOperations {
   async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'flush options')
-    const id = parseSessionId(sessionId)
+    return this.#flush(parseSessionId(sessionId), live, options, false)
+  }
+
+  /** {@link flush} of checked arguments; `rechecked`: the second pass after the log was found behind (once). */
+  async #flush(id: SessionId, live: readonly Message<unknown>[], options: AppendOptions, rechecked: boolean): Promise<AppendResult> {
     const scan = FlushedList.check(this.#ctx.flushedList(id), live)
     const expected = checkExpectedVersion(options)
     if (scan.mismatch) {
@@ -145,7 +150,23 @@ export class AppendOperations {
     if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {
       return { version: cachedVersion, appended: [], duplicates: listedIds(unique, length, length, () => true) }
     }
+    const seen = this.#ctx.durableVersion(id)
     const result = await this.#appendValid(id, pending, pendingHashes, expected)
+    if (seen !== undefined && result.version - result.appended.length < seen && !rechecked) {
+      // the log is behind a version this store saw (a restore from an older backup, a failover to a
+      // replica that missed commits): what it skipped as stored may be lost; check the whole list again
+      this.#ctx.forget(id)
+      this.#ctx.learn(id, zipPairs(pending, pendingHashes, result))
+      this.#ctx.observe(id, result.version)
+      // the caller's expectedVersion held for this call's first write; the second completes it
+      const again = await this.#flush(id, live, {}, true)
+      const first = new Set<string>(result.appended)
+      return {
+        version: again.version,
+        appended: [...result.appended, ...again.appended],
+        duplicates: again.duplicates.filter((mid) => !first.has(mid)),
+      }
+    }
     // the first flush of a session this store did not know: its cache entry exists now
     if (this.#ctx.flushedList(id) === undefined) this.#ctx.keepFlushed(id, scan.list)
     const appended = new Set<string>(result.appended)
@@ -223,8 +244,14 @@ export class AppendOperations {
     return this.#group === null ? this.#appendAlone(prepared) : this.#group.submit(prepared)
   }
 
-  /** One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. */
-  async #appendAlone(p: PreparedAppend): Promise<AppendResult> {
+  /**
+   * One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. A
+   * batch refused only for copies of redacted messages as the store shows them (their placeholders:
+   * `load`'s list after a JSON round trip) is sent once more with the hashes stored for them, which
+   * makes them the duplicates they are (see {@link placeholderCopies}); not inside a caller's
+   * transaction, which the refused statement has aborted.
+   */
+  async #appendAlone(p: PreparedAppend, placeholdersChecked = false): Promise<AppendResult> {
     const { sessionId: id, batch, hashes } = p
     const values = [
       id,
@@ -243,6 +270,11 @@ export class AppendOperations {
       // has aborted: there the caller retries, DB_TRANSIENT)
       rows = await this.#ctx.retry(5, retryableLostRace(), () => this.#ctx.statement<AppendRow>(APPEND_MESSAGES, values))
     } catch (error) {
+      if (customSqlState(error) === 'TLM01' && !placeholdersChecked && !this.#ctx.inTransaction) {
+        const stored = await placeholderCopies(this.#ctx, id, (error as { detail?: unknown }).detail)
+        if (stored !== null)
+          return this.#appendAlone({ ...p, hashes: batch.map((m, i) => stored.get(m.id) ?? (hashes[i] as string)) }, true)
+      }
       if (customSqlState(error) === 'TLM01') throw await recordConflict(this.#ctx, id, batch, hashes, error)
       if (p.withoutContent && customSqlState(error) === 'TLP01') throw new ContentNeeded()
       throw mapDatabaseError(error)
@@ -321,4 +353,10 @@ function listedIds(messages: readonly Message[], length: number, from: number, k
     if (i < from || keep(mid)) ids.push(mid)
   }
   return ids
+}
+
+/** The (id, hash) pairs of `batch` that `result` reports stored (written now or before). */
+function zipPairs(batch: readonly Message[], hashes: readonly string[], result: AppendResult): (readonly [string, string])[] {
+  const stored = new Set<string>([...result.appended, ...result.duplicates])
+  return batch.flatMap((m, i) => (stored.has(m.id) ? [[m.id, hashes[i] as string] as const] : []))
 }

@@ -128,6 +128,9 @@ export class ReadOperations {
         messages.push(message)
         pairs.push([row.message_id, row.content_hash])
       }
+      // a log behind a version this store saw lost commits (a restore, a failover): forget what it knew
+      const seen = this.#ctx.durableVersion(id)
+      if (seen !== undefined && Number(version) < seen) this.#ctx.forget(id)
       // the pairs the flush cache learns are (id, stored hash): the hashes memoised above for these payloads
       this.#ctx.learn(id, pairs)
       this.#ctx.observe(id, version)

@@ -109,6 +109,11 @@ export class StoreContext {
     return this.flavor === 'postgres' ? 2 : 1
   }
 
+  /** True for the variant bound to a caller's transaction (see {@link bound}). */
+  get inTransaction(): boolean {
+    return false
+  }
+
   /** Throws `STORE_CLOSED` once the store is closed. */
   assertOpen(): void {
     if (this.#closed) throw new TurnlogError('STORE_CLOSED', 'the store is closed')
@@ -310,6 +315,10 @@ class BoundStoreContext extends StoreContext {
 
   override get groupCommit(): false {
     return false
+  }
+
+  override get inTransaction(): boolean {
+    return true
   }
 
   override get parallelism(): number {

@@ -92,7 +92,9 @@ export class SyncOperations {
         }
         for (const r of plan.revised) {
           const revisions = await countVersions(db, id, r.message.id)
-          const dataText = JSON.stringify(messageEnvelope(r.row.data, r.message.status === 'partial', { revision: revisions }))
+          // a final message stays final: the list's 'partial' only keeps a streaming message streaming
+          const partial = r.row.partial && r.message.status === 'partial'
+          const dataText = JSON.stringify(messageEnvelope(r.row.data, partial, { revision: revisions }))
           events.push({
             eventId: newEventId(),
             type: 'message_revised',

@@ -108,7 +108,7 @@ export function describeLiveListContract(ctx: ContractContext): void {
         // inbound: derive the id from the platform's own id, scoped to the chat (a Telegram message id is
         // unique only per chat), so a redelivery (after a 429) gets the same id and is stored once
         const inbound = createMessage({ role: 'user', content: userText }, { externalId: platformMessageId, scope: `telegram:${chatId}` })
-        if (live.some((m) => m.id === inbound.id)) return                // a redelivery: already answered
+        if (live.some((m) => m.id === inbound.id)) return                // a redelivery: already received (below)
         live.push(inbound)
         try {
           for (;;) {
