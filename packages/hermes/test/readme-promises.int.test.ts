@@ -1,0 +1,158 @@
+/**
+ * packages/hermes/README.md, the promises no other hermes test pins down (an audit of the README,
+ * promise by promise): each `it` quotes the promise it holds the importer to. The state.db files are
+ * real SQLite files written by the test (better-sqlite3, as hermes' own tables), imported into
+ * Postgres and embedded PGlite.
+ *
+ * - "nothing is dropped": NUL and lone surrogates (which hermes' Python writes through `json.dumps`
+ *   escapes, and NUL also raw) come back exactly, in every column, in the session row's metadata
+ *   and in the hermes session id; the message ids are the documented derivation.
+ * - "importing the same file again changes nothing", for such a file too.
+ * - "a wire adapter has one key to strip": `toWire` sends `hermes` (and the copied reasoning fields)
+ *   as they are; it strips nothing of the payload.
+ * - the file is opened read-only: importing leaves its bytes as they were.
+ * - a session of the file held by another tenant refuses the whole import (`SESSION_EXISTS`), and
+ *   nothing of the file is written, not even the sessions before it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { createHash } from 'node:crypto'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { isTurnlogError, messageIdFromExternal, toWire } from '@turnlog/core'
+import type { PostgresStore } from '@turnlog/postgres'
+import { STORE_KINDS, turnlogRejection, useTestStoreOfKind } from '@turnlog/testing'
+import { hermesSessionId, importHermes } from '@turnlog/hermes'
+import { HermesFixture } from './hermes-fixture.js'
+
+let dir: string
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'turnlog-hermes-promises-'))
+})
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true })
+})
+
+const sha256 = async (path: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex')
+
+/** A hermes session id with a NUL in it, and one without. */
+const NUL_SESSION = 'sess\u0000ion'
+const PLAIN_SESSION = '20261206_101500_ab12cd'
+
+/**
+ * A state.db whose rows carry NUL raw and NUL and lone surrogates as JSON escapes (what Python's
+ * `json.dumps` writes for them), in content, JSON content parts, tool calls, ids, names, reasoning and
+ * columns kept under `hermes`.
+ */
+function buildHostileStateDb(path: string): void {
+  const f = new HermesFixture(path)
+  for (const session of [NUL_SESSION, PLAIN_SESSION]) {
+    f.session(session, { title: 'ti\u0000tle' })
+    f.add(session, { role: 'user', content: 'a\u0000b', api_content: 'x\u0000y', platform_message_id: 'tg:\u0000' })
+    f.add(session, {
+      role: 'assistant',
+      content: null,
+      tool_calls: '[{"id":"call\\u0000","type":"function","function":{"name":"read","arguments":"{\\"p\\":\\"\\ud800\\u0000\\"}"}}]',
+      finish_reason: 'tool_calls',
+      reasoning: 'r\u0000',
+      reasoning_details: [{ type: 'reasoning.text', text: '\ud800' }],
+    })
+    f.add(session, {
+      role: 'tool',
+      tool_call_id: 'call\u0000',
+      tool_name: 'read\u0000',
+      content: '\u0001json:[{"type":"text","text":"\\udc00\\u0000"}]',
+    })
+    f.add(session, { role: 'assistant', content: 'lone \udbff? no: 😀 and \u0000', finish_reason: 'stop' })
+  }
+  f.close()
+}
+
+/** What each row of {@link buildHostileStateDb} must load as (payload), in row order. */
+const expectedPayloads = [
+  { role: 'user', content: 'a\u0000b', hermes: { platform_message_id: 'tg:\u0000', api_content: 'x\u0000y', token_count: undefined } },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call\u0000', type: 'function', function: { name: 'read', arguments: '{"p":"\ud800\u0000"}' } }],
+    finish_reason: 'tool_calls',
+    reasoning: 'r\u0000',
+    reasoning_details: [{ type: 'reasoning.text', text: '\ud800' }],
+  },
+  { role: 'tool', content: [{ type: 'text', text: '\udc00\u0000' }], tool_call_id: 'call\u0000', name: 'read\u0000' },
+  // a lone surrogate written raw: better-sqlite3 stores its 3-byte form (ED AF BF), which is not UTF-8
+  // (hermes' Python cannot write it: its sqlite3 encodes strictly); it reads back as three U+FFFD
+  { role: 'assistant', content: 'lone \ufffd\ufffd\ufffd? no: 😀 and \u0000', finish_reason: 'stop' },
+]
+
+describe.each(STORE_KINDS)('packages/hermes/README.md promises (%s)', (kind) => {
+  let store: PostgresStore
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
+
+  it('"nothing is dropped": NUL and lone surrogates come back exactly, ids as documented, and a re-import writes nothing', async () => {
+    const path = join(dir, `hostile-${kind}.db`)
+    buildHostileStateDb(path)
+    const first = await importHermes(store, path)
+    expect(first.warnings).toEqual([])
+    for (const hermesId of [NUL_SESSION, PLAIN_SESSION]) {
+      const result = first.sessions.find((s) => s.hermesSessionId === hermesId)
+      expect(result).toMatchObject({ rows: 4, skippedRows: 0, appended: 4, liveMatches: true, sessionId: hermesSessionId(hermesId) })
+      const loaded = await store.load(hermesSessionId(hermesId))
+      expect(loaded.messages.map((m) => JSON.parse(JSON.stringify(m.payload)) as unknown)).toEqual(
+        expectedPayloads.map((p) => JSON.parse(JSON.stringify(p)) as unknown),
+      )
+      // "row R becomes message messageIdFromExternal('hermes:X:R')": for a session id with NUL too
+      const rowIds = loaded.messages.map((_, k) => k + 1 + (hermesId === NUL_SESSION ? 0 : 4))
+      expect(loaded.messages.map((m) => m.id)).toEqual(rowIds.map((r) => messageIdFromExternal(`hermes:${hermesId}:${String(r)}`)))
+      // the externalId is kept only where the store can index it (no NUL, no lone surrogate)
+      expect(loaded.messages.map((m) => m.externalId)).toEqual(
+        rowIds.map((r) => (hermesId === NUL_SESSION ? undefined : `hermes:${hermesId}:${String(r)}`)),
+      )
+      // "The sessions row is kept in the session metadata (metadata.hermes.columns)"
+      const info = await store.getSession(hermesSessionId(hermesId))
+      expect(info.metadata).toMatchObject({ hermes: { sessionId: hermesId, columns: { id: hermesId, title: 'ti\u0000tle' } } })
+    }
+    const again = await importHermes(store, path)
+    expect(again.eventsWritten).toBe(0)
+    expect(again.sessions.map((s) => [s.appended, s.duplicates, s.liveMatches])).toEqual([
+      [0, 4, true],
+      [0, 4, true],
+    ])
+  })
+
+  it('"a wire adapter has one key to strip": toWire sends `hermes` and the copied reasoning fields as stored', async () => {
+    const loaded = await store.load(hermesSessionId(PLAIN_SESSION))
+    const wire = toWire(loaded.messages) as unknown as Record<string, unknown>[]
+    expect(wire[0]).toHaveProperty('hermes', { platform_message_id: 'tg:\u0000', api_content: 'x\u0000y' })
+    expect(wire[1]).toHaveProperty('reasoning', 'r\u0000')
+    expect(wire[1]).toHaveProperty('finish_reason', 'tool_calls')
+  })
+
+  it('reads the file read-only: its bytes are unchanged by an import', async () => {
+    const path = join(dir, `read-only-${kind}.db`)
+    buildHostileStateDb(path)
+    const before = await sha256(path)
+    await importHermes(store, path)
+    expect(await sha256(path)).toBe(before)
+  })
+
+  it('a session held by another tenant refuses the whole import (SESSION_EXISTS): nothing of the file is written', async () => {
+    const path = join(dir, `tenant-${kind}.db`)
+    const f = new HermesFixture(path)
+    f.session('t-first')
+    f.add('t-first', { role: 'user', content: 'first' })
+    f.session('t-second')
+    f.add('t-second', { role: 'user', content: 'second' })
+    f.close()
+    await store.createSession({ id: hermesSessionId('t-second'), tenantId: 'someone-else' })
+    const error = await turnlogRejection(importHermes(store, path, { tenantId: 'me' }))
+    expect(isTurnlogError(error, 'SESSION_EXISTS')).toBe(true)
+    expect(error.details).toMatchObject({ sessionId: hermesSessionId('t-second') })
+    const first = await turnlogRejection(store.getSession(hermesSessionId('t-first')))
+    expect(first.code).toBe('SESSION_NOT_FOUND')
+    expect((await store.load(hermesSessionId('t-second'))).messages).toEqual([])
+  })
+})
