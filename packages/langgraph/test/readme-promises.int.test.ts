@@ -1,0 +1,129 @@
+/**
+ * packages/langgraph/README.md and docs/adapters/langgraph.md, the promises no other test of this
+ * package pins down (an audit of both, promise by promise), on Postgres and on PGlite:
+ *
+ * - `TurnlogChatMessageHistory`: "`addMessage` appends ..., `clear` rewinds the session to empty".
+ *   A message whose LangChain id was cleared, added again, was a duplicate of the retracted copy and
+ *   silently dropped (or `MESSAGE_CONFLICT` with other content); it is now a new message, in order.
+ * - `tenantId`: "tenant of the sessions it creates".
+ * - "a value that is not a list of LangChain messages with ids ... is stored as a plain blob": no
+ *   turnlog session, read back equal.
+ * - `migrateLangGraph`: "`MIGRATION_FAILED` on failure, nothing applied", with a later migration failing
+ *   after an earlier one ran.
+ */
+import { randomUUID } from 'node:crypto'
+import { describe, expect, it } from '@jest/globals'
+import { AIMessage, HumanMessage } from '@langchain/core/messages'
+import { emptyCheckpoint, type Checkpoint } from '@langchain/langgraph-checkpoint'
+import { isTurnlogError } from '@turnlog/core'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { STORE_KINDS, createTestDatabase, turnlogRejection, useTestStoreOfKind } from '@turnlog/testing'
+import { TurnlogChatMessageHistory, TurnlogCheckpointSaver, migrateLangGraph } from '@turnlog/langgraph'
+import { sql } from 'kysely'
+import { reactGraph } from './support/react-graph.js'
+import { expectCleanAudit } from './support/expect-clean-audit.js'
+
+describe.each(STORE_KINDS)('packages/langgraph/README.md promises (%s)', (kind) => {
+  let store: PostgresStore
+  useTestStoreOfKind(kind, (t) => ({ store } = t))
+
+  it('TurnlogChatMessageHistory: a message whose id was cleared, added again, is stored again (in order, other content too)', async () => {
+    const sessionId = await store.createSession()
+    const history = new TurnlogChatMessageHistory({ store, sessionId })
+    await history.addMessages([new HumanMessage({ id: 'u0', content: 'zero' }), new HumanMessage({ id: 'u1', content: 'hi' })])
+    await history.clear()
+
+    // the same id and content again, after a new one in the same batch: both live, in the batch's order
+    await history.addMessages([new HumanMessage({ id: 'u2', content: 'new' }), new HumanMessage({ id: 'u1', content: 'hi' })])
+    expect((await history.getMessages()).map((m) => [m.id, m.content])).toEqual([
+      ['u2', 'new'],
+      ['u1', 'hi'],
+    ])
+    // a redelivery of a live message is still stored once
+    await history.addMessage(new HumanMessage({ id: 'u1', content: 'hi' }))
+    expect(await history.getMessages()).toHaveLength(2)
+    // cleared again, the id comes back with other content
+    await history.clear()
+    await history.addMessage(new AIMessage({ id: 'u1', content: 'hi again' }))
+    const messages = await history.getMessages()
+    expect(messages.map((m) => [m.getType(), m.id, m.content])).toEqual([['ai', 'u1', 'hi again']])
+    expect((await store.transcript(sessionId)).entries.map((e) => [e.message.externalId, e.status])).toEqual([
+      ['u0', 'retracted'],
+      ['u1', 'retracted'],
+      ['u2', 'retracted'],
+      ['u1', 'retracted'],
+      ['u1', 'live'],
+    ])
+    await expectCleanAudit(store, sessionId)
+    // a live id with other content is a conflict, not a silent copy
+    const conflict = await turnlogRejection(history.addMessage(new HumanMessage({ id: 'u1', content: 'other' })))
+    expect(conflict.code).toBe('MESSAGE_CONFLICT')
+  })
+
+  it('tenantId: the sessions the saver creates belong to the tenant', async () => {
+    const saver = new TurnlogCheckpointSaver({ store, tenantId: 'acme' })
+    const config = { configurable: { thread_id: `tenant-${kind}` } }
+    await reactGraph(saver).invoke({ messages: [new HumanMessage('What is 2 + 3?')] }, config)
+    const ref = await saver.messagesRef(config)
+    expect(ref).toBeDefined()
+    expect((await store.getSession(ref?.sessionId ?? '')).tenantId).toBe('acme')
+  })
+
+  it('a messages value without ids is a plain blob: no turnlog session, read back equal', async () => {
+    const saver = new TurnlogCheckpointSaver({ store })
+    const config = { configurable: { thread_id: `no-ids-${kind}-${randomUUID()}`, checkpoint_ns: '' } }
+    const checkpoint: Checkpoint = {
+      ...emptyCheckpoint(),
+      id: '1ef4f797-8335-6428-8001-8a1503f9b875',
+      channel_values: { messages: [new HumanMessage('no id'), new AIMessage({ id: 'a1', content: 'has one' })] },
+      channel_versions: { messages: 1 },
+    }
+    const saved = await saver.put(config, checkpoint, { source: 'input', step: -1, parents: {} }, { messages: 1 })
+    expect(await saver.messagesRef(saved)).toBeUndefined()
+    const tuple = await saver.getTuple(saved)
+    const messages = tuple?.checkpoint.channel_values['messages'] as HumanMessage[]
+    expect(messages.map((m) => [m.getType(), m.content, m.id])).toEqual([
+      ['human', 'no id', undefined],
+      ['ai', 'has one', 'a1'],
+    ])
+  })
+})
+
+describe('migrateLangGraph: MIGRATION_FAILED, nothing applied (Postgres and PGlite)', () => {
+  const failingMigration = async (store: PostgresStore): Promise<void> => {
+    // 0002 creates this function: an existing one makes it fail after 0001 ran in the same call
+    await sql`create schema turnlog_langgraph`.execute(store.db)
+    await sql`create function turnlog_langgraph.checkpoint_tuple(p_thread text, p_ns text, p_checkpoint_id text) returns int language sql as 'select 1'`.execute(
+      store.db,
+    )
+    const error = await turnlogRejection(migrateLangGraph(store.db))
+    expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
+    expect(error.details).toMatchObject({ failed: '0002_messages_in_checkpoint_row' })
+    const tables = await sql<{ name: string }>`
+      select table_name as name from information_schema.tables where table_schema = 'turnlog_langgraph' order by 1`.execute(store.db)
+    // 0001's tables rolled back with it; kysely's own bookkeeping tables are all that is left
+    expect(tables.rows.map((r) => r.name).filter((n) => !n.startsWith('migration'))).toEqual([])
+    const applied = await sql<{ name: string }>`select name from turnlog_langgraph.migrations`.execute(store.db)
+    expect(applied.rows).toEqual([])
+  }
+
+  it('postgres', async () => {
+    const db = await createTestDatabase()
+    const store = await openStore({ connectionString: db.connectionString })
+    try {
+      await failingMigration(store)
+    } finally {
+      await store.close()
+      await db.drop()
+    }
+  })
+
+  it('pglite', async () => {
+    const store = await openStore({ embedded: true })
+    try {
+      await failingMigration(store)
+    } finally {
+      await store.close()
+    }
+  })
+})
