@@ -6,6 +6,9 @@
  *   A message whose LangChain id was cleared, added again, was a duplicate of the retracted copy and
  *   silently dropped (or `MESSAGE_CONFLICT` with other content); it is now a new message, in order.
  * - `tenantId`: "tenant of the sessions it creates".
+ * - "What goes where": a thread is a root session with `metadata.langgraph.threadId`; `RemoveMessage`
+ *   is a `messages_retracted` naming it with `data.sync: true`.
+ * - `messagesChannel`: the channel named lives in turnlog; the default saver keeps that channel a blob.
  * - "a value that is not a list of LangChain messages with ids ... is stored as a plain blob": no
  *   turnlog session, read back equal.
  * - `migrateLangGraph`: "`MIGRATION_FAILED` on failure, nothing applied", with a later migration failing
@@ -13,9 +16,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from '@jest/globals'
-import { AIMessage, HumanMessage } from '@langchain/core/messages'
+import { AIMessage, HumanMessage, RemoveMessage, type BaseMessage } from '@langchain/core/messages'
 import { emptyCheckpoint, type Checkpoint } from '@langchain/langgraph-checkpoint'
-import { isTurnlogError } from '@turnlog/core'
+import { isTurnlogError, type StoredEvent } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { STORE_KINDS, createTestDatabase, turnlogRejection, useTestStoreOfKind } from '@turnlog/testing'
 import { TurnlogChatMessageHistory, TurnlogCheckpointSaver, migrateLangGraph } from '@turnlog/langgraph'
@@ -67,6 +70,45 @@ describe.each(STORE_KINDS)('packages/langgraph/README.md promises (%s)', (kind) 
     const ref = await saver.messagesRef(config)
     expect(ref).toBeDefined()
     expect((await store.getSession(ref?.sessionId ?? '')).tenantId).toBe('acme')
+  })
+
+  it('"What goes where": a thread is a root session naming it; RemoveMessage a retraction with data.sync: true', async () => {
+    const saver = new TurnlogCheckpointSaver({ store })
+    const graph = reactGraph(saver)
+    const config = { configurable: { thread_id: `where-${kind}` } }
+    const { messages } = await graph.invoke({ messages: [new HumanMessage('What is 2 + 3?')] }, config)
+    const ref = await saver.messagesRef(config)
+    if (ref === undefined) throw new Error('no turnlog session for the thread')
+    expect((await store.getSession(ref.sessionId)).metadata).toEqual({ langgraph: { threadId: `where-${kind}` } })
+
+    const removed = messages[1] as BaseMessage
+    await graph.updateState(config, { messages: [new RemoveMessage({ id: removed.id as string })] })
+
+    const retractions: StoredEvent[] = []
+    for await (const event of store.events(ref.sessionId)) if (event.type === 'messages_retracted') retractions.push(event)
+    const removedId = (await store.transcript(ref.sessionId)).entries.find((e) => e.message.externalId === removed.id)?.message.id
+    expect(retractions.map((e) => e.data)).toEqual([expect.objectContaining({ ids: [removedId], sync: true })])
+  })
+
+  it('messagesChannel: the channel it names lives in turnlog, and only that one', async () => {
+    const checkpoint = (channel: string): Checkpoint => ({
+      ...emptyCheckpoint(),
+      id: '1ef4f797-8335-6428-8001-8a1503f9b876',
+      channel_values: { [channel]: [new HumanMessage({ id: 'h1', content: 'in chat' })] },
+      channel_versions: { [channel]: 1 },
+    })
+    const named = new TurnlogCheckpointSaver({ store, messagesChannel: 'chat' })
+    const config = { configurable: { thread_id: `channel-${kind}`, checkpoint_ns: '' } }
+    const saved = await named.put(config, checkpoint('chat'), { source: 'input', step: -1, parents: {} }, { chat: 1 })
+    const ref = await named.messagesRef(saved)
+    expect((await store.load(ref?.sessionId ?? '')).messages.map((m) => m.externalId)).toEqual(['h1'])
+    // the default saver keeps a `chat` channel as a blob
+    const plain = new TurnlogCheckpointSaver({ store })
+    const other = { configurable: { thread_id: `channel-default-${kind}`, checkpoint_ns: '' } }
+    const blob = await plain.put(other, checkpoint('chat'), { source: 'input', step: -1, parents: {} }, { chat: 1 })
+    expect(await plain.messagesRef(blob)).toBeUndefined()
+    const tuple = await plain.getTuple(blob)
+    expect((tuple?.checkpoint.channel_values['chat'] as BaseMessage[]).map((m) => m.id)).toEqual(['h1'])
   })
 
   it('a messages value without ids is a plain blob: no turnlog session, read back equal', async () => {
