@@ -14,13 +14,17 @@
  * - `forModel` and `startModelTurn().messages` are the payloads only: no turnlog field reaches the model.
  * - a whole-list request from a client that does not hold a reply still being written retracts that
  *   reply (the README now says so); the reply's next write then fails loudly and the reply stays in the log.
+ * - "A write that fails is never silent ... `reply.done` keeps it (and rejects)", and a later write heals
+ *   the content: also when the failed write was the reply's first append and it did commit (its
+ *   acknowledgement lost: Postgres through a TCP proxy). The next step's write took the reply for new
+ *   and was refused (`MESSAGE_CONFLICT`) at every later step, leaving the first step's content, partial.
  */
-import { describe, expect, it } from '@jest/globals'
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { newSessionId, type StoredEvent } from '@turnlog/core'
-import type { PostgresStore } from '@turnlog/postgres'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
 import type { ModelMessage, UIMessage } from 'ai'
-import { chatMessageId, chatSessionId, loadChat, persistReply, receiveChat, startModelTurn } from '@turnlog/ai-sdk'
-import { turnlogRejection } from '@turnlog/testing'
+import { chatMessageId, chatSessionId, loadChat, loadChatState, persistReply, receiveChat, startModelTurn } from '@turnlog/ai-sdk'
+import { createTestDatabase, startTcpProxy, turnlogRejection, type TcpProxy, type TestDatabase } from '@turnlog/testing'
 import { STORE_KINDS, useTestStoreOfKind } from './store-kinds.js'
 
 const user = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] })
@@ -144,5 +148,47 @@ describe.each(STORE_KINDS)('packages/ai-sdk/README.md promises (%s)', (kind) => 
     await expect(reply.done).rejects.toMatchObject({ code: 'UNKNOWN_MESSAGE' })
     const transcript = await store.transcript(chatSessionId(chatId))
     expect(transcript.entries.find((e) => e.message.id === chatMessageId(chatId, id))?.status).toBe('retracted')
+  })
+})
+
+describe('a reply whose first write loses its commit acknowledgement (Postgres, through a TCP proxy)', () => {
+  let db: TestDatabase
+  let proxy: TcpProxy
+  let direct: PostgresStore
+  let viaProxy: PostgresStore
+
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    direct = await openStore({ connectionString: db.connectionString })
+    const url = new URL(db.connectionString)
+    proxy = await startTcpProxy({ targetHost: url.hostname, targetPort: Number(url.port || 5432) })
+    viaProxy = await openStore({ connectionString: proxy.url(db.connectionString), migrate: false, pool: { max: 2 } })
+  })
+  afterAll(async () => {
+    await viaProxy?.close()
+    await direct?.close()
+    await proxy?.close()
+    await db?.drop()
+  })
+
+  it('the later steps revise what the first write stored: the reply ends final and whole; done reports the lost ack', async () => {
+    const chatId = 'ack-lost'
+    const turn = await receiveChat(viaProxy, chatId, { messages: [user('u1', 'one')] })
+    const reply = persistReply(viaProxy, turn)
+    const id = reply.generateMessageId()
+
+    const fired = proxy.arm({ kind: 'ack-lost', match: (text) => /append_(messages|batches)/.test(text) })
+    await expect(reply.onStepFinish({ responseMessage: assistant(id, 'step one'), isContinuation: false })).rejects.toMatchObject({
+      code: 'DB_TRANSIENT',
+    })
+    expect((await fired).serverOutcome).toBe('committed')
+    await reply.onStepFinish({ responseMessage: assistant(id, 'step one, step two'), isContinuation: false })
+    await reply.onFinish({ responseMessage: assistant(id, 'all of it'), isContinuation: false, isAborted: false, finishReason: 'stop' })
+
+    await expect(reply.done).rejects.toMatchObject({ code: 'DB_TRANSIENT' })
+    const state = await loadChatState(direct, chatId)
+    expect(state.messages).toEqual([user('u1', 'one'), assistant(id, 'all of it')])
+    expect(state.interrupted).toEqual([])
+    expect(state.ids.get(id)).toBe(chatMessageId(chatId, id))
   })
 })
