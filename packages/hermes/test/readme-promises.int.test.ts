@@ -8,8 +8,13 @@
  *   escapes, and NUL also raw) come back exactly, in every column, in the session row's metadata
  *   and in the hermes session id; the message ids are the documented derivation.
  * - "importing the same file again changes nothing", for such a file too.
- * - "a wire adapter has one key to strip": `toWire` sends `hermes` (and the copied reasoning fields)
- *   as they are; it strips nothing of the payload.
+ * - "toWire sends the payload as it is" (the README said "a wire adapter has one key to strip", as if
+ *   something stripped it): `hermes` and the copied reasoning fields reach the provider request.
+ * - "A state.db that hermes kept writing to imports incrementally ...; `liveMatches: false` and a
+ *   `live_view_mismatch` warning say when they do not", and warnings are "never thrown": a row hermes
+ *   updated in place since the last import (a token count filled in later, an edit) made the re-import
+ *   throw MESSAGE_CONFLICT, writing none of the session's new rows and no later session. It is now a
+ *   revision (warning `row_changed`); a deleted row is the documented mismatch.
  * - the file is opened read-only: importing leaves its bytes as they were.
  * - a session of the file held by another tenant refuses the whole import (`SESSION_EXISTS`), and
  *   nothing of the file is written, not even the sessions before it.
@@ -23,6 +28,7 @@ import { isTurnlogError, messageIdFromExternal, toWire } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { STORE_KINDS, turnlogRejection, useTestStoreOfKind } from '@turnlog/testing'
 import { hermesSessionId, importHermes } from '@turnlog/hermes'
+import Database from 'better-sqlite3'
 import { HermesFixture } from './hermes-fixture.js'
 
 let dir: string
@@ -123,12 +129,61 @@ describe.each(STORE_KINDS)('packages/hermes/README.md promises (%s)', (kind) => 
     ])
   })
 
-  it('"a wire adapter has one key to strip": toWire sends `hermes` and the copied reasoning fields as stored', async () => {
+  it('"toWire sends the payload as it is": `hermes` and the copied reasoning fields included', async () => {
     const loaded = await store.load(hermesSessionId(PLAIN_SESSION))
     const wire = toWire(loaded.messages) as unknown as Record<string, unknown>[]
     expect(wire[0]).toHaveProperty('hermes', { platform_message_id: 'tg:\u0000', api_content: 'x\u0000y' })
     expect(wire[1]).toHaveProperty('reasoning', 'r\u0000')
     expect(wire[1]).toHaveProperty('finish_reason', 'tool_calls')
+  })
+
+  it('imports incrementally when hermes changed rows in place: a revision each, new rows appended, later sessions imported; a deleted row is a mismatch, never thrown', async () => {
+    const path = join(dir, `in-place-${kind}.db`)
+    const f = new HermesFixture(path)
+    f.session('p1')
+    f.add('p1', { role: 'user', content: 'one' })
+    const answer = f.add('p1', { role: 'assistant', content: 'two', finish_reason: 'stop' })
+    const question = f.add('p1', { role: 'user', content: 'three' })
+    f.close()
+    await importHermes(store, path)
+
+    // hermes goes on: a token count filled in, an edit, a new row, a new session
+    const db = new Database(path)
+    db.prepare('update messages set token_count = 99 where id = ?').run(answer)
+    db.prepare('update messages set content = ? where id = ?').run('three, edited', question)
+    db.prepare('insert into messages (session_id, role, content, timestamp) values (?, ?, ?, ?)').run(
+      'p1',
+      'assistant',
+      'four',
+      1_770_000_000.5,
+    )
+    db.prepare('insert into sessions (id, started_at) values (?, ?)').run('p2', 1_770_000_001)
+    db.prepare('insert into messages (session_id, role, content, timestamp) values (?, ?, ?, ?)').run(
+      'p2',
+      'user',
+      'later session',
+      1_770_000_002,
+    )
+    db.close()
+
+    const again = await importHermes(store, path)
+    expect(again.warnings).toEqual([expect.objectContaining({ code: 'row_changed', hermesSessionId: 'p1', rowIds: [answer, question] })])
+    expect(again.sessions.map((r) => [r.hermesSessionId, r.appended, r.revised, r.liveMatches])).toEqual([
+      ['p1', 1, 2, true],
+      ['p2', 1, 0, true],
+    ])
+    const loaded = await store.load(hermesSessionId('p1'))
+    expect(loaded.messages.map((m) => m.payload.content)).toEqual(['one', 'two', 'three, edited', 'four'])
+    expect(loaded.messages[1]?.payload).toMatchObject({ hermes: { token_count: 99 } })
+    expect((await importHermes(store, path)).eventsWritten).toBe(0)
+
+    // a row hermes deleted: reported, not thrown
+    const d = new Database(path)
+    d.prepare('delete from messages where id = ?').run(question)
+    d.close()
+    const deleted = await importHermes(store, path)
+    expect(deleted.sessions.map((r) => r.liveMatches)).toEqual([false, true])
+    expect(deleted.warnings.map((w) => w.code)).toEqual(['live_view_mismatch'])
   })
 
   it('reads the file read-only: its bytes are unchanged by an import', async () => {
