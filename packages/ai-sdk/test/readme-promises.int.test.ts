@@ -12,6 +12,9 @@
  *   `data.sync: true`)".
  * - "two chats may reuse a client id": one `UIMessage.id` in two chats is two messages.
  * - `forModel` and `startModelTurn().messages` are the payloads only: no turnlog field reaches the model.
+ * - "`turnId` (a request id) makes a retried request store its input once": its input only; what the
+ *   first attempt's steps stored stays, and the retry sends it to the model as history (the README now
+ *   says so).
  * - a whole-list request from a client that does not hold a reply still being written retracts that
  *   reply (the README now says so); the reply's next write then fails loudly and the reply stays in the log.
  * - "A write that fails is never silent ... `reply.done` keeps it (and rejects)", and a later write heals
@@ -129,6 +132,28 @@ describe.each(STORE_KINDS)('packages/ai-sdk/README.md promises (%s)', (kind) => 
     await startModelTurn(store, session, [question])
     const next = await startModelTurn(store, session, [{ role: 'user', content: 'again' }])
     expect(next.messages).toEqual([question, { role: 'user', content: 'again' }])
+  })
+
+  it('startModelTurn: a retried turnId stores its input once, not its reply: what the first attempt stored is history to the retry', async () => {
+    const session = newSessionId()
+    const question: ModelMessage = { role: 'user', content: 'hello' }
+    const first = await startModelTurn(store, session, [question], { turnId: 'req-1' })
+    const partialStep: ModelMessage = {
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'weather', input: {} }],
+    }
+    await first.onStepFinish({ response: { messages: [partialStep] } })
+    // the process dies; the request is retried under the same turnId
+
+    const retry = await startModelTurn(store, session, [question], { turnId: 'req-1' })
+    await retry.onFinish({ response: { messages: [{ role: 'assistant', content: 'Hi.' }] } })
+
+    expect(retry.messages).toEqual([question, partialStep])
+    expect((await store.load(session)).messages.map((m) => m.payload)).toEqual([
+      question,
+      partialStep,
+      { role: 'assistant', content: 'Hi.' },
+    ])
   })
 
   it('a whole-list request without a reply still being written retracts it: the next write of that reply fails loudly', async () => {
