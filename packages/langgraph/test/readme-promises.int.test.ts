@@ -9,6 +9,8 @@
  * - "What goes where": a thread is a root session with `metadata.langgraph.threadId`; `RemoveMessage`
  *   is a `messages_retracted` naming it with `data.sync: true`.
  * - `messagesChannel`: the channel named lives in turnlog; the default saver keeps that channel a blob.
+ * - "Neither memory is trusted": two savers putting children of one checkpoint at once each get their
+ *   own messages back (one continues the session, the other is a fork), nothing lost or mixed.
  * - "a value that is not a list of LangChain messages with ids ... is stored as a plain blob": no
  *   turnlog session, read back equal.
  * - `migrateLangGraph`: "`MIGRATION_FAILED` on failure, nothing applied", with a later migration failing
@@ -17,7 +19,7 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from '@jest/globals'
 import { AIMessage, HumanMessage, RemoveMessage, type BaseMessage } from '@langchain/core/messages'
-import { emptyCheckpoint, type Checkpoint } from '@langchain/langgraph-checkpoint'
+import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint'
 import { isTurnlogError, type StoredEvent } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { STORE_KINDS, createTestDatabase, turnlogRejection, useTestStoreOfKind } from '@turnlog/testing'
@@ -109,6 +111,39 @@ describe.each(STORE_KINDS)('packages/langgraph/README.md promises (%s)', (kind) 
     expect(await plain.messagesRef(blob)).toBeUndefined()
     const tuple = await plain.getTuple(blob)
     expect((tuple?.checkpoint.channel_values['chat'] as BaseMessage[]).map((m) => m.id)).toEqual(['h1'])
+  })
+
+  it('two savers continuing one checkpoint at once: each child holds its own messages, one continues the session, the other forks it', async () => {
+    for (let round = 0; round < 3; round++) {
+      const a = new TurnlogCheckpointSaver({ store })
+      const b = new TurnlogCheckpointSaver({ store })
+      const meta = { source: 'loop' as const, step: 0, parents: {} }
+      const at = (messages: BaseMessage[], version: number): Checkpoint => ({
+        ...emptyCheckpoint(),
+        id: uuid6(version),
+        channel_values: { messages },
+        channel_versions: { messages: version },
+      })
+      const h1 = new HumanMessage({ id: 'h1', content: 'one' })
+      const parent = await a.put({ configurable: { thread_id: `race-${kind}-${String(round)}` } }, at([h1], 1), meta, { messages: 1 })
+
+      const [fromA, fromB] = await Promise.all([
+        a.put(parent, at([h1, new AIMessage({ id: 'a2', content: 'from a' })], 2), meta, { messages: 2 }),
+        b.put(parent, at([h1, new AIMessage({ id: 'b2', content: 'from b' })], 2), meta, { messages: 2 }),
+      ])
+
+      const idsOf = async (config: typeof parent): Promise<string[]> =>
+        ((await b.getTuple(config))?.checkpoint.channel_values['messages'] as BaseMessage[]).map((m) => m.id as string)
+      expect(await idsOf(fromA)).toEqual(['h1', 'a2'])
+      expect(await idsOf(fromB)).toEqual(['h1', 'b2'])
+      const refs = await Promise.all([a.messagesRef(fromA), a.messagesRef(fromB)])
+      expect(new Set(refs.map((r) => r?.sessionId)).size).toBe(2)
+      for (const ref of refs) {
+        const live = (await store.load(ref?.sessionId ?? '')).messages.map((m) => m.externalId)
+        expect(live.length === 2 && live[0] === 'h1' && ['a2', 'b2'].includes(live[1] ?? '')).toBe(true)
+        await expectCleanAudit(store, ref?.sessionId ?? '')
+      }
+    }
   })
 
   it('a messages value without ids is a plain blob: no turnlog session, read back equal', async () => {
