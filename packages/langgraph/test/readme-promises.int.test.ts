@@ -9,6 +9,7 @@
  * - "What goes where": a thread is a root session with `metadata.langgraph.threadId`; `RemoveMessage`
  *   is a `messages_retracted` naming it with `data.sync: true`.
  * - `messagesChannel`: the channel named lives in turnlog; the default saver keeps that channel a blob.
+ * - a checkpoint whose step did not touch the channel keeps its parent's session, version and channel version.
  * - "Neither memory is trusted": two savers putting children of one checkpoint at once each get their
  *   own messages back (one continues the session, the other is a fork), nothing lost or mixed.
  * - "a value that is not a list of LangChain messages with ids ... is stored as a plain blob": no
@@ -144,6 +145,35 @@ describe.each(STORE_KINDS)('packages/langgraph/README.md promises (%s)', (kind) 
         await expectCleanAudit(store, ref?.sessionId ?? '')
       }
     }
+  })
+
+  it('"A checkpoint whose step did not touch the channel keeps its parent\'s session, version and channel version"', async () => {
+    const saver = new TurnlogCheckpointSaver({ store })
+    const meta = { source: 'loop' as const, step: 0, parents: {} }
+    const h1 = new HumanMessage({ id: 'h1', content: 'one' })
+    const parentCheckpoint: Checkpoint = {
+      ...emptyCheckpoint(),
+      id: uuid6(1),
+      channel_values: { messages: [h1], counter: 1 },
+      channel_versions: { messages: 1, counter: 1 },
+    }
+    const parent = await saver.put({ configurable: { thread_id: `untouched-${kind}` } }, parentCheckpoint, meta, {
+      messages: 1,
+      counter: 1,
+    })
+    const childCheckpoint: Checkpoint = {
+      ...parentCheckpoint,
+      id: uuid6(2),
+      channel_values: { messages: [h1], counter: 2 },
+      channel_versions: { messages: 1, counter: 2 },
+    }
+    const child = await saver.put(parent, childCheckpoint, meta, { counter: 2 })
+
+    expect(await saver.messagesRef(child)).toEqual(await saver.messagesRef(parent))
+    const tuple = await saver.getTuple(child)
+    expect(tuple?.checkpoint.channel_versions).toEqual({ messages: 1, counter: 2 })
+    expect((tuple?.checkpoint.channel_values['messages'] as BaseMessage[]).map((m) => m.id)).toEqual(['h1'])
+    expect(tuple?.checkpoint.channel_values['counter']).toBe(2)
   })
 
   it('a messages value without ids is a plain blob: no turnlog session, read back equal', async () => {
