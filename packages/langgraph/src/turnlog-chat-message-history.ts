@@ -67,8 +67,9 @@ export class TurnlogChatMessageHistory extends BaseListChatMessageHistory {
         await this.#append(encoded)
         return
       } catch (error) {
-        // another writer moved the session between the read and the append: read again
+        // another writer moved the session between the read and the append: read again, after a jittered pause
         if (!isTurnlogError(error, 'VERSION_CONFLICT') || attempt >= MAX_ADD_ATTEMPTS) throw error
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt))
       }
     }
   }

@@ -66,6 +66,14 @@ describe.each(STORE_KINDS)('packages/langgraph/README.md promises (%s)', (kind) 
     expect(conflict.code).toBe('MESSAGE_CONFLICT')
   })
 
+  it('TurnlogChatMessageHistory: concurrent writers of one session all land, each message once', async () => {
+    const sessionId = await store.createSession()
+    const writers = Array.from({ length: 8 }, () => new TurnlogChatMessageHistory({ store, sessionId }))
+    await Promise.all(writers.map((w, k) => w.addMessage(new HumanMessage({ id: `w${String(k)}`, content: `from ${String(k)}` }))))
+    const ids = (await writers[0]?.getMessages())?.map((m) => m.id)
+    expect([...(ids ?? [])].sort()).toEqual(writers.map((_, k) => `w${String(k)}`).sort())
+  })
+
   it('tenantId: the sessions the saver creates belong to the tenant', async () => {
     const saver = new TurnlogCheckpointSaver({ store, tenantId: 'acme' })
     const config = { configurable: { thread_id: `tenant-${kind}` } }
