@@ -5,7 +5,8 @@
  * - "Read-decide-write calls are race-safe": `popItem` from several instances of one conversation at
  *   once pops each item once (no item returned twice, none retracted without being returned);
  *   `applyHistoryMutations` and `replace_suffix` racing an `addItems` never retract the item the other
- *   writer added (they read again and decide again, or refuse as stale).
+ *   writer added (they read again and decide again, or refuse as stale). Past its retries (`retry.attempts`)
+ *   a pop throws `VERSION_CONFLICT` having retracted nothing (the README's error table now lists it).
  * - The error table: in `applyHistoryMutations`, a replacement item the format refuses is
  *   `INVALID_MESSAGE` (as in `addItems`; the README said `INVALID_INPUT`), a replacement that is not a
  *   `function_call` `INVALID_INPUT`; neither quotes item content, and nothing is written.
@@ -41,6 +42,26 @@ describe.each(STORE_KINDS)('packages/openai-agents/README.md promises (%s)', (ki
     expect(await sessions[1]?.getItems()).toEqual([])
     const transcript = await stores.get().transcript(sessions[0]?.turnlogSessionId ?? '')
     expect(transcript.entries.map((e) => e.status)).toEqual(Array(6).fill('retracted'))
+  })
+
+  it('popItem past its retries: VERSION_CONFLICT, nothing retracted for it; every item returned is gone, every other stays', async () => {
+    const key = `pop-storm-${randomUUID()}`
+    const sessions = Array.from(
+      { length: 12 },
+      () => new TurnlogSession({ store: stores.get(), sessionId: key, retry: { attempts: 2, baseDelayMs: 1 } }),
+    )
+    const items = Array.from({ length: 12 }, (_, k) => userMessage(`item ${String(k)}`))
+    await sessions[0]?.addItems(items)
+
+    const settled = await Promise.allSettled(sessions.map((s) => s.popItem()))
+
+    const popped = settled.flatMap((r) => (r.status === 'fulfilled' ? [JSON.stringify(r.value)] : []))
+    const failed = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))
+    for (const error of failed) expect(error).toMatchObject({ code: 'VERSION_CONFLICT' })
+    expect(new Set(popped).size).toBe(popped.length)
+    const left = (await sessions[0]?.getItems())?.map((item) => JSON.stringify(item)) ?? []
+    expect([...left, ...popped].sort()).toEqual(items.map((item) => JSON.stringify(item)).sort())
+    expect(left).toEqual(items.slice(0, left.length).map((item) => JSON.stringify(item)))
   })
 
   it('applyHistoryMutations racing addItems never retracts the added items', async () => {
