@@ -19,7 +19,8 @@
  *   they were imported as new messages (the originals as compacted/retracted).
  * - `live_view_mismatch`: turnlog's live view of the session differs from hermes' active rows.
  * - `row_changed`: rows an earlier import stored that hermes changed in place since (a token count
- *   filled in later, an edit); recorded as revisions of their messages.
+ *   filled in later, an edit); recorded as revisions of their messages (not recorded, and said so, for
+ *   a message retracted or compacted in turnlog).
  */
 export type HermesWarningCode =
   | 'missing_table'

@@ -307,12 +307,12 @@ async function importSession(
               'rows changed in place since the last import were recorded as revisions',
             )
           } else {
-            warnings.row(
-              'live_view_mismatch',
-              s.id,
-              rowIdOf.get(m.id) ?? -1,
-              'rows changed in place since the last import are no longer live in turnlog; the change was not recorded',
-            )
+            warnings.add({
+              code: 'row_changed',
+              hermesSessionId: s.id,
+              rowIds: [rowIdOf.get(m.id) ?? -1],
+              message: `session ${s.id}: a row changed in place since the last import is retracted or compacted in turnlog; the change was not recorded`,
+            })
           }
         }
         // a run of rows larger than one batch (maxBatchBytes) goes in several appends (each idempotent)

@@ -177,6 +177,21 @@ describe.each(STORE_KINDS)('packages/hermes/README.md promises (%s)', (kind) => 
     expect(loaded.messages[1]?.payload).toMatchObject({ hermes: { token_count: 99 } })
     expect((await importHermes(store, path)).eventsWritten).toBe(0)
 
+    // a row compacted away and then changed: reported, not recorded, not thrown
+    const c = new HermesFixture(join(dir, `compacted-${kind}.db`))
+    c.session('c1')
+    const early = c.add('c1', { role: 'user', content: 'early' })
+    c.add('c1', { role: 'assistant', content: 'early answer', finish_reason: 'stop' })
+    c.compact('c1', { summary: 'they talked', keepTail: 1 })
+    c.close()
+    await importHermes(store, join(dir, `compacted-${kind}.db`))
+    const cdb = new Database(join(dir, `compacted-${kind}.db`))
+    cdb.prepare('update messages set content = ? where id = ?').run('early, edited', early)
+    cdb.close()
+    const compacted = await importHermes(store, join(dir, `compacted-${kind}.db`))
+    expect(compacted.warnings).toEqual([expect.objectContaining({ code: 'row_changed', rowIds: [early] })])
+    expect(compacted.sessions.map((r) => [r.liveMatches, r.eventsWritten])).toEqual([[true, 0]])
+
     // a row hermes deleted: reported, not thrown
     const d = new Database(path)
     d.prepare('delete from messages where id = ?').run(question)
