@@ -120,8 +120,9 @@ function clientList<UI extends UIMessage>(
  *
  * Nothing is ever overwritten. The session is created on the first request for a chat id. A client list
  * that reorders stored messages, or lists a new message before a stored one, is refused (`INVALID_INPUT`,
- * `reason: 'reorder'`), so is a new message of a role not in `newRoles`, or a stored message given such a role; a concurrent request that wrote
- * first makes this one fail with `VERSION_CONFLICT` (nothing written: answer 409, the client retries).
+ * `reason: 'reorder'`), so is a new message of a role not in `newRoles`, or a stored message given such a
+ * role; a concurrent request that wrote first makes this one fail with `VERSION_CONFLICT` (nothing
+ * written: answer 409, the client retries).
  */
 export async function receiveChat<UI extends UIMessage = UIMessage>(
   store: SessionStore,
