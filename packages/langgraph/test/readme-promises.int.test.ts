@@ -123,7 +123,7 @@ describe.each(STORE_KINDS)('packages/langgraph/README.md promises (%s)', (kind) 
   })
 
   it('two savers continuing one checkpoint at once: each child holds its own messages, one continues the session, the other forks it', async () => {
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < 10; round++) {
       const a = new TurnlogCheckpointSaver({ store })
       const b = new TurnlogCheckpointSaver({ store })
       const meta = { source: 'loop' as const, step: 0, parents: {} }
