@@ -11,7 +11,9 @@
  * - `messagesChannel`: the channel named lives in turnlog; the default saver keeps that channel a blob.
  * - a checkpoint whose step did not touch the channel keeps its parent's session, version and channel version.
  * - "Neither memory is trusted": two savers putting children of one checkpoint at once each get their
- *   own messages back (one continues the session, the other is a fork), nothing lost or mixed.
+ *   own messages back (one continues the session, the other is a fork), nothing lost or mixed (the losing
+ *   put used to fail now and then with `VERSION_CONFLICT` when it had read the session from the store);
+ *   so do two savers writing a new thread's first checkpoint at once (one root session).
  * - "a value that is not a list of LangChain messages with ids ... is stored as a plain blob": no
  *   turnlog session, read back equal.
  * - `migrateLangGraph`: "`MIGRATION_FAILED` on failure, nothing applied", with a later migration failing
@@ -182,6 +184,37 @@ describe.each(STORE_KINDS)('packages/langgraph/README.md promises (%s)', (kind) 
     expect(tuple?.checkpoint.channel_versions).toEqual({ messages: 1, counter: 2 })
     expect((tuple?.checkpoint.channel_values['messages'] as BaseMessage[]).map((m) => m.id)).toEqual(['h1'])
     expect(tuple?.checkpoint.channel_values['counter']).toBe(2)
+  })
+
+  it("two savers writing a new thread's first checkpoint at once: one root session, each checkpoint its own messages", async () => {
+    for (let round = 0; round < 6; round++) {
+      const a = new TurnlogCheckpointSaver({ store })
+      const b = new TurnlogCheckpointSaver({ store })
+      const meta = { source: 'input' as const, step: -1, parents: {} }
+      const first = (id: string): Checkpoint => ({
+        ...emptyCheckpoint(),
+        id: uuid6(1),
+        channel_values: { messages: [new HumanMessage({ id, content: id })] },
+        channel_versions: { messages: 1 },
+      })
+      const thread = { configurable: { thread_id: `first-race-${kind}-${String(round)}` } }
+
+      const [fromA, fromB] = await Promise.all([
+        a.put(thread, first('from-a'), meta, { messages: 1 }),
+        b.put(thread, first('from-b'), meta, { messages: 1 }),
+      ])
+
+      for (const [config, id] of [
+        [fromA, 'from-a'],
+        [fromB, 'from-b'],
+      ] as const) {
+        const messages = (await a.getTuple(config))?.checkpoint.channel_values['messages'] as BaseMessage[]
+        expect(messages.map((m) => m.id)).toEqual([id])
+      }
+      const roots = await sql<{ n: number }>`
+        select count(*)::int as n from turnlog_langgraph.threads where thread_id = ${thread.configurable.thread_id}`.execute(store.db)
+      expect(roots.rows[0]?.n).toBe(1)
+    }
   })
 
   it('a messages value without ids is a plain blob: no turnlog session, read back equal', async () => {
