@@ -1,4 +1,4 @@
-import { AI_SDK_UI_FORMAT, createMessage, type MessageId, type SessionStore } from '@turnlog/core'
+import { AI_SDK_UI_FORMAT, createMessage, isTurnlogError, type MessageId, type SessionStore } from '@turnlog/core'
 import type { FinishReason, UIMessage } from 'ai'
 import { chatMessageId, chatScope } from './chat-ids.js'
 import { generateMessageId } from './generate-message-id.js'
@@ -78,6 +78,7 @@ export interface ReplyPersistence<UI extends UIMessage = UIMessage> {
 export function persistReply<UI extends UIMessage = UIMessage>(store: SessionStore, turn: ChatTurn<UI>): ReplyPersistence<UI> {
   let queue: Promise<unknown> = Promise.resolve()
   let written: MessageId | undefined
+  let appendFailed = false
   let writes = 0
   let failure: unknown
   let finished = false
@@ -98,7 +99,17 @@ export function persistReply<UI extends UIMessage = UIMessage>(store: SessionSto
         scope: chatScope(turn.chatId),
         ...(status === 'partial' ? { status } : {}),
       })
-      await store.append(turn.sessionId, [message])
+      try {
+        await store.append(turn.sessionId, [message])
+      } catch (error) {
+        // an earlier append of this reply failed, perhaps after its commit (the acknowledgement lost): the
+        // reply is stored with an earlier step's content, so this step revises it (the failure stays in `done`)
+        if (!appendFailed || !isTurnlogError(error, 'MESSAGE_CONFLICT')) {
+          appendFailed = true
+          throw error
+        }
+        await store.revise(turn.sessionId, message.id, ui, { status })
+      }
     } else {
       await store.revise(turn.sessionId, id, ui, { status })
     }

@@ -35,9 +35,10 @@ export interface ReceiveChatOptions<UI extends UIMessage = UIMessage> {
    */
   readonly validate?: (messages: UI[]) => Promise<UI[]> | UI[]
   /**
-   * Roles a client may add as new messages; default `['user']`. A client adds user messages; replies come
-   * from the server (a new assistant or system message from the client is refused with `INVALID_INPUT`,
-   * `details.reason: 'role'`, nothing written).
+   * Roles a client may add as new messages, or give a stored message by editing it; default `['user']`.
+   * A client adds user messages; replies come from the server (a new assistant or system message from the
+   * client, or a stored message whose role the client changed to one of those, is refused with
+   * `INVALID_INPUT`, `details.reason: 'role'`, nothing written).
    */
   readonly newRoles?: readonly UIMessage['role'][]
   /** Tenant of the session when this request creates it. */
@@ -119,8 +120,9 @@ function clientList<UI extends UIMessage>(
  *
  * Nothing is ever overwritten. The session is created on the first request for a chat id. A client list
  * that reorders stored messages, or lists a new message before a stored one, is refused (`INVALID_INPUT`,
- * `reason: 'reorder'`), so is a new message of a role not in `newRoles`; a concurrent request that wrote
- * first makes this one fail with `VERSION_CONFLICT` (nothing written: answer 409, the client retries).
+ * `reason: 'reorder'`), so is a new message of a role not in `newRoles`, or a stored message given such a
+ * role; a concurrent request that wrote first makes this one fail with `VERSION_CONFLICT` (nothing
+ * written: answer 409, the client retries).
  */
 export async function receiveChat<UI extends UIMessage = UIMessage>(
   store: SessionStore,
@@ -148,6 +150,14 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
     const known = state.ids.get(ui.id)
     if (known !== undefined) {
       const old = byId.get(known) as Message<UI>
+      // an edit keeps the role: a client turning a stored message into one of a role it may not add (its
+      // own user message into a system message) is refused as the new message would be
+      if (old.payload.role !== ui.role && !newRoles.includes(ui.role)) {
+        throw invalid(
+          `chat ${chatId}: a client may not turn message ${ui.id} from ${old.payload.role} into ${ui.role}; allowed: ${newRoles.join(', ')}`,
+          { chatId, uiMessageId: ui.id, role: ui.role, storedRole: old.payload.role, reason: 'role' },
+        )
+      }
       // the stored value keeps its status (a reply left partial stays partial when re-posted unchanged)
       return same(old.payload, ui) ? old : createMessage<UI, string>(ui, { format: AI_SDK_UI_FORMAT, id: known, ...status(old) })
     }

@@ -18,6 +18,9 @@
  * - `copy_mapping_fallback`: re-inserted rows could not be matched to the rows they copy in order;
  *   they were imported as new messages (the originals as compacted/retracted).
  * - `live_view_mismatch`: turnlog's live view of the session differs from hermes' active rows.
+ * - `row_changed`: rows an earlier import stored that hermes changed in place since (a token count
+ *   filled in later, an edit); recorded as revisions of their messages (not recorded, and said so, for
+ *   a message retracted or compacted in turnlog).
  */
 export type HermesWarningCode =
   | 'missing_table'
@@ -36,6 +39,7 @@ export type HermesWarningCode =
   | 'summary_without_compaction'
   | 'copy_mapping_fallback'
   | 'live_view_mismatch'
+  | 'row_changed'
 
 /** One finding of the hermes importer. Row-level findings are grouped per session and code. */
 export interface HermesWarning {

@@ -4,6 +4,7 @@ import {
   contentHash,
   sessionIdFromExternal,
   type JsonValue,
+  type Message,
   type SessionInfo,
   type SessionId,
   type SessionState,
@@ -277,6 +278,9 @@ async function importSession(
   })
   const before = (await store.getSession(sessionId)).version
   const state = before > 0 ? await store.state(sessionId) : null
+  const rowIdOf = new Map(rows.map((r) => [r.message.id, r.rowId]))
+  // messages whose content the plan's revisions set (kept copies): their first row is compared as it was
+  const revisedByPlan = new Set(plan.steps.flatMap((step) => (step.kind === 'revise' ? [step.messageId] : [])))
 
   let appended = 0
   let duplicates = 0
@@ -286,9 +290,35 @@ async function importSession(
   for (const step of plan.steps) {
     switch (step.kind) {
       case 'append': {
+        // rows an earlier import stored are not appended again: unchanged, they are duplicates; a row hermes
+        // updated in place since (a token count filled in later, an edited content) is a revision
+        const fresh: Message[] = []
+        for (const m of step.messages) {
+          const known = state?.messages.get(m.id)
+          if (known === undefined) fresh.push(m)
+          else if (revisedByPlan.has(m.id) || contentHash(known.message) === contentHash(m)) duplicates++
+          else if (known.state === 'live') {
+            await store.revise(sessionId, m.id, m.payload)
+            revised++
+            warnings.row(
+              'row_changed',
+              s.id,
+              rowIdOf.get(m.id) ?? -1,
+              'rows changed in place since the last import were recorded as revisions',
+            )
+          } else {
+            warnings.add({
+              code: 'row_changed',
+              hermesSessionId: s.id,
+              rowIds: [rowIdOf.get(m.id) ?? -1],
+              message: `session ${s.id}: a row changed in place since the last import is retracted or compacted in turnlog; the change was not recorded`,
+            })
+          }
+        }
         // a run of rows larger than one batch (maxBatchBytes) goes in several appends (each idempotent)
         const limit = maxBatchBytesOf(store)
-        for (const run of limit === undefined ? [step.messages] : splitByBatchBytes(step.messages, limit)) {
+        for (const run of limit === undefined ? [fresh] : splitByBatchBytes(fresh, limit)) {
+          if (run.length === 0) continue
           const result = await store.append(sessionId, run)
           appended += result.appended.length
           duplicates += result.duplicates.length

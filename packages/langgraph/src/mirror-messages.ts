@@ -132,7 +132,9 @@ export async function mirrorMessages(
     }
   } catch (error) {
     if (error instanceof RetryMirror) throw error
-    if (optimistic && isTurnlogError(error, 'VERSION_CONFLICT')) {
+    // another writer moved the session after this put read it (from the saver's memory, or from the
+    // store: a concurrent put continuing the same checkpoint): the put runs again and reads it again
+    if (isTurnlogError(error, 'VERSION_CONFLICT')) {
       cache.forget(target)
       throw new RetryMirror(error)
     }

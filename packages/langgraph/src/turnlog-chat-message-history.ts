@@ -2,7 +2,7 @@ import { BaseListChatMessageHistory } from '@langchain/core/chat_history'
 import type { BaseMessage } from '@langchain/core/messages'
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint'
 import { randomUUID } from 'node:crypto'
-import { TurnlogError } from '@turnlog/core'
+import { TurnlogError, isTurnlogError } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { decodeLangChainMessage, encodeLangChainMessage, turnlogMessageFor } from './langchain-message-codec.js'
 import { messageScope } from './mirror-messages.js'
@@ -16,11 +16,16 @@ export interface TurnlogChatMessageHistoryConfig {
   readonly serde?: SerializerProtocol
 }
 
+/** How many times `addMessages` reads again after another writer moved the session. */
+const MAX_ADD_ATTEMPTS = 8
+
 /**
  * LangChain's legacy chat history (`BaseListChatMessageHistory`, for `RunnableWithMessageHistory`) on a
  * turnlog session, in the saver's format: `addMessage` appends (a message with a LangChain id keeps it
  * as `externalId`; one without gets a new one), `getMessages` is the live list, `clear` rewinds the
- * session to empty (the messages stay in the log).
+ * session to empty (the messages stay in the log). A message whose LangChain id is live already is a
+ * redelivery (stored once; with other content, `MESSAGE_CONFLICT`); one whose id was cleared is a new
+ * message (a turnlog id in the next scope of the session, as the saver does).
  */
 export class TurnlogChatMessageHistory extends BaseListChatMessageHistory {
   lc_namespace = ['turnlog', 'langgraph']
@@ -45,7 +50,7 @@ export class TurnlogChatMessageHistory extends BaseListChatMessageHistory {
   }
 
   override async addMessages(messages: BaseMessage[]): Promise<void> {
-    const batch = []
+    const encoded: { readonly payload: Record<string, unknown>; readonly id: string }[] = []
     for (const m of messages) {
       const payload = await encodeLangChainMessage(this.#serde, m)
       if (payload === undefined) throw new TurnlogError('INVALID_MESSAGE', 'the serializer wrote no JSON for a message')
@@ -54,9 +59,43 @@ export class TurnlogChatMessageHistory extends BaseListChatMessageHistory {
       // a message without an id gets one, in its serialized form too (so it reads back with it)
       const kwargs = payload['kwargs']
       const withId = given || typeof kwargs !== 'object' || kwargs === null ? payload : { ...payload, kwargs: { ...kwargs, id } }
-      batch.push(turnlogMessageFor(withId, id, messageScope(this.#sessionId)))
+      encoded.push({ payload: withId, id })
     }
-    await this.#store.append(this.#sessionId, batch)
+    if (encoded.length === 0) return
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#append(encoded)
+        return
+      } catch (error) {
+        // another writer moved the session between the read and the append: read again, after a jittered pause
+        if (!isTurnlogError(error, 'VERSION_CONFLICT') || attempt >= MAX_ADD_ATTEMPTS) throw error
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * 2 ** attempt))
+      }
+    }
+  }
+
+  /**
+   * Appends under `expectedVersion`, each message under the first scope of the session its LangChain id
+   * was not cleared from: a cleared id added again is a new message (as the saver does), never a
+   * duplicate of the retracted copy, which would drop it. A session whose every event is an append (its
+   * version is its live length) has no cleared id: the scopes are known without folding it.
+   */
+  async #append(encoded: readonly { readonly payload: Record<string, unknown>; readonly id: string }[]): Promise<void> {
+    const live = await this.#store.load(this.#sessionId)
+    if (live.version === live.messages.length) {
+      const batch = encoded.map((e) => turnlogMessageFor(e.payload, e.id, messageScope(this.#sessionId)))
+      await this.#store.append(this.#sessionId, batch, { expectedVersion: live.version })
+      return
+    }
+    const state = await this.#store.state(this.#sessionId)
+    const batch = encoded.map((e) => {
+      for (let scope = 0; ; scope++) {
+        const message = turnlogMessageFor(e.payload, e.id, messageScope(this.#sessionId, scope))
+        const known = state.messages.get(message.id)
+        if (known === undefined || (known.state !== 'retracted' && known.state !== 'compacted')) return message
+      }
+    })
+    await this.#store.append(this.#sessionId, batch, { expectedVersion: state.version })
   }
 
   override async clear(): Promise<void> {
