@@ -22,6 +22,9 @@ export const PUBLIC_PACKAGES = [
   { dir: 'postgres', name: '@turnlog/postgres' },
   { dir: 'audit', name: '@turnlog/audit' },
   { dir: 'langgraph', name: '@turnlog/langgraph' },
+  { dir: 'ai-sdk', name: '@turnlog/ai-sdk' },
+  { dir: 'openai-agents', name: '@turnlog/openai-agents' },
+  { dir: 'hermes', name: '@turnlog/hermes' },
   { dir: 'cli', name: '@turnlog/cli' },
   { dir: 'turnlog', name: 'turnlog' },
 ]
