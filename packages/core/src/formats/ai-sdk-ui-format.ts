@@ -195,7 +195,7 @@ const opaqueField: OpaqueField = (key) => OPAQUE_KEYS.has(key)
  * (`output-available`, `output-error`, `output-denied`) the same part also answers it. A UI message
  * carries its own results, so the pairing repair does not insert a message: it rewrites the
  * unanswered part in the wire copy to `state: 'output-error'` with `errorText`
- * ({@link MessageFormat.answerInPlace}); `interruptedResults` is the assistant message made of such
+ * ({@link MessageFormat.answerInPlace}), and leaves out a later open part of the same call; `interruptedResults` is the assistant message made of such
  * parts. The wire view is the `UIMessage` itself (the application calls `convertToModelMessages`).
  */
 export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
@@ -218,14 +218,20 @@ export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
   },
   answerInPlace(payload, ids, content) {
     const missing = new Set(ids)
+    const answered = new Set<string>()
     const copy = cloneJson(payload as unknown as JsonValue) as unknown as { parts: AiSdkUiPart[] }
-    copy.parts = payload.parts.map((p) => {
+    copy.parts = payload.parts.flatMap((p) => {
       const id = p['toolCallId']
-      if (!isToolPart(p) || typeof id !== 'string' || !missing.has(id) || ANSWERED_STATES.has(String(p['state'])))
-        return cloneJson(p as unknown as JsonValue) as unknown as AiSdkUiPart
-      // the first open part of the call answers it (a second one would be a second result)
+      if (!isToolPart(p) || typeof id !== 'string' || ANSWERED_STATES.has(String(p['state'])))
+        return [cloneJson(p as unknown as JsonValue) as unknown as AiSdkUiPart]
+      // a later open part of a call answered here repeats the call: rewritten too it would be a second
+      // result, left open a call the model request never answers; the wire copy leaves it out
+      if (answered.has(id)) return []
+      if (!missing.has(id)) return [cloneJson(p as unknown as JsonValue) as unknown as AiSdkUiPart]
+      // the first open part of the call answers it
       missing.delete(id)
-      return interruptedPart(p, content)
+      answered.add(id)
+      return [interruptedPart(p, content)]
     })
     return copy
   },

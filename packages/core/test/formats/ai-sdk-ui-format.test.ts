@@ -140,6 +140,27 @@ describe('ai-sdk-ui', () => {
     expect(JSON.stringify(modelMessages)).toContain(JSON.stringify({ type: 'error-text', value: INTERRUPTED_TOOL_RESULT }))
   })
 
+  it('two open parts of one call in one message: the repair answers the first and leaves the second out of the wire copy; the SDK model messages pair', async () => {
+    const open = fx.assistantUnanswered.parts[1]
+    const twice = {
+      id: 'msg-twice',
+      role: 'assistant',
+      parts: [open, { type: 'text', text: 'between' }, open],
+    } as const satisfies UIMessage
+    const messages = [ui(fx.userText), ui(twice)]
+    expect(toolPairing(messages).unanswered.map((u) => u.toolCallId)).toEqual([open.toolCallId])
+
+    const wire: UIMessage[] = toWire(messages, { repairPairing: true })
+
+    expect(wire[1]?.parts).toEqual([
+      expect.objectContaining({ toolCallId: open.toolCallId, state: 'output-error', errorText: INTERRUPTED_TOOL_RESULT }),
+      { type: 'text', text: 'between' },
+    ])
+    expect(messages[1]?.payload).toEqual(twice)
+    const modelMessages = await convertToModelMessages(wire)
+    expect(toolPairing(modelMessages.map((payload) => createMessage(payload, { format: 'ai-sdk-model' }))).ok).toBe(true)
+  })
+
   it('a second result for one call (the same tool part in a later message) is dropped from the wire copy, the rest of that message kept', () => {
     const later = {
       id: 'msg-later',
