@@ -22,12 +22,12 @@
  *   acknowledgement lost: Postgres through a TCP proxy). The next step's write took the reply for new
  *   and was refused (`MESSAGE_CONFLICT`) at every later step, leaving the first step's content, partial.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import { newSessionId, type StoredEvent } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
 import type { ModelMessage, UIMessage } from 'ai'
 import { chatMessageId, chatSessionId, loadChat, loadChatState, persistReply, receiveChat, startModelTurn } from '@turnlog/ai-sdk'
-import { createTestDatabase, startTcpProxy, turnlogRejection, type TcpProxy, type TestDatabase } from '@turnlog/testing'
+import { turnlogRejection, useProxiedStores, type TcpProxy } from '@turnlog/testing'
 import { STORE_KINDS, useTestStoreOfKind } from './store-kinds.js'
 
 const user = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] })
@@ -177,24 +177,10 @@ describe.each(STORE_KINDS)('packages/ai-sdk/README.md promises (%s)', (kind) => 
 })
 
 describe('a reply whose first write loses its commit acknowledgement (Postgres, through a TCP proxy)', () => {
-  let db: TestDatabase
   let proxy: TcpProxy
   let direct: PostgresStore
   let viaProxy: PostgresStore
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    direct = await openStore({ connectionString: db.connectionString })
-    const url = new URL(db.connectionString)
-    proxy = await startTcpProxy({ targetHost: url.hostname, targetPort: Number(url.port || 5432) })
-    viaProxy = await openStore({ connectionString: proxy.url(db.connectionString), migrate: false, pool: { max: 2 } })
-  })
-  afterAll(async () => {
-    await viaProxy?.close()
-    await direct?.close()
-    await proxy?.close()
-    await db?.drop()
-  })
+  useProxiedStores((p) => ({ proxy, direct, viaProxy } = p))
 
   it('the later steps revise what the first write stored: the reply ends final and whole; done reports the lost ack', async () => {
     const chatId = 'ack-lost'

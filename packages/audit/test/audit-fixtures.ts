@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 /**
  * Shared fixtures of the audit tests: message builders, a realistic session (tool calls, compaction,
  * rewind, revision, fork, hostile strings) and raw-SQL access for tampering.
@@ -143,19 +144,14 @@ export async function rawSql<T extends pg.QueryResultRow = pg.QueryResultRow>(
   }
 }
 
-/** `events_claim_ids` as it was before migration 0006: no check of copies or of appends into fork sessions. */
-const CLAIM_BEFORE_0006 = `create or replace function turnlog.events_claim_ids() returns trigger language plpgsql
-security definer set search_path = pg_catalog, pg_temp as $fn$
-begin
-  insert into turnlog.message_ids (message_id, tenant_scope, session_id)
-  select n.message_id, coalesce('=' || s.tenant_id, ''), n.session_id
-    from new_events n
-    join turnlog.sessions s on s.session_id = n.session_id
-   where n.type = 'message_appended' and (n.data->>'inheritedFrom') is null
-   order by 1, 2;
-  return null;
-end
-$fn$`
+/**
+ * `events_claim_ids` as it was before migration 0006 (no check of copies or of appends into fork
+ * sessions): the release fixture's text, made `create or replace`.
+ */
+const CLAIM_BEFORE_0006 = readFileSync(
+  new URL('../../postgres/test/fixtures/release-13da962/functions/events_claim_ids.sql', import.meta.url),
+  'utf8',
+).replace(/^create function /m, 'create or replace function ')
 
 /**
  * Runs one raw statement as the superuser the way a database before migration 0006 took it (its claim

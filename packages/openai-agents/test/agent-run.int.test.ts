@@ -7,7 +7,7 @@
  * written at once lose and duplicate nothing.
  */
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { describe, expect, it } from '@jest/globals'
 import {
   Agent,
   OutputGuardrailTripwireTriggered,
@@ -19,8 +19,8 @@ import {
 } from '@openai/agents-core'
 import { audit } from '@turnlog/audit'
 import type { SessionStore, StoredEvent } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { useProxiedStores, type TcpProxy } from '@turnlog/testing'
 import { TURNLOG_SESSION_REASONS, TurnlogSession } from '@turnlog/openai-agents'
 import { assistantMessage, compactionItem, userMessage } from './support/agent-items.js'
 import { FakeModel, modelFunctionCall, modelMessage } from './support/fake-model.js'
@@ -254,24 +254,10 @@ describe.each(STORE_KINDS)('run() with a TurnlogSession (%s)', (kind) => {
 })
 
 describe('a lost commit acknowledgement (Postgres, through a TCP proxy)', () => {
-  let db: TestDatabase
   let proxy: TcpProxy
   let direct: PostgresStore
   let viaProxy: PostgresStore
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    direct = await openStore({ connectionString: db.connectionString })
-    const url = new URL(db.connectionString)
-    proxy = await startTcpProxy({ targetHost: url.hostname, targetPort: Number(url.port || 5432) })
-    viaProxy = await openStore({ connectionString: proxy.url(db.connectionString), migrate: false, pool: { max: 2 } })
-  })
-  afterAll(async () => {
-    await viaProxy?.close()
-    await direct?.close()
-    await proxy?.close()
-    await db?.drop()
-  })
+  useProxiedStores((p) => ({ proxy, direct, viaProxy } = p))
 
   const isAppend = (sql: string): boolean => /append_(messages|batches)/.test(sql)
 

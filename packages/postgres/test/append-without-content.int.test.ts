@@ -10,6 +10,7 @@ import { describe, expect, it } from '@jest/globals'
 import { verifyChain } from '@turnlog/audit'
 import { createMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
+import { rollBackSession } from '@turnlog/testing'
 import { sql } from 'kysely'
 import { useLoggedStores } from './support/logged-stores.js'
 import type { LoggedStatement } from './support/statement-log.js'
@@ -40,22 +41,6 @@ function contents(statement: LoggedStatement): { payloads: unknown[]; data: unkn
 async function stored(store: PostgresStore, sid: string): Promise<{ version: number; messages: { id: string; payload: unknown }[] }> {
   const { version, messages } = await store.load(sid)
   return { version, messages: messages.map((m) => ({ id: m.id, payload: m.payload })) }
-}
-
-/**
- * Rolls the session back to `version` behind every store's back, as a restore of a backup taken then
- * would: its later events, live rows and message id claims are removed, its version set back. As the
- * superuser, with triggers off (the log refuses deletes).
- */
-async function rollBack(store: PostgresStore, sid: string, version: number): Promise<void> {
-  await store.db.transaction().execute(async (trx) => {
-    await sql`set local session_replication_role = replica`.execute(trx)
-    await sql`delete from turnlog.live_messages where session_id = ${sid} and event_seq > ${version}`.execute(trx)
-    await sql`delete from turnlog.message_ids where session_id = ${sid}
-                 and message_id in (select message_id from turnlog.events where session_id = ${sid} and seq > ${version})`.execute(trx)
-    await sql`delete from turnlog.events where session_id = ${sid} and seq > ${version}`.execute(trx)
-    await sql`update turnlog.sessions set version = ${version} where session_id = ${sid}`.execute(trx)
-  })
 }
 
 describe.each(['unnamed statements', 'directConnection'] as const)('append of messages this store saw stored (%s)', (kind) => {
@@ -126,7 +111,7 @@ describe.each(['unnamed statements', 'directConnection'] as const)('append of me
     const lost = [assistant('lost by the restore'), user('lost too')]
     await store.append(sid, [first])
     await store.append(sid, lost)
-    await rollBack(store, sid, 1)
+    await rollBackSession(store, sid, 1)
 
     // when: the same messages appended again, with one new one
     const added = assistant('new after the restore')
@@ -157,7 +142,7 @@ describe('a group of concurrent appends (append_batches)', () => {
     const sessions = await Promise.all(Array.from({ length: 8 }, () => store.createSession()))
     const turns = sessions.map((_, i) => [user(`q${i}`), assistant(`a${i}`)])
     await Promise.all(sessions.map((sid, i) => store.append(sid, turns[i]!)))
-    await rollBack(store, sessions[3]!, 0)
+    await rollBackSession(store, sessions[3]!, 0)
 
     // when: every turn re-sent at once, each with a new message
     const added = sessions.map((_, i) => user(`next ${i}`))
@@ -198,7 +183,7 @@ describe('embedded (PGlite): the same outcomes (the driver hook does not see its
       expect(await store.append(sid, [first, ...lost])).toEqual({ version: 3, appended: [], duplicates: [first, ...lost].map((m) => m.id) })
 
       // when: rolled back behind the store's back, then appended again
-      await rollBack(store, sid, 1)
+      await rollBackSession(store, sid, 1)
       const result = await store.append(sid, lost)
 
       // then: stored whole and chained

@@ -19,11 +19,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { INTERRUPTED_TOOL_RESULT, createMessage, isMessage, parseMessage, serializeMessage, toWire, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, STORE_KINDS, turnlogRejection, useTestStore, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
+import {
+  createTestDatabase,
+  rollBackSession,
+  STORE_KINDS,
+  turnlogRejection,
+  useTestStore,
+  useTestStoreOfKind,
+  type TestDatabase,
+} from '@turnlog/testing'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { sql } from 'kysely'
 import pg from 'pg'
 
 const user = (content: string): Message => createMessage({ role: 'user', content })
@@ -429,23 +436,11 @@ describe('docs/architecture.md, the flush cache: "The cache can never be wrong" 
   let store: PostgresStore
   useTestStore((t) => ({ store } = t))
 
-  /** The session as a restore from an older backup (or a failover to a lagging replica) leaves it: at `version`. */
-  async function rollBack(sid: string, version: number): Promise<void> {
-    await store.db.transaction().execute(async (trx) => {
-      await sql`set local session_replication_role = replica`.execute(trx)
-      await sql`delete from turnlog.live_messages where session_id = ${sid} and event_seq > ${version}`.execute(trx)
-      await sql`delete from turnlog.message_ids where session_id = ${sid}
-                   and message_id in (select message_id from turnlog.events where session_id = ${sid} and seq > ${version})`.execute(trx)
-      await sql`delete from turnlog.events where session_id = ${sid} and seq > ${version}`.execute(trx)
-      await sql`update turnlog.sessions set version = ${version} where session_id = ${sid}`.execute(trx)
-    })
-  }
-
   it('a log that lost commits this store saw (a restore, a failover) is noticed: the flush writes what the log lacks', async () => {
     const sid = await store.createSession()
     const [first, q1, a1] = [user('kept by the backup'), user('lost by the restore'), assistant('lost too')]
     await store.flush(sid, [first, q1, a1])
-    await rollBack(sid, 1)
+    await rollBackSession(store, sid, 1)
 
     const q2 = user('a new turn')
     await store.flush(sid, [first, q1, a1, q2])
@@ -455,7 +450,7 @@ describe('docs/architecture.md, the flush cache: "The cache can never be wrong" 
     expect([...stored].sort()).toEqual([first, q1, a1, q2].map((m) => m.id).sort())
     expect(stored[0]).toBe(first.id)
     // and a load that finds the log behind what this store saw makes it forget too
-    await rollBack(sid, 1)
+    await rollBackSession(store, sid, 1)
     await store.load(sid)
     expect((await store.flush(sid, [first, q1, a1, q2])).appended).toHaveLength(3)
   })

@@ -95,6 +95,8 @@ export {
 export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'
 export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, type StoreKind } from './open-test-store.js'
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
+export { useProxiedStores, type ProxiedStores } from './use-proxied-stores.js'
+export { rollBackSession } from './roll-back-session.js'
 export { caught, nestedObject, rejection, turnlogRejection } from './caught.js'
 export { migrateByOpening } from './migrate-by-opening.js'
 export { writeOutcome, type WriteOutcome } from './write-outcome.js'
