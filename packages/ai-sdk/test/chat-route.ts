@@ -36,6 +36,12 @@ export function chatRoute(
     const turn = await receiveChat<ChatMessage>(store, body.id, body as ChatRequest<ChatMessage>, {
       validate: (messages) => validateUIMessages<ChatMessage>({ messages, tools }),
     })
+    if (turn.duplicate && turn.messages.at(-1)?.role === 'assistant') {
+      // a retried request the chat already answered: no model run (it would continue the stored reply)
+      return createUIMessageStreamResponse({
+        stream: createUIMessageStream<ChatMessage>({ originalMessages: turn.messages, execute: () => {} }),
+      })
+    }
     const reply = persistReply(store, turn)
     ;(log.replies as Promise<ReplyResult>[]).push(reply.done)
     const result = streamText({

@@ -64,6 +64,42 @@ describe.each(STORE_KINDS)('POST /api/chat over HTTP on %s', (kind) => {
     }
   })
 
+  it('a retried request the chat already answered runs no model: the stored reply and the version stay as they were', async () => {
+    // given an answered chat, and a model with one scripted step (a second run would fail on an empty script)
+    const log: RouteLog = { replies: [] }
+    const model = scriptedModel([textStep('Paris.')])
+    const server = await serve(chatRoute(store, model, log))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`
+    try {
+      const chat = new TestChat({ id: `http-retry-${kind}`, api: url, lastOnly: true })
+      await chat.sendMessage({ text: 'Capital of France?' })
+      await Promise.all(log.replies)
+      const before = await loadChatState(store, chat.id)
+      const question = chat.list[0] as UIMessage
+      // when the client's transport retries the request (its response lost), once with the message, once with the list
+      const retried = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: chat.id, message: question, trigger: 'submit-message' }),
+      })
+      await retried.text()
+      const whole = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: chat.id, messages: chat.list, trigger: 'submit-message' }),
+      })
+      await whole.text()
+      // then nothing was written and no reply was started
+      expect([retried.status, whole.status]).toEqual([200, 200])
+      expect(log.replies).toHaveLength(1)
+      const after = await loadChatState(store, chat.id)
+      expect(after.version).toBe(before.version)
+      expect(after.messages).toEqual(before.messages)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
   it('a client that disconnects mid-reply leaves the reply partial', async () => {
     // given: the reply's second step hangs
     const log: RouteLog = { replies: [] }
