@@ -1,10 +1,11 @@
-import type { SessionStore } from '@turnlog/core'
+import { isTurnlogError, type SessionStore } from '@turnlog/core'
 import {
   convertToModelMessages,
   createUIMessageStream,
   createUIMessageStreamResponse,
   stepCountIs,
   streamText,
+  TypeValidationError,
   validateUIMessages,
   type LanguageModel,
 } from 'ai'
@@ -33,9 +34,19 @@ export function chatRoute(
       return Response.json(await loadChat(store, chatId))
     }
     const body = (await req.json()) as { id: string } & ChatRequest<ChatMessage>
-    const turn = await receiveChat<ChatMessage>(store, body.id, body as ChatRequest<ChatMessage>, {
-      validate: (messages) => validateUIMessages<ChatMessage>({ messages, tools }),
-    })
+    let turn: Awaited<ReturnType<typeof receiveChat<ChatMessage>>>
+    try {
+      turn = await receiveChat<ChatMessage>(store, body.id, body as ChatRequest<ChatMessage>, {
+        validate: (messages) => validateUIMessages<ChatMessage>({ messages, tools }),
+      })
+    } catch (error) {
+      if (isTurnlogError(error, 'VERSION_CONFLICT')) return new Response('the chat changed, retry', { status: 409 })
+      if (isTurnlogError(error, 'MESSAGE_CONFLICT')) return new Response(error.message, { status: 409 })
+      if (isTurnlogError(error, 'INVALID_INPUT') || isTurnlogError(error, 'INVALID_MESSAGE'))
+        return new Response(error.message, { status: 400 })
+      if (TypeValidationError.isInstance(error)) return new Response(error.message, { status: 400 })
+      throw error
+    }
     if (turn.duplicate && turn.messages.at(-1)?.role === 'assistant') {
       // a retried request the chat already answered: no model run (it would continue the stored reply)
       return createUIMessageStreamResponse({

@@ -100,6 +100,29 @@ describe.each(STORE_KINDS)('POST /api/chat over HTTP on %s', (kind) => {
     }
   })
 
+  it('the README route answers a list validateUIMessages refuses with 400, and nothing is stored', async () => {
+    // given
+    const log: RouteLog = { replies: [] }
+    const server = await serve(chatRoute(store, scriptedModel([textStep('never')]), log))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`
+    const chatId = `http-invalid-${kind}`
+    try {
+      // when a client posts a text part without its text
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: chatId, messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text' }] }], trigger: 'submit-message' }),
+      })
+      // then
+      expect(response.status).toBe(400)
+      expect(await response.text()).toMatch(/Type validation failed/)
+      expect(log.replies).toHaveLength(0)
+      await expect(loadChatState(store, chatId)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
   it('a client that disconnects mid-reply leaves the reply partial', async () => {
     // given: the reply's second step hangs
     const log: RouteLog = { replies: [] }
