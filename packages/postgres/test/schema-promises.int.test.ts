@@ -261,6 +261,26 @@ describe('turnlog.events refuses a raw writer what would break the log (schema.m
     expect(await rowsOf(b)).toEqual({ events: v + 2, live: 1, claims: 0 })
   })
 
+  it("the claim trigger's mark (turnlog.claim_check) does not outlive the statement that set it: later statements of the transaction skip the check", async () => {
+    // given a fork B of A
+    const a = await store.createSession()
+    const m = user('of a')
+    await store.append(a, [m])
+    const b = await store.fork(a, { at: m.id })
+    const v = (await rowsOf(b)).events
+    // when a raw writer appends into B (the statement is marked and checked) and reads the mark in the same transaction
+    const mark = await superuser(async (c) => {
+      await c.query('begin')
+      await c.query('set role turnlog_writer')
+      await c.query(RAW_APPEND, appendArgs(b, v + 1, newMessageId(), 'into the fork'))
+      const { rows } = await c.query<{ mark: string | null }>("select current_setting('turnlog.claim_check', true) as mark")
+      await c.query('rollback')
+      return rows[0]?.mark
+    })
+    // then it was cleared (schema.md: the trigger clears it before it checks)
+    expect(mark).not.toBe('on')
+  })
+
   it('a second original append of an id the session already holds, live or not, is refused with 23505 on message_ids_pkey', async () => {
     // given a session holding one live message and one it retracted
     const sid = await store.createSession()

@@ -9,9 +9,10 @@
 -- fork holds no copies), and a session holds a message id once (no other message_appended of it, in
 -- the log or the statement); otherwise TLA01 and nothing of the statement is written. An original
 -- append elsewhere needs neither: the session's own claim refuses a second one (23505). The claiming
--- statement marks a statement holding such an event (a transaction-local setting, undone when this
--- function returns) instead of checking row by row, so the common append (no copy, no fork) pays one
--- test per row and one read of the mark, and a fork checks its copies in one set-based statement.
+-- statement marks a statement holding such an event (the transaction-local setting turnlog.claim_check,
+-- which this function clears again before it checks: a setting a statement sets outlives the function)
+-- instead of checking row by row, so the common append (no copy, no fork) pays one test per row and
+-- one read of the mark, and a fork checks its copies in one set-based statement.
 create function turnlog.events_claim_ids() returns trigger language plpgsql
 security definer set search_path = pg_catalog, pg_temp as $fn$
 declare
@@ -28,6 +29,7 @@ begin
   if current_setting('turnlog.claim_check', true) is distinct from 'on' then
     return null;
   end if;
+  perform set_config('turnlog.claim_check', 'off', true);
   select n.session_id, n.seq, n.message_id, n.data->>'inheritedFrom' as label, s.parent_session_id,
          (n.data->>'inheritedFrom') is not null and (n.data->>'inheritedFrom') is distinct from s.parent_session_id::text as mislabelled
     into v_bad
