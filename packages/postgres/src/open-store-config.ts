@@ -98,8 +98,8 @@ const StoreInitSchema = z.looseObject({
  * Validates `openStore`'s config before anything connects: exactly one way to reach the database
  * (`embedded: true`, `kysely`, `connectionString`, or a `pool` instance, looked for in that order),
  * and every option it accepts with its documented type: `maxMessageBytes` and `knownSessions` positive
- * integers, `maxBatchBytes` an integer from 1 to 256 MiB, `groupCommit` a boolean or `{ maxBatches?, maxInFlight? }` of positive integers, `migrate`
- * and `directConnection` booleans, `telemetry` false or `{ tracer?, meter? }` (an OpenTelemetry
+ * integers, `maxBatchBytes` an integer from 1 to 256 MiB, `groupCommit` a boolean or
+ * `{ maxBatches?, maxInFlight? }` of positive integers, `migrate` and `directConnection` booleans, `telemetry` false or `{ tracer?, meter? }` (an OpenTelemetry
  * Tracer and Meter), `dataDir` and `connectionString` non-empty strings without NUL,
  * `pool` settings a plain object (with `connectionString`) or a `pg.Pool` (alone), `kysely` a Kysely
  * instance. Throws `INVALID_INPUT` with `details.field` naming the field at fault. Returns a shallow

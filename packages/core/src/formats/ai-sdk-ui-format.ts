@@ -195,8 +195,8 @@ const opaqueField: OpaqueField = (key) => OPAQUE_KEYS.has(key)
  * (`output-available`, `output-error`, `output-denied`) the same part also answers it. A UI message
  * carries its own results, so the pairing repair does not insert a message: it rewrites the
  * unanswered part in the wire copy to `state: 'output-error'` with `errorText`
- * ({@link MessageFormat.answerInPlace}), and leaves out a later open part of the same call; `interruptedResults` is the assistant message made of such
- * parts. The wire view is the `UIMessage` itself (the application calls `convertToModelMessages`).
+ * ({@link MessageFormat.answerInPlace}), and leaves out a later open part of the same call;
+ * `interruptedResults` is the assistant message made of such parts. The wire view is the `UIMessage` itself (the application calls `convertToModelMessages`).
  */
 export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
   name: AI_SDK_UI_FORMAT,
