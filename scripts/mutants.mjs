@@ -312,6 +312,43 @@ export const MUTANTS = [
     replace: 'and false)',
     tests: [`${PG_TEST}/compaction-placement.int.test.ts`],
   },
+  // sessions.appends_only (0007): load reads such a session's events as its live list
+  {
+    id: 'sql-appends-only-kept-on-other-events',
+    invariant: 'load (SQL, appends_only): an event other than a plain append clears the flag, so load reads the projection',
+    file: `${PG_SQL}/functions/events_project.sql`,
+    search: "                           where n.type <> 'message_appended' or (n.data->>'deferred') is not null);",
+    replace: '                           where false);',
+    tests: [`${PG_TEST}/schema-promises.int.test.ts`],
+    name: 'appends_only',
+  },
+  {
+    id: 'sql-appends-only-kept-on-deferred',
+    invariant: 'load (SQL, appends_only): a deferred append (a summary not yet placed) clears the flag',
+    file: `${PG_SQL}/functions/events_project.sql`,
+    search: '    if v_live < v_all then',
+    replace: '    if false then',
+    tests: [`${PG_TEST}/schema-promises.int.test.ts`],
+    name: 'appends_only',
+  },
+  {
+    id: 'verify-trusts-appends-only',
+    invariant: 'rebuild --verify (and the audit) report a set appends_only flag the log contradicts',
+    file: `${PG}/store/rebuild-operations.ts`,
+    search: '  if (storedAppendsOnly && !appendsOnly(events)) {',
+    replace: '  if (storedAppendsOnly && !appendsOnly(events) && events.length < 0) {',
+    tests: [`${PG_TEST}/schema-promises.int.test.ts`],
+    name: 'appends_only',
+  },
+  {
+    id: 'load-prepared-partial-lost',
+    invariant: "load (prepared statement, appends_only): a partial message loads partial (the projection's rule on data.status)",
+    file: `${PG}/load-live-rows.ts`,
+    search: "if (row.partial === null) row.partial = row.data.status === 'partial'",
+    replace: 'if (row.partial === null) row.partial = false',
+    tests: [`${PG_TEST}/schema-promises.int.test.ts`],
+    name: 'appends_only',
+  },
   // chain link
   {
     id: 'chain-hash-skips-content-hash',

@@ -129,6 +129,7 @@ describe('docs/cli.md, promise by promise', () => {
         '0004_repair_compaction_placement',
         '0005_tenant_subscriptions',
         '0006_check_fork_copies',
+        '0007_read_appends_only_sessions',
       ])
       expect(doc.applied).toEqual(doc.known)
       expect(again.json<{ applied: string[] }>().applied).toEqual([])

@@ -24,20 +24,24 @@ export interface LiveRows {
   readonly rows: readonly LiveMessageRow[]
 }
 
-/** A row of `load_session`: the session's own row (its version), then one per live message. */
+/**
+ * A row of `load_session`: the session's own row (its version), then one per live message; or, from
+ * the prepared statement, one per live message each with the version (one with the version and nulls
+ * for a session with no live message).
+ */
 interface LoadRow {
   version: string | number | null
   message_id: string | null
   position: string | number | null
   partial: boolean | null
   content_hash: string | null
-  data: { createdAt: string; externalId?: string; externalScope?: string; format?: string; meta?: unknown } | null
+  data: { createdAt: string; externalId?: string; externalScope?: string; format?: string; meta?: unknown; status?: unknown } | null
   payload: unknown
 }
 
 /**
  * Reads a session's version and live messages in one statement, `turnlog.load_session`, whose rows
- * come in join order and are sorted here by position (a stable sort, skipped when they already are in
+ * come in seq order and are sorted here by position (a stable sort, skipped when they already are in
  * order, as they are unless a compaction or a revision moved something). Throws `SESSION_NOT_FOUND`
  * (a `TLS01` from the function, or no session row); database errors are thrown as they are.
  */
@@ -62,17 +66,28 @@ export async function loadLiveRowsPrepared(pool: Pool, sessionId: SessionId): Pr
 }
 
 /** Versioned: a new text needs a new name (a connection keeps a prepared statement by its name). */
-const LOAD_STATEMENT_NAME = 'turnlog_load_session_1'
+const LOAD_STATEMENT_NAME = 'turnlog_load_session_2'
+/**
+ * The function's reads (0007) in one shape the client reads as well as the function's: the session's
+ * row joined with its messages (every row carries the version; a session with no live message is one
+ * row of nulls besides it), one probe of `sessions` instead of two. A session whose log is appends only
+ * leaves `partial` null for the client to read from `data.status` (the rule the projection applies):
+ * no JSON parse of `data` per row on the server.
+ */
 const LOAD_STATEMENT = `
-  select s.version, null::text as message_id, null::bigint as position, null::boolean as partial,
-         null::text as content_hash, null::json as data, null::json as payload
+  select s.version, x.message_id, x.position, x.partial, x.content_hash, x.data, x.payload
     from turnlog.sessions s
-   where s.session_id = $1::uuid
-  union all
-  select null::bigint, l.message_id::text, l.position, l.partial, encode(e.content_hash, 'hex'), e.data, e.payload
-    from turnlog.live_messages l
-    join turnlog.events e on e.session_id = l.session_id and e.seq = l.event_seq
-   where l.session_id = $1::uuid and e.session_id = $1::uuid`
+    left join lateral (
+      select e.message_id::text as message_id, e.seq as position, null::boolean as partial,
+             encode(e.content_hash, 'hex') as content_hash, e.data, e.payload
+        from turnlog.events e
+       where s.appends_only and e.session_id = s.session_id
+      union all
+      select l.message_id::text, l.position, l.partial, encode(e.content_hash, 'hex'), e.data, e.payload
+        from turnlog.live_messages l
+        join turnlog.events e on e.session_id = l.session_id and e.seq = l.event_seq
+       where not s.appends_only and l.session_id = s.session_id and e.session_id = s.session_id) x on true
+   where s.session_id = $1::uuid`
 
 /** The version and the message rows in position order. */
 function toLiveRows(result: readonly LoadRow[], sessionId: SessionId): LiveRows {
@@ -86,6 +101,8 @@ function toLiveRows(result: readonly LoadRow[], sessionId: SessionId): LiveRows 
     const position = Number(row.position)
     if (position < last) sorted = false
     last = position
+    // an appends-only session's row read by the prepared statement: the projection's rule for `partial`
+    if (row.partial === null) row.partial = row.data.status === 'partial'
     rows.push(row)
   }
   if (version === undefined) throw new TurnlogError('SESSION_NOT_FOUND', `session ${sessionId} not found`, { details: { sessionId } })

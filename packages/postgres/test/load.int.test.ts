@@ -254,7 +254,7 @@ describe('load with directConnection: a named prepared statement', () => {
                current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout`.execute(
         own.db,
       )
-      expect(rows[0]).toEqual({ name: 'turnlog_append_messages_1,turnlog_load_session_1', jit: 'off', workers: '0', timeout: '4321ms' })
+      expect(rows[0]).toEqual({ name: 'turnlog_append_messages_1,turnlog_load_session_2', jit: 'off', workers: '0', timeout: '4321ms' })
     } finally {
       await own.close()
     }

@@ -13,8 +13,10 @@ const stores: PostgresStore[] = []
 const stats = newStats()
 
 useTestBed(async (bed) => {
-  // two stores (two pools, two flush caches) over one database: "two processes" writing the same sessions
-  for (let i = 0; i < 2; i++) stores.push(await bed.open(bed.db.connectionString, { pool: { max: 6 } }))
+  // two stores (two pools, two flush caches) over one database: "two processes" writing the same sessions;
+  // the second reads with the prepared load statement (directConnection), so every session is loaded both ways
+  stores.push(await bed.open(bed.db.connectionString, { pool: { max: 6 } }))
+  stores.push(await bed.open(bed.db.connectionString, { pool: { max: 6 }, directConnection: true }))
 })
 
 afterAll(() => {

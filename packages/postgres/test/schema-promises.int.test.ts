@@ -23,6 +23,10 @@
  *   (regression: the audit keyed ids without the tenant and reported them).
  * - The triggers of `turnlog.events` fire in the documented order.
  * - `turnlog.load_session`: the session row, then one row per live message, hash as hex.
+ * - `turnlog.sessions.appends_only` (0007): true while the log is plain appends, cleared by the
+ *   statement that brings another event (a store call or a raw writer's), load the same through the
+ *   function and the prepared statement either way; a flag the log contradicts is drift (verify, audit),
+ *   one left unset is not; rebuild sets it from the log.
  * - `turnlog.append_batches`: a row per settled batch; the batches it leaves out wrote nothing.
  * - `turnlog.lock_message_sessions`: the session and every session of its tenant holding the message.
  * - `turnlog.import_events`: `TLS01` for an unknown session, `TLC01` for a missing stored
@@ -40,7 +44,7 @@ import {
   type Message,
   type SessionId,
 } from '@turnlog/core'
-import type { PostgresStore } from '@turnlog/postgres'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { turnlogRejection, useTestStore, type TestDatabase } from '@turnlog/testing'
 import pg from 'pg'
 
@@ -562,6 +566,125 @@ describe('turnlog.load_session (schema.md, Load)', () => {
     ])
     expect(messages.map((r) => r['payload'])).toEqual([final.payload, streaming.payload])
     expect(messages[1]!['data']).toMatchObject({ status: 'partial' })
+  })
+})
+
+describe('sessions.appends_only (schema.md, "sessions"; 0007)', () => {
+  /** The stored flag of `session` (read as the superuser). */
+  const flagOf = async (session: string): Promise<boolean> =>
+    superuser(
+      async (c) =>
+        (await c.query<{ f: boolean }>('select appends_only as f from turnlog.sessions where session_id = $1', [session])).rows[0]!.f,
+    )
+  /** What load gives, through load_session (the store's pool) and through the prepared statement (`direct`). */
+  const loadedBothWays = async (direct: PostgresStore, session: string): Promise<unknown[]> => {
+    const shape = (r: { version: number; messages: readonly Message[] }): unknown => [
+      r.version,
+      r.messages.map((m) => [m.id, m.payload, m.createdAt, m.status, contentHash(m)]),
+    ]
+    return [shape(await store.load(session)), shape(await direct.load(session))]
+  }
+
+  it('is true while every event is a plain append (partial ones too) and false from the first other event on; load gives the same both ways either side', async () => {
+    const direct = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true, pool: { max: 1 } })
+    try {
+      // given a session of appends, one of them partial
+      const sid = await store.createSession()
+      expect(await flagOf(sid)).toBe(true)
+      const [a, b] = [user('a'), createMessage({ role: 'assistant', content: 'b…' }, { status: 'partial' })]
+      await store.append(sid, [a, b])
+      // then the flag holds, and the partial message loads partial both ways
+      expect(await flagOf(sid)).toBe(true)
+      const [viaFunction, viaPrepared] = await loadedBothWays(direct, sid)
+      expect(viaPrepared).toEqual(viaFunction)
+      expect((await direct.load(sid)).messages.map((m) => m.status)).toEqual([undefined, 'partial'])
+
+      // when any other kind of event comes: each store call that writes one clears it
+      const calls: [string, (s: SessionId) => Promise<unknown>][] = [
+        ['finalize', async (s) => store.finalize(s, (await store.load(s)).messages[1]!.id)],
+        ['rewind', async (s) => store.rewind(s, { after: (await store.load(s)).messages[0]!.id })],
+        ['revise', async (s) => store.revise(s, (await store.load(s)).messages[0]!.id, { role: 'user', content: 'a, revised' })],
+        ['compact', async (s) => store.compact(s, { covered: [(await store.load(s)).messages[0]!.id], summary: [user('summary')] })],
+      ]
+      for (const [name, call] of calls) {
+        const other = await store.createSession()
+        await store.append(other, [user(`${name} 1`), createMessage({ role: 'assistant', content: `${name} 2` }, { status: 'partial' })])
+        await call(other)
+        expect([name, await flagOf(other)]).toEqual([name, false])
+        const [f, p2] = await loadedBothWays(direct, other)
+        expect([name, p2]).toEqual([name, f])
+      }
+      // and a fork: the fork session is no plain log (its marker), the parent keeps its flag
+      const fork = await store.fork(sid, { at: a.id })
+      expect([await flagOf(fork), await flagOf(sid)]).toEqual([false, true])
+      const [f, p2] = await loadedBothWays(direct, fork)
+      expect(p2).toEqual(f)
+    } finally {
+      await direct.close()
+    }
+  })
+
+  it("a raw writer's statement clears it for the sessions it brings another event or a deferred append, in the same statement; plain appends keep it", async () => {
+    // given three sessions of one append each
+    const [plain, retracted, deferred] = [await store.createSession(), await store.createSession(), await store.createSession()]
+    const first = new Map<string, string>()
+    for (const sid of [plain, retracted, deferred]) {
+      const m = user(`first of ${sid}`)
+      first.set(sid, m.id)
+      await store.append(sid, [m])
+    }
+    // when a writer appends to the first, retracts in the second, appends a deferred message to the third
+    expect((await asWriter(RAW_APPEND, appendArgs(plain, 2, newMessageId(), 'raw', { createdAt: new Date(0).toISOString() }))).code).toBe(
+      'ok',
+    )
+    expect(
+      (
+        await asWriter(
+          `insert into turnlog.events (session_id, seq, event_id, type, data) values ($1, 2, gen_random_uuid(), 'messages_retracted', $2::json)`,
+          [retracted, JSON.stringify({ ids: [first.get(retracted)] })],
+        )
+      ).code,
+    ).toBe('ok')
+    expect(
+      (
+        await asWriter(
+          RAW_APPEND,
+          appendArgs(deferred, 2, newMessageId(), 'later', { createdAt: new Date(0).toISOString(), deferred: true }),
+        )
+      ).code,
+    ).toBe('ok')
+    // then
+    expect([await flagOf(plain), await flagOf(retracted), await flagOf(deferred)]).toEqual([true, false, false])
+    // and load (at the version the raw rows did not move) shows what the projection shows: the retracted message gone, the deferred one absent
+    expect((await store.load(retracted)).messages).toEqual([])
+    expect((await store.load(deferred)).messages.map((m) => m.id)).toEqual([first.get(deferred)])
+    const { drift } = await store.rebuild({ verify: true })
+    expect(drift.filter((d) => [plain, retracted, deferred].includes(d.sessionId))).toEqual([])
+  })
+
+  it('a flag the log contradicts is drift: rebuild --verify and the audit report it, a rebuild sets it from the log; one left unset is no drift', async () => {
+    // given a rewound session whose flag an operator set by hand (load would then read the rewound message as live)
+    const sid = await store.createSession()
+    const [a, b] = [user('kept'), user('rewound')]
+    await store.append(sid, [a, b])
+    await store.rewind(sid, { after: a.id })
+    await superuser(async (c) => c.query('update turnlog.sessions set appends_only = true where session_id = $1', [sid]))
+    // and a plain session whose flag is unset (as for every session older than 0007)
+    const older = await store.createSession()
+    await store.append(older, [user('older')])
+    await superuser(async (c) => c.query('update turnlog.sessions set appends_only = false where session_id = $1', [older]))
+    // when verified
+    const verified = await store.rebuild({ verify: true })
+    // then the contradicting flag is drift, the unset one is not
+    expect(verified.drift.map((d) => [d.sessionId, d.explanation])).toEqual([[sid, expect.stringMatching(/appends_only is set/)]])
+    const report = await audit(store, sid)
+    expect(report.findings.map((f) => f.kind)).toContain('projection_drift')
+    // when rebuilt
+    await store.rebuild()
+    // then each flag is what the log says, and nothing drifts
+    expect([await flagOf(sid), await flagOf(older)]).toEqual([false, true])
+    expect((await store.rebuild({ verify: true })).drift).toEqual([])
+    expect((await store.load(sid)).messages.map((m) => m.id)).toEqual([a.id])
   })
 })
 

@@ -6,6 +6,7 @@
 --   rest are updated, deleted or inserted.
 -- - Any other session: its rows are deleted, the leading run is inserted in one statement, and every
 --   later event goes through project_event in seq order.
+-- Then each session's appends_only (0007) is set from its log where it differs (no write otherwise).
 -- The caller holds the sessions' row locks.
 create function turnlog.rebuild_sessions_unchecked(p_sessions uuid[]) returns void language plpgsql
 set search_path = pg_catalog, pg_temp as $fn$
@@ -74,5 +75,12 @@ begin
       perform turnlog.project_event(ev);
     end loop;
   end if;
+
+  update turnlog.sessions s set appends_only = f.flag
+    from (select u.id, not exists (select 1 from turnlog.events e
+                                    where e.session_id = u.id
+                                      and (e.type <> 'message_appended' or (e.data->>'deferred') is not null)) as flag
+            from (select distinct x.id from unnest(p_sessions) as x(id)) u) f
+   where s.session_id = f.id and s.appends_only is distinct from f.flag;
 end
 $fn$;

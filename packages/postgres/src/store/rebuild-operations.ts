@@ -27,11 +27,13 @@ interface ProjectionRowData {
   partial: boolean
 }
 
-/** One session of a rebuild batch: its events' structure (no payloads) and its projection rows. */
+/** One session of a rebuild batch: its events' structure (no payloads), its projection rows and flag. */
 interface BatchSession {
   readonly id: SessionId
   readonly events: StructuralEvent[]
   readonly live: ProjectionRowData[]
+  /** `sessions.appends_only` as stored (0007). */
+  readonly appendsOnly: boolean
 }
 
 /** What one batch found: its sessions (in id order) and their drift. */
@@ -133,7 +135,7 @@ export class RebuildOperations {
     const sessions = await this.#ctx.run((db) => readBatch(db, ids))
     const drift: ProjectionDrift[] = []
     for (const s of sessions) {
-      const found = driftOf(s.id, project(s.id, s.events), s.live)
+      const found = driftOf(s.id, project(s.id, s.events), s.live, s.events, s.appendsOnly)
       if (found) drift.push(found)
     }
     return { ids: sessions.map((s) => s.id), drift }
@@ -154,7 +156,7 @@ export class RebuildOperations {
       for (const s of sessions) {
         const state = project(s.id, s.events)
         specs.push([s.id, state])
-        const found = driftOf(s.id, state, s.live)
+        const found = driftOf(s.id, state, s.live, s.events, s.appendsOnly)
         if (found) drift.push(found)
       }
       // recompute; it returns every session's rows in position order
@@ -164,9 +166,18 @@ export class RebuildOperations {
         db,
       )
       const rebuilt = new Map(rows.map((r) => [r.session_id, projectionRows(r.live)]))
+      const flags = await sql<{ session_id: string; appends_only: boolean }>`
+        select s.session_id, s.appends_only from turnlog.sessions s
+         where s.session_id = any (array(select value::uuid from json_array_elements_text(${idsJson}::json)))`.execute(db)
+      const rebuiltFlags = new Map(flags.rows.map((r) => [r.session_id, r.appends_only]))
+      const events = new Map(sessions.map((s) => [s.id as string, s.events]))
       // the verification: the recomputed projection equals the spec's, or the batch rolls back
       for (const [id, state] of specs) {
-        const still = driftOf(id, state, rebuilt.get(id) ?? [])
+        const log = events.get(id) ?? []
+        const flag = rebuiltFlags.get(id) ?? false
+        const still =
+          driftOf(id, state, rebuilt.get(id) ?? [], log, flag) ??
+          (flag === appendsOnly(log) ? null : { explanation: `sessions.appends_only is ${flag}, the log says ${!flag}` })
         if (still) {
           throw new TurnlogError(
             'CORRUPT_LOG',
@@ -193,13 +204,15 @@ async function readBatch(db: Kysely<unknown>, ids: readonly SessionId[]): Promis
     session_id: string
     events: [number, string, string | null, unknown][] | null
     live: [string, number, boolean][] | null
+    appends_only: boolean
   }>`
-    select r.session_id, r.events, r.live
+    select r.session_id, r.events, r.live, r.appends_only
       from turnlog.rebuild_read(array(select value::uuid from json_array_elements_text(${JSON.stringify(ids)}::json))) r`.execute(db)
   return rows.map((r) => ({
     id: r.session_id as SessionId,
     events: (r.events ?? []).map(([seq, type, messageId, data]) => ({ seq, type, messageId, data: data ?? {} })),
     live: projectionRows(r.live),
+    appendsOnly: r.appends_only,
   }))
 }
 
@@ -225,8 +238,25 @@ function project(id: SessionId, events: readonly StructuralEvent[]): StructureSt
   }
 }
 
-/** Compares a session's projection rows (in position order) with the spec's; null when they agree. */
-function driftOf(id: SessionId, state: StructureState, live: readonly ProjectionRowData[]): ProjectionDrift | null {
+/**
+ * What `sessions.appends_only` must be for a log (0007): every event a `message_appended` that is not
+ * deferred, so the live list is the events in seq order and `load` reads them without the projection.
+ */
+function appendsOnly(events: readonly StructuralEvent[]): boolean {
+  return events.every((e) => e.type === 'message_appended' && (e.data as { deferred?: unknown }).deferred == null)
+}
+
+/**
+ * Compares a session's projection rows (in position order) and its `appends_only` flag with what its
+ * log gives; null when they agree.
+ */
+function driftOf(
+  id: SessionId,
+  state: StructureState,
+  live: readonly ProjectionRowData[],
+  events: readonly StructuralEvent[],
+  storedAppendsOnly: boolean,
+): ProjectionDrift | null {
   const expected = state.live
   const actual = live.map((r) => r.message_id as MessageId)
   const sameOrder = expected.length === actual.length && expected.every((m, i) => m === actual[i])
@@ -242,6 +272,17 @@ function driftOf(id: SessionId, state: StructureState, live: readonly Projection
     const rec = state.messages.get(r.message_id as MessageId)
     if (!rec || rec.eventSeq !== r.event_seq || rec.partial !== r.partial) {
       return { sessionId: id, expected, actual, explanation: `message ${r.message_id} points at the wrong revision or status` }
+    }
+  }
+  // a flag set on a log that is not appends only makes load read the events as the live list; one left
+  // unset is no claim (load reads the projection): sessions older than 0007 have it unset until a rebuild
+  if (storedAppendsOnly && !appendsOnly(events)) {
+    return {
+      sessionId: id,
+      expected,
+      actual,
+      explanation:
+        'sessions.appends_only is set but the log holds an event other than a plain append (load would read the events as the live list)',
     }
   }
   return null

@@ -41,6 +41,8 @@ const REVIEWED = new Set([
   'packages/postgres/src/migrations/0005_tenant_subscriptions.ts: sql.raw(migrationSql())',
   // 0006: one sql/ file, made create or replace; no input
   'packages/postgres/src/migrations/0006_check_fork_copies.ts: sql.raw(replacementSql())',
+  // 0007: a constant column and privilege text and sql/ files of constant lists; no input
+  'packages/postgres/src/migrations/0007_read_appends_only_sessions.ts: sql.raw(migrationSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',
 ])

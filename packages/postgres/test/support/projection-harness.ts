@@ -8,6 +8,7 @@
 import { expect } from '@jest/globals'
 import fc from 'fast-check'
 import {
+  contentHash,
   createMessage,
   foldSession,
   isTurnlogError,
@@ -503,12 +504,22 @@ export async function runHistory(stores: readonly SessionStore[], commands: read
     if (outcome.ok && (c.kind === 'append' || c.kind === 'flush' || c.kind === 'compact')) lastWrite = call
   }
 
-  for (const sid of sessions) await checkSession(main, model, sid, stats)
+  for (const sid of sessions) await checkSession(main, model, sid, stats, stores.slice(1))
   stats.histories++
 }
 
-/** load = model; rebuild verify = no drift; fold(events) = load; load({ at: v }) = model at v for every v. */
-export async function checkSession(store: SessionStore, model: SessionModel, sid: SessionId, stats: HarnessStats): Promise<void> {
+/**
+ * load = model; rebuild verify = no drift; fold(events) = load; load({ at: v }) = model at v for every v;
+ * and `load` through each of `others` (another store on the same database, e.g. one reading with the
+ * prepared statement of `directConnection`) = load.
+ */
+export async function checkSession(
+  store: SessionStore,
+  model: SessionModel,
+  sid: SessionId,
+  stats: HarnessStats,
+  others: readonly SessionStore[] = [],
+): Promise<void> {
   const expected = model.load(sid)
   if (!expected.ok) throw new Error(`model has no session ${sid}`)
   const modelShape = (messages: readonly ModelMessage[]): unknown[] => messages.map((m) => shape(m, m.partial))
@@ -519,6 +530,17 @@ export async function checkSession(store: SessionStore, model: SessionModel, sid
     version: expected.value.version,
     live: modelShape(expected.value.messages),
   })
+
+  const full = (messages: readonly Message[]): unknown[] =>
+    messages.map((m) => [m.id, m.payload, m.createdAt, m.status, m.externalId, m.format, m.meta, contentHash(m)])
+  for (const other of others) {
+    const again = await other.load(sid)
+    expect({ sid, version: again.version, live: full(again.messages) }).toEqual({
+      sid,
+      version: loaded.version,
+      live: full(loaded.messages),
+    })
+  }
 
   const { drift } = await store.rebuild({ sessionId: sid, verify: true })
   expect(drift).toEqual([])
