@@ -220,10 +220,10 @@ describe.each(KINDS)('what the common flush sends (%s)', (kind) => {
     const { result, sent } = await appendsDuring(() => Promise.all(lists.map((l) => store.flush(sid, l))))
 
     // then
-    expect(result.map((r) => r.version).sort((x, y) => x - y)).toEqual(expect.arrayContaining([5]))
+    expect(Math.max(...result.map((r) => r.version))).toBe(5)
     expect((await storedOrder(store, sid)).live).toEqual(ids([...base, ...grown]))
     // no statement carried the whole list again (a re-check would send `start` too)
-    for (const s of sent) expect(s.values[2]).not.toContain(base[0]!.id)
+    for (const s of sent) expect(JSON.stringify(s.values)).not.toContain(base[0]!.id)
     if (kind !== 'groupCommit: false') {
       // the group commit sends a session's next batch after the previous returned: no condition is refused
       expect(sent).toHaveLength(lists.length)
