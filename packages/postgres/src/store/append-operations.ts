@@ -40,7 +40,15 @@ const APPEND_BATCHES = {
 /** One session's append, validated and encoded, as the group commit queues it. */
 interface PreparedAppend {
   readonly sessionId: SessionId
+  /** The caller's `expectedVersion` (`null`: none). */
   readonly expected: number | null
+  /**
+   * A flush's own condition (see `#flush`): the version this store saw of the session when the call
+   * began, when the caller gave no `expectedVersion` (`null`: no condition). The statement carries the
+   * version the store last saw when it goes out (`#condition`): this one, or a later one that its own
+   * writes recorded meanwhile.
+   */
+  readonly seen: number | null
   readonly batch: readonly Message[]
   readonly hashes: readonly string[]
   /** JSON texts, one per message. */
@@ -54,6 +62,19 @@ interface PreparedAppend {
 
 /** A batch sent with some messages without their content met one that is new in the session (TLP01). */
 class ContentNeeded extends Error {}
+
+/**
+ * A flush's own condition was refused (TLV01): the log was at `actual`, not at `sent`, a version this
+ * store saw. Nothing was written. Never reaches a caller: `#flush` decides what it means.
+ */
+class LogMoved extends Error {
+  constructor(
+    readonly sent: number,
+    readonly actual: number,
+  ) {
+    super(`the session is at version ${actual}, not at ${sent}`)
+  }
+}
 
 /** A row of `append_messages` / `append_batches`. */
 interface AppendRow {
@@ -109,7 +130,7 @@ export class AppendOperations {
     const batch = checkBatch(messages, 'messages', false)
     const expected = checkExpectedVersion(options)
     if (batch.mismatch) throw await recordInBatchConflict(this.#ctx, id, batch.mismatch)
-    return withCopies(await this.#appendValid(id, batch.unique, batch.hashes, expected), batch.unique, batch.repeated)
+    return withCopies(await this.#appendValid(id, batch.unique, batch.hashes, expected, null), batch.unique, batch.repeated)
   }
 
   /**
@@ -123,13 +144,32 @@ export class AppendOperations {
     return this.#flush(parseSessionId(sessionId), live, options, false)
   }
 
-  /** {@link flush} of checked arguments; `rechecked`: the second pass after the log was found behind (once). */
+  /**
+   * {@link flush} of checked arguments; `rechecked`: the pass that checks the whole list again after
+   * the log was found behind a version this store saw (once).
+   *
+   * A log behind what this store saw (a restore from an older backup, a failover to a replica that
+   * missed commits) may lack messages the flush cache holds as stored. They must be written again,
+   * before the list's new messages (a lost tool call before its new result), so the log must be found
+   * behind before anything is written: a flush of a session this store saw, without the caller's
+   * `expectedVersion`, sends its new messages on the condition that the log is at the version this
+   * store last saw. Nobody else wrote (the common case): the same one statement. Refused below that
+   * version: behind, nothing written, the whole list is checked and written in its order. Refused
+   * above it: another writer moved the log; sent again without the condition.
+   */
   async #flush(id: SessionId, live: readonly Message<unknown>[], options: AppendOptions, rechecked: boolean): Promise<AppendResult> {
     const scan = FlushedList.check(this.#ctx.flushedList(id), live)
     const expected = checkExpectedVersion(options)
     if (scan.mismatch) {
       this.#ctx.keepFlushed(id, undefined)
       throw await recordInBatchConflict(this.#ctx, id, scan.mismatch)
+    }
+    const seen = this.#ctx.durableVersion(id)
+    if (!rechecked && seen !== undefined && expected !== undefined && expected < seen) {
+      // only a log behind a version this store saw can take this call: check the whole list, so that
+      // what it lost is written in the list's order (a stale caller gets VERSION_CONFLICT all the same)
+      this.#ctx.forget(id)
+      return this.#flush(id, live, options, true)
     }
     this.#ctx.keepFlushed(id, scan.list)
     const { unique, hashes, length } = scan
@@ -144,17 +184,29 @@ export class AppendOperations {
         pendingHashes.push(hash)
       }
     }
-    const cachedVersion = this.#ctx.durableVersion(id)
     // with expectedVersion, the database is asked (docs/guarantees.md: it forces a check), even when it
     // equals the version this store last saw: another writer may have moved it since
-    if (pending.length === 0 && cachedVersion !== undefined && expected === undefined) {
-      return { version: cachedVersion, appended: [], duplicates: listedIds(unique, length, length, () => true) }
+    if (pending.length === 0 && seen !== undefined && expected === undefined) {
+      return { version: seen, appended: [], duplicates: listedIds(unique, length, length, () => true) }
     }
-    const seen = this.#ctx.durableVersion(id)
-    const result = await this.#appendValid(id, pending, pendingHashes, expected)
+    const condition = seen !== undefined && expected === undefined && !rechecked ? seen : null
+    let result: AppendResult
+    try {
+      result = await this.#appendValid(id, pending, pendingHashes, expected, condition)
+    } catch (error) {
+      if (!(error instanceof LogMoved)) throw error
+      if (error.actual < error.sent) {
+        // behind a version this store saw, and nothing written: the whole list again, in its order
+        this.#ctx.forget(id)
+        return this.#flush(id, live, options, true)
+      }
+      // another writer moved the log since this store saw it: append as without the condition
+      result = await this.#appendValid(id, pending, pendingHashes, expected, null)
+    }
     if (seen !== undefined && result.version - result.appended.length < seen && !rechecked) {
-      // the log is behind a version this store saw (a restore from an older backup, a failover to a
-      // replica that missed commits): what it skipped as stored may be lost; check the whole list again
+      // behind, found from the result: a batch of duplicates only (another writer stored them) is
+      // answered whatever the version, so this pass wrote nothing; or the log lost commits again
+      // after a refused condition. What it skipped as stored may be lost: check the whole list again
       this.#ctx.forget(id)
       this.#ctx.learn(id, zipPairs(pending, pendingHashes, result))
       this.#ctx.observe(id, result.version)
@@ -179,21 +231,25 @@ export class AppendOperations {
     }
   }
 
-  /** `hashes`: the content hashes of `batch`, index for index, as {@link checkBatch} computed them. */
+  /**
+   * `hashes`: the content hashes of `batch`, index for index, as {@link checkBatch} computed them;
+   * `seen`: a flush's own condition ({@link PreparedAppend.seen}), whose refusal is {@link LogMoved}.
+   */
   async #appendValid(
     id: SessionId,
     batch: readonly Message[],
     hashes: readonly string[],
     expected: number | undefined,
+    seen: number | null,
   ): Promise<AppendResult> {
     let result: AppendResult
     try {
-      result = await this.#submit(this.#prepare(id, batch, hashes, expected, true))
+      result = await this.#submit(this.#prepare(id, batch, hashes, expected, seen, true))
     } catch (error) {
       if (!(error instanceof ContentNeeded)) throw error
       // the flush cache said stored, the database has not got it (restored from an older backup?)
       this.#ctx.forget(id)
-      result = await this.#submit(this.#prepare(id, batch, hashes, expected, false))
+      result = await this.#submit(this.#prepare(id, batch, hashes, expected, seen, false))
     }
     // every message the database reported stored (written now or before) is durable with its hash
     const stored = new Set<string>(result.appended)
@@ -203,8 +259,8 @@ export class AppendOperations {
       const mid = (batch[i] as Message).id
       if (stored.has(mid)) pairs.push([mid, hashes[i] as string])
     }
+    // (the version was recorded as the result came in: see #appendAlone)
     this.#ctx.learn(id, pairs)
-    this.#ctx.observe(id, result.version)
     return result
   }
 
@@ -219,6 +275,7 @@ export class AppendOperations {
     batch: readonly Message[],
     hashes: readonly string[],
     expected: number | undefined,
+    seen: number | null,
     leaveOutKnown: boolean,
   ): PreparedAppend {
     const known = batch.map((m, i) => leaveOutKnown && this.#ctx.isDurable(id, m.id, hashes[i] as string))
@@ -231,6 +288,7 @@ export class AppendOperations {
     return {
       sessionId: id,
       expected: expected ?? null,
+      seen,
       batch,
       hashes,
       payloads,
@@ -245,6 +303,25 @@ export class AppendOperations {
   }
 
   /**
+   * The version condition a batch goes out with: the caller's `expectedVersion`, or a flush's own
+   * condition, the version this store last saw of the session at this moment (`seen` when it knows
+   * none now: forgotten). Read when the statement is sent, not when the call began: the group commit
+   * sends a session's next batch after the previous one returned, whose version was recorded then
+   * (see `#observed`), so concurrent flushes of one session by this store do not refuse each other's
+   * condition.
+   */
+  #condition(p: PreparedAppend): number | null {
+    if (p.seen === null) return p.expected
+    return this.#ctx.durableVersion(p.sessionId) ?? p.seen
+  }
+
+  /** Records the version of a batch's result as it comes in (before the group commit sends the session's next batch). */
+  #observed(id: SessionId, result: AppendResult): AppendResult {
+    this.#ctx.observe(id, result.version)
+    return result
+  }
+
+  /**
    * One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. A
    * batch refused only for copies of redacted messages as the store shows them (their placeholders:
    * `load`'s list after a JSON round trip) is sent once more with the hashes stored for them, which
@@ -253,9 +330,10 @@ export class AppendOperations {
    */
   async #appendAlone(p: PreparedAppend, placeholdersChecked = false): Promise<AppendResult> {
     const { sessionId: id, batch, hashes } = p
+    const condition = this.#condition(p)
     const values = [
       id,
-      p.expected,
+      condition,
       JSON.stringify(batch.map((m) => m.id)),
       JSON.stringify(hashes),
       JSON.stringify(p.eventIds),
@@ -275,13 +353,15 @@ export class AppendOperations {
         if (stored !== null)
           return this.#appendAlone({ ...p, hashes: batch.map((m, i) => stored.get(m.id) ?? (hashes[i] as string)) }, true)
       }
+      if (p.seen !== null && condition !== null && customSqlState(error) === 'TLV01')
+        throw new LogMoved(condition, Number((error as { detail?: unknown }).detail))
       if (customSqlState(error) === 'TLM01') throw await recordConflict(this.#ctx, id, batch, hashes, error)
       if (p.withoutContent && customSqlState(error) === 'TLP01') throw new ContentNeeded()
       throw mapDatabaseError(error)
     }
     const row = rows[0]
     if (!row) throw new TurnlogError('DB_ERROR', 'append returned no row')
-    return toAppendResult(row)
+    return this.#observed(id, toAppendResult(row))
   }
 
   /**
@@ -299,7 +379,7 @@ export class AppendOperations {
     try {
       rows = await this.#ctx.statement<AppendRow & { batch: number }>(APPEND_BATCHES, [
         JSON.stringify(items.map((p) => p.sessionId)),
-        JSON.stringify(items.map((p) => p.expected)),
+        JSON.stringify(items.map((p) => this.#condition(p))),
         JSON.stringify(items.map((p) => p.batch.length)),
         JSON.stringify(items.flatMap((p) => p.batch.map((m) => m.id))),
         JSON.stringify(items.flatMap((p) => p.hashes)),
@@ -313,7 +393,10 @@ export class AppendOperations {
       throw statementRolledBack(error) ? error : mapDatabaseError(error)
     }
     const results: (AppendResult | null)[] = items.map(() => null)
-    for (const row of rows) results[Number(row.batch) - 1] = toAppendResult(row)
+    for (const row of rows) {
+      const b = Number(row.batch) - 1
+      results[b] = this.#observed((items[b] as PreparedAppend).sessionId, toAppendResult(row))
+    }
     return results
   }
 }
