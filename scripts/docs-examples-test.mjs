@@ -267,7 +267,7 @@ export const EXAMPLES = {
       `import type { IncomingMessage, ServerResponse } from 'node:http'`,
       `import { convertToModelMessages, createUIMessageStream, pipeUIMessageStreamToResponse, stepCountIs, streamText, validateUIMessages } from 'ai'`,
       `import type { InferUITools, UIDataTypes, UIMessage } from 'ai'`,
-      `import { persistReply, receiveChat, type ChatRequest } from '@turnlog/ai-sdk'`,
+      `import { persistReply, receiveChat, replyChunks, type ChatRequest } from '@turnlog/ai-sdk'`,
       `import type { SessionStore } from 'turnlog'`,
       `import { tools } from '@/ai/tools'`,
       "// the route's message type (the first example of this README)",

@@ -76,6 +76,15 @@ export interface ChatTurn<UI extends UIMessage = UIMessage> {
   readonly retracted: readonly string[]
   /** True when nothing was written: the client re-posted what the store holds. */
   readonly duplicate: boolean
+  /**
+   * The stored reply to a request the chat already answered, which the client does not hold: set when
+   * nothing was written (`duplicate`), the chat ends with a reply, and the client's request ends before a
+   * reply (a one-message request re-posting the message the reply answers: a retry after a lost
+   * response). The route sends it again (`replyChunks`) and runs no model, which would continue (revise)
+   * it. `undefined` otherwise, also when the client posted the reply itself (it holds it: a whole-list
+   * re-post, or the reply re-posted as the one message).
+   */
+  readonly answered: UI | undefined
 }
 
 function invalid(message: string, details: Record<string, unknown>): TurnlogError {
@@ -183,6 +192,7 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
     ...records.map((m) => [m.id, m.payload.id] as const),
   ])
   const names = (ids: readonly string[]) => ids.map((id) => uiOf.get(id) ?? id)
+  const duplicate = result.version === state.version
   return {
     chatId,
     sessionId,
@@ -193,8 +203,20 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
     appended: names(result.appended),
     revised: names(result.revised),
     retracted: names(result.retracted),
-    duplicate: result.version === state.version,
+    duplicate,
+    answered: duplicate && one !== undefined ? answeredReply(list, one.id) : undefined,
   }
+}
+
+/**
+ * The reply that follows the client's one posted message in the chat (a duplicate: `list` is the
+ * stored chat), when the chat ends with a reply; `undefined` when the posted message is that reply.
+ */
+function answeredReply<UI extends UIMessage>(list: readonly UI[], postedId: string): UI | undefined {
+  const at = list.findIndex((m) => m.id === postedId)
+  if (at === -1 || list.at(-1)?.role !== 'assistant') return undefined
+  const next = list[at + 1]
+  return next?.role === 'assistant' ? next : undefined
 }
 
 function sessionOptions(options: { readonly tenantId?: string; readonly metadata?: JsonValue }): {

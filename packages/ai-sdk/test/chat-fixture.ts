@@ -1,13 +1,17 @@
 import {
   AbstractChat,
   DefaultChatTransport,
+  parseJsonEventStream,
+  readUIMessageStream,
   simulateReadableStream,
+  uiMessageChunkSchema,
   tool,
   type ChatState,
   type ChatStatus,
   type InferUITools,
   type UIDataTypes,
   type UIMessage,
+  type UIMessageChunk,
 } from 'ai'
 import { MockLanguageModelV3 } from 'ai/test'
 import { z } from 'zod'
@@ -162,4 +166,29 @@ export class TestChat extends AbstractChat<UIMessage> {
     await this.stop()
     await sending
   }
+}
+
+/** One item `parseJsonEventStream` yields: a chunk that passed the schema, or the error. */
+type ParsedChunk = ReturnType<typeof parseJsonEventStream<UIMessageChunk>> extends ReadableStream<infer R> ? R : never
+
+/**
+ * What the AI SDK's client builds from a route's response: the SSE body parsed with the SDK's chunk schema
+ * (`uiMessageChunkSchema`, what `DefaultChatTransport` checks) and read by `readUIMessageStream`
+ * (continuing `message` when given; a bad chunk fails). The message's last state, as plain JSON (as
+ * stored), or `undefined` when the stream built none.
+ */
+export async function readReplyStream(response: Response, message?: UIMessage): Promise<UIMessage | undefined> {
+  if (response.body === null) throw new Error(`the response has no body (status ${response.status})`)
+  const chunks = parseJsonEventStream({ stream: response.body, schema: uiMessageChunkSchema }).pipeThrough(
+    new TransformStream<ParsedChunk, UIMessageChunk>({
+      transform(result, controller) {
+        if (!result.success) throw result.error
+        controller.enqueue(result.value)
+      },
+    }),
+  )
+  let last: UIMessage | undefined
+  for await (const state of readUIMessageStream({ stream: chunks, terminateOnError: true, ...(message === undefined ? {} : { message }) }))
+    last = state
+  return last === undefined ? undefined : (JSON.parse(JSON.stringify(last)) as UIMessage)
 }

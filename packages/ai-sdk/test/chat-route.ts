@@ -9,7 +9,7 @@ import {
   validateUIMessages,
   type LanguageModel,
 } from 'ai'
-import { loadChat, persistReply, receiveChat, type ChatRequest, type ReplyResult } from '@turnlog/ai-sdk'
+import { loadChat, persistReply, receiveChat, replyChunks, type ChatRequest, type ReplyResult } from '@turnlog/ai-sdk'
 import { tools, type ChatMessage } from './chat-fixture.js'
 
 /** What a route did, for the tests to wait on (the reply's writes settle after the response ends). */
@@ -48,10 +48,15 @@ export function chatRoute(
       throw error
     }
     if (turn.duplicate && turn.messages.at(-1)?.role === 'assistant') {
-      // a retried request the chat already answered: no model run (it would continue the stored reply)
-      return createUIMessageStreamResponse({
-        stream: createUIMessageStream<ChatMessage>({ originalMessages: turn.messages, execute: () => {} }),
+      // a retried request the chat already answered: no model run (it would continue the stored reply); the
+      // stream carries the stored reply again (turn.answered), or nothing to a client that posted the reply
+      const answered = turn.answered
+      const stream = createUIMessageStream<ChatMessage>({
+        execute: ({ writer }) => {
+          if (answered !== undefined) for (const chunk of replyChunks(answered)) writer.write(chunk)
+        },
       })
+      return createUIMessageStreamResponse({ stream })
     }
     const reply = persistReply(store, turn)
     ;(log.replies as Promise<ReplyResult>[]).push(reply.done)

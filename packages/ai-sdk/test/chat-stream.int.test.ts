@@ -156,7 +156,28 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
       expect(turn).toMatchObject({ duplicate: true, version, appended: [], revised: [], retracted: [] })
       expect(turn.messages).toEqual(chat.list)
     }
+    // the stored reply a re-post of the question already got; none for a client that posted the reply
+    expect([whole.answered, last.answered, first.answered]).toEqual([undefined, undefined, chat.list[1]])
     expect((await store.getSession(chatSessionId(chat.id))).version).toBe(version)
+  })
+
+  it('a re-posted question gets the reply that followed it as `answered`; a chat ending with a question has none', async () => {
+    // given two answered questions
+    const chat = new TestChat({ id: `answered-${kind}`, api: chatRoute(store, scriptedModel([textStep('One.'), textStep('Two.')])) })
+    await chat.sendMessage({ text: 'first' })
+    await chat.sendMessage({ text: 'second' })
+    const [q1, a1, q2, a2] = chat.list as [UIMessage, UIMessage, UIMessage, UIMessage]
+    // when each question is re-posted (a stale tab's, a lost response's)
+    const older = await receiveChat(store, chat.id, { message: q1, trigger: 'submit-message' })
+    const latest = await receiveChat(store, chat.id, { message: q2, trigger: 'submit-message' })
+    // then
+    expect([older.answered, latest.answered]).toEqual([a1, a2])
+    // and a chat ending with a question (its reply never written) has no answer to give: the model runs
+    const { version } = await store.getSession(chatSessionId(chat.id))
+    const q3 = { id: 'q3', role: 'user' as const, parts: [{ type: 'text' as const, text: 'third' }] }
+    await receiveChat(store, chat.id, { message: q3 })
+    const again = await receiveChat(store, chat.id, { message: q3 })
+    expect(again).toMatchObject({ duplicate: true, version: version + 1, answered: undefined })
   })
 
   it.each([false, true])(

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import type { PostgresStore } from '@turnlog/postgres'
 import { validateUIMessages, type UIMessage } from 'ai'
 import { loadChatState } from '@turnlog/ai-sdk'
-import { TestChat, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
+import { TestChat, readReplyStream, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
 import { chatRoute, type RouteLog } from './chat-route.js'
 import { STORE_KINDS, useTestStoreOfKind } from './store-kinds.js'
 
@@ -95,6 +95,53 @@ describe.each(STORE_KINDS)('POST /api/chat over HTTP on %s', (kind) => {
       const after = await loadChatState(store, chat.id)
       expect(after.version).toBe(before.version)
       expect(after.messages).toEqual(before.messages)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
+  it('a retried request the chat already answered gets the stored reply as a stream: same id and parts, no model run, nothing written', async () => {
+    // given a chat answered with a tool run (text, the weather call and its result, text: two model steps)
+    const log: RouteLog = { replies: [] }
+    const model = scriptedModel([toolStep('c1', 'weather', { city: 'Oslo' }), textStep('Oslo: 12 °C.')])
+    const server = await serve(chatRoute(store, model, log))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`
+    try {
+      const chat = new TestChat({ id: `http-replay-${kind}`, api: url, lastOnly: true })
+      await chat.sendMessage({ text: 'Weather in Oslo?' })
+      await Promise.all(log.replies)
+      const [question, reply] = chat.list as [UIMessage, UIMessage]
+      expect(reply.parts.map((p) => p.type)).toEqual(['step-start', 'text', 'tool-weather', 'step-start', 'text'])
+      const before = await loadChatState(store, chat.id)
+      const calls = model.doStreamCalls.length
+      // when the client's transport re-posts the request (its response lost)
+      const retried = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: chat.id, message: question, trigger: 'submit-message', messageId: question.id }),
+      })
+      // then the response is the stored reply, read by the AI SDK's client-side reader
+      expect(retried.status).toBe(200)
+      const replayed = await readReplyStream(retried)
+      expect(replayed).toEqual(reply)
+      // and no model ran, nothing was written
+      expect([calls, model.doStreamCalls.length]).toEqual([2, 2])
+      expect(log.replies).toHaveLength(1)
+      const after = await loadChatState(store, chat.id)
+      expect(after.version).toBe(before.version)
+      expect(after.messages).toEqual(before.messages)
+      // and the AI SDK's client that lost the response (it holds the question only) shows the reply when it retries
+      const lost = new TestChat({ id: chat.id, api: url, lastOnly: true, messages: [question] })
+      await lost.sendMessage()
+      expect(lost.status).toBe('ready')
+      expect(lost.list).toEqual(chat.list)
+      // and a client that posted the reply itself (the whole list, reply included) keeps it as it is: the
+      // stream adds nothing (the SDK's client would append a second copy of the parts to the message it holds)
+      const holding = new TestChat({ id: chat.id, api: url, messages: chat.list })
+      await holding.sendMessage()
+      expect(holding.list).toEqual(chat.list)
+      expect(model.doStreamCalls).toHaveLength(2)
+      expect((await loadChatState(store, chat.id)).version).toBe(before.version)
     } finally {
       await new Promise((resolve) => server.close(resolve))
     }
