@@ -5,6 +5,7 @@ import {
   createMessage,
   isTurnlogError,
   toWire,
+  toolPairing,
   type JsonValue,
   type Message,
   type MessageId,
@@ -229,11 +230,18 @@ function sessionOptions(options: { readonly tenantId?: string; readonly metadata
   }
 }
 
-/** The payloads, an interrupted reply's open calls answered (all but a trailing reply, which the stream continues). */
+/**
+ * The payloads, an interrupted reply's open calls answered (all but a trailing reply, which the stream
+ * continues), and each call sent once: a part still open beside the answered part of its call is left
+ * out (`convertToModelMessages` would send the call twice, once without its result).
+ */
 function forModel<UI extends UIMessage>(records: readonly Message<UI>[]): UI[] {
   return records.map((m, i) => {
     const continued = i === records.length - 1 && m.payload.role === 'assistant'
-    return m.status === 'partial' && !continued
+    if (m.status === 'partial' && !continued) return (toWire([m], { repairPairing: true })[0] ?? toWire([m])[0]) as UI
+    // with no open call of its own, the repair of one message only sends each of its calls once
+    const own = toolPairing([m])
+    return own.duplicateCalls.length > 0 && own.unanswered.length === 0
       ? ((toWire([m], { repairPairing: true })[0] ?? toWire([m])[0]) as UI)
       : (toWire([m])[0] as UI)
   })

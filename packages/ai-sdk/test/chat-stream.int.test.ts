@@ -142,6 +142,43 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     expect((await loadChatState(store, chatId)).interrupted).toEqual([id])
   })
 
+  it('a call whose part is still open beside its answered part reaches the model once, with its result; the chat unchanged', async () => {
+    // given: a finished reply holding a stale open part of a call next to the answered part of the same call
+    const chatId = `open-and-answered-${kind}`
+    const turn = await receiveChat<UIMessage>(store, chatId, {
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Nice?' }] }],
+    })
+    const reply = persistReply(store, turn)
+    const id = reply.generateMessageId()
+    const parts: UIMessage['parts'] = [
+      { type: 'step-start' },
+      { type: 'tool-weather', toolCallId: 'c7', state: 'input-available', input: { city: 'Nice' } },
+      { type: 'tool-weather', toolCallId: 'c7', state: 'output-available', input: { city: 'Nice' }, output: { tempC: 21 } },
+      { type: 'text', text: 'It is 21 °C.' },
+    ]
+    await reply.onFinish({
+      responseMessage: { id, role: 'assistant', parts },
+      isContinuation: false,
+      isAborted: false,
+      finishReason: 'stop',
+    })
+    const model = scriptedModel([textStep('Sunny too.')])
+    const chat = new TestChat({ id: chatId, api: chatRoute(store, model), messages: await loadChat(store, chatId) })
+    // when
+    await chat.sendMessage({ text: 'and the sky?' })
+    // then: one call c7 in the prompt, with its result; the stored chat still holds both parts
+    const prompt = model.doStreamCalls[0]?.prompt ?? []
+    const toolParts = prompt
+      .flatMap((m): readonly { type: string; toolCallId?: string }[] => (typeof m.content === 'string' ? [] : m.content))
+      .filter((p) => p.type === 'tool-call' || p.type === 'tool-result')
+    expect(toolParts.map((p) => [p.type, p.toolCallId])).toEqual([
+      ['tool-call', 'c7'],
+      ['tool-result', 'c7'],
+    ])
+    const stored = await expectSameAsClient(chat)
+    expect(stored[1]?.parts).toEqual(parts)
+  })
+
   it('re-posting what the store holds writes nothing, whole list or last message', async () => {
     // given
     const chat = new TestChat({ id: `repost-${kind}`, api: chatRoute(store, scriptedModel([textStep('Hi!')])) })

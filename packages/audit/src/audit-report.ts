@@ -137,6 +137,14 @@ export const FINDING_KINDS = {
     description: 'Several live tool results answer one tool call id.',
     incident: 'A retried tool or a re-inserted transcript wrote the result twice; providers reject the request.',
   },
+  duplicate_tool_call: {
+    severity: 'error',
+    check: 'pairing',
+    description: 'One tool call id is opened more than once in the live view.',
+    incident:
+      'Two tool calls with one id in one assistant message, a later message that calls the id again (a re-inserted transcript, ids reused per turn), ' +
+      'or an AI SDK UI tool part still open beside the answered part of the same call; providers reject the request until the wire view repairs it.',
+  },
   live_duplicate_copy: {
     severity: 'error',
     check: 'duplicates',

@@ -347,6 +347,39 @@ describe('audit: live-view incidents (through the public API)', () => {
     expect(report.findings.map((f) => [f.kind, f.messageIds, f.seqs])).toEqual([['duplicate_tool_result', [first.id, retry.id], [3, 4]]])
   })
 
+  it('reports two tool calls with one id in one assistant message as duplicate_tool_call (OpenAI refuses the request; one result "pairs" both)', async () => {
+    // given: a provider returned call_07 twice in one message; the tool ran once
+    const go = user('go')
+    const call = assistantCalling(['call_07', 'call_07'])
+    const result = toolResult('call_07', 'ok')
+    const sessionId = await sessionWith(store, go, call, result, assistant('done'))
+
+    // when
+    const report = await audit(store, sessionId)
+
+    // then
+    expect(report.findings.map((f) => [f.kind, f.severity, f.messageIds, f.seqs])).toEqual([
+      ['duplicate_tool_call', 'error', [call.id], [2]],
+    ])
+    expect(report.findings[0]?.evidence).toEqual({ toolCallId: 'call_07', calls: 2, format: 'openai-chat' })
+    expect(report.findings[0]?.explanation).toBe(`tool call call_07 is made 2 times in assistant message ${call.id}`)
+  })
+
+  it('reports a later assistant message that calls an id again as duplicate_tool_call, naming both messages', async () => {
+    // given: turn 2 reuses turn 1's call id (a provider that numbers calls per turn)
+    const first = assistantCalling(['call_0'])
+    const again = assistantCalling(['call_0'])
+    const sessionId = await sessionWith(store, user('a'), first, toolResult('call_0', 'a'), again, toolResult('call_0', 'b'))
+
+    // when
+    const report = await audit(store, sessionId)
+
+    // then
+    expect(report.findings.filter((f) => f.kind === 'duplicate_tool_call').map((f) => [f.messageIds, f.seqs, f.explanation])).toEqual([
+      [[first.id, again.id], [2, 4], 'tool call call_0 is made 2 times by 2 live messages'],
+    ])
+  })
+
   it('reports a re-inserted transcript (#92231) as live_duplicate_copy per content, and the doubled tool results', async () => {
     // given: the runtime reloads its messages without their ids and flushes them again as new messages
     const original = [system('be brief'), user('read a.md'), assistantCalling(['call_a']), toolResult('call_a'), assistant('it says hi')]
@@ -363,7 +396,7 @@ describe('audit: live-view incidents (through the public API)', () => {
     expect(copies.map((f) => f.messageIds)).toEqual(original.map((m, i) => [m.id, reloaded[i]?.id]))
     expect(copies.map((f) => f.seqs)).toEqual(original.map((_, i) => [i + 1, i + 6]))
     expect(copies.map((f) => f.severity)).toEqual(['error', 'warning', 'error', 'error', 'warning'])
-    expect(kinds(report.findings).filter((k) => k !== 'live_duplicate_copy')).toEqual(['duplicate_tool_result'])
+    expect(kinds(report.findings).filter((k) => k !== 'live_duplicate_copy')).toEqual(['duplicate_tool_call', 'duplicate_tool_result'])
   })
 
   it('does not report a compaction that carries a copy of a covered message forward', async () => {

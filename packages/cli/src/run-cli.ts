@@ -145,7 +145,10 @@ Examples:
     .description('print a session: its live list, its full transcript, or the provider wire view, now or at a past version')
     .addOption(new Option('--at <version>', 'time travel: the session as of this version').argParser(integer(0, Number.MAX_SAFE_INTEGER)))
     .addOption(new Option('--view <view>', 'what to show').choices(REPLAY_VIEWS).default('live'))
-    .option('--repair-pairing', 'with --view wire: add synthetic results for unanswered tool calls, drop orphans (the copy only)')
+    .option(
+      '--repair-pairing',
+      'with --view wire: add synthetic results for unanswered tool calls, drop orphans and second results, send each call id once (the copy only)',
+    )
     .addHelpText(
       'after',
       `

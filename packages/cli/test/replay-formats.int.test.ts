@@ -4,6 +4,8 @@
  * shows each message through its format's preview.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import { createMessage, type Message } from '@turnlog/core'
+import { openStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { createMixedFormatSession, MIXED_FORMAT_MESSAGES } from './support/mixed-format-session.js'
 import { runTurnlog } from './support/run-turnlog.js'
@@ -63,6 +65,34 @@ describe('turnlog replay with every message format', () => {
         expect(row).toContain(m.shows)
       }
       expect(text.stdout).toContain('unanswered call call_agents_1')
+    },
+    SLOW,
+  )
+
+  it(
+    'names a tool call id made twice in one message, and --repair-pairing sends it once',
+    async () => {
+      // given: an assistant message with two tool_calls sharing one id, and one result
+      const call = { id: 'call_dup', type: 'function', function: { name: 'get_weather', arguments: '{}' } }
+      const store = await openStore({ connectionString: db.connectionString })
+      const dup = await store.createSession()
+      try {
+        const messages: Message[] = [
+          createMessage({ role: 'user', content: 'weather?' }),
+          createMessage({ role: 'assistant', content: null, tool_calls: [call, call] }),
+          createMessage({ role: 'tool', tool_call_id: 'call_dup', content: '18 C' }),
+        ]
+        await store.append(dup, messages)
+      } finally {
+        await store.close()
+      }
+      // when
+      const text = await runTurnlog(['--database-url', db.connectionString, 'replay', dup])
+      const wire = await runTurnlog(['--database-url', db.connectionString, 'replay', dup, '--view', 'wire', '--repair-pairing', '--json'])
+      // then
+      expect(text.code).toBe(0)
+      expect(text.stdout).toContain('tool-call pairing: call call_dup made 2 times (a provider would reject this list')
+      expect(wire.json<{ messages: { tool_calls?: unknown[] }[] }>().messages.map((m) => m.tool_calls?.length ?? 0)).toEqual([0, 1, 0])
     },
     SLOW,
   )

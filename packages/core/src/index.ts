@@ -86,6 +86,7 @@ export {
   toolCallIds,
   toolPairing,
   toolResultId,
+  type DuplicateToolCalls,
   type DuplicateToolResults,
   type OrphanToolResult,
   type PairingInput,

@@ -11,8 +11,9 @@ export interface ToWireOptions {
   /**
    * Make the copy acceptable to providers that reject unpaired tool calls: add a synthetic
    * "interrupted" result after each unanswered call's block, drop orphan results and extra results for
-   * one call id. Only the returned copy changes; the log never does. A result after its call but
-   * outside the call's block (another message between them) answers it and is not moved.
+   * one call id, and open each call id once (a call id opened again is left out of the copy). Only the
+   * returned copy changes; the log never does. A result after its call but outside the call's block
+   * (another message between them) answers it and is not moved.
    */
   readonly repairPairing?: boolean
   /** Content of the synthetic result for an unanswered call. */
@@ -81,6 +82,21 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
       else dropResult(id, d.toolCallId)
     }
   }
+  // call ids opened more than once: one opening is kept, every other one is left out of the copy
+  const dropCalls = new Map<string, Set<string>>()
+  const repeatingCalls = new Set<string>()
+  for (const d of pairing.duplicateCalls) {
+    const kept = keptOpening(messages, d.toolCallId, d.messageIds)
+    let keptTwice = false
+    for (const id of d.messageIds) {
+      if (id !== kept) {
+        const set = dropCalls.get(id)
+        if (set) set.add(d.toolCallId)
+        else dropCalls.set(id, new Set([d.toolCallId]))
+      } else if (keptTwice) repeatingCalls.add(id)
+      else keptTwice = true
+    }
+  }
   const unansweredByMessage = new Map<string, string[]>()
   for (const u of pairing.unanswered) {
     const list = unansweredByMessage.get(u.messageId)
@@ -111,12 +127,27 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
       // a message whose every result is dropped (an orphan, a second result) is not sent
       continue
     }
+    const callsDropped = dropCalls.get(m.id)
+    if (callsDropped !== undefined || repeatingCalls.has(m.id)) {
+      if (format.withoutCalls !== undefined) {
+        // a format that can drop single calls sends the rest of the message (nothing left: not sent)
+        wired = format.withoutCalls(wired ?? m.payload, callsDropped ?? new Set())
+        if (wired === undefined) continue
+      } else if (
+        callsDropped !== undefined &&
+        !opensKeptCall(format, m.payload, callsDropped) &&
+        results.every((id) => dropped?.has(id) === true)
+      ) {
+        // a message that only repeats calls opened before (and carries no result kept) is not sent
+        continue
+      }
+    }
     // synthetic results go right after the calling message's block of tool results (the results kept)
     if (dropped === undefined ? results.length === 0 : results.every((id) => dropped.has(id))) flushPending()
     const missing = unansweredByMessage.get(m.id)
+    if (wired !== undefined) payload = wired
     if (missing && format.answerInPlace !== undefined) {
       // a format whose messages carry their own results answers the calls in the message itself
-      if (wired !== undefined) payload = wired
       out.push(format.answerInPlace(payload, missing, content))
       continue
     }
@@ -125,4 +156,26 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
   }
   flushPending()
   return out
+}
+
+/**
+ * Which message keeps the opening of a call id opened several times (`openers`, in order): the
+ * message that carries the call's first result when it opens the call itself (a format whose part
+ * opens and answers, such as an `ai-sdk-ui` tool part with its output), else the first opener.
+ */
+function keptOpening(messages: readonly Message<unknown>[], toolCallId: string, openers: readonly string[]): string {
+  const first = openers[0] as string
+  let from = messages.findIndex((m) => m.id === first)
+  for (; from >= 0 && from < messages.length; from++) {
+    const m = messages[from] as Message<unknown>
+    const format = readingFormat(m.format)
+    if (!format.toolResults(m.payload).includes(toolCallId)) continue
+    return openers.includes(m.id) && format.toolCalls(m.payload).includes(toolCallId) ? m.id : first
+  }
+  return first
+}
+
+/** Whether `payload` opens a call whose opening is kept (one not in `dropped`). */
+function opensKeptCall(format: ReturnType<typeof readingFormat>, payload: unknown, dropped: ReadonlySet<string> | undefined): boolean {
+  return format.toolCalls(payload).some((id) => dropped?.has(id) !== true)
 }

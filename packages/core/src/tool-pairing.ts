@@ -28,12 +28,25 @@ export interface DuplicateToolResults {
   readonly messageIds: readonly MessageId[]
 }
 
+/**
+ * One tool-call id opened more than once: two calls with one id in one message, a later message that
+ * calls it again, or (`ai-sdk-ui`) a tool part still open beside an answered part of the same call.
+ * `messageIds` lists every message that opens it, in order, a message once per opening.
+ */
+export interface DuplicateToolCalls {
+  readonly toolCallId: string
+  readonly messageIds: readonly MessageId[]
+}
+
 /** Tool-call pairing state of a message list. Providers reject a request where any list is non-empty. */
 export interface ToolPairing {
   readonly ok: boolean
   readonly unanswered: readonly UnansweredToolCall[]
   readonly orphans: readonly OrphanToolResult[]
+  /** Several results for one call id. */
   readonly duplicates: readonly DuplicateToolResults[]
+  /** A call id opened more than once (the first opening is the one `unanswered` and results pair with). */
+  readonly duplicateCalls: readonly DuplicateToolCalls[]
 }
 
 /** The ids of an assistant message's tool calls (`id`, or `call_id` where a provider uses it). */
@@ -101,8 +114,9 @@ export interface PairingInput {
 
 /**
  * Checks tool-call pairing over a list in order, each message read by its format (which calls it
- * opens, which results it carries): every call needs exactly one result after it; a result before
- * (or without) its call is an orphan. Identical copies of a message count once. Calls and results
+ * opens, which results it carries): every call id is opened once and needs exactly one result after
+ * it; a result before (or without) its call is an orphan; an id opened again (in the same message or
+ * a later one) is a duplicate call. Identical copies of a message count once. Calls and results
  * pair by id across formats; a format with no pairing (`json`) opens and answers nothing.
  */
 export function toolPairing(messages: readonly PairingInput[]): ToolPairing {
@@ -120,11 +134,21 @@ function pairing(list: readonly PairingInput[]): ToolPairing {
   // identical copies of one message (a redelivery pushed twice) are that one message, not a second result
   const messages = withoutIdenticalCopies(list)
   const calls = new Map<string, MessageId>()
+  // every opening of a call id, when it is opened more than once (rare: created on the second opening)
+  const reopened = new Map<string, MessageId[]>()
   const results = new Map<string, MessageId[]>()
   const orphans: OrphanToolResult[] = []
   for (const m of messages) {
     const format = readingFormat(m.format)
-    for (const id of format.toolCalls(m.payload)) if (!calls.has(id)) calls.set(id, m.id)
+    for (const id of format.toolCalls(m.payload)) {
+      const first = calls.get(id)
+      if (first === undefined) calls.set(id, m.id)
+      else {
+        const openings = reopened.get(id)
+        if (openings) openings.push(m.id)
+        else reopened.set(id, [first, m.id])
+      }
+    }
     for (const answered of format.toolResults(m.payload)) {
       if (!calls.has(answered)) {
         orphans.push({ messageId: m.id, toolCallId: answered })
@@ -139,10 +163,13 @@ function pairing(list: readonly PairingInput[]): ToolPairing {
   for (const [toolCallId, messageId] of calls) if (!results.has(toolCallId)) unanswered.push({ messageId, toolCallId })
   const duplicates: DuplicateToolResults[] = []
   for (const [toolCallId, messageIds] of results) if (messageIds.length > 1) duplicates.push({ toolCallId, messageIds })
+  const duplicateCalls: DuplicateToolCalls[] = []
+  for (const [toolCallId, messageIds] of reopened) duplicateCalls.push({ toolCallId, messageIds })
   return {
-    ok: unanswered.length === 0 && orphans.length === 0 && duplicates.length === 0,
+    ok: unanswered.length === 0 && orphans.length === 0 && duplicates.length === 0 && duplicateCalls.length === 0,
     unanswered,
     orphans,
     duplicates,
+    duplicateCalls,
   }
 }

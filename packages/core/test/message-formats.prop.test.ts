@@ -125,7 +125,7 @@ describe('formats and meta (properties)', () => {
     fc.assert(
       fc.property(fc.array(jsonPayloadArb, { maxLength: 6 }), (payloads) => {
         const messages = payloads.map((p) => createMessage(p, { format: 'json' }))
-        expect(toolPairing(messages)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
+        expect(toolPairing(messages)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
         expect(toWire(messages, { repairPairing: true })).toEqual(toWire(messages))
       }),
       RUNS,
@@ -153,7 +153,7 @@ describe('a format added on the seam (test-items)', () => {
         const again = toolPairing(repaired.map((payload, i) => ({ id: `w${i}` as never, payload, format: 'test-items' })))
 
         // then
-        expect(again).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
+        expect(again).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
         const synthetic = repaired.filter(
           (p): p is Extract<Item, { type: 'function_call_output' }> => p.type === 'function_call_output' && p.output === 'INTERRUPTED',
         )

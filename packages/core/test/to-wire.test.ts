@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import { INTERRUPTED_TOOL_RESULT, createMessage, serializeMessage, toWire, toolPairing } from '@turnlog/core'
+import { INTERRUPTED_TOOL_RESULT, createMessage, serializeMessage, toWire, toolPairing, type MessageId } from '@turnlog/core'
 import { assistant, assistantCalling, toolResult, user } from './support/messages.js'
 
 const ENVELOPE_KEYS = ['id', 'createdAt', 'ephemeral', 'externalId', 'status', 'payload']
@@ -166,6 +166,50 @@ describe('toWire', () => {
     })
   })
 
+  describe('repairPairing: a call id called twice (OpenAI refuses two tool_calls with one id)', () => {
+    it('leaves the second tool_calls entry with one id out of the copy; the one result pairs with the first', () => {
+      // given
+      const call = assistantCalling(['call_1', 'call_1', 'call_2'])
+      const list = [user('read both'), call, toolResult('call_1'), toolResult('call_2')]
+
+      // when
+      const wire = toWire(list, { repairPairing: true })
+
+      // then
+      const calls = call.payload.tool_calls ?? []
+      expect(wire).toEqual([list[0]?.payload, { ...call.payload, tool_calls: [calls[0], calls[2]] }, list[2]?.payload, list[3]?.payload])
+      expect(toolPairing(wire.map((payload, i) => ({ id: `wire-${i}` as MessageId, payload }))).ok).toBe(true)
+      expect(call.payload).toEqual(assistantCalling(['call_1', 'call_1', 'call_2']).payload)
+    })
+
+    it('an unanswered call made twice in one message gets one synthetic result', () => {
+      // given
+      const call = assistantCalling(['call_1', 'call_1'])
+
+      // when
+      const wire = toWire([call], { repairPairing: true })
+
+      // then
+      expect(wire).toEqual([{ ...call.payload, tool_calls: [call.payload.tool_calls?.[0]] }, synthetic('call_1')])
+    })
+
+    it('a later message that calls the id again loses that call; with nothing else to say it is not sent, and its result goes as a second result', () => {
+      // given: turn 1 calls call_1 and gets its result; turn 2 reuses the id
+      const first = assistantCalling(['call_1'])
+      const again = assistantCalling(['call_1'])
+      const withText = createMessage({ role: 'assistant', content: 'once more', tool_calls: again.payload.tool_calls ?? [] })
+      const list = [first, toolResult('call_1', 'a'), again, toolResult('call_1', 'b'), user('next')]
+
+      // when
+      const wire = toWire(list, { repairPairing: true })
+      const keepsText = toWire([first, toolResult('call_1', 'a'), withText], { repairPairing: true })
+
+      // then
+      expect(wire).toEqual([first.payload, list[1]?.payload, list[4]?.payload])
+      expect(keepsText[2]).toEqual({ role: 'assistant', content: 'once more' })
+    })
+  })
+
   describe('identical copies (issue 13.2: a redelivered message pushed twice)', () => {
     it('are one message: sent once at the first place, one result for the pairing, never dropped by repairPairing', () => {
       // given: a copy of the question and of the tool result (spread and JSON round trip)
@@ -180,7 +224,7 @@ describe('toWire', () => {
       const repaired = toWire(live, { repairPairing: true })
 
       // then: before the fix the copies counted as a second result, and repair dropped both of them
-      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
+      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
       const expected = [q, call, result, live[5]].map((m) => m?.payload)
       expect(plain).toEqual(expected)
       expect(repaired).toEqual(expected)

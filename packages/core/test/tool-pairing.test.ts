@@ -11,7 +11,7 @@ describe('toolPairing', () => {
     const pairing = toolPairing(list)
 
     // then
-    expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [] })
+    expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
   })
 
   it('pairs the call_id variant on both sides, and mixed with id / tool_call_id', () => {
@@ -77,6 +77,39 @@ describe('toolPairing', () => {
     expect(pairing.duplicates).toEqual([{ toolCallId: 'call_1', messageIds: [first.id, second.id] }])
     expect(pairing.unanswered).toEqual([])
     expect(pairing.ok).toBe(false)
+  })
+
+  it('reports two calls with one id in one assistant message as a duplicate call, even when one result answers the id (providers refuse the request)', () => {
+    // given: one message calls call_1 twice; one tool result for call_1
+    const call = assistantCalling(['call_1', 'call_1', 'call_2'])
+    const list = [user('read both'), call, toolResult('call_1'), toolResult('call_2')]
+
+    // when
+    const pairing = toolPairing(list)
+
+    // then
+    expect(pairing.duplicateCalls).toEqual([{ toolCallId: 'call_1', messageIds: [call.id, call.id] }])
+    expect(pairing.unanswered).toEqual([])
+    expect(pairing.duplicates).toEqual([])
+    expect(pairing.ok).toBe(false)
+  })
+
+  it('reports a later message that calls an id again as a duplicate call (a re-inserted transcript, ids reused per turn)', () => {
+    // given
+    const first = assistantCalling(['call_1'])
+    const again = assistantCalling(['call_1'])
+    const before = toolResult('call_1', 'a')
+
+    // when
+    const answeredBetween = toolPairing([first, before, again])
+    const answeredAfter = toolPairing([first, again, before])
+
+    // then: the first call is the one that pairs; the second is a duplicate either way
+    for (const pairing of [answeredBetween, answeredAfter]) {
+      expect(pairing.duplicateCalls).toEqual([{ toolCallId: 'call_1', messageIds: [first.id, again.id] }])
+      expect(pairing.unanswered).toEqual([])
+      expect(pairing.ok).toBe(false)
+    }
   })
 
   it('is ok for an empty list and for lists without tools', () => {

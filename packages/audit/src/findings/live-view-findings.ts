@@ -12,8 +12,8 @@ import { appendOf, appendsOf, describePayload, makeFinding, previewOf, type Sess
 
 /**
  * Tool-call pairing of the fold's live view, each message read by its format: `unanswered_tool_call`,
- * `orphan_tool_result`, `duplicate_tool_result`. Each finding's evidence names the `format` of the
- * message it is about (for a duplicate: of the first result).
+ * `orphan_tool_result`, `duplicate_tool_result`, `duplicate_tool_call`. Each finding's evidence names
+ * the `format` of the message it is about (for a duplicate: of the first result, or the first call).
  */
 export function pairingFindings(audit: SessionAudit, state: SessionState): Finding[] {
   const live = liveMessages(state)
@@ -49,6 +49,20 @@ export function pairingFindings(audit: SessionAudit, state: SessionState): Findi
         ...appendsOf(audit, d.messageIds),
         explanation: `tool call ${d.toolCallId} has ${d.messageIds.length} live results`,
         evidence: { toolCallId: d.toolCallId, format: formatOf(d.messageIds[0] ?? '') },
+      }),
+    )
+  }
+  for (const d of pairing.duplicateCalls) {
+    // a message that makes the call twice is named once
+    const messageIds = [...new Set(d.messageIds)]
+    const first = messageIds[0] ?? ''
+    const where = messageIds.length === 1 ? `in ${speaker(first, 'assistant message')} ${first}` : `by ${messageIds.length} live messages`
+    findings.push(
+      makeFinding('duplicate_tool_call', audit.sessionId, {
+        messageIds,
+        ...appendsOf(audit, messageIds),
+        explanation: `tool call ${d.toolCallId} is made ${d.messageIds.length} times ${where}`,
+        evidence: { toolCallId: d.toolCallId, calls: d.messageIds.length, format: formatOf(first) },
       }),
     )
   }

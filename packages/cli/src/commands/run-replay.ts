@@ -31,6 +31,7 @@ function pairingText(p: ToolPairing): string {
   for (const u of p.unanswered) parts.push(`unanswered call ${u.toolCallId} on ${shortId(u.messageId)}`)
   for (const o of p.orphans) parts.push(`orphan result ${shortId(o.messageId)} for ${o.toolCallId}`)
   for (const d of p.duplicates) parts.push(`${d.messageIds.length} results for ${d.toolCallId}`)
+  for (const d of p.duplicateCalls) parts.push(`call ${d.toolCallId} made ${d.messageIds.length} times`)
   return `tool-call pairing: ${parts.join('; ')} (a provider would reject this list; \`--view wire --repair-pairing\` shows the repaired copy)`
 }
 

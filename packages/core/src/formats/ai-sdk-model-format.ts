@@ -183,6 +183,20 @@ export const aiSdkModelFormat: MessageFormat<AiSdkModelMessage> = {
     })
     return [{ role: 'tool', content: results }]
   },
+  withoutCalls(payload, ids) {
+    if (typeof payload.content === 'string') return cloneJson(payload as unknown as JsonValue)
+    const seen = new Set<string>()
+    const kept = payload.content.filter((p) => {
+      if (p.type !== 'tool-call' || typeof p['toolCallId'] !== 'string') return true
+      const id = p['toolCallId']
+      // a call an earlier message opened, or a second call with one id here, is left out
+      if (ids.has(id) || seen.has(id)) return false
+      seen.add(id)
+      return true
+    })
+    if (kept.length === 0) return undefined
+    return cloneJson({ ...payload, content: kept } as unknown as JsonValue)
+  },
   withoutResults(payload, ids) {
     if (typeof payload.content === 'string') return cloneJson(payload as unknown as JsonValue)
     const seen = new Set<string>()

@@ -195,8 +195,10 @@ const opaqueField: OpaqueField = (key) => OPAQUE_KEYS.has(key)
  * (`output-available`, `output-error`, `output-denied`) the same part also answers it. A UI message
  * carries its own results, so the pairing repair does not insert a message: it rewrites the
  * unanswered part in the wire copy to `state: 'output-error'` with `errorText`
- * ({@link MessageFormat.answerInPlace}), and leaves out a later open part of the same call;
- * `interruptedResults` is the assistant message made of such parts. The wire view is the `UIMessage` itself (the application calls `convertToModelMessages`).
+ * ({@link MessageFormat.answerInPlace}). A call with several parts (an open part beside or before the
+ * answered one, in this message or another) keeps one on the wire, the answered part where there is
+ * one ({@link MessageFormat.withoutCalls}); `interruptedResults` is the assistant message made of
+ * output-error parts. The wire view is the `UIMessage` itself (the application calls `convertToModelMessages`).
  */
 export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
   name: AI_SDK_UI_FORMAT,
@@ -234,6 +236,19 @@ export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
       return [interruptedPart(p, content)]
     })
     return copy
+  },
+  withoutCalls(payload, ids) {
+    // the part kept per call: the first answered part, else the first open one; none for `ids`
+    const keep = new Map<string, AiSdkUiPart>()
+    for (const p of toolParts(payload)) {
+      const id = p['toolCallId'] as string
+      if (ids.has(id)) continue
+      const kept = keep.get(id)
+      if (kept === undefined || (!ANSWERED_STATES.has(String(kept['state'])) && ANSWERED_STATES.has(String(p['state'])))) keep.set(id, p)
+    }
+    const parts = payload.parts.filter((p) => !isToolPart(p) || typeof p['toolCallId'] !== 'string' || keep.get(p['toolCallId']) === p)
+    if (parts.length === 0) return undefined
+    return cloneJson({ ...payload, parts } as unknown as JsonValue)
   },
   withoutResults(payload, ids) {
     const seen = new Set<string>()

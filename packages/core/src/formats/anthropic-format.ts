@@ -265,6 +265,18 @@ export const anthropicFormat: AnthropicFormat = {
       ? []
       : [{ role: 'user', content: ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content, is_error: true })) }],
   toWire: copyPayload,
+  withoutCalls(payload, toolCallIds) {
+    const copy = cloneJson(payload as unknown as JsonValue) as { content: AnthropicContentBlock[] | string }
+    if (typeof copy.content === 'string') return copy
+    const seen = new Set<string>()
+    copy.content = copy.content.filter((b) => {
+      if (b.type !== 'tool_use' || typeof b['id'] !== 'string') return true
+      if (toolCallIds.has(b['id']) || seen.has(b['id'])) return false
+      seen.add(b['id'])
+      return true
+    })
+    return copy.content.length === 0 ? undefined : copy
+  },
   withoutResults(payload, toolCallIds) {
     const copy = cloneJson(payload as unknown as JsonValue) as { content: AnthropicContentBlock[] | string }
     if (typeof copy.content === 'string') return copy

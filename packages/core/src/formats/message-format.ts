@@ -58,6 +58,15 @@ export interface MessageFormat<P = unknown> {
    */
   withoutResults?(payload: P, toolCallIds: ReadonlySet<string>): unknown
   /**
+   * For a format whose message can open several calls, or calls beside other content: the wire copy
+   * of `payload` without its openings of `toolCallIds` (a call id opened again after an earlier
+   * message opened it) and opening every other call once (of several openings of one call here, the
+   * one that carries the call's result, else the first), or `undefined` when nothing of it is left to
+   * send. Without it, `toWire(…, { repairPairing: true })` drops a message only when every call it
+   * opens and every result it carries is dropped, and otherwise sends it whole.
+   */
+  withoutCalls?(payload: P, toolCallIds: ReadonlySet<string>): unknown
+  /**
    * The placeholder that replaces `payload` when its message is redacted (`content` is the text to
    * show, `'[redacted]'`): a valid payload of this format without its content that keeps the
    * tool-call ids it opens and answers (a redacted result still answers its call). It must be a

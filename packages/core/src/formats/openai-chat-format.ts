@@ -77,6 +77,33 @@ function resultIds(payload: ChatMessage): string[] {
   return typeof id === 'string' ? [id] : []
 }
 
+/**
+ * The wire copy of an assistant message opening each call once and none of `drop` (a call id an
+ * earlier message opened): a repeated `tool_calls` entry is left out. A message left with neither
+ * tool calls nor content (`null` or absent) is not sent: providers refuse an empty assistant message
+ * and an empty `tool_calls` list alike.
+ */
+function withoutCalls(payload: ChatMessage, drop: ReadonlySet<string>): unknown {
+  const copy = copyPayload(payload) as { [key: string]: unknown; tool_calls?: unknown }
+  if (payload.role !== 'assistant' || !Array.isArray(copy.tool_calls)) return copy
+  const seen = new Set<string>()
+  const kept = (copy.tool_calls as unknown[]).filter((call) => {
+    if (typeof call !== 'object' || call === null) return true
+    const { id, call_id: callId } = call as { id?: unknown; call_id?: unknown }
+    const opened = id ?? callId
+    if (typeof opened !== 'string') return true
+    if (drop.has(opened) || seen.has(opened)) return false
+    seen.add(opened)
+    return true
+  })
+  if (kept.length > 0) {
+    copy.tool_calls = kept
+    return copy
+  }
+  delete copy.tool_calls
+  return copy['content'] === null || copy['content'] === undefined ? undefined : copy
+}
+
 /** The text of a chat message's content: the string, or its parts' texts (`[type]` for others). */
 function contentText(payload: ChatMessage): string {
   const c = payload.content
@@ -89,7 +116,8 @@ function contentText(payload: ChatMessage): string {
  * `openai-chat`: OpenAI Chat Completions messages (system, developer, user, assistant, tool), the
  * default for a payload with a chat `role`. An assistant message's `tool_calls[].id` (or `call_id`)
  * opens a call; a tool message's `tool_call_id` (or `call_id`) answers one. The synthetic
- * "interrupted" result is `{ role: 'tool', tool_call_id, content }`.
+ * "interrupted" result is `{ role: 'tool', tool_call_id, content }`; the pairing repair leaves a
+ * repeated call id out of `tool_calls` ({@link MessageFormat.withoutCalls}).
  */
 export const openAIChatFormat: MessageFormat<ChatMessage> = {
   name: OPENAI_CHAT_FORMAT,
@@ -97,6 +125,7 @@ export const openAIChatFormat: MessageFormat<ChatMessage> = {
   toolCalls: callIds,
   toolResults: resultIds,
   interruptedResults: (ids, content) => ids.map((id) => ({ role: 'tool', tool_call_id: id, content })),
+  withoutCalls,
   toWire: copyPayload,
   preview(payload) {
     const calls = callIds(payload)

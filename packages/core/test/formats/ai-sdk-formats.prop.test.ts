@@ -45,7 +45,7 @@ describe.each(FORMATS)('$format (properties)', ({ format, payload, sequence }) =
     )
   })
 
-  it('the pairing repair leaves no unanswered call, no orphan and no second result, and every repaired payload is valid for the format', () => {
+  it('the pairing repair leaves no unanswered call, no orphan, no second result and no call made twice, and every repaired payload is valid for the format', () => {
     fc.assert(
       fc.property(sequence, (payloads) => {
         const messages = payloads.map((p) => createMessage<object>(p, { format }))
@@ -55,6 +55,8 @@ describe.each(FORMATS)('$format (properties)', ({ format, payload, sequence }) =
         expect(repaired.unanswered).toEqual([])
         expect(repaired.orphans).toEqual([])
         expect(repaired.duplicates).toEqual([])
+        // each call once: no open part left beside (or before) the answered part of its call
+        expect(repaired.duplicateCalls).toEqual([])
         // the log is untouched
         expect(JSON.stringify(messages.map((m) => m.payload))).toBe(JSON.stringify(payloads))
       }),

@@ -161,6 +161,66 @@ describe('ai-sdk-ui', () => {
     expect(toolPairing(modelMessages.map((payload) => createMessage(payload, { format: 'ai-sdk-model' }))).ok).toBe(true)
   })
 
+  describe('an open part and the answered part of one call: the wire copy keeps the answered part, never the open one', () => {
+    const answered = fx.assistantAnswered.parts[2]
+    const open = { type: 'tool-getWeather', toolCallId: answered.toolCallId, state: 'input-available', input: { city: 'Paris' } } as const
+    const text = { type: 'text', text: 'between' } as const
+    /** The model messages of a wire copy pair (what the provider checks), and every UI message validates. */
+    async function expectProviderAccepts(wire: UIMessage[]): Promise<void> {
+      await expect(validateUIMessages({ messages: wire })).resolves.toHaveLength(wire.length)
+      const modelMessages = await convertToModelMessages(wire)
+      const model = toolPairing(modelMessages.map((payload) => createMessage(payload, { format: 'ai-sdk-model' })))
+      expect(model).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+    }
+
+    it.each([
+      ['answered first, open after it', [answered, text, open]],
+      ['open first, answered after it', [open, text, answered]],
+    ] as const)(
+      'in one message (%s): pairing reports the duplicate call; the repair sends the answered part only',
+      async (_order, parts) => {
+        const m = ui({ id: 'msg-both', role: 'assistant', parts: [...parts] })
+        const messages = [ui(fx.userText), m]
+        const pairing = toolPairing(messages)
+        expect(pairing.duplicateCalls).toEqual([{ toolCallId: answered.toolCallId, messageIds: [m.id, m.id] }])
+        expect(pairing.ok).toBe(false)
+
+        const wire: UIMessage[] = toWire(messages, { repairPairing: true })
+
+        expect(wire[1]?.parts).toEqual(parts.filter((p) => p !== open))
+        expect(toolPairing(wire.map((payload, i) => ({ id: messages[i]!.id, payload, format: 'ai-sdk-ui' }))).ok).toBe(true)
+        await expectProviderAccepts(wire)
+        expect(m.payload.parts).toEqual(parts)
+      },
+    )
+
+    it.each([
+      ['the open part in an earlier message', 'open-then-answered'],
+      ['the open part in a later message', 'answered-then-open'],
+    ] as const)(
+      'across messages (%s): the message with the open part goes without it, or not at all when nothing else is left',
+      async (_order, order) => {
+        const withOpen = ui({ id: 'msg-open', role: 'assistant', parts: [open, text] })
+        const onlyOpen = ui({ id: 'msg-only-open', role: 'assistant', parts: [open] })
+        const withAnswer = ui({ id: 'msg-answered', role: 'assistant', parts: [answered] })
+        for (const stale of [withOpen, onlyOpen]) {
+          const messages = order === 'open-then-answered' ? [ui(fx.userText), stale, withAnswer] : [ui(fx.userText), withAnswer, stale]
+          expect(toolPairing(messages).duplicateCalls).toEqual([
+            { toolCallId: answered.toolCallId, messageIds: [messages[1]!.id, messages[2]!.id] },
+          ])
+
+          const wire: UIMessage[] = toWire(messages, { repairPairing: true })
+
+          const expected = messages
+            .map((m) => m.payload)
+            .flatMap((p) => (p === stale.payload ? (stale === withOpen ? [{ ...p, parts: [text] }] : []) : [p]))
+          expect(wire).toEqual(expected)
+          await expectProviderAccepts(wire)
+        }
+      },
+    )
+  })
+
   it('a second result for one call (the same tool part in a later message) is dropped from the wire copy, the rest of that message kept', () => {
     const later = {
       id: 'msg-later',

@@ -81,8 +81,12 @@ describe('anthropic format (properties)', () => {
             expect(anthropicFormat.toolCalls(wire[j]!)).toContain(s.id)
           }
 
-          // then: without orphans and second results, the input's payloads are all there, in order
-          const dropped = new Set([...pairing.orphans.map((o) => o.messageId), ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1))])
+          // then: without orphans, second results and messages that call an id again, the input's payloads are all there, in order
+          const dropped = new Set([
+            ...pairing.orphans.map((o) => o.messageId),
+            ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1)),
+            ...pairing.duplicateCalls.flatMap((d) => d.messageIds.slice(1)),
+          ])
           const kept = wire.filter((w) => !isSynthetic(w))
           const untouched = messages.filter((m) => !dropped.has(m.id)).map((m) => m.payload)
           for (const p of untouched) expect(kept).toContainEqual(p)
