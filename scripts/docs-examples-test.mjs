@@ -317,7 +317,7 @@ export const EXAMPLES = {
   'packages/hermes/README.md#1': {
     kind: 'skip',
     first: "import { openStore } from 'turnlog'",
-    why: '@turnlog/hermes is opt-in and native (better-sqlite3): not in this install; its own tests cover the importer',
+    why: '@turnlog/hermes is opt-in and native (better-sqlite3): not in this install; packages/hermes/test/packaging imports a state.db from its tarball',
   },
   'packages/langgraph/README.md#1': {
     kind: 'compile',

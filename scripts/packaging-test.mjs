@@ -4,15 +4,17 @@
 // resolves inside it), installs the default set (the umbrella `turnlog` and what it depends on; not the
 // opt-in @turnlog/hermes) with plain npm into a scratch app outside the repository (no workspace, no
 // links), and there: checks that nothing native was installed, imports `turnlog` from ESM, compiles a typed
-// sample with `tsc --strict` without `skipLibCheck`, runs it, and runs `npx turnlog --version` and
-// `npx turnlog demo`; then the opt-in adapters' samples, and the docs' examples (scripts/docs-examples-test.mjs,
-// on the current Node). The app's runtime steps run under the current Node and under each major of
+// sample and a CommonJS consumer (which `require()`s the packages) with `tsc --strict` without
+// `skipLibCheck`, runs them, and runs `npx turnlog --version` and `npx turnlog demo`; then the opt-in
+// packages' samples (the adapters, @turnlog/hermes) and a `require()` of each, and the docs' examples
+// (scripts/docs-examples-test.mjs, on the current Node). The app's runtime steps run under the current Node and under each major of
 // TURNLOG_TEST_NODE_VERSIONS ("22 24" by default, "none" to skip; see scripts/node-runtime.mjs).
 // npm's cache makes re-runs fast. TURNLOG_KEEP_PACKAGING_APP=1 keeps the scratch directories.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, posix, relative } from 'node:path'
+import { createRequire } from 'node:module'
+import { dirname, join, posix, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { testDocExamples, workspaceVersion } from './docs-examples-test.mjs'
 import { ensureNode, envWithNode, matrixMajors } from './node-runtime.mjs'
@@ -196,6 +198,32 @@ try {
 }
 `,
 )
+// A CommonJS service: `require()` of the ES modules (Node 20.19+, 22.12+, 24: no top-level await in their
+// import graph), typed by the same declarations; it gets the very module instances `import()` gets.
+writeFileSync(
+  join(app, 'consumer.cts'),
+  `import { createMessage, openStore, toWire } from 'turnlog'
+import * as core from '@turnlog/core'
+import * as postgres from '@turnlog/postgres'
+import * as auditPackage from '@turnlog/audit'
+import * as cli from '@turnlog/cli'
+
+async function main(): Promise<void> {
+  // the same module instances as import(): what sample.js does through import() holds here too
+  const esm = await import('turnlog')
+  if (esm.openStore !== openStore || esm.createMessage !== core.createMessage || esm.audit !== auditPackage.audit)
+    throw new Error('require() and import() gave different module instances')
+  if (typeof postgres.withRetry !== 'function' || typeof cli.runCli !== 'function') throw new Error('missing exports')
+  const wire = toWire([createMessage({ role: 'user', content: 'from CommonJS' })])
+  if (wire[0]?.content !== 'from CommonJS') throw new Error(\`unexpected: \${JSON.stringify(wire)}\`)
+  console.log(JSON.stringify({ node: process.version, commonjs: typeof module === 'object', exports: Object.keys(esm).length }))
+}
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})
+`,
+)
 writeFileSync(
   join(app, 'tsconfig.json'),
   JSON.stringify(
@@ -209,7 +237,7 @@ writeFileSync(
         types: ['node'],
         outDir: 'out',
       },
-      files: ['sample.ts'],
+      files: ['sample.ts', 'consumer.cts'],
     },
     null,
     2,
@@ -241,6 +269,9 @@ for (const rt of runtimes) {
     if (rt.label.startsWith('v') && out !== rt.label) fail(`the app ran ${out}, not ${rt.label}`)
   })
   const sample = step(`${rt.label}: sample`, () => run('node', ['out/sample.js'], opts).trim())
+  const required = step(`${rt.label}: require() from CommonJS`, () => run('node', ['out/consumer.cjs'], opts).trim())
+  if (!required.includes('"commonjs":true')) fail(`the CommonJS consumer printed ${JSON.stringify(required)}`)
+  ran.push(`${rt.label} require(): ${required}`)
   const v = step(`${rt.label}: npx turnlog --version`, () => run('npx', ['turnlog', '--version'], opts).trim())
   if (v !== expectedVersion) fail(`npx turnlog --version printed ${JSON.stringify(v)}, expected ${expectedVersion}`)
   // npm links one `turnlog` executable (the umbrella's or @turnlog/cli's, the same CLI): run the umbrella's too
@@ -252,11 +283,19 @@ for (const rt of runtimes) {
   ran.push(`${rt.label} ${sample}`)
 }
 
-// 8. Opt-in packages (the framework adapters, ...): a package with a `test/packaging/` folder (never in its
-// tarball) is installed on its own into a second scratch app, from its tarball, with the peers and the
-// sample that folder names (`package.json`: { "dependencies": {…}, "variants"?: [{ "name", "dependencies",
-// "nodeMajors"? }] }, `sample.ts`): the sample compiles with tsc --strict and no skipLibCheck, and runs
-// under the current Node and each major of the matrix; each variant (other dependency versions) again.
+// 8. Opt-in packages (the framework adapters, @turnlog/hermes): a package with a `test/packaging/` folder
+// (never in its tarball) is installed on its own into a second scratch app, from its tarball, with the
+// peers and the sample that folder names (`package.json`: { "dependencies": {…}, "prebuilt"?: [names],
+// "variants"?: [{ "name", "dependencies", "nodeMajors"? }] }, `sample.ts`): the sample compiles with tsc
+// --strict and no skipLibCheck, and runs under the current Node and each major of the matrix; each variant
+// (other dependency versions) again. On each of those runtimes a CommonJS file `require()`s the package
+// and checks it got the module `import()` gets.
+// `prebuilt` names native dependencies installed through prebuild-install (better-sqlite3): the scratch
+// app gets the version the workspace installed, and its install script is handed the binary the
+// workspace's install built, as the local prebuild it looks for before downloading one (CI machines
+// cannot download one; compiling it again from source costs a minute of CPU per Node). That binary is for the
+// current Node, so such a sample runs on the current Node only; the `require()` still runs on every
+// runtime (better-sqlite3 loads its binary when a database is opened, not when it is imported).
 const optIn = packages.filter((p) => {
   try {
     return statSync(join(root, 'packages', p.dir, 'test', 'packaging', 'sample.ts')).isFile()
@@ -264,14 +303,56 @@ const optIn = packages.filter((p) => {
     return false
   }
 })
+const requireCheck = `// argv[2]: a package name; require() must give the module namespace import() gives
+const name = process.argv[2]
+const required = require(name)
+import(name).then((esm) => {
+  if (required !== esm || Object.keys(esm).length === 0) throw new Error(\`require('\${name}') is not import('\${name}')\`)
+  console.log(\`require('\${name}'): \${Object.keys(esm).length} exports on \${process.version}\`)
+})
+`
+/**
+ * Local prebuilds for the `prebuilt` native packages of an opt-in package, in `into`: for each, the version
+ * the workspace installed (returned, for the app's dependencies) and
+ * `into/<name>-v<version>-node-v<abi>-<platform>-<arch>.tar.gz` holding the workspace's
+ * `build/Release/<name with _>.node`, the name and layout of the binaries the package publishes.
+ */
+function localPrebuilds(p, names, into) {
+  const dependencies = {}
+  const requireFromPackage = createRequire(join(root, 'packages', p.dir, 'package.json'))
+  for (const name of names) {
+    const dir = dirname(requireFromPackage.resolve(`${name}/package.json`))
+    const { version: v } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+    const binary = `build/Release/${name.replace(/^@[^/]+\//, '').replace(/-/g, '_')}.node`
+    try {
+      statSync(join(dir, binary))
+    } catch {
+      fail(`${name} in the workspace has no ${binary} (its install did not build it)`)
+    }
+    mkdirSync(into, { recursive: true })
+    run('tar', [
+      'czf',
+      join(into, `${name}-v${v}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`),
+      '-C',
+      dir,
+      binary,
+    ])
+    dependencies[name] = v
+  }
+  return dependencies
+}
 /**
  * One scratch app for an opt-in package: its tarball, the umbrella, the sample's dependencies; the sample
- * compiled with tsc --strict and run on each runtime whose major is in `majors` (every runtime when null).
+ * compiled with tsc --strict and run on each runtime whose major is in `majors` (every runtime when null),
+ * the package `require()`d there too.
  */
-function tryOptIn(p, dependencies, label, majors) {
+function tryOptIn(p, dependencies, label, majors, prebuilt) {
   const dir = join(root, 'packages', p.dir, 'test', 'packaging')
   const optApp = mkdtempSync(join(tmpdir(), `turnlog-app-${p.dir}-`))
   scratch.push(optApp)
+  // prebuild-install reads its settings from `.prebuild-installrc` files up from the package's directory
+  const native = localPrebuilds(p, prebuilt, join(optApp, 'prebuilds'))
+  if (prebuilt.length > 0) writeFileSync(join(optApp, '.prebuild-installrc'), `local-prebuilds=${join(optApp, 'prebuilds')}\n`)
   writeFileSync(
     join(optApp, 'package.json'),
     JSON.stringify(
@@ -287,6 +368,7 @@ function tryOptIn(p, dependencies, label, majors) {
           ...Object.fromEntries(
             Object.entries(dependencies).map(([name, range]) => [name, tarballs.has(name) ? `file:${tarballs.get(name)}` : range]),
           ),
+          ...native,
           [p.json.name]: `file:${tarballs.get(p.json.name)}`,
         },
         // every other @turnlog/* package from the fresh tarballs, never the registry
@@ -302,30 +384,45 @@ function tryOptIn(p, dependencies, label, majors) {
     ),
   )
   writeFileSync(join(optApp, 'sample.ts'), readFileSync(join(dir, 'sample.ts'), 'utf8'))
-  writeFileSync(join(optApp, 'tsconfig.json'), readFileSync(join(app, 'tsconfig.json'), 'utf8'))
+  writeFileSync(join(optApp, 'require-check.cjs'), requireCheck)
+  const tsconfig = JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8'))
+  writeFileSync(join(optApp, 'tsconfig.json'), JSON.stringify({ ...tsconfig, files: ['sample.ts'] }, null, 2))
   step(`${label}: npm install`, () =>
     run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: optApp }),
   )
+  // a prebuild that does not load (another Node ran the workspace's install) makes npm compile it: say so
+  for (const name of prebuilt) {
+    try {
+      statSync(join(optApp, 'node_modules', name, 'build', 'Release', 'obj.target'))
+      ran.push(`${label}: ${name} was compiled from source, not installed from the workspace's prebuild`)
+    } catch (e) {
+      if (e.code !== 'ENOENT') throw e
+    }
+  }
   step(`${label}: tsc --strict`, () =>
     run(process.execPath, [join(optApp, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', optApp], { cwd: optApp }),
   )
   for (const rt of runtimes) {
     if (majors !== null && !majors.some((m) => rt.label.includes(`v${m}.`))) continue
-    const out = step(`${rt.label}: ${label} sample`, () =>
-      run('node', ['out/sample.js'], { cwd: optApp, env: { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' } }).trim(),
-    )
-    ran.push(`${rt.label} ${label}: ${out.split('\n').pop()}`)
+    const env = { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' }
+    if (prebuilt.length === 0 || rt.env === process.env) {
+      const out = step(`${rt.label}: ${label} sample`, () => run('node', ['out/sample.js'], { cwd: optApp, env }).trim())
+      ran.push(`${rt.label} ${label}: ${out.split('\n').pop()}`)
+    }
+    const req = step(`${rt.label}: ${label} require()`, () => run('node', ['require-check.cjs', p.json.name], { cwd: optApp, env }).trim())
+    ran.push(`${rt.label} ${label}: ${req}`)
   }
 }
 for (const p of optIn) {
   const spec = JSON.parse(readFileSync(join(root, 'packages', p.dir, 'test', 'packaging', 'package.json'), 'utf8'))
-  tryOptIn(p, spec.dependencies, p.json.name, null)
+  const prebuilt = spec.prebuilt ?? []
+  tryOptIn(p, spec.dependencies, p.json.name, null, prebuilt)
   // `variants`: the same sample with other versions of its dependencies (e.g. the next major of a peer),
   // on the Node majors they support (those of the matrix: a variant is skipped when none of them runs)
   for (const v of spec.variants ?? []) {
     const majors = v.nodeMajors ?? null
     if (majors !== null && !runtimes.some((rt) => majors.some((m) => rt.label.includes(`v${m}.`)))) continue
-    tryOptIn(p, { ...spec.dependencies, ...v.dependencies }, `${p.json.name} with ${v.name}`, majors)
+    tryOptIn(p, { ...spec.dependencies, ...v.dependencies }, `${p.json.name} with ${v.name}`, majors, prebuilt)
   }
 }
 

@@ -64,6 +64,27 @@ describe('the built umbrella package', () => {
     })
   }, 60_000)
 
+  it('is require()d by package name from CommonJS, every public package, as the same module import() gives', async () => {
+    // given: each public package's directory (a package reaches itself by name through its exports map)
+    const packagesDir = join(packageDir, '..')
+    const published = ['turnlog', 'core', 'postgres', 'audit', 'cli', 'hermes', 'ai-sdk', 'openai-agents', 'langgraph'].map((dir) => ({
+      dir: join(packagesDir, dir),
+      name: (JSON.parse(readFileSync(join(packagesDir, dir, 'package.json'), 'utf8')) as { name: string }).name,
+    }))
+    // when: a CommonJS script require()s it by name (Node 20.19+, 22.12+, 24 load an ES module without
+    // top-level await synchronously), then import()s it
+    const results = await Promise.all(
+      published.map(async ({ dir, name }) => {
+        const script = `const required = require(${JSON.stringify(name)})
+          import(${JSON.stringify(name)}).then((esm) => console.log(JSON.stringify({ same: required === esm, names: Object.keys(required).length > 0 })))`
+        const { stdout } = await run(process.execPath, ['--input-type=commonjs', '-e', script], { cwd: dir })
+        return [name, JSON.parse(stdout.trim()) as unknown] as const
+      }),
+    )
+    // then: it loads, and both give the one module (no second copy of a class or of a store)
+    expect(Object.fromEntries(results)).toEqual(Object.fromEntries(published.map(({ name }) => [name, { same: true, names: true }])))
+  }, 60_000)
+
   it('keeps internals out of the umbrella; the workspace packages reach them through the ./internal subpath', async () => {
     // given the built packages, imported by name the way Node resolves them (exports maps)
     const script = `
