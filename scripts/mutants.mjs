@@ -212,6 +212,14 @@ export const MUTANTS = [
     replace: 'if (false) {',
     tests: [`${CORE_TEST}/tool-pairing.test.ts`],
   },
+  {
+    id: 'tool-pairing-duplicate-calls-unreported',
+    invariant: 'wire view: a tool-call id opened twice (one message or a later one) is a duplicate call, not one call',
+    file: `${CORE}/tool-pairing.ts`,
+    search: 'for (const [toolCallId, messageIds] of reopened) duplicateCalls.push({ toolCallId, messageIds })',
+    replace: 'void reopened',
+    tests: [`${CORE_TEST}/tool-pairing.test.ts`],
+  },
   // projection: the spec (project-structure.ts) and the fold built on it, each event type
   {
     id: 'fold-revision-ignored',
