@@ -375,6 +375,35 @@ export const MUTANTS = [
     tests: [`${PG_TEST}/schema-promises.int.test.ts`],
     name: 'appends_only',
   },
+  // the AI SDK adapter: a retried request never runs a tool twice, and never leaves an approval waiting
+  {
+    id: 'ai-sdk-retry-rolls-back-reply',
+    invariant: 'ai-sdk: a re-posted earlier state of a stored reply (a retried approval) is a retry, not an edit that rolls the reply back',
+    file: 'packages/ai-sdk/src/earlier-reply-state.ts',
+    search: "  if (posted.role !== 'assistant' || stored.role !== 'assistant' || posted.id !== stored.id) return false",
+    replace:
+      "  if (posted.role !== 'assistant' || stored.role !== 'assistant' || posted.id !== stored.id || posted === posted) return false",
+    tests: ['packages/ai-sdk/test/chat-stream.int.test.ts'],
+    name: 're-posted approval',
+  },
+  {
+    id: 'ai-sdk-settled-ignores-partial',
+    invariant: 'ai-sdk: a retry of a chat ending with an interrupted reply runs the model (the continuation goes on from what was stored)',
+    file: 'packages/ai-sdk/src/receive-chat.ts',
+    search: "    settled: duplicate && records.at(-1)?.status !== 'partial' && owesNothing(list.at(-1)),",
+    replace: '    settled: duplicate && owesNothing(list.at(-1)),',
+    tests: ['packages/ai-sdk/test/chat-stream.int.test.ts'],
+    name: 're-posted approval',
+  },
+  {
+    id: 'ai-sdk-settled-ignores-approval',
+    invariant: 'ai-sdk: a reply holding an answered approval no model acted on is not settled (a re-post runs it)',
+    file: 'packages/ai-sdk/src/receive-chat.ts',
+    search: "  return !last.parts.some((p) => (p as { state?: unknown }).state === 'approval-responded')",
+    replace: '  return true',
+    tests: ['packages/ai-sdk/test/chat-stream.int.test.ts'],
+    name: 'not settled',
+  },
   // chain link
   {
     id: 'chain-hash-skips-content-hash',

@@ -14,6 +14,7 @@ import {
 } from '@turnlog/core'
 import type { UIMessage } from 'ai'
 import { chatScope, chatSessionId } from './chat-ids.js'
+import { isEarlierReplyState } from './earlier-reply-state.js'
 import { loadChatState, type ChatState } from './load-chat-state.js'
 import { plainJson } from './plain-json.js'
 
@@ -86,6 +87,16 @@ export interface ChatTurn<UI extends UIMessage = UIMessage> {
    * re-post, or the reply re-posted as the one message).
    */
   readonly answered: UI | undefined
+  /**
+   * True when the route should run no model: nothing was written (`duplicate`) and the chat ends with a
+   * reply that owes nothing: a retried request whose response was lost, or a stale re-post of a reply the
+   * server has continued since. Running the model would continue (revise) the stored reply and run its
+   * tools again. False when the chat ends with a user message, with an interrupted (partial) reply (a
+   * continuation that failed part-way: the model goes on from what was stored, results kept), or with a
+   * reply holding a tool call the user answered (`approval-responded`) that no model run has acted on yet
+   * (it must run, or the approval would wait for ever).
+   */
+  readonly settled: boolean
 }
 
 function invalid(message: string, details: Record<string, unknown>): TurnlogError {
@@ -109,8 +120,10 @@ function clientList<UI extends UIMessage>(
   const message = request.message
   const at = stored.findIndex((m) => m.id === message.id)
   if (at === -1) return [...stored, message]
-  // a re-post of a stored message: nothing changes unless it asks to regenerate what followed it
-  if (request.trigger !== 'regenerate-message' && same(stored[at], message)) return stored
+  // a re-post of a stored message (or of an earlier state of a stored reply: a retry whose response was
+  // lost): nothing changes unless it asks to regenerate what followed it
+  const held = stored[at] as UI
+  if (request.trigger !== 'regenerate-message' && (same(held, message) || isEarlierReplyState(message, held))) return stored
   // an edit (useChat keeps the id and drops what followed), an approval or a regeneration
   return [...stored.slice(0, at), message]
 }
@@ -168,8 +181,11 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
           { chatId, uiMessageId: ui.id, role: ui.role, storedRole: old.payload.role, reason: 'role' },
         )
       }
-      // the stored value keeps its status (a reply left partial stays partial when re-posted unchanged)
-      return same(old.payload, ui) ? old : createMessage<UI, string>(ui, { format: AI_SDK_UI_FORMAT, id: known, ...status(old) })
+      // the stored value keeps its status (a reply left partial stays partial when re-posted unchanged); an
+      // earlier state of a stored reply (a retry that lost its response) is that reply, not an edit
+      return same(old.payload, ui) || isEarlierReplyState(ui, old.payload)
+        ? old
+        : createMessage<UI, string>(ui, { format: AI_SDK_UI_FORMAT, id: known, ...status(old) })
     }
     if (!newRoles.includes(ui.role)) {
       throw invalid(`chat ${chatId}: a client may not add a ${ui.role} message (${ui.id}); allowed: ${newRoles.join(', ')}`, {
@@ -188,6 +204,11 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
     return target.sync(sessionId, records, { expectedVersion: state.version })
   }
   const result = store.atomically === undefined ? await write(store) : await store.atomically(write)
+  // the chat as it now is: a stored reply the client re-posted in an earlier state stays what is stored
+  list = list.map((ui, i) => {
+    const record = records[i]
+    return record !== undefined && byId.get(record.id) === record ? record.payload : ui
+  })
   const uiOf = new Map<string, string>([
     ...state.stored.map((m) => [m.id, m.payload.id] as const),
     ...records.map((m) => [m.id, m.payload.id] as const),
@@ -206,7 +227,14 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
     retracted: names(result.retracted),
     duplicate,
     answered: duplicate && one !== undefined ? answeredReply(list, one.id) : undefined,
+    settled: duplicate && records.at(-1)?.status !== 'partial' && owesNothing(list.at(-1)),
   }
+}
+
+/** A reply (not a user message) with no tool call the user answered that no model run acted on yet. */
+function owesNothing(last: UIMessage | undefined): boolean {
+  if (last?.role !== 'assistant') return false
+  return !last.parts.some((p) => (p as { state?: unknown }).state === 'approval-responded')
 }
 
 /**

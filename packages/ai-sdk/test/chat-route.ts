@@ -47,7 +47,7 @@ export function chatRoute(
       if (TypeValidationError.isInstance(error)) return new Response(error.message, { status: 400 })
       throw error
     }
-    if (turn.duplicate && turn.messages.at(-1)?.role === 'assistant') {
+    if (turn.settled) {
       // a retried request the chat already answered: no model run (it would continue the stored reply); the
       // stream carries the stored reply again (turn.answered), or nothing to a client that posted the reply
       const answered = turn.answered

@@ -3,6 +3,7 @@ import { audit } from '@turnlog/audit'
 import type { PostgresStore } from '@turnlog/postgres'
 import { isToolUIPart, validateUIMessages, type UIMessage } from 'ai'
 import { chatSessionId, forkChat, loadChat, loadChatState, persistReply, receiveChat } from '@turnlog/ai-sdk'
+import { MockLanguageModelV3 } from 'ai/test'
 import { TestChat, scriptedModel, textStep, toolStep, tools, type ChatMessage } from './chat-fixture.js'
 import { chatRoute, type RouteLog } from './chat-route.js'
 import { STORE_KINDS, collect, useTestStoreOfKind } from './store-kinds.js'
@@ -27,6 +28,23 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     return events
       .filter((e) => e.messageId === id)
       .map((e) => `${e.type}${(e.data as { status?: string }).status === 'partial' ? ':partial' : ''}`)
+  }
+
+  /** Runs `fn` counting the fixture's `pay` tool executions (the payments made). */
+  async function countingPayments(fn: () => Promise<void>): Promise<number> {
+    const pay = tools.pay as unknown as { execute: (...args: unknown[]) => unknown }
+    const original = pay.execute
+    let payments = 0
+    pay.execute = (...args: unknown[]) => {
+      payments++
+      return original(...args)
+    }
+    try {
+      await fn()
+    } finally {
+      pay.execute = original
+    }
+    return payments
   }
 
   it('a 3-step tool run keeps one assistant id, partial after the first step, revised once per step, final at the end', async () => {
@@ -87,6 +105,110 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
       'message_revised:partial', // step 1 of the continuation
       'message_finalized',
     ])
+  })
+
+  it.each([false, true])(
+    'a re-posted approval whose continuation is stored (a lost response) runs no model and pays once; the chat stays (only the last message sent: %s)',
+    async (lastOnly) => {
+      // given: an approved payment whose continuation the server stored, and the request the client sent for it
+      const payments = await countingPayments(async () => {
+        const model = scriptedModel([toolStep('p1', 'pay', { amount: 5 }), textStep('Paid 5.'), textStep('Paid again.')])
+        const log: RouteLog = { replies: [] }
+        const route = chatRoute(store, model, log)
+        const chat = new TestChat({ id: `approval-retry-${kind}-${lastOnly}`, api: route, lastOnly })
+        await chat.sendMessage({ text: 'Pay 5' })
+        const approvalId = (chat.list[1]?.parts.find(isToolUIPart) as { approval: { id: string } }).approval.id
+        await chat.addToolApprovalResponse({ id: approvalId, approved: true })
+        const approved = chat.list
+        await chat.sendMessage()
+        await Promise.all(log.replies)
+        const before = await store.load(chatSessionId(chat.id))
+        const calls = model.doStreamCalls.length
+        // when the client, whose response was lost, sends the same request again
+        const body = lastOnly
+          ? { id: chat.id, message: approved.at(-1), trigger: 'submit-message', messageId: approved.at(-1)?.id }
+          : { id: chat.id, messages: approved, trigger: 'submit-message' }
+        const response = await route(new Request('http://in-process/api/chat', { method: 'POST', body: JSON.stringify(body) }))
+        await response.text()
+        await Promise.all(log.replies)
+        // then no model ran (the tool would run a second time), and nothing was written: the chat keeps its continuation
+        expect(response.status).toBe(200)
+        expect(model.doStreamCalls.length).toBe(calls)
+        const after = await store.load(chatSessionId(chat.id))
+        expect(after.version).toBe(before.version)
+        expect(await loadChat(store, chat.id)).toEqual(chat.list)
+        expect(chat.list[1]?.parts.find(isToolUIPart)).toMatchObject({ state: 'output-available', output: { paid: 5 } })
+      })
+      // and the payment was made once
+      expect(payments).toBe(1)
+    },
+  )
+
+  it.each([false, true])(
+    'a re-posted approval whose continuation failed at the provider continues the reply from what was stored (only the last message sent: %s)',
+    async (lastOnly) => {
+      // given: an approval whose continuation failed at the provider after the tool ran: the reply holds
+      // the call's result, interrupted (partial), with no answer after it
+      const payments = await countingPayments(async () => {
+        const inner = scriptedModel([toolStep('p1', 'pay', { amount: 5 }), textStep('Paid 5.')])
+        let call = 0
+        const model = new MockLanguageModelV3({
+          doStream: async (options) => {
+            if (++call === 2) throw new Error('the provider is down')
+            return inner.doStream(options)
+          },
+        })
+        const log: RouteLog = { replies: [] }
+        const route = chatRoute(store, model, log)
+        const chat = new TestChat({ id: `approval-failed-${kind}-${lastOnly}`, api: route, lastOnly })
+        await chat.sendMessage({ text: 'Pay 5' })
+        const approvalId = (chat.list[1]?.parts.find(isToolUIPart) as { approval: { id: string } }).approval.id
+        await chat.addToolApprovalResponse({ id: approvalId, approved: true })
+        const approved = chat.list
+        await chat.sendMessage()
+        await Promise.allSettled(log.replies)
+        const failed = await loadChatState(store, chat.id)
+        expect(failed.interrupted).toEqual([approved[1]?.id])
+        expect(failed.messages[1]?.parts.find(isToolUIPart)).toMatchObject({ state: 'output-available', output: { paid: 5 } })
+        // when the client sends the same request again (an earlier state of the stored reply)
+        const body = lastOnly
+          ? { id: chat.id, message: approved.at(-1), trigger: 'submit-message', messageId: approved.at(-1)?.id }
+          : { id: chat.id, messages: approved, trigger: 'submit-message' }
+        const response = await route(new Request('http://in-process/api/chat', { method: 'POST', body: JSON.stringify(body) }))
+        await response.text()
+        await Promise.allSettled(log.replies)
+        // then the model ran on the stored reply (its tool result kept, not rolled back to the approval) and
+        // answered: the reply is complete and final
+        expect(call).toBe(3)
+        expect(JSON.stringify(inner.doStreamCalls[1]?.prompt)).toContain('"paid":5')
+        const done = await loadChatState(store, chat.id)
+        expect(done.interrupted).toEqual([])
+        expect(done.messages[1]?.parts.find(isToolUIPart)).toMatchObject({ state: 'output-available', output: { paid: 5 } })
+        expect(done.messages[1]?.parts.some((p) => p.type === 'text' && p.text === 'Paid 5.')).toBe(true)
+      })
+      // and the payment was made once (the retry did not roll the reply back to the approval)
+      expect(payments).toBe(1)
+    },
+  )
+
+  it('a reply holding an answered approval no model acted on is not settled: a re-post runs the model (the approval would wait for ever)', async () => {
+    // given: the approval recorded (receiveChat), then no model run stored anything (a crash before the tool ran)
+    const model = scriptedModel([toolStep('p1', 'pay', { amount: 5 })])
+    const chat = new TestChat({ id: `approval-unrun-${kind}`, api: chatRoute(store, model) })
+    await chat.sendMessage({ text: 'Pay 5' })
+    const approvalId = (chat.list[1]?.parts.find(isToolUIPart) as { approval: { id: string } }).approval.id
+    await chat.addToolApprovalResponse({ id: approvalId, approved: true })
+    const first = await receiveChat(store, chat.id, { messages: chat.list })
+    expect(first.revised).toEqual([chat.list[1]?.id])
+    // when the same request comes again
+    const again = await receiveChat(store, chat.id, { messages: chat.list })
+    // then nothing is written, and the route must run the model (settled is false)
+    expect([again.duplicate, again.settled]).toEqual([true, false])
+    // while a re-post of a reply that owes nothing is settled
+    const settledChat = new TestChat({ id: `settled-${kind}`, api: chatRoute(store, scriptedModel([textStep('Hi.')])) })
+    await settledChat.sendMessage({ text: 'Hello' })
+    const repost = await receiveChat(store, settledChat.id, { messages: settledChat.list })
+    expect([repost.duplicate, repost.settled]).toEqual([true, true])
   })
 
   it('an aborted stream leaves the reply partial, flagged, with what was streamed', async () => {
