@@ -47,6 +47,28 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     return payments
   }
 
+  /** Approves the payment the chat's reply asks for (the client's edit; not sent yet): the list it then holds. */
+  async function approvePayment(chat: TestChat): Promise<UIMessage[]> {
+    const approvalId = (chat.list[1]?.parts.find(isToolUIPart) as { approval: { id: string } }).approval.id
+    await chat.addToolApprovalResponse({ id: approvalId, approved: true })
+    return chat.list
+  }
+
+  /** Posts `list` again as the client sent it (the whole list, or its last message), reading the whole response. */
+  async function repost(
+    route: (request: Request) => Promise<Response>,
+    chatId: string,
+    list: UIMessage[],
+    lastOnly: boolean,
+  ): Promise<Response> {
+    const body = lastOnly
+      ? { id: chatId, message: list.at(-1), trigger: 'submit-message', messageId: list.at(-1)?.id }
+      : { id: chatId, messages: list, trigger: 'submit-message' }
+    const response = await route(new Request('http://in-process/api/chat', { method: 'POST', body: JSON.stringify(body) }))
+    await response.text()
+    return response
+  }
+
   it('a 3-step tool run keeps one assistant id, partial after the first step, revised once per step, final at the end', async () => {
     // given
     const model = scriptedModel([
@@ -117,19 +139,13 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
         const route = chatRoute(store, model, log)
         const chat = new TestChat({ id: `approval-retry-${kind}-${lastOnly}`, api: route, lastOnly })
         await chat.sendMessage({ text: 'Pay 5' })
-        const approvalId = (chat.list[1]?.parts.find(isToolUIPart) as { approval: { id: string } }).approval.id
-        await chat.addToolApprovalResponse({ id: approvalId, approved: true })
-        const approved = chat.list
+        const approved = await approvePayment(chat)
         await chat.sendMessage()
         await Promise.all(log.replies)
         const before = await store.load(chatSessionId(chat.id))
         const calls = model.doStreamCalls.length
         // when the client, whose response was lost, sends the same request again
-        const body = lastOnly
-          ? { id: chat.id, message: approved.at(-1), trigger: 'submit-message', messageId: approved.at(-1)?.id }
-          : { id: chat.id, messages: approved, trigger: 'submit-message' }
-        const response = await route(new Request('http://in-process/api/chat', { method: 'POST', body: JSON.stringify(body) }))
-        await response.text()
+        const response = await repost(route, chat.id, approved, lastOnly)
         await Promise.all(log.replies)
         // then no model ran (the tool would run a second time), and nothing was written: the chat keeps its continuation
         expect(response.status).toBe(200)
@@ -162,20 +178,14 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
         const route = chatRoute(store, model, log)
         const chat = new TestChat({ id: `approval-failed-${kind}-${lastOnly}`, api: route, lastOnly })
         await chat.sendMessage({ text: 'Pay 5' })
-        const approvalId = (chat.list[1]?.parts.find(isToolUIPart) as { approval: { id: string } }).approval.id
-        await chat.addToolApprovalResponse({ id: approvalId, approved: true })
-        const approved = chat.list
+        const approved = await approvePayment(chat)
         await chat.sendMessage()
         await Promise.allSettled(log.replies)
         const failed = await loadChatState(store, chat.id)
         expect(failed.interrupted).toEqual([approved[1]?.id])
         expect(failed.messages[1]?.parts.find(isToolUIPart)).toMatchObject({ state: 'output-available', output: { paid: 5 } })
         // when the client sends the same request again (an earlier state of the stored reply)
-        const body = lastOnly
-          ? { id: chat.id, message: approved.at(-1), trigger: 'submit-message', messageId: approved.at(-1)?.id }
-          : { id: chat.id, messages: approved, trigger: 'submit-message' }
-        const response = await route(new Request('http://in-process/api/chat', { method: 'POST', body: JSON.stringify(body) }))
-        await response.text()
+        await repost(route, chat.id, approved, lastOnly)
         await Promise.allSettled(log.replies)
         // then the model ran on the stored reply (its tool result kept, not rolled back to the approval) and
         // answered: the reply is complete and final
@@ -196,8 +206,7 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     const model = scriptedModel([toolStep('p1', 'pay', { amount: 5 })])
     const chat = new TestChat({ id: `approval-unrun-${kind}`, api: chatRoute(store, model) })
     await chat.sendMessage({ text: 'Pay 5' })
-    const approvalId = (chat.list[1]?.parts.find(isToolUIPart) as { approval: { id: string } }).approval.id
-    await chat.addToolApprovalResponse({ id: approvalId, approved: true })
+    await approvePayment(chat)
     const first = await receiveChat(store, chat.id, { messages: chat.list })
     expect(first.revised).toEqual([chat.list[1]?.id])
     // when the same request comes again

@@ -136,6 +136,24 @@ function idsOf(payload: AiSdkModelMessage, type: 'tool-call' | 'tool-result'): s
     .map((p) => p['toolCallId'] as string)
 }
 
+/**
+ * The payload without its parts of `type` whose `toolCallId` is in `ids` or repeats one kept before it
+ * (the first of several kept); `undefined` when no part is left. A text payload is copied as it is.
+ */
+function withoutParts(payload: AiSdkModelMessage, ids: ReadonlySet<string>, type: 'tool-call' | 'tool-result'): JsonValue | undefined {
+  if (typeof payload.content === 'string') return cloneJson(payload as unknown as JsonValue)
+  const seen = new Set<string>()
+  const kept = payload.content.filter((p) => {
+    if (p.type !== type || typeof p['toolCallId'] !== 'string') return true
+    const id = p['toolCallId']
+    if (ids.has(id) || seen.has(id)) return false
+    seen.add(id)
+    return true
+  })
+  if (kept.length === 0) return undefined
+  return cloneJson({ ...payload, content: kept } as unknown as JsonValue)
+}
+
 function partText(part: AiSdkModelPart): string {
   if ((part.type === 'text' || part.type === 'reasoning') && typeof part['text'] === 'string')
     return part.type === 'text' ? part['text'] : `[reasoning] ${part['text']}`
@@ -183,34 +201,10 @@ export const aiSdkModelFormat: MessageFormat<AiSdkModelMessage> = {
     })
     return [{ role: 'tool', content: results }]
   },
-  withoutCalls(payload, ids) {
-    if (typeof payload.content === 'string') return cloneJson(payload as unknown as JsonValue)
-    const seen = new Set<string>()
-    const kept = payload.content.filter((p) => {
-      if (p.type !== 'tool-call' || typeof p['toolCallId'] !== 'string') return true
-      const id = p['toolCallId']
-      // a call an earlier message opened, or a second call with one id here, is left out
-      if (ids.has(id) || seen.has(id)) return false
-      seen.add(id)
-      return true
-    })
-    if (kept.length === 0) return undefined
-    return cloneJson({ ...payload, content: kept } as unknown as JsonValue)
-  },
-  withoutResults(payload, ids) {
-    if (typeof payload.content === 'string') return cloneJson(payload as unknown as JsonValue)
-    const seen = new Set<string>()
-    const kept = payload.content.filter((p) => {
-      if (p.type !== 'tool-result' || typeof p['toolCallId'] !== 'string') return true
-      const id = p['toolCallId']
-      // an orphan or a later result is dropped; of several results for one call here, the first is kept
-      if (ids.has(id) || seen.has(id)) return false
-      seen.add(id)
-      return true
-    })
-    if (kept.length === 0) return undefined
-    return cloneJson({ ...payload, content: kept } as unknown as JsonValue)
-  },
+  // a call an earlier message opened, or a second call with one id here, is left out
+  withoutCalls: (payload, ids) => withoutParts(payload, ids, 'tool-call'),
+  // an orphan or a later result is dropped; of several results for one call here, the first is kept
+  withoutResults: (payload, ids) => withoutParts(payload, ids, 'tool-result'),
   toWire: copyPayload,
   preview(payload) {
     const kind = idsOf(payload, 'tool-call').length > 0 ? 'tool_calls' : payload.role === 'tool' ? 'tool_result' : 'text'
