@@ -1,5 +1,5 @@
-import { canonicalJson, type JsonValue } from '@turnlog/core'
 import type { UIMessage } from 'ai'
+import { sameJson as same } from './same-json.js'
 
 /** A tool part's place in its lifecycle: a later state only ever follows an earlier one. */
 const TOOL_STATE_RANK: Readonly<Record<string, number>> = {
@@ -11,8 +11,6 @@ const TOOL_STATE_RANK: Readonly<Record<string, number>> = {
   'output-error': 4,
   'output-denied': 4,
 }
-
-const same = (a: unknown, b: unknown): boolean => canonicalJson(a as JsonValue) === canonicalJson(b as JsonValue)
 
 /** A tool part (`tool-<name>` or `dynamic-tool`) as far as this check reads it. */
 interface ToolPartView {

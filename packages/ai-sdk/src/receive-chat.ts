@@ -1,7 +1,6 @@
 import {
   AI_SDK_UI_FORMAT,
   TurnlogError,
-  canonicalJson,
   createMessage,
   isTurnlogError,
   toWire,
@@ -17,6 +16,7 @@ import { chatScope, chatSessionId } from './chat-ids.js'
 import { isEarlierReplyState } from './earlier-reply-state.js'
 import { loadChatState, type ChatState } from './load-chat-state.js'
 import { plainJson } from './plain-json.js'
+import { sameJson as same } from './same-json.js'
 
 /**
  * The body `useChat` posts, or the part of it this package reads. Either the client's whole list
@@ -106,8 +106,6 @@ function invalid(message: string, details: Record<string, unknown>): TurnlogErro
 function isUiMessage(value: unknown): value is UIMessage {
   return typeof value === 'object' && value !== null && typeof (value as { id?: unknown }).id === 'string'
 }
-
-const same = (a: unknown, b: unknown): boolean => canonicalJson(a as JsonValue) === canonicalJson(b as JsonValue)
 
 /**
  * The client's list for a request that sends one message: the stored chat up to that message (or with

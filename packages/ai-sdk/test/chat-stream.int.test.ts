@@ -69,6 +69,25 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
     return response
   }
 
+  /**
+   * A chat of one user question and a reply of `parts` stored as a route would store it (`receiveChat`, then
+   * `persistReply`'s `onFinish`), `aborted` or finished: the reply's message id.
+   */
+  async function storedReply(chatId: string, parts: UIMessage['parts'], aborted: boolean): Promise<string> {
+    const turn = await receiveChat<UIMessage>(store, chatId, {
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Nice?' }] }],
+    })
+    const reply = persistReply(store, turn)
+    const id = reply.generateMessageId()
+    await reply.onFinish({
+      responseMessage: { id, role: 'assistant', parts },
+      isContinuation: false,
+      isAborted: aborted,
+      ...(aborted ? {} : { finishReason: 'stop' as const }),
+    })
+    return id
+  }
+
   it('a 3-step tool run keeps one assistant id, partial after the first step, revised once per step, final at the end', async () => {
     // given
     const model = scriptedModel([
@@ -250,16 +269,11 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
   it('a tool call an interrupted reply left open reaches the model as an error result, the chat unchanged', async () => {
     // given: a reply aborted while its tool ran (the call has no result)
     const chatId = `open-call-${kind}`
-    const turn = await receiveChat<UIMessage>(store, chatId, {
-      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Nice?' }] }],
-    })
-    const reply = persistReply(store, turn)
-    const id = reply.generateMessageId()
-    const parts: UIMessage['parts'] = [
-      { type: 'step-start' },
-      { type: 'tool-weather', toolCallId: 'c9', state: 'input-available', input: { city: 'Nice' } },
-    ]
-    await reply.onFinish({ responseMessage: { id, role: 'assistant', parts }, isContinuation: false, isAborted: true })
+    const id = await storedReply(
+      chatId,
+      [{ type: 'step-start' }, { type: 'tool-weather', toolCallId: 'c9', state: 'input-available', input: { city: 'Nice' } }],
+      true,
+    )
     const model = scriptedModel([textStep('That lookup failed, sorry.')])
     const chat = new TestChat({ id: chatId, api: chatRoute(store, model), messages: await loadChat(store, chatId) })
     // when
@@ -276,23 +290,13 @@ describe.each(STORE_KINDS)('useChat + streamText persistence on %s', (kind) => {
   it('a call whose part is still open beside its answered part reaches the model once, with its result; the chat unchanged', async () => {
     // given: a finished reply holding a stale open part of a call next to the answered part of the same call
     const chatId = `open-and-answered-${kind}`
-    const turn = await receiveChat<UIMessage>(store, chatId, {
-      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Nice?' }] }],
-    })
-    const reply = persistReply(store, turn)
-    const id = reply.generateMessageId()
     const parts: UIMessage['parts'] = [
       { type: 'step-start' },
       { type: 'tool-weather', toolCallId: 'c7', state: 'input-available', input: { city: 'Nice' } },
       { type: 'tool-weather', toolCallId: 'c7', state: 'output-available', input: { city: 'Nice' }, output: { tempC: 21 } },
       { type: 'text', text: 'It is 21 °C.' },
     ]
-    await reply.onFinish({
-      responseMessage: { id, role: 'assistant', parts },
-      isContinuation: false,
-      isAborted: false,
-      finishReason: 'stop',
-    })
+    await storedReply(chatId, parts, false)
     const model = scriptedModel([textStep('Sunny too.')])
     const chat = new TestChat({ id: chatId, api: chatRoute(store, model), messages: await loadChat(store, chatId) })
     // when
