@@ -127,6 +127,25 @@ export const MUTANTS = [
     name: 'concurrent flushes',
   },
   {
+    id: 'known-load-replaces-pending',
+    invariant:
+      "flush cache: a load's pairs are kept until entered, and a later load's do not replace them (a flush of an earlier load's list sends nothing)",
+    file: `${PG}/known-messages.ts`,
+    search: '    if (entry.pending !== undefined) enterPending(entry)\n    const flat',
+    replace: '    const flat',
+    tests: [`${PG_TEST}/flush-no-statement.int.test.ts`],
+    name: 'several versions',
+  },
+  {
+    id: 'known-load-skips-new-version',
+    invariant: 'flush cache: only a load at the version already learnt is skipped (a load at a new version is learnt)',
+    file: `${PG}/known-messages.ts`,
+    search: 'if (!entry || entry.loaded === version) return',
+    replace: 'if (!entry || entry.loaded !== undefined) return',
+    tests: [`${PG_TEST}/flush-no-statement.int.test.ts`],
+    name: 'several versions',
+  },
+  {
     id: 'append-resend-never-in-full',
     invariant: 'durability: a message sent without its content that is new after all (a wrong flush cache) is sent again in full',
     file: `${PG}/store/append-operations.ts`,

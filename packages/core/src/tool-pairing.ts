@@ -122,17 +122,28 @@ export interface PairingInput {
 export function toolPairing(messages: readonly PairingInput[]): ToolPairing {
   if (!guardInput('messages', () => Array.isArray(messages)))
     throw new TurnlogError('INVALID_INPUT', 'toolPairing needs an array of messages', { details: { field: 'messages' } })
+  return guardInput('toolPairing', () => {
+    for (const m of messages) {
+      if (typeof m !== 'object' || m === null || typeof m.payload !== 'object' || m.payload === null) {
+        throw new TurnlogError('INVALID_INPUT', 'toolPairing needs messages with a payload object', { details: { field: 'messages' } })
+      }
+    }
+    // identical copies of one message (a redelivery pushed twice) are that one message, not a second result
+    return pairing(withoutIdenticalCopies(messages))
+  })
+}
+
+/**
+ * {@link toolPairing} of a list a store read, whose ids are distinct (one row per message id: the
+ * projection's primary key, or the log of a session of appends only, where an id is appended once):
+ * no copies to drop, so the set of ids that looks for them (a hash of every id string) is not built.
+ * Internal (`@turnlog/core/internal`): a caller's list goes through {@link toolPairing}.
+ */
+export function toolPairingOfDistinct(messages: readonly PairingInput[]): ToolPairing {
   return guardInput('toolPairing', () => pairing(messages))
 }
 
-function pairing(list: readonly PairingInput[]): ToolPairing {
-  for (const m of list) {
-    if (typeof m !== 'object' || m === null || typeof m.payload !== 'object' || m.payload === null) {
-      throw new TurnlogError('INVALID_INPUT', 'toolPairing needs messages with a payload object', { details: { field: 'messages' } })
-    }
-  }
-  // identical copies of one message (a redelivery pushed twice) are that one message, not a second result
-  const messages = withoutIdenticalCopies(list)
+function pairing(messages: readonly PairingInput[]): ToolPairing {
   const calls = new Map<string, MessageId>()
   // every opening of a call id, when it is opened more than once (rare: created on the second opening)
   const reopened = new Map<string, MessageId[]>()

@@ -7,6 +7,20 @@ interface SessionEntry {
   readonly hashes: Map<string, string | Set<string>>
   /** The list the session's last flush checked, and the slots it was counted at in the budget. */
   flushed: { readonly list: FlushedList; slots: number } | undefined
+  /**
+   * The (id, hash) pairs of the session's last load, flat (`[id, hash, id, hash, …]`), not yet in
+   * `hashes`: entered when the entry is first read ({@link KnownMessages.has}, `durablePrefix`), so a
+   * load nobody flushes after costs no map work.
+   */
+  pending: string[] | undefined
+  /** The version of the last load learnt (pending or entered): a load at that version brings the same pairs. */
+  loaded: number | undefined
+}
+
+/** A loaded message as the flush cache reads it: its id and stored content hash. */
+export interface LoadedPair {
+  readonly message_id: string
+  readonly content_hash: string
 }
 
 /**
@@ -50,7 +64,7 @@ export class KnownMessages {
       return entry
     }
     if (!create) return undefined
-    entry = { version: undefined, hashes: new Map(), flushed: undefined }
+    entry = { version: undefined, hashes: new Map(), flushed: undefined, pending: undefined, loaded: undefined }
     this.#sessions.set(sessionId, entry)
     if (this.#sessions.size > this.#capacity) {
       const oldest = this.#sessions.keys().next().value
@@ -65,7 +79,25 @@ export class KnownMessages {
   /** True when `(messageId, hash)` is known durable in the session. */
   has(sessionId: SessionId, messageId: MessageId, hash: string): boolean {
     const entry = this.#sessions.get(sessionId)
-    return entry !== undefined && hasHash(entry, messageId, hash)
+    if (entry === undefined) return false
+    if (entry.pending !== undefined) enterPending(entry)
+    return hasHash(entry, messageId, hash)
+  }
+
+  /**
+   * Records the messages a load at `version` returned as durable in the session (the live list at one
+   * version is one list, so a second load at the version learnt adds nothing and is skipped). The pairs
+   * are kept aside and entered in the map when the session's entry is next read: a load's read costs
+   * no map work until a flush or an append asks (counted: ≈ 25 µs a 100-message load before).
+   */
+  addLoaded(sessionId: SessionId, version: number, rows: readonly LoadedPair[]): void {
+    const entry = this.#entry(sessionId, true)
+    if (!entry || entry.loaded === version) return
+    if (entry.pending !== undefined) enterPending(entry)
+    const flat: string[] = []
+    for (const row of rows) if (row.content_hash !== '') flat.push(row.message_id, row.content_hash)
+    entry.pending = flat
+    entry.loaded = version
   }
 
   /** Records `(messageId, hash)` as durable in the session. */
@@ -78,14 +110,7 @@ export class KnownMessages {
   addAll(sessionId: SessionId, pairs: Iterable<readonly [MessageId | string, string]>): void {
     const entry = this.#entry(sessionId, true)
     if (!entry) return
-    for (const [messageId, hash] of pairs) {
-      if (hash === '') continue
-      const known = entry.hashes.get(messageId)
-      if (known === undefined) entry.hashes.set(messageId, hash)
-      else if (typeof known === 'string') {
-        if (known !== hash) entry.hashes.set(messageId, new Set([known, hash]))
-      } else known.add(hash)
-    }
+    for (const [messageId, hash] of pairs) if (hash !== '') addHash(entry, messageId, hash)
   }
 
   /** The last version this store saw for the session, if any. */
@@ -129,6 +154,7 @@ export class KnownMessages {
   durablePrefix(sessionId: SessionId, list: FlushedList, length: number): number {
     const entry = this.#sessions.get(sessionId)
     if (entry === undefined) return 0
+    if (entry.pending !== undefined) enterPending(entry)
     return list.durablePrefix(entry, (messageId, hash) => hasHash(entry, messageId, hash), length)
   }
 
@@ -149,7 +175,23 @@ export class KnownMessages {
   }
 }
 
-/** True when `(messageId, hash)` is known durable in the session of `entry`. */
+function addHash(entry: SessionEntry, messageId: string, hash: string): void {
+  const known = entry.hashes.get(messageId)
+  if (known === undefined) entry.hashes.set(messageId, hash)
+  else if (typeof known === 'string') {
+    if (known !== hash) entry.hashes.set(messageId, new Set([known, hash]))
+  } else known.add(hash)
+}
+
+/** Enters the pairs of the entry's last load in its map. */
+function enterPending(entry: SessionEntry): void {
+  const flat = entry.pending
+  entry.pending = undefined
+  if (flat === undefined) return
+  for (let i = 0; i < flat.length; i += 2) addHash(entry, flat[i] as string, flat[i + 1] as string)
+}
+
+/** True when `(messageId, hash)` is known durable in the session of `entry` (its pending pairs entered). */
 function hasHash(entry: SessionEntry, messageId: string, hash: string): boolean {
   const known = entry.hashes.get(messageId)
   if (known === undefined) return false

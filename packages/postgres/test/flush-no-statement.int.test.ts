@@ -68,6 +68,31 @@ describe.each(['unnamed statements', 'directConnection'] as const)('a flush of m
     expect(result).toEqual({ version: 3, appended: [], duplicates: loaded.messages.map((m) => m.id) })
   })
 
+  it('after loads at several versions (a revision between them): every list any of them returned, no statement', async () => {
+    // given: another store writes; this one loads at version 2, again at 2, at 3, then after a revision
+    const store = stores[kind]
+    const other = stores[kind === 'directConnection' ? 'unnamed statements' : 'directConnection']
+    const sid = await other.createSession()
+    const q = user('q')
+    await other.append(sid, [q, assistant('first answer')])
+    const first = await store.load(sid)
+    const again = await store.load(sid)
+    await other.append(sid, [user('q2')])
+    const third = await store.load(sid)
+    const answer = first.messages[1] as Message
+    await other.revise(sid, answer.id, { role: 'assistant', content: 'revised answer' })
+    const revised = await store.load(sid)
+    expect([first.version, again.version, third.version, revised.version]).toEqual([2, 2, 3, 4])
+
+    // when: each list flushed as loaded (the first holds the answer as it was before the revision)
+    const flushes = []
+    for (const loaded of [revised, third, first]) flushes.push(await counted(() => store.flush(sid, loaded.messages)))
+
+    // then: the pairs of every load were learnt, the earlier content of the revised answer too
+    expect(flushes.map((f) => f.statements)).toEqual([0, 0, 0])
+    expect(flushes[0]?.result).toEqual({ version: 4, appended: [], duplicates: revised.messages.map((m) => m.id) })
+  })
+
   it('returns the last version this store observed even when another writer moved it (documented), and asks the database when told to', async () => {
     // given
     const store = stores[kind]

@@ -22,6 +22,7 @@ import {
   type StoredEvent,
   type Transcript,
 } from '@turnlog/core'
+import { toolPairingOfDistinct } from '@turnlog/core/internal'
 import { sql } from 'kysely'
 import { checkCallOptions, preview } from '../check-arguments.js'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from '../event-row.js'
@@ -112,7 +113,6 @@ export class ReadOperations {
         () => loadLiveRows(db, id),
       )
       const messages: Message[] = []
-      const pairs: (readonly [string, string])[] = []
       for (const row of rows) {
         const message = restoreMessage({
           id: row.message_id as MessageId,
@@ -126,15 +126,15 @@ export class ReadOperations {
           contentHash: row.content_hash,
         })
         messages.push(message)
-        pairs.push([row.message_id, row.content_hash])
       }
       // a log behind a version this store saw lost commits (a restore, a failover): forget what it knew
       const seen = this.#ctx.durableVersion(id)
       if (seen !== undefined && Number(version) < seen) this.#ctx.forget(id)
       // the pairs the flush cache learns are (id, stored hash): the hashes memoised above for these payloads
-      this.#ctx.learn(id, pairs)
+      this.#ctx.learnLoaded(id, version, rows)
       this.#ctx.observe(id, version)
-      return { sessionId: id, version, messages, pairing: toolPairing(messages) }
+      // a load's ids are distinct (one projection row per id; an appends-only log appends an id once)
+      return { sessionId: id, version, messages, pairing: toolPairingOfDistinct(messages) }
     })
   }
 

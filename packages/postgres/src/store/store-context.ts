@@ -3,7 +3,7 @@ import { guardInput } from '@turnlog/core/internal'
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
 import type { Pool, QueryResultRow } from 'pg'
 import { checkMaxBatchBytes } from '../batch-limits.js'
-import { KnownMessages } from '../known-messages.js'
+import { KnownMessages, type LoadedPair } from '../known-messages.js'
 import { mapDatabaseError, sqlState } from '../map-database-error.js'
 import { parseStoreInit } from '../open-store-config.js'
 import { StoreTelemetry } from '../telemetry/store-telemetry.js'
@@ -210,6 +210,11 @@ export class StoreContext {
     this.#known.addAll(sessionId, pairs)
   }
 
+  /** Records the messages a committed load at `version` returned (entered lazily: `KnownMessages.addLoaded`). */
+  learnLoaded(sessionId: SessionId, version: number, rows: readonly LoadedPair[]): void {
+    this.#known.addLoaded(sessionId, version, rows)
+  }
+
   /** Forgets what the flush cache holds of the session (the database disagreed with it). */
   forget(sessionId: SessionId): void {
     this.#known.forget(sessionId)
@@ -361,6 +366,8 @@ class BoundStoreContext extends StoreContext {
   }
 
   override learn(): void {}
+
+  override learnLoaded(): void {}
 
   override observe(): void {}
 

@@ -15,6 +15,7 @@ import {
   liveMessages,
   newSessionId,
   toMessage,
+  toolPairing,
   type ChatMessage,
   type Message,
   type MessageId,
@@ -530,6 +531,9 @@ export async function checkSession(
     version: expected.value.version,
     live: modelShape(expected.value.messages),
   })
+  // a load's ids are distinct (its pairing skips the copies check): its pairing is the public one's
+  expect(new Set(loaded.messages.map((m) => m.id)).size).toBe(loaded.messages.length)
+  expect(loaded.pairing).toEqual(toolPairing(loaded.messages))
 
   const full = (messages: readonly Message[]): unknown[] =>
     messages.map((m) => [m.id, m.payload, m.createdAt, m.status, m.externalId, m.format, m.meta, contentHash(m)])
@@ -540,6 +544,7 @@ export async function checkSession(
       version: loaded.version,
       live: full(loaded.messages),
     })
+    expect(again.pairing).toEqual(loaded.pairing)
   }
 
   const { drift } = await store.rebuild({ sessionId: sid, verify: true })
