@@ -146,6 +146,15 @@ export const MUTANTS = [
     name: 'several versions',
   },
   {
+    id: 'load-data-read-unchecked',
+    invariant: "load: a message's data read without a parse only when its text is the common {createdAt} row (no quote or escape inside)",
+    file: `${PG}/load-live-rows.ts`,
+    search: `if (!createdAt.includes('"') && !createdAt.includes('\\\\')) return { createdAt }`,
+    replace: 'return { createdAt }',
+    tests: [`${PG_TEST}/load.int.test.ts`],
+    name: 'data as the function',
+  },
+  {
     id: 'append-resend-never-in-full',
     invariant: 'durability: a message sent without its content that is new after all (a wrong flush cache) is sent again in full',
     file: `${PG}/store/append-operations.ts`,

@@ -62,7 +62,7 @@ export async function loadLiveRows(db: Kysely<unknown>, sessionId: SessionId): P
  * (counted: 3.55 M → 3.0 M instructions a 100-message call through `pg`, the raw read 2.73 M).
  */
 export async function loadLiveRowsPrepared(pool: Pool, sessionId: SessionId): Promise<LiveRows> {
-  const { rows } = await pool.query<PackedRow>({ name: LOAD_STATEMENT_NAME, text: LOAD_STATEMENT, values: [sessionId] })
+  const { rows } = await pool.query<PackedRow>({ name: LOAD_STATEMENT_NAME, text: LOAD_STATEMENT, values: [sessionId], types: AS_TEXT })
   let version: number | undefined
   let sorted = true
   let last = -Infinity
@@ -72,7 +72,7 @@ export async function loadLiveRowsPrepared(pool: Pool, sessionId: SessionId): Pr
       if (row.v !== null) version = Number(row.v)
       continue
     }
-    const message = unpackKey(row.k, row.data, row.payload)
+    const message = unpackKey(row.k, readData(row.data), row.payload === null ? null : (JSON.parse(row.payload) as unknown))
     if (message.position < last) sorted = false
     last = message.position
     messages.push(message)
@@ -82,13 +82,42 @@ export async function loadLiveRowsPrepared(pool: Pool, sessionId: SessionId): Pr
   return { version, rows: messages }
 }
 
-/** A row of the prepared statement: the session's own (`v`, the version as text), then one per live message. */
+/**
+ * A row of the prepared statement, every column as the server's text ({@link AS_TEXT}): the session's
+ * own (`v`, the version), then one per live message.
+ */
 interface PackedRow {
   v: string | null
   /** The message id (36 characters), the hex content hash (64), `p`/`f`/`-` and the position. */
   k: string | null
-  data: LoadRow['data']
-  payload: unknown
+  /** The event's `data`, its JSON text (see {@link readData}). */
+  data: string | null
+  /** The payload's JSON text. */
+  payload: string | null
+}
+
+/**
+ * The statement's type parsers: every column as the text the server sent (its columns are text and
+ * json), so `data` can be read without a parse in the common case ({@link readData}); the store parses
+ * the payload itself, as the driver's json parser would (`JSON.parse`).
+ */
+const AS_TEXT = { getTypeParser: () => (text: string) => text }
+
+/** The text of `data` as the store writes it for a message with no other attribute: `{"createdAt":"…"}`. */
+const CREATED_AT_ONLY = '{"createdAt":"'
+
+/**
+ * The event's `data` from its JSON text: the common row, `{"createdAt":"<24 characters>"}` (what the
+ * store writes for a message with no external id, format, meta or status), is read by its length
+ * without a parse (its 24 characters hold no `"` or `\`, so `JSON.parse` would give the same object;
+ * counted: 3.70 M → 3.3–3.4 M client instructions a 100-message `store.load`); any other text is parsed.
+ */
+function readData(text: string): NonNullable<LoadRow['data']> {
+  if (text.length === 40 && text.startsWith(CREATED_AT_ONLY) && text.endsWith('"}')) {
+    const createdAt = text.slice(14, 38)
+    if (!createdAt.includes('"') && !createdAt.includes('\\')) return { createdAt }
+  }
+  return JSON.parse(text) as NonNullable<LoadRow['data']>
 }
 
 /**

@@ -328,6 +328,69 @@ describe('load with directConnection: a named prepared statement', () => {
       await callers.end()
     }
   })
+
+  it("reads every message's data as the function does: the common {createdAt} text without a parse, any other text parsed", async () => {
+    // given: a store's messages with every attribute, and rows a raw writer put in with data texts of the
+    // common length that are not the common row (a quote or an escape inside, spaces, another key)
+    const session = await store.createSession()
+    const at = '2026-03-04T05:06:07.089Z'
+    await store.append(session, [
+      createMessage({ role: 'user', content: 'plain' }, { createdAt: at }),
+      createMessage({ role: 'user', content: 'external' }, { createdAt: at, externalId: 'slack:1', scope: 'slack:C1' }),
+      createMessage({ role: 'assistant', content: 'partial' }, { createdAt: at, status: 'partial', meta: { model: 'm' } }),
+      createMessage({ role: 'user', content: [{ type: 'text', text: 'hi' }] }, { format: 'anthropic', createdAt: at }),
+    ])
+    const dataTexts = [
+      '{"createdAt":"2026-01-01T00:00","a":"b"}', // 40 characters, a second key after a quote
+      '{"createdAt":"2026-01-01T00:00:0\\u0030"}', // 40 characters, an escape: "…00:00:00"
+      '{"createdAt":"2026-01-01T00:00:00.0\\"Z"}', // 40 characters, an escaped quote
+      '{"createdAt": "2026-01-01T00:00:00.000Z"}', // a space: 41 characters
+      '{"createdAt":"+010000-01-01T00:00:00.000Z"}', // a year past 9999
+    ]
+    const raw = new pg.Client({ connectionString: db.connectionString })
+    await raw.connect()
+    try {
+      for (const [i, data] of dataTexts.entries()) {
+        expect(data.length === 40).toBe(i < 3)
+        const payload = { role: 'user' as const, content: `raw ${i}` }
+        await raw.query(
+          `insert into turnlog.events (session_id, seq, event_id, type, message_id, content_hash, payload, data)
+           values ($1, $2, gen_random_uuid(), 'message_appended', $3, decode($4, 'hex'), $5::json, $6::json)`,
+          [session, 5 + i, createMessage(payload).id, contentHash({ payload }), JSON.stringify(payload), data],
+        )
+      }
+    } finally {
+      await raw.end()
+    }
+    const callers = new pg.Pool({ connectionString: db.connectionString, max: 1 })
+    const viaFunction = await openStore({ pool: callers, migrate: false })
+    const own = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true, pool: { max: 1 } })
+    try {
+      // when
+      const reference = await viaFunction.load(session)
+      const loaded = await own.load(session)
+
+      // then: the same messages, attribute for attribute; the raw rows' createdAt as JSON reads them
+      const full = (messages: readonly Message[]): unknown[] =>
+        messages.map((m) => [m.id, m.payload, m.createdAt, m.status, m.externalId, m.externalScope, m.format, m.meta, contentHash(m)])
+      expect(full(loaded.messages)).toEqual(full(reference.messages))
+      expect(loaded.messages.map((m) => m.createdAt)).toEqual([
+        at,
+        at,
+        at,
+        at,
+        ...dataTexts.map((text) => (JSON.parse(text) as { createdAt: string }).createdAt),
+      ])
+      expect(loaded.messages[1]).toMatchObject({ externalId: 'slack:1', externalScope: 'slack:C1' })
+      expect(loaded.messages[2]).toMatchObject({ status: 'partial', meta: { model: 'm' } })
+      expect(loaded.messages[3]?.format).toBe('anthropic')
+      expect(loaded.messages[5]?.createdAt).toBe('2026-01-01T00:00:00')
+    } finally {
+      await own.close()
+      await viaFunction.close()
+      await callers.end()
+    }
+  })
 })
 
 describe('restoreMessage', () => {
