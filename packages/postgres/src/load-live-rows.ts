@@ -24,28 +24,24 @@ export interface LiveRows {
   readonly rows: readonly LiveMessageRow[]
 }
 
-/** A row of `load_session`: the session's own row (its version), then one per live message. */
-interface LoadRow {
-  version: string | number | null
-  message_id: string | null
-  position: string | number | null
-  partial: boolean | null
-  content_hash: string | null
-  data: { createdAt: string; externalId?: string; externalScope?: string; format?: string; meta?: unknown; status?: unknown } | null
-  payload: unknown
-}
+/** The fields of a message's `data` the store reads (`status`: an appends-only row's partial flag). */
+type LoadData = { createdAt: string; externalId?: string; externalScope?: string; format?: string; meta?: unknown; status?: unknown }
 
 /**
  * Reads a session's version and live messages in one statement, `turnlog.load_session`, whose rows
  * come in seq order and are sorted here by position (a stable sort, skipped when they already are in
  * order, as they are unless a compaction or a revision moved something). Throws `SESSION_NOT_FOUND`
- * (a `TLS01` from the function, or no session row); database errors are thrown as they are.
+ * (a `TLS01` from the function, or no session row); database errors are thrown as they are. The rows
+ * are read as the prepared statement's are ({@link PackedRow}): id, hash, flag and position packed
+ * into one text column by the outer select, `data` and the payload as their JSON texts.
  */
 export async function loadLiveRows(db: Kysely<unknown>, sessionId: SessionId): Promise<LiveRows> {
-  const { rows } = await sql<LoadRow>`
-    select version, message_id::text, position, partial, content_hash, data, payload
+  const { rows } = await sql<PackedRow<unknown>>`
+    select version::text as v,
+           message_id::text || content_hash || case when partial then 'p' else 'f' end || position::text as k,
+           data::text as data, payload
       from turnlog.load_session(${sessionId}::uuid)`.execute(db)
-  return toLiveRows(rows, sessionId)
+  return packedLiveRows(rows, sessionId, false)
 }
 
 /**
@@ -63,6 +59,14 @@ export async function loadLiveRows(db: Kysely<unknown>, sessionId: SessionId): P
  */
 export async function loadLiveRowsPrepared(pool: Pool, sessionId: SessionId): Promise<LiveRows> {
   const { rows } = await pool.query<PackedRow>({ name: LOAD_STATEMENT_NAME, text: LOAD_STATEMENT, values: [sessionId], types: AS_TEXT })
+  return packedLiveRows(rows, sessionId, true)
+}
+
+/**
+ * The version and the message rows in position order, from the rows of either read (`payloadText`:
+ * the payload came as its JSON text, to parse here).
+ */
+function packedLiveRows(rows: readonly PackedRow<unknown>[], sessionId: SessionId, payloadText: boolean): LiveRows {
   let version: number | undefined
   let sorted = true
   let last = -Infinity
@@ -72,7 +76,8 @@ export async function loadLiveRowsPrepared(pool: Pool, sessionId: SessionId): Pr
       if (row.v !== null) version = Number(row.v)
       continue
     }
-    const message = unpackKey(row.k, readData(row.data), row.payload === null ? null : (JSON.parse(row.payload) as unknown))
+    const payload = payloadText && typeof row.payload === 'string' ? (JSON.parse(row.payload) as unknown) : row.payload
+    const message = unpackKey(row.k, readData(row.data), payload)
     if (message.position < last) sorted = false
     last = message.position
     messages.push(message)
@@ -83,17 +88,18 @@ export async function loadLiveRowsPrepared(pool: Pool, sessionId: SessionId): Pr
 }
 
 /**
- * A row of the prepared statement, every column as the server's text ({@link AS_TEXT}): the session's
- * own (`v`, the version), then one per live message.
+ * A row of either read: the session's own (`v`, the version), then one per live message. The prepared
+ * statement's columns all come as the server's text ({@link AS_TEXT}), the payload too; the function
+ * read's payload comes parsed by the driver (`P`).
  */
-interface PackedRow {
+interface PackedRow<P = string | null> {
   v: string | null
   /** The message id (36 characters), the hex content hash (64), `p`/`f`/`-` and the position. */
   k: string | null
   /** The event's `data`, its JSON text (see {@link readData}). */
   data: string | null
-  /** The payload's JSON text. */
-  payload: string | null
+  /** The payload: its JSON text (the prepared statement) or the driver's parse of it. */
+  payload: P
 }
 
 /**
@@ -112,12 +118,12 @@ const CREATED_AT_ONLY = '{"createdAt":"'
  * without a parse (its 24 characters hold no `"` or `\`, so `JSON.parse` would give the same object;
  * counted: 3.70 M → 3.3–3.4 M client instructions a 100-message `store.load`); any other text is parsed.
  */
-function readData(text: string): NonNullable<LoadRow['data']> {
+function readData(text: string): LoadData {
   if (text.length === 40 && text.startsWith(CREATED_AT_ONLY) && text.endsWith('"}')) {
     const createdAt = text.slice(14, 38)
     if (!createdAt.includes('"') && !createdAt.includes('\\')) return { createdAt }
   }
-  return JSON.parse(text) as NonNullable<LoadRow['data']>
+  return JSON.parse(text) as LoadData
 }
 
 /**
@@ -125,7 +131,7 @@ function readData(text: string): NonNullable<LoadRow['data']> {
  * hash (64), the partial flag (`p`, `f`, or `-` for a row of an appends-only session, whose flag is the
  * projection's rule on `data.status`) and the position (the seq in an appends-only session).
  */
-function unpackKey(k: string, data: NonNullable<LoadRow['data']>, payload: unknown): LiveMessageRow & { readonly position: number } {
+function unpackKey(k: string, data: LoadData, payload: unknown): LiveMessageRow & { readonly position: number } {
   const flag = k.charCodeAt(100)
   return {
     message_id: k.slice(0, 36),
@@ -157,27 +163,3 @@ const LOAD_STATEMENT = `
        join turnlog.events e on e.session_id = l.session_id and e.seq = l.event_seq
       where not s.appends_only and l.session_id = s.session_id and e.session_id = s.session_id) x
    where s.session_id = $1::uuid`
-
-/** The version and the message rows in position order. */
-function toLiveRows(result: readonly LoadRow[], sessionId: SessionId): LiveRows {
-  let version: number | undefined
-  let sorted = true
-  let last = -Infinity
-  const rows: (LoadRow & LiveMessageRow)[] = []
-  for (const row of result) {
-    if (version === undefined && row.version !== null) version = Number(row.version)
-    if (!isMessageRow(row)) continue
-    const position = Number(row.position)
-    if (position < last) sorted = false
-    last = position
-    rows.push(row)
-  }
-  if (version === undefined) throw new TurnlogError('SESSION_NOT_FOUND', `session ${sessionId} not found`, { details: { sessionId } })
-  if (!sorted) rows.sort((a, b) => Number(a.position) - Number(b.position))
-  return { version, rows }
-}
-
-/** A message row, not the session's own row. */
-function isMessageRow(row: LoadRow): row is LoadRow & LiveMessageRow {
-  return row.message_id !== null && row.content_hash !== null && row.data !== null
-}
