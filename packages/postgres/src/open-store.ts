@@ -1,6 +1,7 @@
 import { TurnlogError } from '@turnlog/core'
 import { Kysely, PostgresDialect } from 'kysely'
 import type { Pool, PoolConfig } from 'pg'
+import { callbackQueryPool } from './callback-query-pool.js'
 import { checkDataDir, ensureDataDir, pgliteStartFailed } from './check-data-dir.js'
 import { acquireDataDirLock, type DataDirLockHolder } from './data-dir-lock.js'
 import { mapDatabaseError } from './map-database-error.js'
@@ -124,7 +125,8 @@ async function connect(
     // (even while a query is active, which also fails), and pg-pool listens only while it is idle. An
     // unheard 'error' event is an uncaught exception: a terminated backend would kill the process.
     pool.on('connect', (client) => client.on('error', () => {}))
-    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) })
+    // Kysely's queries through pg's callback form (callback-query-pool.ts: the promise form kept results alive)
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: callbackQueryPool(pool) }) })
     return { db, flavor: 'postgres', close: () => db.destroy(), ...(direct ? { ownPool: pool } : {}) }
   }
   if ('pool' in config) {

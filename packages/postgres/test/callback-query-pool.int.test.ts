@@ -1,0 +1,60 @@
+/**
+ * `callbackQueryPool`: the pool Kysely is given over a store's own `pg` pool answers Kysely's queries
+ * through `pg`'s callback form (docs/performance.md, "load"). Results, parameters, errors (with their
+ * SQLSTATE), transactions and the release of a client behave as through `pg` itself.
+ */
+import { describe, expect, it } from '@jest/globals'
+import { useTestBed } from './support/use-test-bed.js'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import { callbackQueryPool } from '../src/callback-query-pool.js'
+
+let connectionString = ''
+useTestBed(async (bed) => {
+  connectionString = bed.db.connectionString
+})
+
+async function withKysely(fn: (k: Kysely<unknown>, pool: pg.Pool) => Promise<void>): Promise<void> {
+  const pool = new pg.Pool({ connectionString, max: 1 })
+  const k = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: callbackQueryPool(pool) }) })
+  try {
+    await fn(k, pool)
+  } finally {
+    await k.destroy()
+  }
+}
+
+describe('callbackQueryPool', () => {
+  it('gives rows, parameters, errors with their SQLSTATE and transactions as pg does', async () => {
+    await withKysely(async (k) => {
+      // rows and parameters
+      const { rows } = await sql<{ n: number; t: string }>`select ${41}::int + 1 as n, ${'x y'}::text as t`.execute(k)
+      expect(rows).toEqual([{ n: 42, t: 'x y' }])
+      // an error keeps its SQLSTATE (the store maps errors by it)
+      await expect(sql`select 1 / 0`.execute(k)).rejects.toMatchObject({ code: '22012' })
+      // a transaction rolled back leaves nothing; one committed keeps its row
+      await sql`create table t (n int)`.execute(k)
+      await expect(
+        k.transaction().execute(async (tx) => {
+          await sql`insert into t values (1)`.execute(tx)
+          throw new Error('roll back')
+        }),
+      ).rejects.toThrow('roll back')
+      await k.transaction().execute(async (tx) => {
+        await sql`insert into t values (2)`.execute(tx)
+      })
+      expect((await sql<{ n: number }>`select n from t`.execute(k)).rows).toEqual([{ n: 2 }])
+    })
+  })
+
+  it('hands Kysely one wrapper per pg client and releases it back to the pool', async () => {
+    await withKysely(async (k, pool) => {
+      const pids = new Set<number>()
+      for (let i = 0; i < 5; i++) pids.add((await sql<{ p: number }>`select pg_backend_pid() as p`.execute(k)).rows[0]!.p)
+      // one connection (max 1), reused: released after every query
+      expect(pids.size).toBe(1)
+      expect(pool.idleCount).toBe(1)
+      expect(pool.totalCount).toBe(1)
+    })
+  })
+})
