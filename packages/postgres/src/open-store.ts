@@ -130,9 +130,10 @@ async function connect(
     return { db, flavor: 'postgres', close: () => db.destroy(), ...(direct ? { ownPool: pool } : {}) }
   }
   if ('pool' in config) {
-    // the caller owns the pool: never end it
+    // the caller owns the pool: never end it. Its clients answer Kysely through pg's callback form, as the
+    // store's own pool's do (the type promises a pg.Pool: `connect()`, `query(text, values, callback)`, `release()`)
     const db = new Kysely<unknown>({
-      dialect: new PostgresDialect({ pool: config.pool as never }),
+      dialect: new PostgresDialect({ pool: { ...callbackQueryPool(config.pool), end: async () => {} } }),
     })
     return { db, flavor: 'postgres', close: async () => {} }
   }

@@ -7,6 +7,8 @@ import { describe, expect, it } from '@jest/globals'
 import { useTestBed } from './support/use-test-bed.js'
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
+import { createMessage } from '@turnlog/core'
+import { openStore } from '@turnlog/postgres'
 import { callbackQueryPool } from '../src/callback-query-pool.js'
 
 let connectionString = ''
@@ -63,5 +65,44 @@ describe('callbackQueryPool', () => {
       second.release()
       expect(second).toBe(first)
     })
+  })
+
+  it("serves a caller's own pg pool (openStore({ pool })) through the callback form, and never ends it", async () => {
+    const pool = new pg.Pool({ connectionString, max: 2 })
+    // a spy on the real clients: how each text query of the store reached pg (with a callback or not)
+    const forms: string[] = []
+    const spied = new WeakSet<object>()
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => Promise<pg.PoolClient>
+    ;(pool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (...args: unknown[]) => {
+      // pg's own pool.query() asks with a callback: passed through, not spied
+      if (args.length > 0) return connect(...args)
+      return spy(connect())
+    }
+    const spy = async (connecting: Promise<pg.PoolClient>): Promise<pg.PoolClient> => {
+      const client = await connecting
+      if (!spied.has(client)) {
+        spied.add(client)
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown
+        ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+          if (typeof args[0] === 'string') forms.push(typeof args.at(-1) === 'function' ? 'callback' : 'promise')
+          return query(...args)
+        }
+      }
+      return client
+    }
+    try {
+      const store = await openStore({ pool })
+      const session = await store.createSession()
+      const messages = [createMessage({ role: 'user', content: 'hi' }), createMessage({ role: 'assistant', content: 'hello' })]
+      await store.append(session, messages)
+      expect((await store.load(session)).messages.map((m) => m.id)).toEqual(messages.map((m) => m.id))
+      await store.close()
+      expect(forms.length).toBeGreaterThan(3)
+      expect(forms.filter((f) => f !== 'callback')).toEqual([])
+      // the caller's pool is still open after the store's close
+      expect((await pool.query<{ n: number }>('select 1 as n')).rows).toEqual([{ n: 1 }])
+    } finally {
+      await pool.end()
+    }
   })
 })
