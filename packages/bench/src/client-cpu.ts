@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node packages/bench/dist/client-cpu.js [--sessions S] [--messages M] [--database-url URL]`: the
+ * `node packages/bench/dist/client-cpu.js [--sessions S] [--messages M] [--database-url URL] [--default-connection]`: the
  * client's CPU per message of the append workloads, in microseconds of this process's CPU time
  * (`process.cpuUsage`, user + system) over the timed phase only. It is not a bench figure (wall time
  * and the server are left out): it measures what the node side of `store.append` costs, for profiling
@@ -90,7 +90,8 @@ async function main(): Promise<void> {
   const connectionString = databaseUrl(adminUrl, dbName)
   const rawPool = new pg.Pool({ connectionString, max: 8 })
   rawPool.on('error', () => {})
-  const store = await openStore({ directConnection: true, connectionString, pool: { max: 8 } })
+  // `--default-connection`: the store as `openStore`'s defaults open it (no named statements: Kysely's unnamed ones)
+  const store = await openStore({ directConnection: !argv.includes('--default-connection'), connectionString, pool: { max: 8 } })
   try {
     await rawPool.query(RAW_SCHEMA)
     const generate = (seed: number): GeneratedSession[] =>
