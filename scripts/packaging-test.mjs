@@ -10,6 +10,9 @@
 // (scripts/docs-examples-test.mjs, on the current Node). The app's runtime steps run under the current Node and under each major of
 // TURNLOG_TEST_NODE_VERSIONS ("22 24" by default, "none" to skip; see scripts/node-runtime.mjs).
 // npm's cache makes re-runs fast. TURNLOG_KEEP_PACKAGING_APP=1 keeps the scratch directories.
+// TURNLOG_PACKAGING_NATIVE_MATRIX=1 also compiles an opt-in package's native dependencies (better-sqlite3)
+// from source for each major of the matrix, with that runtime's own headers (no download), and runs the
+// package's sample there too: a minute of CPU per major, so not part of the test command (step 8).
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -249,7 +252,7 @@ step('tsc --strict', () => run(process.execPath, [join(app, 'node_modules', 'typ
 const runtimes = [{ label: `current ${process.version}`, env: process.env }]
 for (const major of matrixMajors()) {
   const { binDir, version: v } = step(`provision Node ${major}`, () => ensureNode(major))
-  runtimes.push({ label: v, env: envWithNode(binDir) })
+  runtimes.push({ label: v, env: envWithNode(binDir), nodeDir: dirname(binDir) })
 }
 const expectedVersion = packages.find((p) => p.json.name === '@turnlog/cli').json.version
 const ran = []
@@ -296,6 +299,7 @@ for (const rt of runtimes) {
 // cannot download one; compiling it again from source costs a minute of CPU per Node). That binary is for the
 // current Node, so such a sample runs on the current Node only; the `require()` still runs on every
 // runtime (better-sqlite3 loads its binary when a database is opened, not when it is imported).
+const nativeMatrix = process.env.TURNLOG_PACKAGING_NATIVE_MATRIX === '1'
 const optIn = packages.filter((p) => {
   try {
     return statSync(join(root, 'packages', p.dir, 'test', 'packaging', 'sample.ts')).isFile()
@@ -405,7 +409,14 @@ function tryOptIn(p, dependencies, label, majors, prebuilt) {
   for (const rt of runtimes) {
     if (majors !== null && !majors.some((m) => rt.label.includes(`v${m}.`))) continue
     const env = { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' }
-    if (prebuilt.length === 0 || rt.env === process.env) {
+    if (prebuilt.length > 0 && rt.env !== process.env && nativeMatrix) {
+      // compile the native dependencies for this runtime from source, with its own headers
+      step(`${rt.label}: ${label} npm rebuild ${prebuilt.join(' ')}`, () =>
+        run('npm', ['rebuild', ...prebuilt, '--loglevel=error'], { cwd: optApp, env: { ...env, npm_config_nodedir: rt.nodeDir } }),
+      )
+      ran.push(`${rt.label} ${label}: ${prebuilt.join(', ')} compiled from source for it (TURNLOG_PACKAGING_NATIVE_MATRIX=1)`)
+    }
+    if (prebuilt.length === 0 || rt.env === process.env || nativeMatrix) {
       const out = step(`${rt.label}: ${label} sample`, () => run('node', ['out/sample.js'], { cwd: optApp, env }).trim())
       ran.push(`${rt.label} ${label}: ${out.split('\n').pop()}`)
     }
