@@ -11,7 +11,7 @@
  *   largest heap still in use right after a collection: the memory the rebuild actually holds, which
  *   unlike the resident set does not depend on when V8 chooses to collect.
  * - `scale-load URL SAMPLE WARMUP`: the scale workload's `load` measurement (`measureScaleLoad`) of the
- *   comma-separated session ids SAMPLE after one unmeasured pass over WARMUP, in a heap that holds
+ *   comma-separated session ids SAMPLE after `WARMUP_CALLS` unmeasured calls over WARMUP, in a heap that holds
  *   nothing of the process that grew the database (docs/performance.md, "scale").
  * @packageDocumentation
  */

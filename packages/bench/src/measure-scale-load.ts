@@ -34,8 +34,9 @@ const RAW_LOAD = 'select event_id, message_id, payload from turnlog.events where
  * `load` of `sample` (session ids, repeats allowed) in 3 passes through a store of one connection
  * opened with `directConnection: true`, each call preceded by the raw control on a connection of its
  * own, after a warm-up over `warmup` (not measured: {@link WARMUP_CALLS} calls of each, in turn, so that
- * the code, its statements and the process's heap are in their steady state). Meant for a process of its own (`child.js scale-load`): the heap it measures in holds
- * only this, not the bench's (docs/performance.md, "scale").
+ * the code, its statements and the process's heap are in their steady state). Meant for a process of
+ * its own (`child.js scale-load`): the heap it measures in holds only this, not the bench's
+ * (docs/performance.md, "scale").
  */
 export async function measureScaleLoad(url: string, sample: readonly string[], warmup: readonly string[]): Promise<ScaleLoadResult> {
   const store = await openStore({ directConnection: true, connectionString: url, pool: { max: 1 }, migrate: false })
@@ -50,7 +51,8 @@ export async function measureScaleLoad(url: string, sample: readonly string[], w
   try {
     // the warm-up runs until the process is in its steady state: a fresh process's first ≈ 2,000 reads
     // have a p99 2–3 times its later one (its heap still growing; docs/performance.md, "scale")
-    for (let i = 0; i < (warmup.length === 0 ? 0 : Math.max(WARMUP_CALLS, warmup.length)); i++) {
+    const warmupCalls = warmup.length === 0 ? 0 : Math.max(WARMUP_CALLS, warmup.length)
+    for (let i = 0; i < warmupCalls; i++) {
       const id = warmup[i % warmup.length] as string
       await rawOne.query(RAW_LOAD, [id])
       await store.load(id)

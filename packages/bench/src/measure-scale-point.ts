@@ -55,7 +55,7 @@ export interface ScalePointInput {
   /** Sessions of the bulk load to sample `load` from, and how many. */
   readonly loadedSessions: readonly string[]
   readonly loadSample: number
-  /** Sessions loaded once before the measurement, not measured (the templates). */
+  /** Sessions loaded in turn before the measurement, not measured (the templates; `WARMUP_CALLS` calls in all). */
   readonly warmupSessions: readonly string[]
   /** Length of the flushed session (200 at the default sizes). */
   readonly flushMessages: number
