@@ -29,7 +29,8 @@ function callbackClient(client: PoolClient): PostgresPoolClient {
   const query = (textOrCursor: string | PostgresCursor<unknown>, parameters?: readonly unknown[]): unknown => {
     if (typeof textOrCursor !== 'string') return client.query(textOrCursor as never)
     return new Promise<QueryResult>((resolve, reject) => {
-      client.query(textOrCursor, parameters === undefined ? [] : [...parameters], (error: Error | undefined, result: QueryResult) => {
+      // Kysely hands over a copy of its parameters already (`[...compiledQuery.parameters]`): passed as they are
+      client.query(textOrCursor, (parameters ?? []) as unknown[], (error: Error | undefined, result: QueryResult) => {
         if (error) reject(error)
         else resolve(result)
       })
