@@ -142,8 +142,16 @@ export const FINDING_KINDS = {
     check: 'pairing',
     description: 'One tool call id is opened more than once in the live view.',
     incident:
-      'Two tool calls with one id in one assistant message, a later message that calls the id again (a re-inserted transcript, ids reused per turn), ' +
+      'Two tool calls with one id in one assistant message, a later message that calls the id again before any result answered it, ' +
       'or an AI SDK UI tool part still open beside the answered part of the same call; providers reject the request until the wire view repairs it.',
+  },
+  reused_tool_call_id: {
+    severity: 'warning',
+    check: 'pairing',
+    description: 'A live tool call id is called again after a result answered its earlier call: a new call under the same id.',
+    incident:
+      'A provider or runtime that numbers its tool calls per turn (call_0 each time), or a re-inserted transcript (then also live_duplicate_copy). ' +
+      'Each call pairs with the results after it; providers that want every id once in a request (Anthropic) reject it until the wire view renames the later calls.',
   },
   live_duplicate_copy: {
     severity: 'error',

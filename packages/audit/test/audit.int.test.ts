@@ -365,19 +365,48 @@ describe('audit: live-view incidents (through the public API)', () => {
     expect(report.findings[0]?.explanation).toBe(`tool call call_07 is made 2 times in assistant message ${call.id}`)
   })
 
-  it('reports a later assistant message that calls an id again as duplicate_tool_call, naming both messages', async () => {
-    // given: turn 2 reuses turn 1's call id (a provider that numbers calls per turn)
+  it('reports a later assistant message that calls an id again before its result as duplicate_tool_call, naming both messages', async () => {
+    // given: turn 2 repeats turn 1's call while it is still open
+    const go = user('a')
     const first = assistantCalling(['call_0'])
     const again = assistantCalling(['call_0'])
-    const sessionId = await sessionWith(store, user('a'), first, toolResult('call_0', 'a'), again, toolResult('call_0', 'b'))
+    const sessionId = await sessionWith(store, go, first, again, toolResult('call_0', 'a'))
 
     // when
     const report = await audit(store, sessionId)
 
     // then
-    expect(report.findings.filter((f) => f.kind === 'duplicate_tool_call').map((f) => [f.messageIds, f.seqs, f.explanation])).toEqual([
-      [[first.id, again.id], [2, 4], 'tool call call_0 is made 2 times by 2 live messages'],
+    expect(
+      report.findings.filter((f) => f.kind !== 'live_duplicate_copy').map((f) => [f.kind, f.messageIds, f.seqs, f.explanation]),
+    ).toEqual([['duplicate_tool_call', [first.id, again.id], [2, 3], 'tool call call_0 is made 2 times by 2 live messages']])
+  })
+
+  it('reports an id called again after its result (a provider that numbers calls per turn) as reused_tool_call_id, a warning, and nothing else', async () => {
+    // given: turn 2 reuses turn 1's call id for another call, both answered
+    const go = user('a')
+    const first = assistantCalling(['call_0'])
+    const a = toolResult('call_0', 'a')
+    const again = createMessage({
+      role: 'assistant',
+      content: '',
+      tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'read_file', arguments: '{"path":"b.md"}' } }],
+    })
+    const sessionId = await sessionWith(store, go, first, a, again, toolResult('call_0', 'b'), assistant('done'))
+
+    // when
+    const report = await audit(store, sessionId)
+
+    // then
+    expect(report.findings.map((f) => [f.kind, f.severity, f.messageIds, f.seqs, f.explanation])).toEqual([
+      [
+        'reused_tool_call_id',
+        'warning',
+        [first.id, again.id],
+        [2, 4],
+        "tool call id call_0 is used for 2 calls, each after the previous one's result",
+      ],
     ])
+    expect(report.findings[0]?.evidence).toEqual({ toolCallId: 'call_0', calls: 2, format: 'openai-chat' })
   })
 
   it('reports a re-inserted transcript (#92231) as live_duplicate_copy per content, and the doubled tool results', async () => {
@@ -396,7 +425,7 @@ describe('audit: live-view incidents (through the public API)', () => {
     expect(copies.map((f) => f.messageIds)).toEqual(original.map((m, i) => [m.id, reloaded[i]?.id]))
     expect(copies.map((f) => f.seqs)).toEqual(original.map((_, i) => [i + 1, i + 6]))
     expect(copies.map((f) => f.severity)).toEqual(['error', 'warning', 'error', 'error', 'warning'])
-    expect(kinds(report.findings).filter((k) => k !== 'live_duplicate_copy')).toEqual(['duplicate_tool_call', 'duplicate_tool_result'])
+    expect(kinds(report.findings).filter((k) => k !== 'live_duplicate_copy')).toEqual(['reused_tool_call_id'])
   })
 
   it('does not report a compaction that carries a copy of a covered message forward', async () => {

@@ -90,6 +90,7 @@ export {
   type DuplicateToolResults,
   type OrphanToolResult,
   type PairingInput,
+  type ReusedToolCalls,
   type ToolPairing,
   type UnansweredToolCall,
 } from './tool-pairing.js'

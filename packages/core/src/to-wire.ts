@@ -4,16 +4,19 @@ import { isMessage, toMessage, type Message } from './message.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
-import { toolPairing, withoutIdenticalCopies } from './tool-pairing.js'
+import { reusedCallRenames, toolPairing, withoutIdenticalCopies } from './tool-pairing.js'
 
 /** Options for {@link toWire}. */
 export interface ToWireOptions {
   /**
    * Make the copy acceptable to providers that reject unpaired tool calls: add a synthetic
    * "interrupted" result after each unanswered call's block, drop orphan results and extra results for
-   * one call id, and open each call id once (a call id opened again is left out of the copy). Only the
-   * returned copy changes; the log never does. A result after its call but outside the call's block
-   * (another message between them) answers it and is not moved.
+   * one call, open each call once (a call id opened again while its call is open is left out of the
+   * copy), and send a call id called again after its earlier call was answered (ids numbered per
+   * turn) under a new id, `<id>_<n>` for its n-th call, in the call and its results, for a format that
+   * can rename (its `renameToolIds`; every built-in format can). Only the returned copy changes;
+   * the log never does. A result after its call but outside the call's block (another message between
+   * them) answers it and is not moved.
    */
   readonly repairPairing?: boolean
   /** Content of the synthetic result for an unanswered call. */
@@ -65,6 +68,8 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
   const messages = withoutIdenticalCopies(list)
   if (options.repairPairing !== true) return messages.map((m) => readingFormat(m.format).toWire(m.payload))
   const pairing = toolPairing(messages)
+  // a call id called again after its call was answered: the later calls (and their results) renamed
+  const renames = pairing.reusedCalls.length === 0 ? undefined : reusedCallRenames(messages)
   // the results to drop, per message: orphans, and every result after the first for one call id
   const drop = new Map<string, Set<string>>()
   const dropResult = (messageId: string, toolCallId: string): void => {
@@ -144,15 +149,22 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
     }
     // synthetic results go right after the calling message's block of tool results (the results kept)
     if (dropped === undefined ? results.length === 0 : results.every((id) => dropped.has(id))) flushPending()
-    const missing = unansweredByMessage.get(m.id)
+    let missing = unansweredByMessage.get(m.id)
     if (wired !== undefined) payload = wired
+    const renamed = renames?.get(m.id)
+    if (renamed !== undefined && format.renameToolIds !== undefined) {
+      wired = format.renameToolIds(payload, renamed)
+      payload = wired
+      if (missing) missing = missing.map((id) => renamed.get(id) ?? id)
+    }
     if (missing && format.answerInPlace !== undefined) {
       // a format whose messages carry their own results answers the calls in the message itself
       out.push(format.answerInPlace(payload, missing, content))
       continue
     }
     out.push(wired ?? format.toWire(payload))
-    if (missing) pending.push({ format: m.format, ids: missing, call: m.payload })
+    // the call as sent (renamed ids included), for a result that repeats something of it
+    if (missing) pending.push({ format: m.format, ids: missing, call: renamed === undefined ? m.payload : payload })
   }
   flushPending()
   return out

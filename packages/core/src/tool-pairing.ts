@@ -29,11 +29,25 @@ export interface DuplicateToolResults {
 }
 
 /**
- * One tool-call id opened more than once: two calls with one id in one message, a later message that
- * calls it again, or (`ai-sdk-ui`) a tool part still open beside an answered part of the same call.
- * `messageIds` lists every message that opens it, in order, a message once per opening.
+ * One tool call opened more than once: two calls with one id in one message, a later message that
+ * calls the id again before any result answered it, or (`ai-sdk-ui`) a tool part still open beside
+ * an answered part of the same call. `messageIds` lists every message that opens it, in order, a
+ * message once per opening. (An id called again after a result answered it is a new call:
+ * {@link ReusedToolCalls}.)
  */
 export interface DuplicateToolCalls {
+  readonly toolCallId: string
+  readonly messageIds: readonly MessageId[]
+}
+
+/**
+ * A call id called again after its earlier call was answered (a provider that numbers its calls per
+ * turn, or a re-inserted transcript): each call pairs with the results that follow it, but providers
+ * that need every id once in a request (Anthropic's `tool_use` ids) reject it until
+ * `toWire(…, { repairPairing: true })` renames the later calls. `messageIds` lists the message that
+ * opens each call of the id, in order.
+ */
+export interface ReusedToolCalls {
   readonly toolCallId: string
   readonly messageIds: readonly MessageId[]
 }
@@ -45,8 +59,10 @@ export interface ToolPairing {
   readonly orphans: readonly OrphanToolResult[]
   /** Several results for one call id. */
   readonly duplicates: readonly DuplicateToolResults[]
-  /** A call id opened more than once (the first opening is the one `unanswered` and results pair with). */
+  /** A call id opened again while its call is open (the first opening is the one `unanswered` and results pair with). */
   readonly duplicateCalls: readonly DuplicateToolCalls[]
+  /** A call id called again after its earlier call was answered: a new call under the same id. */
+  readonly reusedCalls: readonly ReusedToolCalls[]
 }
 
 /** The ids of an assistant message's tool calls (`id`, or `call_id` where a provider uses it). */
@@ -114,10 +130,12 @@ export interface PairingInput {
 
 /**
  * Checks tool-call pairing over a list in order, each message read by its format (which calls it
- * opens, which results it carries): every call id is opened once and needs exactly one result after
- * it; a result before (or without) its call is an orphan; an id opened again (in the same message or
- * a later one) is a duplicate call. Identical copies of a message count once. Calls and results
- * pair by id across formats; a format with no pairing (`json`) opens and answers nothing.
+ * opens, which results it carries): every call needs exactly one result after it; a result before (or
+ * without) its call is an orphan; an id opened again while its call is open (in the same message or a
+ * later one) is a duplicate call; an id called again in a message after one that answered it is a new
+ * call (reported in `reusedCalls`), which the results after it answer. Identical copies of a message
+ * count once. Calls and results pair by id across formats; a format with no pairing (`json`) opens
+ * and answers nothing.
  */
 export function toolPairing(messages: readonly PairingInput[]): ToolPairing {
   if (!guardInput('messages', () => Array.isArray(messages)))
@@ -143,44 +161,106 @@ export function toolPairingOfDistinct(messages: readonly PairingInput[]): ToolPa
   return guardInput('toolPairing', () => pairing(messages))
 }
 
-function pairing(messages: readonly PairingInput[]): ToolPairing {
-  const calls = new Map<string, MessageId>()
-  // every opening of a call id, when it is opened more than once (rare: created on the second opening)
-  const reopened = new Map<string, MessageId[]>()
-  const results = new Map<string, MessageId[]>()
+/**
+ * One opening of a call id and what answers it: a call id is opened again as a new call (its
+ * `scope` counted from 1) once an earlier message has answered it; opened again while still open,
+ * it is a duplicate call of the same one.
+ */
+interface CallScope {
+  readonly toolCallId: string
+  /** 1 for the id's first call, 2 for its first reuse, … */
+  readonly scope: number
+  /** Every message that opens this call, in order (a message once per opening). */
+  readonly openers: MessageId[]
+  /** Every message that carries a result for this call, in order. */
+  readonly results: MessageId[]
+}
+
+/** The calls of a list, in the order they were first opened, and the orphan results. */
+interface PairingWalk {
+  readonly scopes: readonly CallScope[]
+  readonly orphans: readonly OrphanToolResult[]
+}
+
+function walk(messages: readonly PairingInput[]): PairingWalk {
+  // the current call of each id (the latest opening)
+  const current = new Map<string, CallScope>()
+  const scopes: CallScope[] = []
   const orphans: OrphanToolResult[] = []
   for (const m of messages) {
     const format = readingFormat(m.format)
     for (const id of format.toolCalls(m.payload)) {
-      const first = calls.get(id)
-      if (first === undefined) calls.set(id, m.id)
-      else {
-        const openings = reopened.get(id)
-        if (openings) openings.push(m.id)
-        else reopened.set(id, [first, m.id])
-      }
+      const open = current.get(id)
+      // answered by an earlier message of its own (not one that carries the call and its result
+      // together, such as an answered UI tool part, which a later part only repeats): a new call
+      if (open === undefined || (open.results.length > 0 && !open.openers.includes(open.results[0] as MessageId))) {
+        const scope: CallScope = { toolCallId: id, scope: open === undefined ? 1 : open.scope + 1, openers: [m.id], results: [] }
+        current.set(id, scope)
+        scopes.push(scope)
+      } else open.openers.push(m.id)
     }
     for (const answered of format.toolResults(m.payload)) {
-      if (!calls.has(answered)) {
-        orphans.push({ messageId: m.id, toolCallId: answered })
-        continue
-      }
-      const list = results.get(answered)
-      if (list) list.push(m.id)
-      else results.set(answered, [m.id])
+      const open = current.get(answered)
+      if (open === undefined) orphans.push({ messageId: m.id, toolCallId: answered })
+      else open.results.push(m.id)
     }
   }
+  return { scopes, orphans }
+}
+
+function pairing(messages: readonly PairingInput[]): ToolPairing {
+  const { scopes, orphans } = walk(messages)
   const unanswered: UnansweredToolCall[] = []
-  for (const [toolCallId, messageId] of calls) if (!results.has(toolCallId)) unanswered.push({ messageId, toolCallId })
   const duplicates: DuplicateToolResults[] = []
-  for (const [toolCallId, messageIds] of results) if (messageIds.length > 1) duplicates.push({ toolCallId, messageIds })
   const duplicateCalls: DuplicateToolCalls[] = []
-  for (const [toolCallId, messageIds] of reopened) duplicateCalls.push({ toolCallId, messageIds })
+  const firstOpener = new Map<string, MessageId>()
+  const reused = new Map<string, MessageId[]>()
+  for (const s of scopes) {
+    const opener = s.openers[0] as MessageId
+    if (s.results.length === 0) unanswered.push({ messageId: opener, toolCallId: s.toolCallId })
+    else if (s.results.length > 1) duplicates.push({ toolCallId: s.toolCallId, messageIds: s.results })
+    if (s.openers.length > 1) duplicateCalls.push({ toolCallId: s.toolCallId, messageIds: s.openers })
+    if (s.scope === 1) firstOpener.set(s.toolCallId, opener)
+    else {
+      const list = reused.get(s.toolCallId)
+      if (list) list.push(opener)
+      else reused.set(s.toolCallId, [firstOpener.get(s.toolCallId) as MessageId, opener])
+    }
+  }
+  const reusedCalls: ReusedToolCalls[] = []
+  for (const [toolCallId, messageIds] of reused) reusedCalls.push({ toolCallId, messageIds })
   return {
-    ok: unanswered.length === 0 && orphans.length === 0 && duplicates.length === 0 && duplicateCalls.length === 0,
+    ok:
+      unanswered.length === 0 && orphans.length === 0 && duplicates.length === 0 && duplicateCalls.length === 0 && reusedCalls.length === 0,
     unanswered,
     orphans,
     duplicates,
     duplicateCalls,
+    reusedCalls,
   }
+}
+
+/**
+ * The new id of each reused call id, per message, for the wire copy of a list: the n-th call of an
+ * id (n ≥ 2) is sent as `<id>_<n>` (more `_` until it is an id the list does not use), in the
+ * message that opens it and in each that answers it. Empty when no id is reused.
+ * Not exported from the package: `toWire` is its caller.
+ */
+export function reusedCallRenames(messages: readonly PairingInput[]): ReadonlyMap<MessageId, ReadonlyMap<string, string>> {
+  const { scopes } = walk(messages)
+  const renames = new Map<MessageId, Map<string, string>>()
+  if (!scopes.some((s) => s.scope > 1)) return renames
+  const used = new Set(scopes.map((s) => s.toolCallId))
+  for (const s of scopes) {
+    if (s.scope === 1) continue
+    let id = `${s.toolCallId}_${s.scope}`
+    while (used.has(id)) id += '_'
+    used.add(id)
+    for (const m of [...s.openers, ...s.results]) {
+      const map = renames.get(m)
+      if (map) map.set(s.toolCallId, id)
+      else renames.set(m, new Map([[s.toolCallId, id]]))
+    }
+  }
+  return renames
 }

@@ -241,7 +241,7 @@ describe('docs/formats.md promises', () => {
       const pairing = toolPairing([call, result])
 
       // then
-      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
     })
 
     it("placement rules are for the turn's own blocks: a tool_use or thinking block inside a tool_result's content is kept, checked for its fields only, and pairs nothing", () => {
@@ -261,7 +261,7 @@ describe('docs/formats.md promises', () => {
 
       // then
       expect(m.payload).toEqual({ role: 'user', content: [nested] })
-      expect(toolPairing([call, m])).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(toolPairing([call, m])).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
       expect(
         thrown(() =>
           message({ role: 'user', content: [{ ...nested, content: [{ type: 'tool_use', id: 'toolu_2', input: {} }] }] }, 'anthropic'),
@@ -301,7 +301,7 @@ describe('docs/formats.md promises', () => {
         { type: 'program_output', call_id: 'p_1', output: 'y' },
         { type: 'program_output', call_id: 'p_2', output: 'z' },
       ].map((p) => message(p, 'openai-responses'))
-      expect(toolPairing(items)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(toolPairing(items)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
     })
   })
 
@@ -317,7 +317,7 @@ describe('docs/formats.md promises', () => {
         { type: 'unknown', callId: 'c3' },
         { type: 'future_call', callId: 'c4' },
       ].map((p) => message(p, 'openai-agents'))
-      expect(toolPairing(items)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(toolPairing(items)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
     })
   })
 
@@ -375,7 +375,7 @@ describe('docs/formats.md promises', () => {
         { id: 'u1', role: 'assistant', parts: [{ type: 'tool-f', toolCallId: 'c1', state: 'output-available', input: {}, output: 1 }] },
         'ai-sdk-ui',
       )
-      expect(toolPairing([m])).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(toolPairing([m])).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
     })
   })
 

@@ -125,7 +125,14 @@ describe('formats and meta (properties)', () => {
     fc.assert(
       fc.property(fc.array(jsonPayloadArb, { maxLength: 6 }), (payloads) => {
         const messages = payloads.map((p) => createMessage(p, { format: 'json' }))
-        expect(toolPairing(messages)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+        expect(toolPairing(messages)).toEqual({
+          ok: true,
+          unanswered: [],
+          orphans: [],
+          duplicates: [],
+          duplicateCalls: [],
+          reusedCalls: [],
+        })
         expect(toWire(messages, { repairPairing: true })).toEqual(toWire(messages))
       }),
       RUNS,
@@ -153,7 +160,16 @@ describe('a format added on the seam (test-items)', () => {
         const again = toolPairing(repaired.map((payload, i) => ({ id: `w${i}` as never, payload, format: 'test-items' })))
 
         // then
-        expect(again).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+        // (this format has no renameToolIds: an id reused after its result is sent as it is, and pairs in order)
+        expect(again).toEqual({
+          ok: before.reusedCalls.length === 0,
+          unanswered: [],
+          orphans: [],
+          duplicates: [],
+          duplicateCalls: [],
+          reusedCalls: again.reusedCalls,
+        })
+        expect(again.reusedCalls.map((r) => r.toolCallId)).toEqual(before.reusedCalls.map((r) => r.toolCallId))
         const synthetic = repaired.filter(
           (p): p is Extract<Item, { type: 'function_call_output' }> => p.type === 'function_call_output' && p.output === 'INTERRUPTED',
         )

@@ -19,7 +19,7 @@ const ENVELOPE_KEYS = ['id', 'createdAt', 'ephemeral', 'externalId', 'status'] a
 
 /** Lists of messages whose tool calls and results share a small pool of call ids, so that calls
  *  get answered, left unanswered, answered twice or answered before they are made, and that one id
- *  is called twice (in one message, or again in a later one). */
+ *  is called twice (in one message, again in a later one while open, or again after its result). */
 const CALL_IDS = ['call_a', 'call_b', 'call_c', 'call_d']
 const pairingListArb: fc.Arbitrary<Message[]> = fc.array(
   fc.oneof(
@@ -44,23 +44,77 @@ const pairingListArb: fc.Arbitrary<Message[]> = fc.array(
 )
 
 /**
- * What the repair keeps of an assistant message, given the call ids opened before it (updated): each
- * call id once, none opened before; no `tool_calls` key when none is left, and nothing at all when
- * no content is left either (providers refuse an empty assistant message and an empty list alike).
+ * An independent model of the repair of an `openai-chat` list: each call id's calls in order; a call
+ * of an id whose call is still open is left out (a repeated `tool_calls` entry; no `tool_calls` key
+ * when none is left, nothing at all when no content is left either); a call of an id a result
+ * already answered is a new call, sent as `<id>_<n>` (more `_` while the list calls that id), it and
+ * its results; a result with no call open or already answered (an orphan, a second result) is left
+ * out. Returns the messages kept, as sent, and the names of the calls no result answers.
  */
-function withCallsOnce(payload: ChatMessage, opened: Set<string>): ChatMessage | undefined {
-  if (payload.role !== 'assistant' || !Array.isArray(payload.tool_calls)) return payload
-  const calls = payload.tool_calls.filter((call) => {
-    const id = typeof call === 'object' && call !== null ? (call.id ?? call.call_id) : undefined
-    if (typeof id !== 'string') return true
-    if (opened.has(id)) return false
-    opened.add(id)
-    return true
-  })
-  if (calls.length === payload.tool_calls.length) return payload
-  const { tool_calls: _all, ...rest } = payload
-  if (calls.length > 0) return { ...payload, tool_calls: calls }
-  return rest.content === null || rest.content === undefined ? undefined : rest
+function modelRepair(messages: readonly Message[]): { kept: ChatMessage[]; unanswered: string[] } {
+  const idOf = (call: unknown): string | undefined => {
+    const c = call as { id?: unknown; call_id?: unknown } | null
+    const id = typeof c === 'object' && c !== null ? (c.id ?? c.call_id) : undefined
+    return typeof id === 'string' ? id : undefined
+  }
+  const used = new Set<string>()
+  for (const m of messages)
+    if (m.payload.role === 'assistant' && Array.isArray(m.payload.tool_calls)) for (const c of m.payload.tool_calls) used.add(idOf(c) ?? '')
+  const calls = new Map<string, { n: number; answered: boolean; name: string }>()
+  const kept: ChatMessage[] = []
+  for (const m of messages) {
+    const p = m.payload
+    if (p.role === 'tool') {
+      const id = p.tool_call_id ?? p.call_id
+      const call = typeof id === 'string' ? calls.get(id) : undefined
+      if (call === undefined || call.answered) continue
+      call.answered = true
+      kept.push(
+        call.name === id ? p : { ...p, [p.tool_call_id !== undefined && p.tool_call_id !== null ? 'tool_call_id' : 'call_id']: call.name },
+      )
+      continue
+    }
+    if (p.role !== 'assistant' || !Array.isArray(p.tool_calls)) {
+      kept.push(p)
+      continue
+    }
+    let changed = false
+    const out: unknown[] = []
+    for (const c of p.tool_calls) {
+      const id = idOf(c)
+      if (id === undefined) {
+        out.push(c)
+        continue
+      }
+      const call = calls.get(id)
+      if (call !== undefined && !call.answered) {
+        changed = true
+        continue
+      }
+      let name = id
+      const n = call === undefined ? 1 : call.n + 1
+      if (n > 1) {
+        name = `${id}_${n}`
+        while (used.has(name)) name += '_'
+        used.add(name)
+      }
+      calls.set(id, { n, answered: false, name })
+      if (name === id) out.push(c)
+      else {
+        changed = true
+        const field = (c as { id?: unknown }).id !== undefined && (c as { id?: unknown }).id !== null ? 'id' : 'call_id'
+        out.push({ ...(c as object), [field]: name })
+      }
+    }
+    if (!changed) kept.push(p)
+    else if (out.length > 0) kept.push({ ...p, tool_calls: out } as ChatMessage)
+    else {
+      const { tool_calls: _all, ...rest } = p
+      if (rest.content !== null && rest.content !== undefined) kept.push(rest as ChatMessage)
+    }
+  }
+  const unanswered = [...calls.values()].filter((c) => !c.answered).map((c) => c.name)
+  return { kept, unanswered }
 }
 
 const asMessages = (wire: readonly WireMessage[]) =>
@@ -111,18 +165,18 @@ describe('toWire (properties)', () => {
           // then: paired
           expect(toolPairing(asMessages(wire)).ok).toBe(true)
 
-          // then: what remains of the input is the input minus orphans and extra results, each call id
-          // called once (a repeated tool_calls entry left out), in order
-          const dropped = new Set<string>([
-            ...pairing.orphans.map((o) => o.messageId),
-            ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1)),
-          ])
+          // then: what remains of the input is the input minus orphans and extra results, each call
+          // sent once (a repeated tool_calls entry left out; a reused id renamed), in order
           const synthetic = wire.filter((w) => w.content === SYNTHETIC)
           const kept = wire.filter((w) => !synthetic.includes(w))
-          const opened = new Set<string>()
-          const expected = messages.filter((m) => !dropped.has(m.id)).flatMap((m) => withCallsOnce(m.payload, opened) ?? [])
-          expect(kept).toEqual(expected)
-          expect(synthetic.map((s) => toolResultId(s as ChatMessage)).sort()).toEqual(pairing.unanswered.map((u) => u.toolCallId).sort())
+          const model = modelRepair(messages)
+          expect(kept).toEqual(model.kept)
+          expect(synthetic.map((s) => toolResultId(s as ChatMessage)).sort()).toEqual(model.unanswered.sort())
+          expect(pairing.unanswered.length).toBe(model.unanswered.length)
+
+          // then: every call id is sent once
+          const sent = wire.flatMap((w) => toolCallIds(w as ChatMessage))
+          expect(new Set(sent).size).toBe(sent.length)
 
           // then: each synthetic result sits in the block of results right after its call
           wire.forEach((w, i) => {

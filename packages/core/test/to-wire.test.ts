@@ -193,20 +193,60 @@ describe('toWire', () => {
       expect(wire).toEqual([{ ...call.payload, tool_calls: [call.payload.tool_calls?.[0]] }, synthetic('call_1')])
     })
 
-    it('a later message that calls the id again loses that call; with nothing else to say it is not sent, and its result goes as a second result', () => {
-      // given: turn 1 calls call_1 and gets its result; turn 2 reuses the id
+    it('a later message that calls the id again before its result loses that call; with nothing else to say it is not sent', () => {
+      // given: turn 2 repeats call_1 while turn 1's call is still open; one result answers the first
       const first = assistantCalling(['call_1'])
       const again = assistantCalling(['call_1'])
       const withText = createMessage({ role: 'assistant', content: 'once more', tool_calls: again.payload.tool_calls ?? [] })
-      const list = [first, toolResult('call_1', 'a'), again, toolResult('call_1', 'b'), user('next')]
+      const list = [first, again, toolResult('call_1', 'a'), user('next')]
 
       // when
       const wire = toWire(list, { repairPairing: true })
-      const keepsText = toWire([first, toolResult('call_1', 'a'), withText], { repairPairing: true })
+      const keepsText = toWire([first, withText, toolResult('call_1', 'a')], { repairPairing: true })
 
       // then
-      expect(wire).toEqual([first.payload, list[1]?.payload, list[4]?.payload])
-      expect(keepsText[2]).toEqual({ role: 'assistant', content: 'once more' })
+      expect(wire).toEqual([first.payload, list[2]?.payload, list[3]?.payload])
+      expect(keepsText[1]).toEqual({ role: 'assistant', content: 'once more' })
+    })
+
+    it('an id called again after its result (a provider that numbers calls per turn) is a new call: both turns are sent, the later one renamed', () => {
+      // given: turn 1 calls call_1 and gets its result; turn 2 reuses the id for another call, and turn 3 again, unanswered
+      const first = assistantCalling(['call_1'])
+      const second = createMessage({
+        role: 'assistant',
+        content: 'and the other',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'g', arguments: '{"x":2}' } }],
+      })
+      const third = assistantCalling(['call_1', 'call_1_3'])
+      const list = [user('go'), first, toolResult('call_1', 'a'), second, toolResult('call_1', 'b'), third, toolResult('call_1_3', 'c')]
+
+      // when
+      const pairing = toolPairing(list)
+      const plain = toWire(list)
+      const wire = toWire(list, { repairPairing: true, interruptedContent: 'INTERRUPTED' })
+
+      // then: each call pairs with the result after it; the reuse is reported
+      expect(pairing.duplicateCalls).toEqual([])
+      expect(pairing.duplicates).toEqual([])
+      expect(pairing.reusedCalls).toEqual([{ toolCallId: 'call_1', messageIds: [first.id, second.id, third.id] }])
+      expect(pairing.unanswered).toEqual([{ messageId: third.id, toolCallId: 'call_1' }])
+      expect(pairing.ok).toBe(false)
+      // then: without the repair the payloads go as they are
+      expect(plain).toEqual(list.map((m) => m.payload))
+      // then: with it nothing is lost, every id is sent once (`call_1_3` is taken, so the third call is `call_1_3_`)
+      expect(wire).toEqual([
+        list[0]?.payload,
+        first.payload,
+        list[2]?.payload,
+        { ...second.payload, tool_calls: [{ id: 'call_1_2', type: 'function', function: { name: 'g', arguments: '{"x":2}' } }] },
+        { role: 'tool', tool_call_id: 'call_1_2', content: 'b' },
+        { ...third.payload, tool_calls: [{ ...third.payload.tool_calls?.[0], id: 'call_1_3_' }, third.payload.tool_calls?.[1]] },
+        list[6]?.payload,
+        { role: 'tool', tool_call_id: 'call_1_3_', content: 'INTERRUPTED' },
+      ])
+      expect(toolPairing(wire.map((payload, i) => ({ id: `wire-${i}` as never, payload }))).ok).toBe(true)
+      // then: the log's payloads are untouched
+      expect(second.payload.tool_calls?.[0]).toMatchObject({ id: 'call_1' })
     })
   })
 
@@ -224,7 +264,7 @@ describe('toWire', () => {
       const repaired = toWire(live, { repairPairing: true })
 
       // then: before the fix the copies counted as a second result, and repair dropped both of them
-      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
       const expected = [q, call, result, live[5]].map((m) => m?.payload)
       expect(plain).toEqual(expected)
       expect(repaired).toEqual(expected)

@@ -11,7 +11,7 @@ describe('toolPairing', () => {
     const pairing = toolPairing(list)
 
     // then
-    expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+    expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
   })
 
   it('pairs the call_id variant on both sides, and mixed with id / tool_call_id', () => {
@@ -94,22 +94,47 @@ describe('toolPairing', () => {
     expect(pairing.ok).toBe(false)
   })
 
-  it('reports a later message that calls an id again as a duplicate call (a re-inserted transcript, ids reused per turn)', () => {
+  it('reports a later message that calls an id again before any result as a duplicate call; the first call is the one that pairs', () => {
     // given
     const first = assistantCalling(['call_1'])
     const again = assistantCalling(['call_1'])
-    const before = toolResult('call_1', 'a')
+    const result = toolResult('call_1', 'a')
 
     // when
-    const answeredBetween = toolPairing([first, before, again])
-    const answeredAfter = toolPairing([first, again, before])
+    const pairing = toolPairing([first, again, result])
 
-    // then: the first call is the one that pairs; the second is a duplicate either way
-    for (const pairing of [answeredBetween, answeredAfter]) {
-      expect(pairing.duplicateCalls).toEqual([{ toolCallId: 'call_1', messageIds: [first.id, again.id] }])
-      expect(pairing.unanswered).toEqual([])
-      expect(pairing.ok).toBe(false)
-    }
+    // then
+    expect(pairing.duplicateCalls).toEqual([{ toolCallId: 'call_1', messageIds: [first.id, again.id] }])
+    expect(pairing.unanswered).toEqual([])
+    expect(pairing.reusedCalls).toEqual([])
+    expect(pairing.ok).toBe(false)
+  })
+
+  it('reports an id called again after its result (ids numbered per turn, a re-inserted transcript) as a reused call: a new call the results after it answer', () => {
+    // given
+    const first = assistantCalling(['call_1'])
+    const again = assistantCalling(['call_1'])
+    const a = toolResult('call_1', 'a')
+    const b = toolResult('call_1', 'b')
+    const c = toolResult('call_1', 'c')
+
+    // when
+    const answered = toolPairing([first, a, again, b])
+    const open = toolPairing([first, a, again])
+    const twice = toolPairing([first, a, again, b, c])
+
+    // then: not a duplicate call, not a second result; the reuse is reported, and a list with one is not ok
+    expect(answered).toEqual({
+      ok: false,
+      unanswered: [],
+      orphans: [],
+      duplicates: [],
+      duplicateCalls: [],
+      reusedCalls: [{ toolCallId: 'call_1', messageIds: [first.id, again.id] }],
+    })
+    // then: the later call is the one left open; a third result is a second result of the later call
+    expect(open.unanswered).toEqual([{ messageId: again.id, toolCallId: 'call_1' }])
+    expect(twice.duplicates).toEqual([{ toolCallId: 'call_1', messageIds: [b.id, c.id] }])
   })
 
   it('is ok for an empty list and for lists without tools', () => {

@@ -102,7 +102,7 @@ describe('docs/formats.md promises (store)', () => {
       { kind: 'output', id: 'c9', text: 'x' },
     ])
     expect(messages.map((m) => contentHash(m))).toEqual(events.map((e) => e.contentHash))
-    expect(toolPairing(messages)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+    expect(toolPairing(messages)).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
     expect(toWire(messages as Message<unknown>[], { repairPairing: true })).toEqual(messages.map((m) => m.payload))
     expect((await verifyChain(store, sid)).ok).toBe(true)
     const report = await audit(store, sid)

@@ -12,8 +12,9 @@ import { appendOf, appendsOf, describePayload, makeFinding, previewOf, type Sess
 
 /**
  * Tool-call pairing of the fold's live view, each message read by its format: `unanswered_tool_call`,
- * `orphan_tool_result`, `duplicate_tool_result`, `duplicate_tool_call`. Each finding's evidence names
- * the `format` of the message it is about (for a duplicate: of the first result, or the first call).
+ * `orphan_tool_result`, `duplicate_tool_result`, `duplicate_tool_call`, `reused_tool_call_id`. Each
+ * finding's evidence names the `format` of the message it is about (for a duplicate: of the first
+ * result, or the first call; for a reused id: of the first call).
  */
 export function pairingFindings(audit: SessionAudit, state: SessionState): Finding[] {
   const live = liveMessages(state)
@@ -63,6 +64,17 @@ export function pairingFindings(audit: SessionAudit, state: SessionState): Findi
         ...appendsOf(audit, messageIds),
         explanation: `tool call ${d.toolCallId} is made ${d.messageIds.length} times ${where}`,
         evidence: { toolCallId: d.toolCallId, calls: d.messageIds.length, format: formatOf(first) },
+      }),
+    )
+  }
+  for (const r of pairing.reusedCalls) {
+    const first = r.messageIds[0] ?? ''
+    findings.push(
+      makeFinding('reused_tool_call_id', audit.sessionId, {
+        messageIds: r.messageIds,
+        ...appendsOf(audit, r.messageIds),
+        explanation: `tool call id ${r.toolCallId} is used for ${r.messageIds.length} calls, each after the previous one's result`,
+        evidence: { toolCallId: r.toolCallId, calls: r.messageIds.length, format: formatOf(first) },
       }),
     )
   }

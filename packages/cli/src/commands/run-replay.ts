@@ -32,6 +32,7 @@ function pairingText(p: ToolPairing): string {
   for (const o of p.orphans) parts.push(`orphan result ${shortId(o.messageId)} for ${o.toolCallId}`)
   for (const d of p.duplicates) parts.push(`${d.messageIds.length} results for ${d.toolCallId}`)
   for (const d of p.duplicateCalls) parts.push(`call ${d.toolCallId} made ${d.messageIds.length} times`)
+  for (const r of p.reusedCalls) parts.push(`call id ${r.toolCallId} reused for ${r.messageIds.length} calls`)
   return `tool-call pairing: ${parts.join('; ')} (a provider would reject this list; \`--view wire --repair-pairing\` shows the repaired copy)`
 }
 

@@ -205,6 +205,16 @@ export const aiSdkModelFormat: MessageFormat<AiSdkModelMessage> = {
   withoutCalls: (payload, ids) => withoutParts(payload, ids, 'tool-call'),
   // an orphan or a later result is dropped; of several results for one call here, the first is kept
   withoutResults: (payload, ids) => withoutParts(payload, ids, 'tool-result'),
+  // a reused call id: every part of this message that names it (call, result, approval request)
+  renameToolIds(payload, renames) {
+    const copy = cloneJson(payload as unknown as JsonValue) as { content: { [key: string]: unknown }[] | string }
+    if (typeof copy.content === 'string') return copy
+    for (const p of copy.content) {
+      const id = p['toolCallId']
+      if (typeof id === 'string' && renames.has(id)) p['toolCallId'] = renames.get(id)
+    }
+    return copy
+  },
   toWire: copyPayload,
   preview(payload) {
     const kind = idsOf(payload, 'tool-call').length > 0 ? 'tool_calls' : payload.role === 'tool' ? 'tool_result' : 'text'

@@ -263,6 +263,16 @@ export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
     if (parts.length === 0) return undefined
     return cloneJson({ ...payload, parts } as unknown as JsonValue)
   },
+  // a reused call id: every tool part of this message that names it
+  renameToolIds(payload, renames) {
+    const copy = cloneJson(payload as unknown as JsonValue) as unknown as { parts: { [key: string]: unknown }[] }
+    for (const p of copy.parts) {
+      const id = p['toolCallId']
+      if (typeof id === 'string' && renames.has(id) && typeof p['type'] === 'string' && isToolPart(p as AiSdkUiPart))
+        p['toolCallId'] = renames.get(id)
+    }
+    return copy
+  },
   toWire: copyPayload,
   preview(payload) {
     const tools = toolParts(payload)

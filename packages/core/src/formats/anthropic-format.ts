@@ -251,8 +251,9 @@ const opaqueField: OpaqueField = (key) => key === 'input'
  * answers them, and a `server_tool_use` may rightly stand without its result (a turn paused for a
  * client tool). The synthetic "interrupted" result is one user message of `tool_result` blocks with
  * `is_error: true`, inserted after the calling message's results (the API joins consecutive user
- * messages into one turn); an orphan `tool_result` block is removed from the wire copy, and a message
- * left with no content is not sent. docs/formats.md has the details.
+ * messages into one turn); an orphan `tool_result` block is removed from the wire copy, a message
+ * left with no content is not sent, and a `tool_use` id called again after its result (the API wants
+ * every id once) is renamed in its block and its results. docs/formats.md has the details.
  */
 export const anthropicFormat: AnthropicFormat = {
   name: ANTHROPIC_FORMAT,
@@ -282,6 +283,16 @@ export const anthropicFormat: AnthropicFormat = {
     if (typeof copy.content === 'string') return copy
     copy.content = copy.content.filter((b) => !(b.type === 'tool_result' && toolCallIds.has(b['tool_use_id'] as string)))
     return copy.content.length === 0 ? undefined : copy
+  },
+  renameToolIds(payload, renames) {
+    const copy = cloneJson(payload as unknown as JsonValue) as { content: { [key: string]: unknown }[] | string }
+    if (typeof copy.content === 'string') return copy
+    for (const b of copy.content) {
+      const field = b['type'] === 'tool_use' ? 'id' : b['type'] === 'tool_result' ? 'tool_use_id' : undefined
+      const id = field === undefined ? undefined : b[field as string]
+      if (typeof id === 'string' && renames.has(id)) b[field as string] = renames.get(id)
+    }
+    return copy
   },
   preview,
 }

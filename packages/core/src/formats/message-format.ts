@@ -67,6 +67,13 @@ export interface MessageFormat<P = unknown> {
    */
   withoutCalls?(payload: P, toolCallIds: ReadonlySet<string>): unknown
   /**
+   * The wire copy of `payload` with each tool-call id it opens or answers that is a key of `renames`
+   * sent as that key's value (a call id called again after its earlier call was answered, renamed so
+   * each call's id is sent once). `toWire(…, { repairPairing: true })` uses it; without it a reused
+   * id is sent as it is. Returns a fresh, mutable deep copy; never mutates `payload`.
+   */
+  renameToolIds?(payload: P, renames: ReadonlyMap<string, string>): unknown
+  /**
    * The placeholder that replaces `payload` when its message is redacted (`content` is the text to
    * show, `'[redacted]'`): a valid payload of this format without its content that keeps the
    * tool-call ids it opens and answers (a redacted result still answers its call). It must be a

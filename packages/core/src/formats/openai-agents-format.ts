@@ -196,6 +196,14 @@ function resultIds(item: OpenAIAgentsItem): string[] {
   return id === undefined ? [] : [id]
 }
 
+/** The wire copy of an item with the call id it opens or answers (`callId`, else `call_id`) renamed by `renames`. */
+function renameToolIds(item: OpenAIAgentsItem, renames: ReadonlyMap<string, string>): unknown {
+  const copy = copyPayload(item) as { [key: string]: unknown }
+  const id = callIds(item)[0] ?? resultIds(item)[0]
+  if (id !== undefined && renames.has(id)) copy[item.callId !== undefined && item.callId !== null ? 'callId' : 'call_id'] = renames.get(id)
+  return copy
+}
+
 /** This format's "interrupted" result for call `callId`, shaped by the call that opened it. */
 function interrupted(callId: string, content: string, call: OpenAIAgentsItem | undefined): OpenAIAgentsItem {
   switch (call === undefined ? 'function_call' : kindOf(call)) {
@@ -258,6 +266,7 @@ export const openAIAgentsFormat: MessageFormat<OpenAIAgentsItem> = {
   toolCalls: callIds,
   toolResults: resultIds,
   interruptedResults: (ids, content, call) => ids.map((id) => interrupted(id, content, call)),
+  renameToolIds,
   toWire: copyPayload,
   preview,
 }

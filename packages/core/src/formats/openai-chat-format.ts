@@ -104,6 +104,26 @@ function withoutCalls(payload: ChatMessage, drop: ReadonlySet<string>): unknown 
   return copy['content'] === null || copy['content'] === undefined ? undefined : copy
 }
 
+/**
+ * The wire copy of a message with the call ids it opens (`tool_calls[].id`, else `call_id`) or
+ * answers (`tool_call_id`, else `call_id`) renamed by `renames`: the field pairing reads is the one
+ * renamed.
+ */
+function renameToolIds(payload: ChatMessage, renames: ReadonlyMap<string, string>): unknown {
+  const copy = copyPayload(payload) as { [key: string]: unknown }
+  const renamed = (record: { [key: string]: unknown }, first: string, second: string): void => {
+    const field = record[first] !== undefined && record[first] !== null ? first : second
+    const id = record[field]
+    if (typeof id === 'string' && renames.has(id)) record[field] = renames.get(id)
+  }
+  if (payload.role === 'tool') renamed(copy, 'tool_call_id', 'call_id')
+  if (payload.role === 'assistant' && Array.isArray(copy['tool_calls'])) {
+    for (const call of copy['tool_calls'] as unknown[])
+      if (typeof call === 'object' && call !== null) renamed(call as { [key: string]: unknown }, 'id', 'call_id')
+  }
+  return copy
+}
+
 /** The text of a chat message's content: the string, or its parts' texts (`[type]` for others). */
 function contentText(payload: ChatMessage): string {
   const c = payload.content
@@ -117,7 +137,8 @@ function contentText(payload: ChatMessage): string {
  * default for a payload with a chat `role`. An assistant message's `tool_calls[].id` (or `call_id`)
  * opens a call; a tool message's `tool_call_id` (or `call_id`) answers one. The synthetic
  * "interrupted" result is `{ role: 'tool', tool_call_id, content }`; the pairing repair leaves a
- * repeated call id out of `tool_calls` ({@link MessageFormat.withoutCalls}).
+ * repeated call id out of `tool_calls` ({@link MessageFormat.withoutCalls}) and renames a reused one
+ * in `tool_calls` and `tool_call_id` ({@link MessageFormat.renameToolIds}).
  */
 export const openAIChatFormat: MessageFormat<ChatMessage> = {
   name: OPENAI_CHAT_FORMAT,
@@ -126,6 +147,7 @@ export const openAIChatFormat: MessageFormat<ChatMessage> = {
   toolResults: resultIds,
   interruptedResults: (ids, content) => ids.map((id) => ({ role: 'tool', tool_call_id: id, content })),
   withoutCalls,
+  renameToolIds,
   toWire: copyPayload,
   preview(payload) {
     const calls = callIds(payload)

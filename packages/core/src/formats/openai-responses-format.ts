@@ -219,6 +219,20 @@ function resultIds(item: OpenAIResponsesItem): string[] {
   return id === undefined ? [] : [id]
 }
 
+/** The wire copy of an item with the call id it opens or answers (the field pairing reads) renamed by `renames`. */
+function renameToolIds(item: OpenAIResponsesItem, renames: ReadonlyMap<string, string>): unknown {
+  const copy = copyPayload(item) as { [key: string]: unknown }
+  const kind = kindOf(item)
+  const opened = callIds(item)[0]
+  if (opened !== undefined && renames.has(opened)) copy[CALLS[kind]!.id] = renames.get(opened)
+  const answered = resultIds(item)[0]
+  if (answered !== undefined && renames.has(answered)) {
+    const field = stringField(item, RESULTS[kind]!) === undefined ? 'id' : RESULTS[kind]!
+    copy[field] = renames.get(answered)
+  }
+  return copy
+}
+
 /** This format's "interrupted" result for call `id`, shaped by the kind of the call that opened it. */
 function interrupted(id: string, content: string, callKind: string): OpenAIResponsesItem {
   switch (callKind) {
@@ -286,6 +300,7 @@ export const openAIResponsesFormat: MessageFormat<OpenAIResponsesItem> = {
   toolResults: resultIds,
   interruptedResults: (ids, content, call) =>
     ids.map((id) => interrupted(id, content, call === undefined ? 'function_call' : kindOf(call))),
+  renameToolIds,
   toWire: copyPayload,
   preview,
 }

@@ -170,7 +170,7 @@ describe('ai-sdk-ui', () => {
       await expect(validateUIMessages({ messages: wire })).resolves.toHaveLength(wire.length)
       const modelMessages = await convertToModelMessages(wire)
       const model = toolPairing(modelMessages.map((payload) => createMessage(payload, { format: 'ai-sdk-model' })))
-      expect(model).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(model).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
     }
 
     it.each([

@@ -74,7 +74,13 @@ describe('anthropic format (properties)', () => {
           const synthetic = wire.flatMap((w, i) =>
             isSynthetic(w) ? blocks(w).map((b) => ({ id: b['tool_use_id'] as string, at: i })) : [],
           )
-          expect(synthetic.map((s) => s.id).sort()).toEqual(pairing.unanswered.map((u) => u.toolCallId).sort())
+          // (a reused id's later call goes as `<id>_<n>`)
+          const reusedIds = new Set(pairing.reusedCalls.map((r) => r.toolCallId))
+          const asLogged = (id: string): string => {
+            const base = id.replace(/_\d+_*$/, '')
+            return base !== id && reusedIds.has(base) ? base : id
+          }
+          expect(synthetic.map((s) => asLogged(s.id)).sort()).toEqual(pairing.unanswered.map((u) => u.toolCallId).sort())
           for (const s of synthetic) {
             let j = s.at - 1
             while (j >= 0 && wire[j]?.role === 'user' && blocks(wire[j]!).some((b) => b.type === 'tool_result')) j--
@@ -87,9 +93,22 @@ describe('anthropic format (properties)', () => {
             ...pairing.duplicates.flatMap((d) => d.messageIds.slice(1)),
             ...pairing.duplicateCalls.flatMap((d) => d.messageIds.slice(1)),
           ])
+          // (a message that names a reused id may go renamed)
+          const reused = new Set(pairing.reusedCalls.map((r) => r.toolCallId))
+          const names = (m: Message<AnthropicMessageParam>) => [
+            ...anthropicFormat.toolCalls(m.payload),
+            ...anthropicFormat.toolResults(m.payload),
+          ]
           const kept = wire.filter((w) => !isSynthetic(w))
-          const untouched = messages.filter((m) => !dropped.has(m.id)).map((m) => m.payload)
+          const untouched = messages.filter((m) => !dropped.has(m.id) && !names(m).some((id) => reused.has(id))).map((m) => m.payload)
           for (const p of untouched) expect(kept).toContainEqual(p)
+
+          // then: every tool_use id is sent once (the API refuses a repeated one), a reused id renamed
+          const sent = wire.flatMap((w) => anthropicFormat.toolCalls(w))
+          expect(new Set(sent).size).toBe(sent.length)
+          const calls = messages.flatMap((m) => anthropicFormat.toolCalls(m.payload)).length
+          const repeated = pairing.duplicateCalls.reduce((n, d) => n + d.messageIds.length - 1, 0)
+          expect(sent.length).toBe(calls - repeated)
         })
       }),
       RUNS,

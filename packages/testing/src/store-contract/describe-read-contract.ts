@@ -75,7 +75,7 @@ export function describeReadContract(ctx: ContractContext, options: ReadContract
       expect(loaded.sessionId).toBe(sid)
       expect(loaded.version).toBe(2)
       expect(loaded.messages).toEqual(batch)
-      expect(loaded.pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(loaded.pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
       expect(empty.messages).toEqual([])
       expect(empty.version).toBe(0)
     })

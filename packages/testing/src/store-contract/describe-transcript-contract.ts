@@ -87,7 +87,7 @@ export function describeTranscriptContract(ctx: ContractContext): void {
       const { pairing } = await store.load(sid)
 
       // then
-      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [] })
+      expect(pairing).toEqual({ ok: true, unanswered: [], orphans: [], duplicates: [], duplicateCalls: [], reusedCalls: [] })
     })
 
     it('toWire({ repairPairing }) repairs only the copy: the log and the loaded list are unchanged', async () => {
