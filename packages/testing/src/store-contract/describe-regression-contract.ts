@@ -284,6 +284,62 @@ export function describeRegressionContract(ctx: ContractContext): void {
       expect((await store.transcript(sid)).entries.map((e) => e.status)).toEqual(['live', 'retracted', 'retracted'])
     })
 
+    it('a call id reused per turn (call_0 every turn): each call pairs with its own result; the wire view renames the later call, the log keeps it', async () => {
+      // given: a provider that numbers its tool calls per turn, two turns, the second call left open
+      const store = ctx.store()
+      const sid = await store.createSession()
+      const first = toolCall(['call_0'])
+      const again = toolCall(['call_0'])
+      const third = toolCall(['call_0'])
+      await store.flush(sid, [
+        user('a'),
+        first,
+        toolResult('call_0', 'one'),
+        assistant('ok'),
+        user('b'),
+        again,
+        toolResult('call_0', 'two'),
+      ])
+
+      // when: loaded as appended (the appends-only path), then after a rewind (the folded path) and a third open call
+      const appended = await store.load(sid)
+      await store.rewind(sid, { from: appended.messages[6]?.id as string }, { reason: 'drop the second result' })
+      await store.append(sid, [toolResult('call_0', 'two again'), user('c'), third])
+      const folded = await store.load(sid)
+      const wire = toWire(folded.messages, { repairPairing: true, interruptedContent: 'INTERRUPTED' })
+      const { pairing: transcriptPairing } = await store.transcript(sid)
+
+      // then: one reuse, nothing unanswered or doubled but the last call, on both paths and in the transcript's live view
+      expect(appended.pairing).toEqual({
+        ok: false,
+        unanswered: [],
+        orphans: [],
+        duplicates: [],
+        duplicateCalls: [],
+        reusedCalls: [{ toolCallId: 'call_0', messageIds: [first.id, again.id] }],
+      })
+      expect(folded.pairing.reusedCalls).toEqual([{ toolCallId: 'call_0', messageIds: [first.id, again.id, third.id] }])
+      expect(folded.pairing.unanswered).toEqual([{ messageId: third.id, toolCallId: 'call_0' }])
+      expect(folded.pairing.duplicates).toEqual([])
+      expect(transcriptPairing).toEqual(folded.pairing)
+      // then: the wire copy sends every call once, each result with its own call, the open one answered
+      const calls = wire.flatMap((w) => (w.role === 'assistant' ? (w.tool_calls ?? []).map((c) => c.id) : []))
+      const results = wire.flatMap((w) => (w.role === 'tool' ? [[w.tool_call_id, w.content]] : []))
+      expect(calls).toEqual(['call_0', 'call_0_2', 'call_0_3'])
+      expect(results).toEqual([
+        ['call_0', 'one'],
+        ['call_0_2', 'two again'],
+        ['call_0_3', 'INTERRUPTED'],
+      ])
+      // then: the log is untouched
+      expect(folded.messages.filter((m) => m.payload.role === 'assistant').map((m) => m.payload.tool_calls?.[0]?.id)).toEqual([
+        'call_0',
+        undefined,
+        'call_0',
+        'call_0',
+      ])
+    })
+
     it('compaction race: appends during a slow summary stay live, and a failed compaction leaves no half state', async () => {
       // given
       const store = ctx.store()
