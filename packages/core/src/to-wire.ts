@@ -14,7 +14,7 @@ export interface ToWireOptions {
    * one call, open each call once (a call id opened again while its call is open is left out of the
    * copy), and send a call id called again after its earlier call was answered (ids numbered per
    * turn) under a new id, `<id>_<n>` for its n-th call, in the call and its results, for a format that
-   * can rename (its `renameToolIds`; every built-in format can). Only the returned copy changes;
+   * can rename (its `renameToolIds`; every built-in format that pairs calls can). Only the returned copy changes;
    * the log never does. A result after its call but outside the call's block (another message between
    * them) answers it and is not moved.
    */
