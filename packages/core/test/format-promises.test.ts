@@ -139,6 +139,18 @@ describe('docs/formats.md promises', () => {
         })
       for (const name of good) expect(() => registerMessageFormat({ ...jsonFormat, name })).not.toThrow()
     })
+
+    it('an optional hook that is not a function is INVALID_INPUT at format.<hook>, and nothing is registered', () => {
+      for (const hook of ['withoutResults', 'withoutCalls', 'answerInPlace', 'renameToolIds']) {
+        const name = `promises.bad-${hook.toLowerCase()}`
+        expect(thrown(() => registerMessageFormat({ ...jsonFormat, name, [hook]: 'not a function' }))).toEqual({
+          code: 'INVALID_INPUT',
+          details: { field: `format.${hook}` },
+        })
+        // the name is still free: nothing was registered
+        expect(() => registerMessageFormat({ ...jsonFormat, name })).not.toThrow()
+      }
+    })
   })
 
   describe('the format seam', () => {
