@@ -96,4 +96,55 @@ describe('turnlog replay with every message format', () => {
     },
     SLOW,
   )
+
+  it(
+    'names a tool call id reused per turn, and --repair-pairing sends the later call renamed with its result',
+    async () => {
+      // given: two turns whose calls are both call_0 (a provider that numbers its calls per turn)
+      const call = (city: string) => ({
+        id: 'call_0',
+        type: 'function',
+        function: { name: 'get_weather', arguments: `{"city":"${city}"}` },
+      })
+      const store = await openStore({ connectionString: db.connectionString })
+      const reused = await store.createSession()
+      try {
+        await store.append(reused, [
+          createMessage({ role: 'user', content: 'weather in Oslo?' }),
+          createMessage({ role: 'assistant', content: null, tool_calls: [call('Oslo')] }),
+          createMessage({ role: 'tool', tool_call_id: 'call_0', content: '3 C' }),
+          createMessage({ role: 'user', content: 'and Rome?' }),
+          createMessage({ role: 'assistant', content: null, tool_calls: [call('Rome')] }),
+          createMessage({ role: 'tool', tool_call_id: 'call_0', content: '18 C' }),
+        ])
+      } finally {
+        await store.close()
+      }
+      // when
+      const text = await runTurnlog(['--database-url', db.connectionString, 'replay', reused])
+      const wire = await runTurnlog([
+        '--database-url',
+        db.connectionString,
+        'replay',
+        reused,
+        '--view',
+        'wire',
+        '--repair-pairing',
+        '--json',
+      ])
+      // then
+      expect(text.code).toBe(0)
+      expect(text.stdout).toContain('tool-call pairing: call id call_0 reused for 2 calls (a provider would reject this list')
+      const sent = wire.json<{ messages: { tool_calls?: { id: string }[]; tool_call_id?: string }[] }>().messages
+      expect(sent.map((m) => m.tool_calls?.[0]?.id ?? m.tool_call_id ?? null)).toEqual([
+        null,
+        'call_0',
+        'call_0',
+        null,
+        'call_0_2',
+        'call_0_2',
+      ])
+    },
+    SLOW,
+  )
 })
