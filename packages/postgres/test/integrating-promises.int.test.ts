@@ -317,6 +317,68 @@ describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)
     }
   })
 
+  it("the same inside a caller's transaction (withTransaction): a JSON copy of a redacted message is a duplicate, other content still conflicts", async () => {
+    // given: a redacted question and tool result, loaded and kept as JSON
+    const sid = await store.createSession()
+    const secret = user('my card is 4111 1111 1111 1111')
+    const call = createMessage({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    })
+    const result = createMessage({ role: 'tool', tool_call_id: 'call_9', content: 'the card again: 4111' })
+    await store.append(sid, [secret, call, result])
+    await store.redact(sid, secret.id)
+    await store.redact(sid, result.id)
+    const { messages, version } = await store.load(sid)
+    const kept = JSON.parse(JSON.stringify(messages)) as Message[]
+    const next = user('a new turn')
+    // on Postgres, also from a store that never saw the session (no flush cache)
+    const others = kind === 'pglite' ? [] : [await openStore({ connectionString: (db as TestDatabase).connectionString, migrate: false })]
+
+    try {
+      for (const s of [store, ...others]) {
+        // when: flushed (and appended) in the caller's transaction, the copies grown by nothing
+        const flushed = await s.db.transaction().execute(async (trx) => {
+          const inTx = s.withTransaction(trx)
+          return [
+            await inTx.flush(sid, kept),
+            await inTx.append(
+              sid,
+              kept.map((m) => parseMessage(serializeMessage(m))),
+            ),
+          ]
+        })
+        // then: duplicates, nothing written (before the fix: MESSAGE_CONFLICT, the transaction aborted)
+        expect(flushed).toMatchObject([
+          { version, appended: [] },
+          { version, appended: [] },
+        ])
+      }
+      // when: grown by a turn in a transaction that writes something else too
+      const committed = await (others[0] ?? store).db.transaction().execute(async (trx) => {
+        const inTx = (others[0] ?? store).withTransaction(trx)
+        return inTx.flush(sid, [...kept, next])
+      })
+      // then: only the new turn is written; nothing of the secret comes back; no conflict recorded
+      expect(committed).toMatchObject({ version: version + 1, appended: [next.id] })
+      expect(JSON.stringify((await store.load(sid)).messages)).not.toContain('4111')
+      expect(await store.conflicts(sid)).toEqual([])
+      // then: a placeholder under an id that was never redacted, and other content under a redacted id, still conflict
+      const plain = user('plain')
+      await store.append(sid, [plain])
+      for (const clash of [edited(secret, 'something else'), edited(plain, '[redacted]')]) {
+        const refused = await turnlogRejection(
+          store.db.transaction().execute(async (trx) => store.withTransaction(trx).flush(sid, [clash])),
+        )
+        expect(refused.code).toBe('MESSAGE_CONFLICT')
+      }
+      expect((await store.load(sid)).version).toBe(version + 2)
+    } finally {
+      for (const s of others) await s.close()
+    }
+  })
+
   it('"A loaded list … is a fresh Message[] the loop may push to": trusted, frozen messages in an array of its own', async () => {
     const sid = await store.createSession()
     await store.append(sid, [user('a')])

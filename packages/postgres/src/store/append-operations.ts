@@ -1,5 +1,6 @@
 import {
   TurnlogError,
+  isRedactedPayload,
   newEventId,
   parseSessionId,
   type AppendOptions,
@@ -18,7 +19,7 @@ import { statementRolledBack } from '../statement-rolled-back.js'
 import { checkBatch } from './check-batch.js'
 import { FlushedList } from './flushed-list.js'
 import { payloadText } from './payload-text.js'
-import { placeholderCopies } from './placeholder-copies.js'
+import { placeholderCopies, storedPlaceholderHashes } from './placeholder-copies.js'
 import { recordConflict, recordInBatchConflict } from './record-conflict.js'
 import type { StoreContext } from './store-context.js'
 
@@ -325,11 +326,21 @@ export class AppendOperations {
    * One session's batch in one statement (`turnlog.append_messages`), with its own typed errors. A
    * batch refused only for copies of redacted messages as the store shows them (their placeholders:
    * `load`'s list after a JSON round trip) is sent once more with the hashes stored for them, which
-   * makes them the duplicates they are (see {@link placeholderCopies}); not inside a caller's
-   * transaction, which the refused statement has aborted.
+   * makes them the duplicates they are (see {@link placeholderCopies}). Inside a caller's transaction,
+   * which a refused statement would abort, the batch's placeholder-shaped payloads are looked up
+   * before it is sent instead (one query, only when there is one).
    */
   async #appendAlone(p: PreparedAppend, placeholdersChecked = false): Promise<AppendResult> {
     const { sessionId: id, batch, hashes } = p
+    if (this.#ctx.inTransaction && !placeholdersChecked) {
+      const wanted = new Map<string, string>()
+      batch.forEach((m, i) => {
+        if (isRedactedPayload(m.payload, m.format)) wanted.set(m.id, hashes[i] as string)
+      })
+      const stored = wanted.size === 0 ? undefined : await storedPlaceholderHashes(this.#ctx, id, wanted)
+      if (stored !== undefined && stored.size > 0)
+        return this.#appendAlone({ ...p, hashes: batch.map((m, i) => stored.get(m.id) ?? (hashes[i] as string)) }, true)
+    }
     const condition = this.#condition(p)
     const values = [
       id,

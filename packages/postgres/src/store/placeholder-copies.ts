@@ -31,6 +31,20 @@ export async function placeholderCopies(ctx: StoreContext, sessionId: string, de
     if (c.reason !== 'content_mismatch' || typeof c.messageId !== 'string' || typeof c.incomingHash !== 'string') return null
     wanted.set(c.messageId, c.incomingHash)
   }
+  const stored = await storedPlaceholderHashes(ctx, sessionId, wanted)
+  return stored.size === wanted.size ? stored : null
+}
+
+/**
+ * Of `wanted` (message id → the content hash of a payload sent under it), the ids whose stored content
+ * event is scrubbed and whose stored placeholder hashes to that payload's hash, each with the content
+ * hash stored for it: sent under that hash, such a copy is the duplicate it is. The others are left out.
+ */
+export async function storedPlaceholderHashes(
+  ctx: StoreContext,
+  sessionId: string,
+  wanted: ReadonlyMap<string, string>,
+): Promise<Map<string, string>> {
   // the scrubbed content events of those messages (a fork's copy of a placeholder is marked data.redacted)
   const { rows } = await ctx.run((db) =>
     sql<{ message_id: string; content_hash: string; payload: unknown }>`
@@ -44,5 +58,5 @@ export async function placeholderCopies(ctx: StoreContext, sessionId: string, de
     if (typeof row.payload !== 'object' || row.payload === null) continue
     if (contentHash({ payload: row.payload }) === wanted.get(row.message_id)) stored.set(row.message_id, row.content_hash)
   }
-  return stored.size === wanted.size ? stored : null
+  return stored
 }
