@@ -173,6 +173,15 @@ export const MUTANTS = [
     name: "caller's own pg pool",
   },
   {
+    id: 'placeholder-copies-refused-in-transaction',
+    invariant: "redaction: a JSON copy of a redacted message flushed inside a caller's transaction is a duplicate, not MESSAGE_CONFLICT",
+    file: `${PG}/store/append-operations.ts`,
+    search: 'if (this.#ctx.inTransaction && !placeholdersChecked) {',
+    replace: 'if (false) {',
+    tests: [`${PG_TEST}/integrating-promises.int.test.ts`],
+    name: "caller's transaction",
+  },
+  {
     id: 'append-resend-never-in-full',
     invariant: 'durability: a message sent without its content that is new after all (a wrong flush cache) is sent again in full',
     file: `${PG}/store/append-operations.ts`,
