@@ -39,6 +39,26 @@ const assistant = (content: string, options: { status?: 'partial' } = {}): Messa
 const edited = (m: Message, content: string, options: { status?: 'partial' } = {}): Message =>
   createMessage({ ...(m.payload as object), content } as never, { id: m.id, ...options })
 
+/**
+ * A session whose question (a card number) and tool result (the card again) were redacted after the
+ * call between them was appended, and what `load` returns of it.
+ */
+async function redactedSession(store: PostgresStore): Promise<{ sid: string; secret: Message; messages: Message[]; version: number }> {
+  const sid = await store.createSession()
+  const secret = user('my card is 4111 1111 1111 1111')
+  const call = createMessage({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }],
+  })
+  const result = createMessage({ role: 'tool', tool_call_id: 'call_9', content: 'the card again: 4111' })
+  await store.append(sid, [secret, call, result])
+  await store.redact(sid, secret.id)
+  await store.redact(sid, result.id)
+  const { messages, version } = await store.load(sid)
+  return { sid, secret, messages, version }
+}
+
 /** What `load` shows of a session: content and status of each live message, in order. */
 async function shown(store: PostgresStore, sid: string): Promise<{ id: string; content: unknown; status: string }[]> {
   return (await store.load(sid)).messages.map((m) => ({ id: m.id, content: m.payload.content, status: m.status ?? 'final' }))
@@ -276,18 +296,7 @@ describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)
   })
 
   it('"Copy messages (… JSON round trip): same id, same content → a duplicate": also a redacted message as load returns it', async () => {
-    const sid = await store.createSession()
-    const secret = user('my card is 4111 1111 1111 1111')
-    const call = createMessage({
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }],
-    })
-    const result = createMessage({ role: 'tool', tool_call_id: 'call_9', content: 'the card again: 4111' })
-    await store.append(sid, [secret, call, result])
-    await store.redact(sid, secret.id)
-    await store.redact(sid, result.id)
-    const { messages, version } = await store.load(sid)
+    const { sid, secret, messages, version } = await redactedSession(store)
     // a loop that keeps its list as JSON (between requests, in another process) and flushes it grown by a turn
     const kept = JSON.parse(JSON.stringify(messages)) as Message[]
     const parsed = messages.map((m) => parseMessage(serializeMessage(m)))
@@ -319,18 +328,7 @@ describe.each(STORE_KINDS)('docs/integrating.md, the loop and its live list (%s)
 
   it("the same inside a caller's transaction (withTransaction): a JSON copy of a redacted message is a duplicate, other content still conflicts", async () => {
     // given: a redacted question and tool result, loaded and kept as JSON
-    const sid = await store.createSession()
-    const secret = user('my card is 4111 1111 1111 1111')
-    const call = createMessage({
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }],
-    })
-    const result = createMessage({ role: 'tool', tool_call_id: 'call_9', content: 'the card again: 4111' })
-    await store.append(sid, [secret, call, result])
-    await store.redact(sid, secret.id)
-    await store.redact(sid, result.id)
-    const { messages, version } = await store.load(sid)
+    const { sid, secret, messages, version } = await redactedSession(store)
     const kept = JSON.parse(JSON.stringify(messages)) as Message[]
     const next = user('a new turn')
     // on Postgres, also from a store that never saw the session (no flush cache)
