@@ -128,7 +128,7 @@ export async function importTranscript(
     } catch (cause) {
       throw fail(line, `invalid message: ${cause instanceof Error ? cause.message : String(cause)}`, cause)
     }
-    entries.push({ line, payload, hash: contentHash(payload), envelope })
+    entries.push({ line, payload, hash: contentHash({ payload }), envelope })
   }
 
   const sessionId =

@@ -5,7 +5,6 @@ import {
   contentHash,
   isRedactedPayload,
   placeholderDigest,
-  type ChatMessage,
   type SessionStore,
   type StoredEvent,
   parseSessionId,
@@ -199,7 +198,7 @@ export class ChainVerifier {
     }
     let actual: string
     try {
-      actual = contentHash(e.payload as ChatMessage)
+      actual = contentHash({ payload: e.payload }) // the payload as it is, whatever fields it has
     } catch (error) {
       this.#break(
         e,

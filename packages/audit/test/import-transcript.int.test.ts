@@ -93,6 +93,22 @@ describe('importTranscript', () => {
     expect(loaded.messages.map((m) => m.payload.content)).toEqual(['with an id', transcript[4]?.content, 'next'])
   })
 
+  it('hashes an envelope line by its whole payload: two payloads differing outside their own `payload` field are two transcripts', async () => {
+    // given: json payloads that also have the shape of a message ({ payload } without a role)
+    const line = (n: number) => JSON.stringify({ format: 'json', payload: { payload: { step: 1 }, n } })
+    const one = await file('payload-field-1.jsonl', [line(1)])
+    const two = await file('payload-field-2.jsonl', [line(2)])
+
+    // when: before the fix both hashed as { step: 1 }: one session id, one message id, and a conflict
+    const first = await importTranscript(store, read(one))
+    const second = await importTranscript(store, read(two))
+
+    // then
+    expect(second.sessionId).not.toBe(first.sessionId)
+    expect(second).toMatchObject({ appended: 1, duplicates: 0 })
+    expect((await store.load(second.sessionId)).messages.map((m) => m.payload)).toEqual([{ payload: { step: 1 }, n: 2 }])
+  })
+
   it('refuses malformed lines and invalid messages by line number, writing nothing', async () => {
     // given
     const sessionId = newSessionId()

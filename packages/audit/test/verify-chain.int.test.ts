@@ -37,6 +37,21 @@ describe.each(STORE_KINDS)('verifyChain on a clean log (%s)', (kind) => {
     expect(result.headHash).toMatch(/^[0-9a-f]{64}$/)
   })
 
+  it('verifies a payload of another format that has a `payload` field and no role (hashed whole, as the store hashed it)', async () => {
+    // given: before the fix the verifier read such a payload as a message and hashed its inner value
+    const sessionId = await store.createSession()
+    const m = createMessage({ payload: { step: 1 }, kind: 'event' }, { format: 'json' })
+    await store.append(sessionId, [createMessage({ data: { step: 1 }, kind: 'event' }, { format: 'json' }), m])
+    await store.revise(sessionId, m.id, { payload: { step: 2 }, kind: 'event' })
+
+    // when
+    const result = await verifyChain(store, sessionId)
+
+    // then
+    expect(result.breaks).toEqual([])
+    expect(result).toMatchObject({ ok: true, checked: 3 })
+  })
+
   it('verifies a realistic session and its fork (tool calls, rewind, revision, compaction)', async () => {
     // given
     const { sessionId, forkId } = await seedRealisticSession(store)

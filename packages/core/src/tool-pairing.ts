@@ -118,7 +118,7 @@ export function withoutIdenticalCopies<M extends { readonly id: string; readonly
  * store loads it carries the original's content hash (primed), a copy of it its placeholder's own.
  */
 function sameContent(a: unknown, b: unknown): boolean {
-  return contentHash(a as ChatMessage) === contentHash(b as ChatMessage) || canonicalJson(a) === canonicalJson(b)
+  return contentHash({ payload: a }) === contentHash({ payload: b }) || canonicalJson(a) === canonicalJson(b)
 }
 
 /** What pairing reads of a message: its id, payload and format (absent: `openai-chat`). */

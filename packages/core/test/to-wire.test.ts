@@ -278,5 +278,60 @@ describe('toWire', () => {
         { role: 'user', content: 'two' },
       ])
     })
+
+    it('compares whole payloads: a payload with a `payload` field of its own and no role is not read as a message', () => {
+      // given: two json payloads under one id that differ outside their inner `payload` only
+      const m = createMessage({ payload: { step: 1 }, note: 'first' }, { format: 'json' })
+      const other = createMessage({ payload: { step: 1 }, note: 'second' }, { format: 'json', id: m.id })
+
+      // when / then: both are sent (before the fix the copy check hashed the inner value and sent one)
+      expect(toWire([m, other])).toEqual([
+        { payload: { step: 1 }, note: 'first' },
+        { payload: { step: 1 }, note: 'second' },
+      ])
+      expect(toWire([m, other, createMessage({ payload: { step: 1 }, note: 'first' }, { format: 'json', id: m.id })])).toHaveLength(2)
+    })
+  })
+
+  describe('repairPairing of a list holding two contents under one id (an edit in place next to its old copy)', () => {
+    it('an edited tool result next to its old copy: the call gets one result, the first', () => {
+      // given
+      const call = assistantCalling(['call_1'])
+      const result = toolResult('call_1', 'old output')
+      const edited = createMessage({ role: 'tool', tool_call_id: 'call_1', content: 'new output' }, { id: result.id })
+      const live = [user('q'), call, result, edited]
+
+      // when
+      const pairing = toolPairing(live)
+      const wire = toWire(live, { repairPairing: true })
+
+      // then: before the fix the repair keyed its drops by id, and sent both results
+      expect(pairing.duplicates).toEqual([{ toolCallId: 'call_1', messageIds: [result.id, result.id] }])
+      expect(wire).toEqual([live[0], call, result].map((m) => m?.payload))
+      expect(toolPairing(wire.map((payload) => createMessage(payload))).ok).toBe(true)
+    })
+
+    it('an edited calling message next to its old copy: the call is opened once, with its result after it', () => {
+      // given
+      const call = assistantCalling(['call_1'])
+      const edited = createMessage(
+        {
+          role: 'assistant',
+          content: 'calling again',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+        { id: call.id },
+      )
+      const result = toolResult('call_1', 'out')
+      const live = [user('q'), call, edited, result]
+
+      // when
+      const wire = toWire(live, { repairPairing: true })
+
+      // then: the first opening is kept, the edit's repeated call left out (its text kept)
+      expect(toolPairing(wire.map((payload) => createMessage(payload))).ok).toBe(true)
+      expect(wire.filter((p) => p.role === 'assistant' && p.tool_calls !== undefined)).toHaveLength(1)
+      expect(wire.at(-1)).toEqual(result.payload)
+    })
   })
 })

@@ -320,7 +320,7 @@ export class SessionModel {
     const found = s.records.get(id)
     const record = found && found.state === 'live' ? found : undefined
     const version = s.snapshots.length - 1
-    const hash = contentHash(payload)
+    const hash = contentHash({ payload })
     const partial = status === 'partial'
     if (record && record.current.hash === hash && record.current.partial === partial)
       return ok(revised(record, { version, revision: record.contents - 1, unchanged: true }))

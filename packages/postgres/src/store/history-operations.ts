@@ -109,7 +109,7 @@ export class HistoryOperations {
         throw error
       }
     }
-    const hash = contentHash(parsed as ChatMessage)
+    const hash = contentHash({ payload: parsed }) // the payload as it is: one of any format may have a `payload` field
     const text = payloadText({ id: mid, payload: parsed as ChatMessage }, this.#ctx.maxMessageBytes)
     const partial = options.status === 'partial'
     let envelope: LiveRow['data'] = {}

@@ -265,6 +265,30 @@ export function describeOperationsContract(ctx: ContractContext): void {
       expect(events[1]).toMatchObject({ type: 'message_revised', messageId: result.id, contentHash: contentHash(noted as never) })
     })
 
+    it('revise hashes the payload as it is: a json payload with a `payload` field of its own is revised by its whole content', async () => {
+      // given: a payload that also has the shape of a message ({ payload } without a role)
+      const store = ctx.store()
+      const sid = await store.createSession()
+      const m = createMessage({ payload: { step: 1 }, state: 'A' }, { format: 'json' })
+      await store.append(sid, [m])
+
+      // when: two revisions that differ outside the inner `payload` only
+      const toB = await store.revise(sid, m.id, { payload: { step: 1 }, state: 'B' })
+      const toC = await store.revise(sid, m.id, { payload: { step: 1 }, state: 'C' })
+      const again = await store.revise(sid, m.id, { payload: { step: 1 }, state: 'C' })
+
+      // then: each is written, the repeat is the no-op, and the stored hash is the whole payload's
+      expect([toB.unchanged, toC.unchanged, again.unchanged]).toEqual([false, false, true])
+      const loaded = (await store.load(sid)).messages
+      expect(loaded[0]?.payload).toEqual({ payload: { step: 1 }, state: 'C' })
+      const events = await eventsOf(store, sid)
+      expect(events.map((e) => e.contentHash)).toEqual([
+        contentHash(m),
+        contentHash({ payload: { payload: { step: 1 }, state: 'B' } }),
+        contentHash({ payload: { payload: { step: 1 }, state: 'C' } }),
+      ])
+    })
+
     it('revise of an unknown or non-live message is UNKNOWN_MESSAGE; an invalid payload is INVALID_MESSAGE', async () => {
       // given
       const store = ctx.store()
