@@ -4,7 +4,8 @@ import { isMessage, toMessage, type Message } from './message.js'
 import { z } from 'zod'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
-import { reusedCallRenames, toolPairing, withoutIdenticalCopies } from './tool-pairing.js'
+import type { MessageId } from './ids.js'
+import { reusedCallRenames, toolPairingOfDistinct, withoutIdenticalCopies, type PairingInput } from './tool-pairing.js'
 
 /** Options for {@link toWire}. */
 export interface ToWireOptions {
@@ -67,9 +68,12 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
   // identical copies of one message (a redelivery pushed twice) are sent once
   const messages = withoutIdenticalCopies(list)
   if (options.repairPairing !== true) return messages.map((m) => readingFormat(m.format).toWire(m.payload))
-  const pairing = toolPairing(messages)
+  // the repair names each message by its place, not its id: two contents under one id (an edit in
+  // place next to its old copy) are two messages, each dropped or kept for what it carries
+  const keyed: PairingInput[] = messages.map((m, i) => ({ id: String(i) as MessageId, payload: m.payload, format: m.format }))
+  const pairing = toolPairingOfDistinct(keyed)
   // a call id called again after its call was answered: the later calls (and their results) renamed
-  const renames = pairing.reusedCalls.length === 0 ? undefined : reusedCallRenames(messages)
+  const renames = pairing.reusedCalls.length === 0 ? undefined : reusedCallRenames(keyed)
   // the results to drop, per message: orphans, and every result after the first for one call id
   const drop = new Map<string, Set<string>>()
   const dropResult = (messageId: string, toolCallId: string): void => {
@@ -91,7 +95,7 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
   const dropCalls = new Map<string, Set<string>>()
   const repeatingCalls = new Set<string>()
   for (const d of pairing.duplicateCalls) {
-    const kept = keptOpening(messages, d.toolCallId, d.messageIds)
+    const kept = keptOpening(keyed, d.toolCallId, d.messageIds)
     let keptTwice = false
     for (const id of d.messageIds) {
       if (id !== kept) {
@@ -118,13 +122,14 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
         out.push(readingFormat(p.format).toWire(payload))
     pending = []
   }
-  for (const m of messages) {
+  for (const [i, m] of messages.entries()) {
+    const key = String(i)
     const format = readingFormat(m.format)
     const results = format.toolResults(m.payload)
-    const dropped = drop.get(m.id)
+    const dropped = drop.get(key)
     let payload = m.payload
     let wired: unknown
-    if ((dropped !== undefined || repeating.has(m.id)) && format.withoutResults !== undefined) {
+    if ((dropped !== undefined || repeating.has(key)) && format.withoutResults !== undefined) {
       // a format that can drop single results sends the rest of the message (nothing left: not sent)
       wired = format.withoutResults(m.payload, dropped ?? new Set())
       if (wired === undefined) continue
@@ -132,8 +137,8 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
       // a message whose every result is dropped (an orphan, a second result) is not sent
       continue
     }
-    const callsDropped = dropCalls.get(m.id)
-    if (callsDropped !== undefined || repeatingCalls.has(m.id)) {
+    const callsDropped = dropCalls.get(key)
+    if (callsDropped !== undefined || repeatingCalls.has(key)) {
       if (format.withoutCalls !== undefined) {
         // a format that can drop single calls sends the rest of the message (nothing left: not sent)
         wired = format.withoutCalls(wired ?? m.payload, callsDropped ?? new Set())
@@ -149,9 +154,9 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
     }
     // synthetic results go right after the calling message's block of tool results (the results kept)
     if (dropped === undefined ? results.length === 0 : results.every((id) => dropped.has(id))) flushPending()
-    let missing = unansweredByMessage.get(m.id)
+    let missing = unansweredByMessage.get(key)
     if (wired !== undefined) payload = wired
-    const renamed = renames?.get(m.id)
+    const renamed = renames?.get(key as MessageId)
     if (renamed !== undefined && format.renameToolIds !== undefined) {
       wired = format.renameToolIds(payload, renamed)
       payload = wired
@@ -175,11 +180,11 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
  * message that carries the call's first result when it opens the call itself (a format whose part
  * opens and answers, such as an `ai-sdk-ui` tool part with its output), else the first opener.
  */
-function keptOpening(messages: readonly Message<unknown>[], toolCallId: string, openers: readonly string[]): string {
+function keptOpening(messages: readonly PairingInput[], toolCallId: string, openers: readonly string[]): string {
   const first = openers[0] as string
   let from = messages.findIndex((m) => m.id === first)
   for (; from >= 0 && from < messages.length; from++) {
-    const m = messages[from] as Message<unknown>
+    const m = messages[from] as PairingInput
     const format = readingFormat(m.format)
     if (!format.toolResults(m.payload).includes(toolCallId)) continue
     return openers.includes(m.id) && format.toolCalls(m.payload).includes(toolCallId) ? m.id : first
