@@ -190,6 +190,22 @@ const OPAQUE_KEYS: ReadonlySet<string> = new Set([
 const opaqueField: OpaqueField = (key) => OPAQUE_KEYS.has(key)
 
 /**
+ * The message without its tool parts' `inputEncoding` (how a streaming part's `rawInput` is written,
+ * `'json' | 'text'`): a redaction empties `rawInput`, and the placeholder's `'[redacted]'` in its place
+ * would not be a value the format allows. The message itself when no part has one.
+ */
+function withoutInputEncoding(payload: AiSdkUiMessage): AiSdkUiMessage {
+  if (!Array.isArray(payload.parts) || !payload.parts.some((p) => typeof p === 'object' && p !== null && 'inputEncoding' in p))
+    return payload
+  const parts = payload.parts.map((p) => {
+    if (typeof p !== 'object' || p === null || !('inputEncoding' in p)) return p
+    const { inputEncoding: _dropped, ...rest } = p as { readonly [key: string]: unknown }
+    return rest as AiSdkUiPart
+  })
+  return { ...payload, parts }
+}
+
+/**
  * `ai-sdk-ui`: the AI SDK's `UIMessage` (`ai` v6), what `useChat` sends and keeps. Each `tool-<name>`
  * or `dynamic-tool` part opens the call `toolCallId`; when its `state` says the result exists
  * (`output-available`, `output-error`, `output-denied`) the same part also answers it. A UI message
@@ -202,7 +218,7 @@ const opaqueField: OpaqueField = (key) => OPAQUE_KEYS.has(key)
  */
 export const aiSdkUiFormat: MessageFormat<AiSdkUiMessage> = {
   name: AI_SDK_UI_FORMAT,
-  redactedPayload: (payload, content) => structuralRedaction(payload, content, opaqueField),
+  redactedPayload: (payload, content) => structuralRedaction(withoutInputEncoding(payload), content, opaqueField),
   schema: AiSdkUiMessageSchema,
   toolCalls: (payload) => toolParts(payload).map((p) => p['toolCallId'] as string),
   toolResults: (payload) =>

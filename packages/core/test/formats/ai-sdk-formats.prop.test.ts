@@ -5,7 +5,16 @@
  */
 import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
-import { createMessage, parseFormatPayload, parseMessage, serializeMessage, toolPairing, toWire } from '@turnlog/core'
+import {
+  createMessage,
+  isRedactedPayload,
+  parseFormatPayload,
+  parseMessage,
+  redactedPayload,
+  serializeMessage,
+  toolPairing,
+  toWire,
+} from '@turnlog/core'
 import { aiSdkModelPayloadArb, aiSdkModelPayloadArbWith, aiSdkUiPayloadArb, aiSdkUiPayloadArbWith, toolCallIdArb } from '@turnlog/testing'
 
 const RUNS = { numRuns: 200 }
@@ -40,6 +49,21 @@ describe.each(FORMATS)('$format (properties)', ({ format, payload, sequence }) =
         expect(JSON.stringify(wire)).toBe(JSON.stringify([p]))
         expect(JSON.stringify(toWire([back]))).toBe(JSON.stringify([p]))
         expect(wire[0]).not.toBe(m.payload)
+      }),
+      RUNS,
+    )
+  })
+
+  it("a redaction's placeholder is a valid payload of the format, a placeholder, pairing as the payload did", () => {
+    fc.assert(
+      fc.property(payload, (p) => {
+        const placeholder = redactedPayload(p, format)
+        expect(() => parseFormatPayload(placeholder, format)).not.toThrow()
+        expect(isRedactedPayload(placeholder, format)).toBe(true)
+        expect(redactedPayload(placeholder, format)).toEqual(placeholder)
+        const m = createMessage<object>(p, { format })
+        const r = createMessage<object>(placeholder as object, { format, id: m.id })
+        expect(toolPairing([r])).toEqual(toolPairing([m]))
       }),
       RUNS,
     )

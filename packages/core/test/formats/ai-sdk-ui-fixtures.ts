@@ -65,7 +65,14 @@ export const assistantStates = {
   id: 'msg-assistant-3',
   role: 'assistant',
   parts: [
-    { type: 'tool-search', toolCallId: 'call-s-1', state: 'input-streaming', input: { query: 'par' }, rawInput: '{"query":"par' },
+    {
+      type: 'tool-search',
+      toolCallId: 'call-s-1',
+      state: 'input-streaming',
+      input: { query: 'par' },
+      rawInput: '{"query":"par',
+      inputEncoding: 'json',
+    },
     { type: 'tool-deleteFile', toolCallId: 'call-d-1', state: 'approval-requested', input: { path: '/tmp/a' }, approval: { id: 'appr-1' } },
     {
       type: 'tool-deleteFile',

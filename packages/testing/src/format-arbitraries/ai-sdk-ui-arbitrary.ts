@@ -10,7 +10,15 @@ const opt = { requiredKeys: [] as never[] }
 
 /** The state-specific fields of a tool part, for every state of `UIToolInvocation`. */
 const toolStateArb: fc.Arbitrary<Part> = fc.oneof(
-  fc.record({ state: fc.constant('input-streaming'), input: jsonValueArb, rawInput: weirdStringArb }, { requiredKeys: ['state'] }),
+  fc.record(
+    {
+      state: fc.constant('input-streaming'),
+      input: jsonValueArb,
+      rawInput: weirdStringArb,
+      inputEncoding: fc.constantFrom('json', 'text'),
+    },
+    { requiredKeys: ['state'] },
+  ),
   fc.record({ state: fc.constant('input-available'), input: jsonValueArb }),
   fc.record({ state: fc.constant('approval-requested'), input: jsonValueArb, approval: fc.record({ id: weirdStringArb }) }),
   fc.record({
