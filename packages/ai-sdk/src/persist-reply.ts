@@ -1,4 +1,4 @@
-import { AI_SDK_UI_FORMAT, createMessage, isTurnlogError, type MessageId, type SessionStore } from '@turnlog/core'
+import { AI_SDK_UI_FORMAT, createMessage, isTurnlogError, type Message, type MessageId, type SessionStore } from '@turnlog/core'
 import type { FinishReason, UIMessage } from 'ai'
 import { chatMessageId, chatScope } from './chat-ids.js'
 import { generateMessageId } from './generate-message-id.js'
@@ -73,7 +73,10 @@ export interface ReplyPersistence<UI extends UIMessage = UIMessage> {
  * step's content, partial.
  *
  * Writes run one at a time, in event order. A write fails loudly: `done` rejects, and when the last write
- * fails `onFinish` throws too (the AI SDK then errors the stream), so a lost reply is never silent.
+ * fails `onFinish` throws too (the AI SDK then errors the stream), so a lost reply is never silent. A
+ * later write that succeeds stores the whole reply, with its status, also after a first append whose
+ * outcome is unknown (it may have committed, its acknowledgement lost): that write revises the message,
+ * and appends it only when it is not stored.
  */
 export function persistReply<UI extends UIMessage = UIMessage>(store: SessionStore, turn: ChatTurn<UI>): ReplyPersistence<UI> {
   let queue: Promise<unknown> = Promise.resolve()
@@ -99,16 +102,15 @@ export function persistReply<UI extends UIMessage = UIMessage>(store: SessionSto
         scope: chatScope(turn.chatId),
         ...(status === 'partial' ? { status } : {}),
       })
-      try {
-        await store.append(turn.sessionId, [message])
-      } catch (error) {
-        // an earlier append of this reply failed, perhaps after its commit (the acknowledgement lost): the
-        // reply is stored with an earlier step's content, so this step revises it (the failure stays in `done`)
-        if (!appendFailed || !isTurnlogError(error, 'MESSAGE_CONFLICT')) {
+      if (appendFailed) {
+        await writeAfterFailedAppend(message, ui, status)
+      } else {
+        try {
+          await store.append(turn.sessionId, [message])
+        } catch (error) {
           appendFailed = true
           throw error
         }
-        await store.revise(turn.sessionId, message.id, ui, { status })
       }
     } else {
       await store.revise(turn.sessionId, id, ui, { status })
@@ -116,6 +118,29 @@ export function persistReply<UI extends UIMessage = UIMessage>(store: SessionSto
     written = id
     writes++
     return id
+  }
+
+  /**
+   * The reply's write after its append failed. That append may have committed (its acknowledgement lost):
+   * then the message is stored with an earlier step's content and status, and appending it again would be
+   * a duplicate (same content: the status, not part of the content hash, would stay partial) or a
+   * `MESSAGE_CONFLICT` (other content, recorded as conflict evidence for the audit). So the message is
+   * revised first, with this write's content and status (a revision, a finalization, or nothing when it
+   * is stored as it is: idempotent on retry), and appended only when it is not live.
+   */
+  async function writeAfterFailedAppend(message: Message<UI>, ui: UI, status: 'partial' | 'final'): Promise<void> {
+    let notLive: unknown
+    try {
+      await store.revise(turn.sessionId, message.id, ui, { status })
+      return
+    } catch (error) {
+      if (!isTurnlogError(error, 'UNKNOWN_MESSAGE')) throw error
+      notLive = error
+    }
+    const { appended } = await store.append(turn.sessionId, [message])
+    // stored but not live: the failed append did commit, and the reply was retracted since (a whole-list
+    // request from a client that does not hold it); the reply's write fails as any later one would
+    if (!appended.includes(message.id)) throw notLive
   }
 
   function enqueue<T>(job: () => Promise<T>): Promise<T> {
