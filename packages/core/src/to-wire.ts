@@ -152,8 +152,11 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
         continue
       }
     }
-    // synthetic results go right after the calling message's block of tool results (the results kept)
-    if (dropped === undefined ? results.length === 0 : results.every((id) => dropped.has(id))) flushPending()
+    // synthetic results go right after the calling message's block of tool results (the results kept); a
+    // message that opens calls ends the block even when it carries results of its own (a provider-executed
+    // tool's call and result in one assistant message)
+    if ((dropped === undefined ? results.length === 0 : results.every((id) => dropped.has(id))) || format.toolCalls(m.payload).length > 0)
+      flushPending()
     let missing = unansweredByMessage.get(key)
     if (wired !== undefined) payload = wired
     const renamed = renames?.get(key as MessageId)

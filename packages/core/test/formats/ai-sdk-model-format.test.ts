@@ -145,6 +145,27 @@ describe('ai-sdk-model', () => {
     )
   })
 
+  it("the interrupted result goes right after the unanswered call's message, before a next assistant message that carries a provider-executed call and its result", () => {
+    // given: an unanswered call, then a step whose web search the provider ran (call and result in one message)
+    const unanswered = { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'z', toolName: 'lookup', input: {} }] } as const
+    const searched = {
+      role: 'assistant',
+      content: [
+        { type: 'tool-call', toolCallId: 'ws1', toolName: 'web_search', input: {}, providerExecuted: true },
+        { type: 'tool-result', toolCallId: 'ws1', toolName: 'web_search', output: { type: 'text', value: 'found' } },
+      ],
+    } as const satisfies ModelMessage
+    const messages = [fx.userString, unanswered, searched, fx.userString].map((m) => model(m as ModelMessage))
+
+    // when
+    const wire: ModelMessage[] = toWire(messages, { repairPairing: true })
+
+    // then: before the fix the assistant message with a result counted as the call's block of results
+    expect(wire.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user'])
+    expect(wire[2]).toMatchObject({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'z' }] })
+    expect(wire[3]).toEqual(searched)
+  })
+
   it('preview: role, kind and text', () => {
     expect(aiSdkModelFormat.preview(p(fx.system))).toEqual({ role: 'system', kind: 'text', text: 'You are a helpful assistant.' })
     expect(aiSdkModelFormat.preview(p(fx.userParts))).toEqual({ role: 'user', kind: 'text', text: 'Look at these. [image] [file]' })
