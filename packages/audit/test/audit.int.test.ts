@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import { createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
+import { contentHash, createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase, useTestStore } from '@turnlog/testing'
 import { audit, type AuditProgress, type Finding, type FindingKind } from '@turnlog/audit'
@@ -426,6 +426,31 @@ describe('audit: live-view incidents (through the public API)', () => {
     expect(copies.map((f) => f.seqs)).toEqual(original.map((_, i) => [i + 1, i + 6]))
     expect(copies.map((f) => f.severity)).toEqual(['error', 'warning', 'error', 'error', 'warning'])
     expect(kinds(report.findings).filter((k) => k !== 'live_duplicate_copy')).toEqual(['reused_tool_call_id'])
+  })
+
+  it('compares the conversation of a chat message, not fields beside it: a re-insert that dropped bookkeeping is still a copy; two redacted messages are not', async () => {
+    // given: copies that lost a runtime's bookkeeping field, and two different messages redacted
+    const asked = createMessage({ role: 'user', content: 'What is 2+3?', hermes: { token_count: 7 } } as never)
+    const answered = createMessage({ role: 'assistant', content: '5', reasoning_content: 'add' } as never)
+    const [secretA, secretB] = [user('my card is 4111'), user('my pin is 1234')]
+    const sessionId = await sessionWith(store, asked, answered, secretA, assistant('noted'), secretB, assistant('noted too'))
+    await store.append(sessionId, [
+      createMessage({ role: 'user', content: 'What is 2+3?' }),
+      createMessage({ role: 'assistant', content: '5' }),
+    ])
+    for (const m of [secretA, secretB]) await store.redact(sessionId, m.id)
+
+    // when
+    const report = await audit(store, sessionId)
+
+    // then: the re-inserted question and answer, each once; the two placeholders are not copies of each other
+    const copies = ofKind(report.findings, 'live_duplicate_copy')
+    const live = (await store.load(sessionId)).messages
+    expect(copies.map((f) => f.messageIds)).toEqual([
+      [asked.id, live[6]?.id],
+      [answered.id, live[7]?.id],
+    ])
+    expect(copies[0]?.evidence).toMatchObject({ contentHash: contentHash(asked), copies: 2 })
   })
 
   it('does not report a compaction that carries a copy of a covered message forward', async () => {

@@ -27,6 +27,7 @@ import { join } from 'node:path'
 import { isTurnlogError, messageIdFromExternal, toWire } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { STORE_KINDS, turnlogRejection, useTestStoreOfKind } from '@turnlog/testing'
+import { audit } from '@turnlog/audit'
 import { hermesSessionId, importHermes } from '@turnlog/hermes'
 import Database from 'better-sqlite3'
 import { HermesFixture } from './hermes-fixture.js'
@@ -127,6 +128,32 @@ describe.each(STORE_KINDS)('packages/hermes/README.md promises (%s)', (kind) => 
       [0, 4, true],
       [0, 4, true],
     ])
+  })
+
+  it('"Genuine live duplicates (the #92231 re-insert bug) stay separate messages, so audit() reports them", also when the re-insert dropped the bookkeeping', async () => {
+    // given: rows with a token count, then the transcript flushed again as hermes reloads it (no token_count)
+    const path = join(dir, `reinserted-${kind}.db`)
+    const f = new HermesFixture(path)
+    f.session('reinserted')
+    f.add('reinserted', { role: 'user', content: 'What is 2+3?', token_count: 7 })
+    f.add('reinserted', { role: 'assistant', content: '5', token_count: 1 })
+    f.reinsertLive('reinserted')
+    f.add('reinserted', { role: 'user', content: 'and 4+4?', token_count: 6 })
+    f.close()
+
+    // when
+    await importHermes(store, path)
+    const report = await audit(store, hermesSessionId('reinserted'))
+
+    // then: before the fix the copies' content hashes differed (`hermes.token_count`) and nothing was reported
+    const copies = report.findings.filter((x) => x.kind === 'live_duplicate_copy')
+    const loaded = await store.load(hermesSessionId('reinserted'))
+    expect(copies.map((x) => x.messageIds)).toEqual([
+      [loaded.messages[0]?.id, loaded.messages[2]?.id],
+      [loaded.messages[1]?.id, loaded.messages[3]?.id],
+    ])
+    expect(loaded.messages[0]?.payload).toHaveProperty('hermes', { token_count: 7 })
+    expect(loaded.messages[2]?.payload).not.toHaveProperty('hermes')
   })
 
   it('"toWire sends the payload as it is": `hermes` and the copied reasoning fields included', async () => {

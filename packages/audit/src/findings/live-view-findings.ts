@@ -1,8 +1,11 @@
 import {
   DEFAULT_MESSAGE_FORMAT,
+  contentHash,
+  isRedactedPayload,
   liveMessages,
   readingFormat,
   toolPairing,
+  type ChatMessage,
   type Message,
   type MessageRecord,
   type SessionState,
@@ -87,23 +90,48 @@ function currentHash(r: MessageRecord): string {
 }
 
 /**
- * `live_duplicate_copy`: one finding per content hash that is live under more than one id. Only the
- * live view counts, so a compaction's carried-forward copy (original compacted, copy live) is not one.
+ * What makes two live messages copies of one: for an OpenAI chat message its conversation (role,
+ * content, tool calls, the call it answers, name), so fields a runtime keeps beside them (hermes'
+ * bookkeeping under `hermes`, which a re-insert drops: #92231) do not hide a copy; for every other
+ * format, and for a redacted message (whose placeholder two messages may share), the content hash.
+ */
+function copyKey(r: MessageRecord): string {
+  const hash = currentHash(r)
+  const { format, payload } = r.message
+  if (format !== DEFAULT_MESSAGE_FORMAT || isRedactedPayload(payload, format)) return hash
+  const p = payload as ChatMessage
+  const conversation = {
+    role: p.role,
+    content: p.content ?? null,
+    tool_calls: p.tool_calls ?? null,
+    tool_call_id: p.tool_call_id ?? null,
+    call_id: (p as { readonly call_id?: unknown }).call_id ?? null,
+    name: p.name ?? null,
+  }
+  return `chat:${contentHash({ payload: conversation })}`
+}
+
+/**
+ * `live_duplicate_copy`: one finding per content that is live under more than one id (see
+ * {@link copyKey}). Only the live view counts, so a compaction's carried-forward copy (original
+ * compacted, copy live) is not one.
  */
 export function duplicateFindings(audit: SessionAudit, state: SessionState): Finding[] {
   const groups = new Map<string, MessageRecord[]>()
   for (const id of state.live) {
     const r = state.messages.get(id)
     if (!r) continue
-    const hash = currentHash(r)
-    const group = groups.get(hash)
+    const key = copyKey(r)
+    const group = groups.get(key)
     if (group) group.push(r)
-    else groups.set(hash, [r])
+    else groups.set(key, [r])
   }
   const findings: Finding[] = []
-  for (const [hash, group] of groups) {
+  for (const group of groups.values()) {
     if (group.length < 2) continue
-    const message = (group[0] as MessageRecord).message
+    const first = group[0] as MessageRecord
+    const message = first.message
+    const hash = currentHash(first)
     const ids = group.map((r) => r.id as string)
     findings.push(
       makeFinding('live_duplicate_copy', audit.sessionId, {
