@@ -309,6 +309,42 @@ export const MUTANTS = [
     replace: 'if (false) {',
     tests: [`${CORE_TEST}/to-wire.test.ts`, `${CORE_TEST}/to-wire.prop.test.ts`],
   },
+  {
+    id: 'wire-repair-keyed-by-id',
+    invariant: 'wire view: the pairing repair names messages by their place, so an edited message next to its old copy gets its own drops',
+    file: `${CORE}/to-wire.ts`,
+    search: 'const keyed: PairingInput[] = messages.map((m, i) => ({ id: String(i) as MessageId, payload: m.payload, format: m.format }))',
+    replace: 'const keyed: PairingInput[] = messages.map((m) => ({ id: m.id, payload: m.payload, format: m.format }))',
+    tests: [`${CORE_TEST}/to-wire.test.ts`],
+  },
+  {
+    id: 'wire-block-continues-through-opener',
+    invariant: "wire view: an interrupted result goes right after its call's block, which a message opening calls ends",
+    file: `${CORE}/to-wire.ts`,
+    search: '|| format.toolCalls(m.payload).length > 0)',
+    replace: ')',
+    tests: [`${CORE_TEST}/formats/ai-sdk-model-format.test.ts`],
+  },
+  {
+    id: 'revise-hashes-inner-payload',
+    invariant:
+      'revise: a payload is hashed whole (one with its own `payload` field is not read as a message), so a change is never taken for unchanged',
+    file: `${PG}/store/history-operations.ts`,
+    search: 'const hash = contentHash({ payload: parsed })',
+    replace: 'const hash = contentHash(parsed as never)',
+    tests: [CONTRACT_PG],
+    name: 'hashes the payload as it is',
+  },
+  {
+    id: 'duplicate-copy-by-content-hash',
+    invariant:
+      "audit: live_duplicate_copy compares a chat message's conversation, so a re-insert that dropped bookkeeping is still reported",
+    file: 'packages/audit/src/findings/live-view-findings.ts',
+    search: 'if (format !== DEFAULT_MESSAGE_FORMAT || isRedactedPayload(payload, format)) return hash',
+    replace: 'return hash',
+    tests: ['packages/audit/test/audit.int.test.ts'],
+    name: 'compares the conversation',
+  },
   // projection: the spec (project-structure.ts) and the fold built on it, each event type
   {
     id: 'fold-revision-ignored',
