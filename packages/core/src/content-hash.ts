@@ -98,6 +98,10 @@ function canonical(value: unknown, depth: number): string {
         }
         return out + ']'
       }
+      // plain data only (a Date or a Map has no own enumerable keys and would hash as {}); by its tag, which
+      // holds across realms, where a prototype check would not
+      const tag = Object.prototype.toString.call(value)
+      if (tag !== '[object Object]') noJsonForm(`a ${tag.slice(8, -1)}`)
       const obj = value as Record<string, unknown>
       const keys = Object.keys(obj).sort()
       let out = '{'

@@ -67,6 +67,12 @@ describe('canonicalJson', () => {
     expect(() => canonicalJson({ a: Infinity })).toThrow(/has no JSON form/)
     expect(() => canonicalJson(() => 1)).toThrow(/has no JSON form/)
     expect(() => canonicalJson(1n)).toThrow(/has no JSON form/)
+    // objects that are not plain data: before, a Date and a Map hashed as {} (two dates, one hash)
+    expect(() => canonicalJson({ d: new Date(0) })).toThrow(/a Date has no JSON form/)
+    expect(() => canonicalJson([new Map([['k', 1]])])).toThrow(/a Map has no JSON form/)
+    expect(() => contentHash({ role: 'user', content: 'x', at: new Set() } as never)).toThrow(/a Set has no JSON form/)
+    expect(() => canonicalJson(new Uint8Array(2))).toThrow(/has no JSON form/)
+    expect(canonicalJson(Object.assign(Object.create(null) as object, { a: 1 }))).toBe('{"a":1}')
     // a TurnlogError with a registry code, not a raw TypeError (issue 13.11)
     let caught: unknown
     try {
