@@ -167,6 +167,84 @@ describe('handler failures', () => {
       select message_id::text as message_id from turnlog.events where session_id = ${session} and seq = 3`.execute(store.db)
     expect(await storedCheckpoint('projection')).toEqual(await keyOf(third[0]!.message_id))
   })
+
+  // Incident (adversarial test t2_txfail): a transactional handler that threw once on the third of five
+  // events of a batch saw 1, 2, 3, 1, 2, 3, 4, 5, the repeated 1 and 2 with attempt 1 although they were
+  // handed over again: the rolled-back batch's events are made again (their writes went with it), and
+  // `attempt` now says so.
+  it('transactional: a failure at the third of five events hands the two before it over again, with attempt 2, then the third; each write commits once', async () => {
+    // given: five events in one transaction (one batch); a keyless projection (a duplicate would show)
+    // written through the handler's transaction; a handler that throws once on the third, after writing
+    await sql`create table tx_once (seq int not null)`.execute(store.db)
+    const session = await store.createSession()
+    const messages = [1, 2, 3, 4, 5].map((i) => msg(`event ${i}`))
+    await store.append(session, messages)
+    const calls: string[] = []
+    let failed = false
+    const sub = store.subscribe(
+      { name: 'tx-fails-once-on-3', filter: { sessionId: session } },
+      async (e, context) => {
+        calls.push(`${e.seq}#${context.attempt}`)
+        await sql`insert into tx_once (seq) values (${e.seq})`.execute(context.transaction!)
+        if (e.seq === 3 && !failed) {
+          failed = true
+          throw new Error('fails once after writing')
+        }
+      },
+      { transactional: true, batchSize: 100, backoff: () => 10 },
+    )
+
+    // when
+    const checkpoint = await sub.catchUp()
+
+    // then: 1 and 2 again with attempt 2 (their writes rolled back with the batch), 3 alone with attempt 2
+    expect(calls).toEqual(['1#1', '2#1', '3#1', '1#2', '2#2', '3#2', '4#1', '5#1'])
+    // each event's write committed once
+    const { rows } = await sql<{ seq: number }>`select seq from tx_once order by seq`.execute(store.db)
+    expect(rows.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5])
+    // the checkpoint ends at the fifth event
+    const fifth = await keyOf(messages[4]!.id)
+    expect(checkpoint).toEqual(fifth)
+    expect(await storedCheckpoint('tx-fails-once-on-3')).toEqual(fifth)
+    expect(sub.delivered).toBe(5)
+    await sub.stop()
+  })
+
+  it('transactional: a failure that exhausts its retries commits the events before it once, with the checkpoint after them', async () => {
+    // given: five events in one batch; a handler that writes, then always throws on the third
+    await sql`create table tx_exhausted (seq int not null)`.execute(store.db)
+    const session = await store.createSession()
+    const messages = [1, 2, 3, 4, 5].map((i) => msg(`event ${i}`))
+    await store.append(session, messages)
+    const calls: string[] = []
+    const sub = store.subscribe(
+      { name: 'tx-fails-on-3', filter: { sessionId: session } },
+      async (e, context) => {
+        calls.push(`${e.seq}#${context.attempt}`)
+        await sql`insert into tx_exhausted (seq) values (${e.seq})`.execute(context.transaction!)
+        if (e.seq === 3) throw new Error('always fails on 3')
+      },
+      { transactional: true, batchSize: 100, maxAttempts: 3, backoff: () => 10 },
+    )
+
+    // when
+    const error = await sub.done.then(
+      () => null,
+      (e: unknown) => e,
+    )
+
+    // then: 1 and 2 twice (the second time committed), 3 three times (attempts 1..3), 4 and 5 never
+    expect(isTurnlogError(error, 'SUBSCRIPTION_FAILED')).toBe(true)
+    expect(calls).toEqual(['1#1', '2#1', '3#1', '1#2', '2#2', '3#2', '3#3'])
+    // the writes of 1 and 2 committed once, none of 3's
+    const { rows } = await sql<{ seq: number }>`select seq from tx_exhausted order by seq`.execute(store.db)
+    expect(rows.map((r) => r.seq)).toEqual([1, 2])
+    // the checkpoint is the second event's key, stored and reported
+    const second = await keyOf(messages[1]!.id)
+    expect(await storedCheckpoint('tx-fails-on-3')).toEqual(second)
+    expect((error as TurnlogError).details).toMatchObject({ attempts: 3, failedEvent: { seq: 3 }, checkpoint: second })
+    expect(sub.delivered).toBe(2)
+  })
 })
 
 describe('what is delivered', () => {

@@ -57,4 +57,35 @@ describe('subscriptions on PGlite', () => {
     expect(await store.oldestOpenTransaction()).toBeNull()
     await replay.stop()
   })
+
+  it('transactional: a failed call (an SQL error) rolls the batch back; the call before it is made again (attempt 2), each write commits once', async () => {
+    // given: three events in one batch; a handler that writes, then fails once on the second with an
+    // SQL error (which aborts the transaction)
+    const session = await store.createSession()
+    await store.append(
+      session,
+      [1, 2, 3].map((i) => createMessage({ role: 'user', content: `event ${i}` })),
+    )
+    await sql`create table seen_once (seq int not null)`.execute(store.db)
+    const calls: string[] = []
+    const sub = store.subscribe(
+      { name: 'embedded-fails-once', filter: { sessionId: session } },
+      async (e, context) => {
+        calls.push(`${e.seq}#${context.attempt}`)
+        await sql`insert into seen_once (seq) values (${e.seq})`.execute(context.transaction!)
+        if (e.seq === 2 && context.attempt === 1) await sql`select 1 / 0`.execute(context.transaction!)
+      },
+      { transactional: true, pollIntervalMs: 20, backoff: () => 1 },
+    )
+
+    // when
+    await sub.catchUp()
+    await sub.stop()
+
+    // then: 1 and 2 twice (attempts 1 and 2), 3 once; each write committed once
+    expect(calls).toEqual(['1#1', '2#1', '1#2', '2#2', '3#1'])
+    const { rows } = await sql<{ seq: number }>`select seq from seen_once order by seq`.execute(store.db)
+    expect(rows.map((r) => r.seq)).toEqual([1, 2, 3])
+    expect(sub.delivered).toBe(3)
+  })
 })

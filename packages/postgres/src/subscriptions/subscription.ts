@@ -5,7 +5,7 @@ import type { Kysely, Transaction } from 'kysely'
 import { mapDatabaseError } from '../map-database-error.js'
 import { describeValue } from '../safe-text.js'
 import { CatchUpWaiters } from './catch-up-waiters.js'
-import { checkpointFromRow, type Checkpoint } from './checkpoint.js'
+import { checkpointFromRow, compareCheckpoints, type Checkpoint } from './checkpoint.js'
 import { CheckpointRow } from './checkpoint-row.js'
 import { openConsumerSession, type ConsumerSession, type SubscriptionHost } from './open-consumer-session.js'
 import { probeUndelivered, readCommittedEvents, type NormalizedFilter, type SubscribedEvent } from './read-committed-events.js'
@@ -27,7 +27,13 @@ export type SubscriptionState = 'starting' | 'waiting' | 'running' | 'reconnecti
 export interface HandlerContext {
   /** The subscription's name. */
   readonly subscription: string
-  /** 1 for the first delivery of this event by this consumer, 2.. for retries after a failure. */
+  /**
+   * How many times this `Subscription` has handed this event to the handler, this call included: 1 the
+   * first time, 2.. for a retry after a call threw (transactional: also for the events before it in the
+   * rolled-back batch), or for a re-delivery after a lost connection (transactional: the batch rolled
+   * back; direct: before its checkpoint committed). Another consumer (a
+   * new process after a crash, a takeover) starts at 1 again: it cannot know of the earlier calls.
+   */
   readonly attempt: number
   /**
    * With `transactional: true`: the transaction the checkpoint commits in. Write the projection
@@ -37,7 +43,11 @@ export interface HandlerContext {
   readonly transaction: Transaction<unknown> | undefined
 }
 
-/** The consumer's code: called once per event, in order; throw to have the event retried. */
+/**
+ * The consumer's code: called for each event, in order; throw to have the event retried (alone, with
+ * `attempt` 2..; with `transactional: true` the events before it in its rolled-back batch are handed over
+ * again first). An event is handed over again only then, or after a crash or a lost connection.
+ */
 export type SubscriptionHandler = (event: SubscribedEvent, context: HandlerContext) => void | Promise<void>
 
 /** A subscription's validated settings, as made by `subscribe`. */
@@ -61,11 +71,13 @@ export interface SubscriptionSettings {
 }
 
 interface ChunkResult {
+  /** Events handled and checkpointed. */
   readonly done: number
-  readonly failedAt?: number
-  readonly error?: unknown
+  /** The event whose handler call threw (its index in the page), and what it threw. */
+  readonly failure?: { readonly index: number; readonly error: unknown }
 }
 
+/** Rolls a transactional chunk back when a handler call throws (the chunk's writes go with it). */
 class HandlerFailure {
   constructor(
     readonly index: number,
@@ -112,6 +124,11 @@ export class Subscription {
   #leaseRenewedAt = 0
   #polls = 0
   #heldBack = false
+  /**
+   * Handler calls per event this consumer made and whose checkpoint has not committed yet (`attempt`),
+   * keyed `txId:globalPosition`, in log order (events are handed over in log order).
+   */
+  readonly #calls = new Map<string, { readonly key: Checkpoint; calls: number }>()
   readonly #row: CheckpointRow
   readonly #sleepers = new Sleepers()
   readonly #catchUps = new CatchUpWaiters()
@@ -213,7 +230,11 @@ export class Subscription {
           })
           if (!(await this.#acquire(session))) break
           await session.listen(() => this.#sleepers.wake(false))
-          this.#checkpoint = await this.#row.load(session.db, this.#settings.from)
+          const checkpoint = await this.#row.load(session.db, this.#settings.from)
+          // after a reconnect: calls counted since the checkpoint this consumer knew still count; if someone
+          // else moved it meanwhile (a takeover, a rebase), start counting afresh
+          if (this.#checkpoint === null || compareCheckpoints(checkpoint, this.#checkpoint) !== 0) this.#calls.clear()
+          this.#checkpoint = checkpoint
           this.#setState('running')
           reconnects = 0
           await this.#consume(session)
@@ -304,48 +325,48 @@ export class Subscription {
   async #deliver(session: ConsumerSession, events: readonly SubscribedEvent[], last: Checkpoint): Promise<void> {
     if (events.length === 0) {
       // the filter skipped the whole page: move past it
-      await this.#commitDirect(session.db, last, 0)
+      await this.#commit(session.db, last, 0)
       return
     }
     const { maxAttempts } = this.#settings
     let pos = 0
+    // the event whose calls failed, and how many times in a row
     let failedAt = -1
-    let attempts = 0
+    let failures = 0
     while (pos < events.length) {
       if (this.#stopping) return
       if (failedAt === pos) {
-        await this.#sleepers.sleep(this.#settings.backoff(attempts), false)
+        await this.#sleepers.sleep(this.#settings.backoff(failures), false)
         if (this.#stopping) return
       }
-      // after a failure at a later index (transactional: rolled back), first commit the events before it
+      // after a failure at a later event (transactional: rolled back), first the events before it, then
+      // the failed one alone
       const end = failedAt > pos ? failedAt : failedAt === pos ? pos + 1 : events.length
-      const attempt = failedAt === pos ? attempts + 1 : 1
-      const result = await this.#chunk(session, events, pos, end, end === events.length ? last : null, attempt)
+      const result = await this.#chunk(session, events, pos, end, end === events.length ? last : null)
       pos += result.done
-      if (result.failedAt !== undefined) {
-        if (result.failedAt !== failedAt) {
-          failedAt = result.failedAt
-          attempts = 0
+      if (result.failure !== undefined) {
+        if (result.failure.index !== failedAt) {
+          failedAt = result.failure.index
+          failures = 0
         }
-        attempts++
-        if (attempts >= maxAttempts) await this.#fail(session, events, failedAt, attempts, result.error)
+        failures++
+        if (failures >= maxAttempts) await this.#fail(session, events, failedAt, failures, result.failure.error)
       } else if (pos > failedAt) {
         failedAt = -1
-        attempts = 0
+        failures = 0
       }
     }
   }
 
   /**
-   * Hands `events[pos..end)` to the handler one by one (the first with `attempt`, the others as first
-   * attempts), in `transaction` if given, until one throws or the subscription stops (after at least
-   * one). Returns the index it stopped before, and the handler's error if that is why.
+   * Hands `events[pos..end)` to the handler one by one, in `transaction` if given, until one throws or
+   * the subscription stops (after at least one). Returns the index it stopped before, and the handler's
+   * error if that is why.
    */
   async #handOver(
     events: readonly SubscribedEvent[],
     pos: number,
     end: number,
-    attempt: number,
     transaction: Transaction<unknown> | undefined,
   ): Promise<{ next: number; failure: { error: unknown } | null }> {
     let i = pos
@@ -353,7 +374,7 @@ export class Subscription {
       if (this.#stopping && i > pos) break
       const event = events[i] as SubscribedEvent
       try {
-        await this.#handler(event, { subscription: this.name, attempt: i === pos ? attempt : 1, transaction })
+        await this.#handler(event, { subscription: this.name, attempt: this.#countCall(event), transaction })
       } catch (error) {
         return { next: i, failure: { error } }
       }
@@ -362,9 +383,10 @@ export class Subscription {
   }
 
   /**
-   * Delivers `events[pos..end)`. Direct: the checkpoint moves past every event handled before a failure
-   * or a stop. Transactional: the handlers' writes and the checkpoint commit in one transaction, and a
-   * failure rolls the whole chunk back.
+   * Delivers `events[pos..end)` and moves the checkpoint past the events handled. Direct: past every
+   * event handled before a failure or a stop. Transactional: the handlers' writes and the checkpoint
+   * commit in one transaction, and a failure rolls the whole chunk back (the events before the failed
+   * one are then handed over again: their writes went with it).
    */
   async #chunk(
     session: ConsumerSession,
@@ -372,36 +394,52 @@ export class Subscription {
     pos: number,
     end: number,
     last: Checkpoint | null,
-    attempt: number,
   ): Promise<ChunkResult> {
     if (!this.#settings.transactional) {
-      const { next: i, failure } = await this.#handOver(events, pos, end, attempt, undefined)
-      const done = i - pos
-      if (done > 0) await this.#commitDirect(session.db, chunkEnd(events, i, end, last), done)
-      return failure === null ? { done } : { done, failedAt: i, error: failure.error }
+      const { next, failure } = await this.#handOver(events, pos, end, undefined)
+      const done = next - pos
+      if (done > 0) await this.#commit(session.db, chunkEnd(events, next, end, last), done)
+      return failure === null ? { done } : { done, failure: { index: next, error: failure.error } }
     }
     let outcome: { done: number; to: Checkpoint }
     try {
       outcome = await session.db.transaction().execute(async (trx) => {
-        const { next: i, failure } = await this.#handOver(events, pos, end, attempt, trx)
-        if (failure !== null) throw new HandlerFailure(i, failure.error)
-        const to = chunkEnd(events, i, end, last)
-        await this.#row.move(trx, this.#current(), to, i - pos)
-        return { done: i - pos, to }
+        const { next, failure } = await this.#handOver(events, pos, end, trx)
+        if (failure !== null) throw new HandlerFailure(next, failure.error)
+        const to = chunkEnd(events, next, end, last)
+        await this.#row.move(trx, this.#current(), to, next - pos)
+        return { done: next - pos, to }
       })
     } catch (error) {
-      if (error instanceof HandlerFailure) return { done: 0, failedAt: error.index, error: error.cause }
+      if (error instanceof HandlerFailure) return { done: 0, failure: { index: error.index, error: error.cause } }
       throw error
     }
-    this.#checkpoint = outcome.to
-    this.#delivered += outcome.done
+    this.#committed(outcome.to, outcome.done)
     return { done: outcome.done }
   }
 
-  async #commitDirect(db: Kysely<unknown>, to: Checkpoint, delivered: number): Promise<void> {
+  /** Counts a handler call for `event`; returns its `attempt`. */
+  #countCall(event: SubscribedEvent): number {
+    const id = `${event.txId}:${event.globalPosition}`
+    const entry = this.#calls.get(id)
+    if (entry !== undefined) return ++entry.calls
+    this.#calls.set(id, { key: keyOf(event), calls: 1 })
+    return 1
+  }
+
+  async #commit(db: Kysely<unknown>, to: Checkpoint, delivered: number): Promise<void> {
     await this.#row.move(db, this.#current(), to, delivered)
+    this.#committed(to, delivered)
+  }
+
+  /** The checkpoint committed at `to`: the calls of the events up to it no longer need counting. */
+  #committed(to: Checkpoint, delivered: number): void {
     this.#checkpoint = to
     this.#delivered += delivered
+    for (const [id, entry] of this.#calls) {
+      if (compareCheckpoints(entry.key, to) > 0) break
+      this.#calls.delete(id)
+    }
   }
 
   /** Records the failure on the checkpoint row (best effort) and throws `SUBSCRIPTION_FAILED`. */
