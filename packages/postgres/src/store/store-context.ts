@@ -57,6 +57,10 @@ export class StoreContext {
   /** Set when named prepared statements do not survive between calls (a transaction-mode pooler). */
   #namedUnavailable = false
   #closed = false
+  /** True once `close` let go of the database (after the running calls finished). */
+  #released = false
+  /** The database calls running now ({@link run}, {@link tx}, {@link statement}, {@link namedOr}): `close` waits for them. */
+  readonly #running = new RunningCalls()
 
   /** True when `value` is a context (a brand check: never throws, not even on a revoked Proxy). */
   static isContext(value: unknown): value is StoreContext {
@@ -124,29 +128,36 @@ export class StoreContext {
     this.#closers.push(fn)
   }
 
-  /** Closes the store once: later calls get `STORE_CLOSED`; registered work is awaited, then the resources go. */
+  /**
+   * Closes the store once: later calls get `STORE_CLOSED`; registered work is awaited, then the calls
+   * already running finish (as a `pg` pool's `end` lets its checked-out clients finish; PGlite would
+   * refuse their statements once closing), then the resources go.
+   */
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
     for (const fn of this.#closers) await fn()
+    await this.#running.settled()
+    this.#released = true
     await this.#init.onClose?.()
   }
 
   /** Runs `fn` on the store's database (no transaction of its own); database errors are mapped. */
   async run<T>(fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
     this.assertOpen()
-    try {
-      return await fn(this.db)
-    } catch (error) {
-      throw mapDatabaseError(error)
-    }
+    return this.#tracked(fn(this.db))
   }
 
   /** Runs `fn` in one transaction (the store's own, or the caller's); database errors are mapped. */
   async tx<T>(fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
     this.assertOpen()
+    return this.#tracked(this.transaction(fn))
+  }
+
+  /** `work`'s result, its database error mapped; `close` waits for it while it runs. */
+  async #tracked<T>(work: Promise<T>): Promise<T> {
     try {
-      return await this.transaction(fn)
+      return await this.#running.track(work)
     } catch (error) {
       throw mapDatabaseError(error)
     }
@@ -293,6 +304,13 @@ export class StoreContext {
    * raised before the statement runs.
    */
   async namedOr<T>(named: (pool: Pool) => Promise<T>, unnamed: () => Promise<T>): Promise<T> {
+    // work accepted before `close` (a group commit's queue) still runs while it drains; once the
+    // resources are gone, a statement would wait for a connection that never comes
+    if (this.#released) throw new TurnlogError('STORE_CLOSED', 'the store is closed')
+    return this.#running.track(this.#namedOr(named, unnamed))
+  }
+
+  async #namedOr<T>(named: (pool: Pool) => Promise<T>, unnamed: () => Promise<T>): Promise<T> {
     const pool = this.#namedUnavailable ? undefined : this.pool
     if (pool !== undefined) {
       try {
@@ -377,5 +395,25 @@ class BoundStoreContext extends StoreContext {
 
   protected override get pool(): Pool | undefined {
     return undefined
+  }
+}
+
+/** Promises in flight, which {@link RunningCalls.settled} waits for (those that start meanwhile too). */
+class RunningCalls {
+  readonly #calls = new Set<Promise<unknown>>()
+
+  /** `work` itself, counted until it settles. */
+  async track<T>(work: Promise<T>): Promise<T> {
+    this.#calls.add(work)
+    try {
+      return await work
+    } finally {
+      this.#calls.delete(work)
+    }
+  }
+
+  /** Resolves once no call is running (never rejects). */
+  async settled(): Promise<void> {
+    while (this.#calls.size > 0) await Promise.allSettled([...this.#calls])
   }
 }
