@@ -1,4 +1,13 @@
-import { TurnlogError, foldSession, parseSessionId, type SessionState, type SessionStore, type StoredEvent } from '@turnlog/core'
+import {
+  TurnlogError,
+  foldSession,
+  isTurnlogError,
+  parseSessionId,
+  type SessionInfo,
+  type SessionState,
+  type SessionStore,
+  type StoredEvent,
+} from '@turnlog/core'
 import { checkOptions } from '@turnlog/core/internal'
 import {
   AUDIT_CHECKS,
@@ -76,6 +85,52 @@ function placedSummaries(events: readonly StoredEvent[]): Map<string, string[]> 
   return out
 }
 
+/**
+ * The placed compaction summaries a fork inherited: its copies (`data.inheritedFrom`) of messages an
+ * ancestor placed as a summary, each with the ids it covers (in the ancestor). A fork's copies carry
+ * no mark of it, so the ancestors' logs are read, nearest first and each up to the version it was
+ * forked at (keyset pages, only compactions and appends of the copies' ids kept), until every copy is
+ * traced to the session that appended it. An ancestor that cannot be read (gone, another tenant's
+ * under row level security) ends the walk: the copies left are judged as plain messages.
+ */
+async function inheritedSummaries(
+  store: SessionStore,
+  sessionId: string,
+  parent: SessionInfo['parent'],
+  events: readonly StoredEvent[],
+): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>()
+  const pending = new Set<string>()
+  for (const e of events) {
+    if (e.type === 'message_appended' && typeof e.data.inheritedFrom === 'string' && typeof e.messageId === 'string')
+      pending.add(e.messageId)
+  }
+  const visited = new Set<string>([sessionId])
+  let at = parent
+  while (at !== null && pending.size > 0 && !visited.has(at.sessionId)) {
+    visited.add(at.sessionId)
+    const compactions: StoredEvent[] = []
+    const appendedHere: string[] = []
+    let next: SessionInfo['parent']
+    try {
+      for await (const e of store.events(at.sessionId, { toSeq: at.version })) {
+        if (e.type === 'messages_compacted') compactions.push(e)
+        // an original append (a summary's too): the trace of this id ends here
+        else if (e.type === 'message_appended' && e.data.inheritedFrom === undefined && pending.has(e.messageId))
+          appendedHere.push(e.messageId)
+      }
+      next = (await store.getSession(at.sessionId)).parent
+    } catch (error) {
+      if (isTurnlogError(error, 'SESSION_NOT_FOUND')) break
+      throw error
+    }
+    for (const [id, covered] of placedSummaries(compactions)) if (pending.has(id)) out.set(id, covered)
+    for (const id of appendedHere) pending.delete(id)
+    at = next
+  }
+  return out
+}
+
 /** Audits one session: reads its events once, then runs the selected checks on them. */
 async function auditSession(
   store: SessionStore,
@@ -102,7 +157,7 @@ async function auditSession(
   } catch (error) {
     foldError = error
   }
-  const audit: SessionAudit = {
+  let audit: SessionAudit = {
     sessionId,
     parentSessionId: before.parent?.sessionId ?? null,
     tenantId: before.tenantId,
@@ -110,6 +165,11 @@ async function auditSession(
     bySeq: new Map(events.map((e) => [e.seq, e])),
     state,
     summaries: placedSummaries(events),
+  }
+  // a fork's inherited live list is judged like its parent's: the summaries the parent placed count here too
+  if (state !== null && before.parent !== null && (checks.has('turns') || (checks.has('transcript') && transcript !== undefined))) {
+    const inherited = await inheritedSummaries(store, sessionId, before.parent, events)
+    if (inherited.size > 0) audit = { ...audit, summaries: new Map([...inherited, ...audit.summaries]) }
   }
 
   const findings: Finding[] = []

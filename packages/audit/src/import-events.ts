@@ -303,18 +303,31 @@ interface ReadState {
   truncatedAt: number | null
 }
 
+/** The session being read: its session line, its events so far, and whether its block has a line too many. */
+interface OpenSession {
+  readonly session: ParsedSession
+  readonly events: ParsedEvent[]
+  /** An event line came after the events the session line announces: the block no longer checks out. */
+  overfull: boolean
+}
+
 /**
  * The file's complete sessions, checked, in file order; throws `IMPORT_FAILED` at the first malformed
- * line (the store then commits the sessions yielded before it). A file without its end line ends the
- * sessions normally and sets `state.truncatedAt` (the caller reports it once the sessions before are
- * committed).
+ * line (the store then commits the sessions yielded before it). A session is complete when its session
+ * line and exactly the events it announces (`version`, seqs 1 to `version`) have been read and checked:
+ * normally that shows at the next session line or the end line, and on any failure of the reading (a
+ * malformed line, a line of an unknown kind, a source that fails) the session being read is still
+ * yielded first when it is complete and the failing line is not an event line (which would be one line
+ * too many of its block), so the store commits it before the error. A session cut short is never
+ * yielded. A file without its end line ends the sessions normally and sets `state.truncatedAt` (the
+ * caller reports it once the sessions before are committed).
  */
 async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, state: ReadState): AsyncGenerator<ImportedSession> {
   let totalEvents = 0
   let headerSeen = false
   let ended = false
   let lastLine = 0
-  let current: { session: ParsedSession; events: ParsedEvent[] } | null = null
+  let current: OpenSession | null = null
   const seen = new Set<string>()
 
   /** Closes the session being read (at `endLine`): checks it whole and returns it. */
@@ -337,6 +350,16 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
     return toImported({ session, events })
   }
 
+  /**
+   * After a failure of the reading: the session being read, closed, when it is provably complete (every
+   * event it announces read and checked, no event line beyond them), else undefined. At a yield the
+   * session has been closed already, so nothing is yielded twice.
+   */
+  const finishComplete = (): ImportedSession | undefined => {
+    if (!current || current.overfull || current.events.length !== current.session.version) return undefined
+    return finish(lastLine)
+  }
+
   /** Reads one line; returns the session it completed, if any. */
   const read = (line: number, text: string): ImportedSession | undefined => {
     lastLine = line
@@ -349,6 +372,9 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
       throw fail(line, 'not valid JSON', {}, cause)
     }
     if (!isPlainObject(value)) throw fail(line, 'each line must be a JSON object')
+    // an event line beyond the events the session line announces: even when it fails its checks, the
+    // session is not committed as it stands (finish refuses the count when it passes them)
+    if (value['kind'] === 'event' && current && current.events.length >= current.session.version) current.overfull = true
     // before anything walks the line (hashing, stringifying and checking recurse): no stack overflow
     // whatever the nesting. A record holds payloads and metadata of at most MAX_JSON_DEPTH levels, and
     // metadata sits one level down in a compaction's data
@@ -371,7 +397,7 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
       }
       case 'event': {
         if (!current) throw fail(line, 'an event line before any session line')
-        const active: { session: ParsedSession; events: ParsedEvent[] } = current
+        const active: OpenSession = current
         active.events.push(parseEventRecord(value, line, active.session, active.events.length + 1))
         totalEvents++
         return undefined
@@ -396,7 +422,7 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
       const session = parseSessionRecord(value, line)
       if (seen.has(session.id)) throw fail(line, `session ${session.id} appears twice in the file`, { sessionId: session.id })
       seen.add(session.id)
-      current = { session, events: [] }
+      current = { session, events: [], overfull: false }
     }
     if (pendingEnd !== null) {
       const { line, value } = pendingEnd
@@ -412,18 +438,27 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
   }
 
   checkSource(lines)
-  if (Symbol.asyncIterator in lines) {
-    for await (const { line, text } of numberedLines(lines)) {
-      const done = read(line, text)
-      if (done) yield done
-      afterYield()
+  try {
+    if (Symbol.asyncIterator in lines) {
+      for await (const { line, text } of numberedLines(lines)) {
+        const done = read(line, text)
+        if (done) yield done
+        afterYield()
+      }
+    } else {
+      for (const { line, text } of numberedLinesSync(lines as Iterable<unknown>)) {
+        const done = read(line, text)
+        if (done) yield done
+        afterYield()
+      }
     }
-  } else {
-    for (const { line, text } of numberedLinesSync(lines as Iterable<unknown>)) {
-      const done = read(line, text)
-      if (done) yield done
-      afterYield()
-    }
+  } catch (error) {
+    // a malformed line (or a failing source) right after a complete session: that session is committed
+    // first, like every session before it (a session that fails its own checks throws its own error,
+    // which comes from an earlier line)
+    const done = finishComplete()
+    if (done) yield done
+    throw error
   }
   if (!headerSeen) throw fail(Math.max(lastLine, 1), 'empty input: no header line')
   if (!ended) {
@@ -449,7 +484,9 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
  * differ from the file's, or whose original messages belong to another session, is refused with
  * `MESSAGE_CONFLICT` and nothing of it is written (sessions before it stay committed); other
  * attributes that differ give `SESSION_EXISTS`. Malformed lines give `IMPORT_FAILED` with
- * `details.line` (the complete sessions before the line are committed). Up to two batches are held in
+ * `details.line`; the complete sessions before the line are committed, the one right before it
+ * included (complete: its session line and every event it announces read and checked; a session cut
+ * short is never written). Up to two batches are held in
  * memory (a session is never split: a larger session is held whole). A store without
  * `importSessions` is refused with `INVALID_INPUT` before anything is read.
  */

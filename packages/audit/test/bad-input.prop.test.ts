@@ -762,10 +762,11 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
         options !== null &&
         !Array.isArray(options) &&
         (options.onProgress === undefined || typeof options.onProgress === 'function'))
-    // what the file says, as importEvents reads it (items split into lines, CR and blank lines dropped)
+    // what the file says, as importEvents reads it (items split into lines, CR and blank lines dropped;
+    // an item that is not a string ends the reading there, so it ends the session block it follows)
     const expected = fileSessions(
       items
-        .filter((i): i is string => typeof i === 'string')
+        .map((i) => (typeof i === 'string' ? i : '\u0000 not a line'))
         .flatMap((i) => i.replace(/\r?\n$/, '').split('\n'))
         .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
         .filter((l) => l.trim() !== ''),

@@ -76,19 +76,52 @@ export function parseTranscript(items: readonly unknown[]): ExternalMessage[] {
   })
 }
 
+/** True when a redaction scrubbed the message: a `message_redacted` event, a scrubbed payload or a fork's copy of one. */
+function isRedacted(audit: SessionAudit, record: MessageRecord): boolean {
+  return record.events.some((seq) => {
+    const e = audit.bySeq.get(seq)
+    if (e === undefined) return false
+    if (e.type === 'message_redacted' || e.payloadDigest !== undefined) return true
+    return (e.type === 'message_appended' || e.type === 'message_revised') && e.data.redacted === true
+  })
+}
+
+/**
+ * The content hashes a transcript item may carry to be this message: the stored hash of every
+ * revision (what was written, which a redaction keeps), and for a redacted message also the hash of
+ * each revision's redaction placeholder (what the log serves now: `load()`, `toWire`). The placeholder
+ * is hashed from a copy, not through the payload's memoised hash (the stored one).
+ */
+function knownHashes(audit: SessionAudit, record: MessageRecord): Set<string> {
+  const hashes = new Set<string>(record.revisions.map((v) => v.contentHash as string))
+  if (!isRedacted(audit, record)) return hashes
+  for (const v of record.revisions) {
+    try {
+      hashes.add(contentHash({ payload: structuredClone(v.message.payload) }))
+    } catch {
+      // a payload that cannot be hashed is matched by its stored hash only
+    }
+  }
+  return hashes
+}
+
 /**
  * Reconciles an external transcript with the log: `lost_turn` (the transcript has it, the log never
  * stored it), `unexpected_message` (live in the log, absent from the transcript) and `order_mismatch`
  * (shared live messages in another order; compaction summaries excluded). Items with an id are
  * matched by id; items without one by content hash, in order (the first unmatched log message with
  * that content after the previous match). A message the log has but no longer live (rewound,
- * compacted) is not lost.
+ * compacted) is not lost, and neither is a redacted one: it matches by its original content (which
+ * was stored) and by the redaction placeholder the log serves in its place.
  */
 export function transcriptFindings(audit: SessionAudit, state: SessionState, transcript: readonly ExternalMessage[]): Finding[] {
   const findings: Finding[] = []
   const byHash = new Map<string, MessageRecord[]>()
+  const hashesOf = new Map<string, Set<string>>()
   for (const r of state.messages.values()) {
-    for (const hash of new Set(r.revisions.map((v) => v.contentHash as string))) {
+    const hashes = knownHashes(audit, r)
+    hashesOf.set(r.id, hashes)
+    for (const hash of hashes) {
       const list = byHash.get(hash)
       if (list) list.push(r)
       else byHash.set(hash, [r])
@@ -114,7 +147,7 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
         )
         continue
       }
-      if (!record.revisions.some((v) => v.contentHash === item.contentHash)) {
+      if (hashesOf.get(record.id)?.has(item.contentHash) !== true) {
         findings.push(
           makeFinding('lost_turn', audit.sessionId, {
             severity: 'error',

@@ -35,15 +35,26 @@ function fileSink(path: string): LineSink {
   })
   const fail = (error: unknown): CliError =>
     new CliError('FILE_ERROR', `cannot write ${path}: ${(error as Error).message}`, { cause: error })
+  /**
+   * Waits for `event`, or for the stream to fail (then `failure` is set). `once` listens for 'error' as
+   * well and removes both listeners when either comes, so a wait leaves no listener behind: an export
+   * waits for 'drain' once per 16 KiB, and one 'error' listener left per wait grew without bound (and
+   * Node warned on stderr past 10).
+   */
+  const settle = async (event: 'drain' | 'finish'): Promise<void> => {
+    if (failure !== undefined) return
+    await once(stream, event).catch(() => {})
+  }
   return {
     async write(line) {
       if (failure !== undefined) throw fail(failure)
-      if (!stream.write(`${line}\n`)) await Promise.race([once(stream, 'drain'), once(stream, 'error')])
+      if (!stream.write(`${line}\n`)) await settle('drain')
       if (failure !== undefined) throw fail(failure)
     },
     async commit() {
+      if (failure !== undefined) throw fail(failure)
       stream.end()
-      await Promise.race([once(stream, 'finish'), once(stream, 'error')])
+      await settle('finish')
       if (failure !== undefined) throw fail(failure)
       await rename(temp, path).catch((error: unknown) => {
         throw fail(error)
