@@ -1,14 +1,17 @@
 import type { MessagesRef } from './thread-sessions.js'
 
 /**
- * What a checkpoint row says of its messages: the turnlog session and version they are (`ref`, the
- * base of the next checkpoint's messages), and the channel and channel version whose value that is
- * (null when the checkpoint's messages channel is stored as a blob, or it has none).
+ * What a checkpoint row says of where its values are: the turnlog session and version its messages
+ * are (`ref`, the base of the next checkpoint's messages), the channel and channel version whose value
+ * that is (null when the checkpoint's messages channel is stored as a blob, or it has none), and the
+ * blob keys of the channels a branch stored under a key of their own (`blobKeys`, migration 0004).
  */
 export interface MessagesPlace {
   readonly ref: MessagesRef | null
   readonly channel: string | null
   readonly version: string | null
+  /** The row's `blob_keys` as its JSON text (`{ channel: key }`), null when every channel is under its plain version. */
+  readonly blobKeys: string | null
 }
 
 /**
@@ -48,10 +51,14 @@ export class CheckpointPlaces {
   }
 }
 
-/** Thrown inside a put's transaction when the parent checkpoint row no longer says what this saver remembered: the put runs again, reading it. */
+/**
+ * Thrown inside a put's transaction when the parent checkpoint row no longer says what this saver
+ * remembered, or when another transaction stored a value under a channel version the put's statement
+ * found free: the put runs again, reading both.
+ */
 export class StaleParent extends Error {
   constructor() {
-    super('the parent checkpoint changed since this saver wrote it')
+    super('the parent checkpoint, or a channel version, changed since this saver read it')
     this.name = 'StaleParent'
   }
 }

@@ -12,6 +12,7 @@ import { TurnlogError, foldSession, liveMessages, type Message, type StoredEvent
 import type { PostgresStore } from '@turnlog/postgres'
 import { sql } from 'kysely'
 import { decodeLangChainMessage } from './langchain-message-codec.js'
+import { JSONB_UNSAFE_ESCAPE, hasJsonbUnsafeEscape, jsonContains } from './json-contains.js'
 import type { MessagesWriteRef } from './pending-message-writes.js'
 
 /** The blob type of a channel version that lives in turnlog (a marker row, written by versions before 0002). */
@@ -123,7 +124,13 @@ export class CheckpointReader {
     return this.tuple(row, prefetched)
   }
 
-  /** The checkpoint rows `config` names, newest first (see `list`): one statement. */
+  /**
+   * The checkpoint rows `config` names, newest first (see `list`): one statement. A metadata `filter`
+   * is `jsonb` containment (`@>`), in the statement for every row whose metadata text `jsonb` accepts;
+   * a row holding a NUL or a lone surrogate (stored as it is, see `put`), or every row when the filter
+   * holds one, is checked here ({@link jsonContains}), and the rows it drops are made up for by
+   * reading on (another statement) until `limit` rows are found or none are left.
+   */
   async select(
     config: RunnableConfig,
     options: { before?: string | undefined; filter?: Record<string, unknown> | undefined; limit?: number | undefined; latest?: boolean },
@@ -136,20 +143,38 @@ export class CheckpointReader {
     if (ns !== undefined && ns !== null) wheres.push(sql`v.checkpoint_ns = ${String(ns)}`)
     const id = c['checkpoint_id']
     if (typeof id === 'string' && id !== '') wheres.push(sql`v.checkpoint_id = ${id}`)
-    if (options.filter !== undefined && Object.keys(options.filter).length > 0) {
-      wheres.push(sql`v.metadata::jsonb @> ${JSON.stringify(options.filter)}::jsonb`)
+    const filter = options.filter !== undefined && Object.keys(options.filter).length > 0 ? options.filter : undefined
+    const filterText = filter === undefined ? undefined : JSON.stringify(filter)
+    // which rows the statement leaves to the client: none without a filter, every row when the filter
+    // itself holds what jsonb refuses, else the rows whose metadata does
+    const unchecked =
+      filterText === undefined
+        ? sql<boolean>`false`
+        : hasJsonbUnsafeEscape(filterText)
+          ? sql<boolean>`true`
+          : sql<boolean>`(v.metadata::text ~ ${JSONB_UNSAFE_ESCAPE})`
+    if (filterText !== undefined && !hasJsonbUnsafeEscape(filterText)) {
+      wheres.push(sql`(case when ${unchecked} then true else v.metadata::jsonb @> ${filterText}::jsonb end)`)
     }
     if (options.before !== undefined) wheres.push(sql`v.checkpoint_id < ${options.before}`)
     const limit = options.latest === true ? 1 : options.limit
-    const { rows } = await sql<CheckpointRow>`
-      select v.*, c.messages_channel, c.messages_version
-        from turnlog_langgraph.checkpoint_rows v
-        join turnlog_langgraph.checkpoints c
-          on c.thread_id = v.thread_id and c.checkpoint_ns = v.checkpoint_ns and c.checkpoint_id = v.checkpoint_id
-       where ${sql.join(wheres, sql` and `)}
-       order by v.checkpoint_id desc
-       ${limit === undefined ? sql`` : sql`limit ${limit}`}`.execute(this.#store.db)
-    return rows
+    const found: CheckpointRow[] = []
+    for (let offset = 0; ;) {
+      const want = limit === undefined ? undefined : limit - found.length
+      const { rows } = await sql<CheckpointRow & { unchecked: boolean }>`
+        select v.*, c.messages_channel, c.messages_version, ${unchecked} as unchecked
+          from turnlog_langgraph.checkpoint_rows v
+          join turnlog_langgraph.checkpoints c
+            on c.thread_id = v.thread_id and c.checkpoint_ns = v.checkpoint_ns and c.checkpoint_id = v.checkpoint_id
+         where ${sql.join(wheres, sql` and `)}
+         order by v.checkpoint_id desc, v.thread_id, v.checkpoint_ns
+         ${want === undefined ? sql`` : sql`limit ${want}`} ${offset === 0 ? sql`` : sql`offset ${offset}`}`.execute(this.#store.db)
+      offset += rows.length
+      for (const { unchecked: check, ...row } of rows) {
+        if (!check || jsonContains(parseJson(row.metadata), filter)) found.push(row)
+      }
+      if (want === undefined || rows.length < want || found.length >= (limit as number)) return found
+    }
   }
 
   /** The tuple of a checkpoint row: channel values (from blobs and turnlog), pending writes (references resolved), migrated pending sends. */

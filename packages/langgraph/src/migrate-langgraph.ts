@@ -3,6 +3,7 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } fr
 import * as m0001 from './migrations/0001_create_tables.js'
 import * as m0002 from './migrations/0002_messages_in_checkpoint_row.js'
 import * as m0003 from './migrations/0003_checkpoint_json.js'
+import * as m0004 from './migrations/0004_branch_blob_keys.js'
 
 /** The schema that holds the saver's tables. */
 export const LANGGRAPH_SCHEMA = 'turnlog_langgraph'
@@ -12,6 +13,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001_create_tables': m0001,
   '0002_messages_in_checkpoint_row': m0002,
   '0003_checkpoint_json': m0003,
+  '0004_branch_blob_keys': m0004,
 }
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -42,7 +42,7 @@ export interface TurnlogCheckpointSaverConfig {
   readonly deleteThread?: DeleteThreadMode
 }
 
-/** How many times a put runs again (re-added message ids, see `mirrorMessages`; a parent row another writer changed). */
+/** How many times a put runs again (re-added message ids, see `mirrorMessages`; a parent row, or a channel version, another writer changed). */
 const MAX_PUT_ATTEMPTS = 8
 
 /**
@@ -210,15 +210,35 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
             })
           const converted =
             written === undefined || parentKey === undefined ? [] : this.#convertible(parentKey, written, parent?.ref ?? null)
-          // one statement: the channel blobs, the parent's messages writes this put makes references
-          // (only rows still holding the bytes this saver wrote), the checkpoint row; with a remembered
-          // parent, the row is only inserted while the parent row still says what was remembered
-          const { rows } = await sql<{ inserted: number }>`
-            with blobs as (
-              insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-              select ${thread}, ${ns}, k.c, k.v, k.t, decode(k.b, 'base64')
+          // the channels the put leaves as they were keep the parent's blob keys
+          const inherited = inheritedBlobKeys(parent?.blobKeys ?? null, checkpoint.channel_versions, newVersions)
+          // one statement: the channel blobs (a value another branch's differs from under the same
+          // version stored under a key of its own, named by the row's blob_keys), the parent's messages
+          // writes this put makes references (only rows still holding the bytes this saver wrote), the
+          // checkpoint row; with a remembered parent, the row is only inserted while the parent row still
+          // says what was remembered; and only when no value this statement found no row for was stored
+          // by another transaction in the meantime (the insert did nothing: the put runs again, and sees it)
+          const { rows } = await sql<{ blob_keys: string | null }>`
+            with k as (
+              select k.c, k.v, k.t, decode(k.b, 'base64') as b
                 from json_to_recordset(${JSON.stringify(blobRows)}::json) as k(c text, v text, t text, b text)
+            ), s as (
+              select k.c, k.v, k.t, k.b, o.type is null as fresh,
+                     case when o.type is null or (o.type = k.t and o.blob is not distinct from k.b) then k.v
+                          else k.v || '#' || encode(sha256(convert_to(k.t, 'UTF8') || decode('00', 'hex') || coalesce(k.b, ''::bytea)), 'hex')
+                     end as key
+                from k left join turnlog_langgraph.blobs o
+                  on o.thread_id = ${thread} and o.checkpoint_ns = ${ns} and o.channel = k.c and o.version = k.v
+            ), blobs as (
+              insert into turnlog_langgraph.blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+              select ${thread}, ${ns}, s.c, s.key, s.t, s.b from s
               on conflict (thread_id, checkpoint_ns, channel, version) do nothing
+              returning channel
+            ), keys as (
+              select json_object_agg(x.c, x.key order by x.c) as j
+                from (select s.c, s.key from s where s.key <> s.v
+                      union all
+                      select i.c, i.key from json_to_recordset(${JSON.stringify(inherited)}::json) as i(c text, key text)) x
             ), refs as (
               update turnlog_langgraph.writes w set type = ${TURNLOG_BLOB}, blob = convert_to(k.ref, 'UTF8')
                 from json_to_recordset(${JSON.stringify(converted)}::json) as k(task_id text, idx integer, type text, b text, ref text)
@@ -227,41 +247,58 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
             )
             insert into turnlog_langgraph.checkpoints
               (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata, session_id, session_version,
-               messages_channel, messages_version)
+               messages_channel, messages_version, blob_keys)
             select ${thread}, ${ns}, ${checkpoint.id}, ${hasParent ? parentId : null}, ${JSON.stringify(stored)}::json,
                    ${metadataJson}::json, ${ref?.sessionId ?? null}::uuid, ${ref?.version ?? null}::bigint, ${place?.channel ?? null},
-                   ${place?.version ?? null}
-             where ${
-               known === undefined
-                 ? sql`true`
-                 : sql`exists (
+                   ${place?.version ?? null}, (select j from keys)
+             where not exists (select 1 from s where s.fresh and not exists (select 1 from blobs i where i.channel = s.c))
+               and ${
+                 known === undefined
+                   ? sql`true`
+                   : sql`exists (
                      select 1 from turnlog_langgraph.checkpoints p
                       where p.thread_id = ${thread} and p.checkpoint_ns = ${ns} and p.checkpoint_id = ${parentId as string}
                         and p.session_id is not distinct from ${known.ref?.sessionId ?? null}::uuid
                         and p.session_version is not distinct from ${known.ref?.version ?? null}::bigint
                         and p.messages_channel is not distinct from ${known.channel}
-                        and p.messages_version is not distinct from ${known.version})`
-             }
+                        and p.messages_version is not distinct from ${known.version}
+                        and p.blob_keys::text is not distinct from ${known.blobKeys})`
+               }
             on conflict (thread_id, checkpoint_ns, checkpoint_id)
             do update set checkpoint = excluded.checkpoint, metadata = excluded.metadata,
                           session_id = excluded.session_id, session_version = excluded.session_version,
-                          messages_channel = excluded.messages_channel, messages_version = excluded.messages_version
-            returning 1 as inserted`.execute(db)
-          if (rows.length === 0) throw new StaleParent()
-          return { written, place: { ref, channel: place?.channel ?? null, version: place?.version ?? null } satisfies MessagesPlace }
+                          messages_channel = excluded.messages_channel, messages_version = excluded.messages_version,
+                          blob_keys = excluded.blob_keys
+            returning blob_keys::text as blob_keys`.execute(db)
+          const inserted = rows[0]
+          if (inserted === undefined) throw new StaleParent()
+          return {
+            written,
+            place: {
+              ref,
+              channel: place?.channel ?? null,
+              version: place?.version ?? null,
+              blobKeys: inserted.blob_keys,
+            } satisfies MessagesPlace,
+          }
         })
         if (done.written !== undefined) this.#cache.remember(done.written)
         this.#places.set(writeKey(thread, ns, checkpoint.id), done.place)
         if (parentKey !== undefined) this.#pending.forget(parentKey)
         break
       } catch (error) {
-        if (error instanceof StaleParent && parentRow !== undefined) this.#places.forget(parentRow)
-        else if (!(error instanceof RetryMirror)) throw error
+        if (error instanceof StaleParent) {
+          if (parentRow !== undefined) this.#places.forget(parentRow)
+        } else if (!(error instanceof RetryMirror)) throw error
         if (attempt >= MAX_PUT_ATTEMPTS) {
           if (error instanceof RetryMirror) throw error.cause
-          throw new TurnlogError('VERSION_CONFLICT', `the parent checkpoint of ${checkpoint.id} kept changing during the put`, {
-            details: { field: 'checkpoint_id' },
-          })
+          throw new TurnlogError(
+            'VERSION_CONFLICT',
+            `the parent checkpoint or a channel version of ${checkpoint.id} kept changing during the put`,
+            {
+              details: { field: 'checkpoint_id' },
+            },
+          )
         }
       }
     }
@@ -370,10 +407,15 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
     })
   }
 
+  /**
+   * The metadata's JSON text as the serializer writes it, stored as it is: the column is `json`
+   * (migration 0003), which keeps the text, `\u0000` and lone surrogates included, as turnlog keeps
+   * payloads (jsonb refuses both; the stock JS Postgres saver strips NUL characters from the text
+   * instead, losing them). `list`'s filter reads such rows in the client (see `CheckpointReader.select`).
+   */
   async #metadataJson(metadata: CheckpointMetadata): Promise<string> {
     const [, bytes] = await this.serde.dumpsTyped(metadata)
-    // jsonb cannot hold U+0000 (the stock Postgres saver drops it the same way)
-    return new TextDecoder().decode(bytes).replace(/\\u0000/g, '')
+    return new TextDecoder().decode(bytes)
   }
 
   get #db(): Kysely<unknown> {
@@ -388,14 +430,33 @@ async function parentPlace(db: Kysely<unknown>, thread: string, ns: string, id: 
     session_version: string | number | null
     messages_channel: string | null
     messages_version: string | null
+    blob_keys: string | null
   }>`
-    select session_id::text, session_version, messages_channel, messages_version from turnlog_langgraph.checkpoints
+    select session_id::text, session_version, messages_channel, messages_version, blob_keys::text
+      from turnlog_langgraph.checkpoints
      where thread_id = ${thread} and checkpoint_ns = ${ns} and checkpoint_id = ${id}`.execute(db)
   const row = rows[0]
   if (row === undefined) return undefined
   const ref =
     row.session_id !== null && row.session_version !== null ? { sessionId: row.session_id, version: Number(row.session_version) } : null
-  return { ref, channel: row.messages_channel, version: row.messages_version }
+  return { ref, channel: row.messages_channel, version: row.messages_version, blobKeys: row.blob_keys }
+}
+
+/**
+ * The blob keys (migration 0004) a checkpoint takes from its parent's (`parentKeys`, the row's JSON
+ * text): those of the channels the put leaves as they were (not in `newVersions`) whose version is
+ * still the one the key was made for (`<version>#<hash>`).
+ */
+function inheritedBlobKeys(
+  parentKeys: string | null,
+  versions: ChannelVersions,
+  newVersions: ChannelVersions,
+): { c: string; key: string }[] {
+  if (parentKeys === null) return []
+  const keys = JSON.parse(parentKeys) as Record<string, string>
+  return Object.entries(keys)
+    .filter(([channel, key]) => !(channel in newVersions) && channel in versions && key.startsWith(`${String(versions[channel])}#`))
+    .map(([c, key]) => ({ c, key }))
 }
 
 /** The key of a checkpoint's remembered writes (and of its remembered place). */

@@ -5,6 +5,7 @@ import type { PostgresStore } from '@turnlog/postgres'
 import { useTestStoreOfKind } from '@turnlog/testing'
 import { TurnlogCheckpointSaver, migrateLangGraph } from '@turnlog/langgraph'
 import { sql } from 'kysely'
+import { checkpointRowsViewBefore0004 } from './support/checkpoint-rows-view.js'
 
 // Migration 0003 turns the checkpoint row's `checkpoint` and `metadata` from jsonb into json and
 // creates the view over the rows again: rows written before it read back the same after it.
@@ -32,7 +33,7 @@ describe.each(['postgres', 'pglite'] as const)('migration 0003 (%s)', (flavor) =
 
   it('keeps the rows written before it: every tuple, its pending writes and the metadata filter read back the same', async () => {
     // given: a thread written by the saver (a counter channel's blob, a messages write made a reference),
-    // its table turned back into what 0002 left (jsonb columns, the view over them), 0003 not applied
+    // its table turned back into what 0002 left (jsonb columns, the view over them), 0003 and 0004 not applied
     const saver = new TurnlogCheckpointSaver({ store })
     const [h1, a1] = [new HumanMessage({ id: 'j1', content: 'question' }), new AIMessage({ id: 'j2', content: 'answer' })]
     const c1 = await saver.put(
@@ -52,25 +53,23 @@ describe.each(['postgres', 'pglite'] as const)('migration 0003 (%s)', (flavor) =
       return tuples
     }
     const before = await read(saver)
-    const { rows } = await sql<{ def: string }>`select pg_get_viewdef('turnlog_langgraph.checkpoint_rows'::regclass) as def`.execute(
-      store.db,
-    )
     const columns = ['checkpoint', 'metadata'].map((c) => `alter column ${c} type jsonb using ${c}::jsonb`)
     for (const statement of [
       'drop view turnlog_langgraph.checkpoint_rows',
+      'alter table turnlog_langgraph.checkpoints drop column blob_keys',
       `alter table turnlog_langgraph.checkpoints alter column metadata drop default, ${columns.join(', ')}`,
       `alter table turnlog_langgraph.checkpoints alter column metadata set default '{}'::jsonb`,
-      `create view turnlog_langgraph.checkpoint_rows as ${rows[0]?.def.replace('json_each_text(', 'jsonb_each_text(') ?? ''}`,
+      checkpointRowsViewBefore0004('jsonb_each_text'),
     ])
       await sql.raw(statement).execute(store.db)
-    await sql`delete from turnlog_langgraph.migrations where name = '0003_checkpoint_json'`.execute(store.db)
+    await sql`delete from turnlog_langgraph.migrations where name in ('0003_checkpoint_json', '0004_branch_blob_keys')`.execute(store.db)
     expect(await columnTypes(store)).toEqual(['checkpoint jsonb', 'metadata jsonb'])
 
     // when
     const migrated = await migrateLangGraph(store.db)
 
     // then
-    expect(migrated.applied).toEqual(['0003_checkpoint_json'])
+    expect(migrated.applied).toEqual(['0003_checkpoint_json', '0004_branch_blob_keys'])
     expect(await columnTypes(store)).toEqual(['checkpoint json', 'metadata json'])
     const after = await read(new TurnlogCheckpointSaver({ store }))
     expect(after).toEqual(before)
