@@ -130,6 +130,7 @@ describe('docs/cli.md, promise by promise', () => {
         '0005_tenant_subscriptions',
         '0006_check_fork_copies',
         '0007_read_appends_only_sessions',
+        '0008_check_redaction_placeholders',
       ])
       expect(doc.applied).toEqual(doc.known)
       expect(again.json<{ applied: string[] }>().applied).toEqual([])

@@ -76,7 +76,8 @@ function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>):
  * format):
  *
  * - `openai-chat`: exactly the chat shape {@link redactedPayload} makes (`{ role, content: '[redacted]' }`
- *   and the tool-call pairing ids);
+ *   and the tool-call pairing ids: `tool_call_id` / `call_id`, each call's `id` / `call_id` / `type`,
+ *   strings, and its `function: { name, arguments: '{}' }`, `name` a string);
  * - any other format: a structural placeholder (an object whose every string is `'[redacted]'` or the
  *   value of a {@link PLACEHOLDER_KEPT_KEYS} key, whose every number is 0), which every format's
  *   `redactedPayload` hook must make.
@@ -109,6 +110,8 @@ function isPlaceholder(payload: unknown): boolean {
   if (!Array.isArray(calls)) return false
   return calls.every((c: unknown) => {
     if (!isObject(c) || !onlyKeys(c, TOOL_CALL_KEYS)) return false
+    // a pairing id or a call's type is a string, never a place for an object of content
+    if (['id', 'call_id', 'type'].some((k) => c[k] !== undefined && typeof c[k] !== 'string')) return false
     const fn = c['function']
     if (fn === undefined) return true
     return isObject(fn) && onlyKeys(fn, FUNCTION_KEYS) && typeof fn['name'] === 'string' && fn['arguments'] === '{}'

@@ -34,6 +34,9 @@ revoke all on function turnlog.accessible_session_tenant(uuid) from public;
 revoke all on function turnlog.tenant_roles_check() from public;
 revoke all on function turnlog.chain_predecessor(uuid, bigint, xid8) from public;
 revoke all on function turnlog.import_link_mismatch(uuid, bigint, bytea, bytea) from public;
+-- The redaction placeholder checks (json_operable, is_structural_placeholder, is_redaction_placeholder,
+-- placeholder_follows, placeholder_digest) keep the default privileges: immutable functions of their
+-- arguments that read no table.
 
 -- The store's entry points: the writer (and the reader for reads).
 revoke all on function turnlog.append_messages(uuid, bigint, json, json, json, json, json) from public;

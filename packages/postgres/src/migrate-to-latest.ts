@@ -8,6 +8,7 @@ import * as m0004 from './migrations/0004_repair_compaction_placement.js'
 import * as m0005 from './migrations/0005_tenant_subscriptions.js'
 import * as m0006 from './migrations/0006_check_fork_copies.js'
 import * as m0007 from './migrations/0007_read_appends_only_sessions.js'
+import * as m0008 from './migrations/0008_check_redaction_placeholders.js'
 
 /** Every migration, in order. Names are `NNNN_verb_object`; released ones are never edited. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005_tenant_subscriptions': m0005,
   '0006_check_fork_copies': m0006,
   '0007_read_appends_only_sessions': m0007,
+  '0008_check_redaction_placeholders': m0008,
 }
 
 /** Hands kysely's migrator a copy of {@link MIGRATIONS} (the migrations are compiled in, not read from files). */

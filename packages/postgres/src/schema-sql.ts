@@ -56,6 +56,7 @@ export const SCHEMA_FILES: readonly string[] = [
   'functions/json_operable.sql',
   'functions/is_structural_placeholder.sql',
   'functions/is_redaction_placeholder.sql',
+  'functions/placeholder_follows.sql',
   'functions/placeholder_digest.sql',
   'functions/lock_message_sessions.sql',
   'functions/redact_message.sql',

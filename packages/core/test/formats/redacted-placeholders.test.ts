@@ -103,6 +103,25 @@ describe('redaction placeholders of every format', () => {
     expect([isRedactedPayload(chat), isRedactedPayload({ redacted: true }), isRedactedPayload(content)]).toEqual([true, true, false])
   })
 
+  it('openai-chat: a tool call whose id, call_id, type or function name is not a string is no placeholder (as turnlog.is_redaction_placeholder)', () => {
+    // given the shapes an adversarial tester passed to turnlog.redact_message as a writer
+    const call = (c: object) => ({ role: 'assistant', content: REDACTED_CONTENT, tool_calls: [c] })
+    const hostile = [
+      call({ id: { injected: 'ARBITRARY TEXT', more: [1, 2, { x: 'y' }] }, type: { also: 'content' } }),
+      call({ id: 'c1', type: { also: 'content' } }),
+      call({ call_id: ['content'] }),
+      call({ id: 7 }),
+      call({ id: 'c1', type: 'function', function: { name: { free: 'text' }, arguments: '{}' } }),
+      call({ id: 'c1', type: 'function', function: { arguments: '{}' } }),
+    ]
+
+    // then none is a placeholder, of openai-chat or of no format named; the honest shape still is
+    expect(hostile.map((p) => [isRedactedPayload(p, OPENAI_CHAT_FORMAT), isRedactedPayload(p)])).toEqual(hostile.map(() => [false, false]))
+    expect(isRedactedPayload(call({ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }), OPENAI_CHAT_FORMAT)).toBe(true)
+    // a null id holds no content: a structural placeholder (of some format), but not openai-chat's shape
+    expect([isRedactedPayload(call({ id: null }), OPENAI_CHAT_FORMAT), isRedactedPayload(call({ id: null }))]).toEqual([false, true])
+  })
+
   it("refuses a format's redactedPayload hook that makes the chat placeholder shape (the database would refuse it)", () => {
     // given: a format (json's schema and functions) whose hook makes openai-chat's shape
     registerMessageFormat({

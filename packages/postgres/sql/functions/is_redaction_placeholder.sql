@@ -1,5 +1,6 @@
 -- True for exactly the payloads redactedPayload() (core) makes: for openai-chat { role, content: '[redacted]' }
--- plus the ids tool-call pairing needs; for another format a structural placeholder
+-- plus the ids tool-call pairing needs (strings: each call's id / call_id / type, its function's name and
+-- arguments '{}'); for another format a structural placeholder
 -- (turnlog.is_structural_placeholder: its types and pairing ids, every other string '[redacted]').
 -- Nothing else may replace a payload.
 create function turnlog.is_redaction_placeholder(p json, p_format text) returns boolean language plpgsql immutable
@@ -29,10 +30,16 @@ begin
          or exists (select 1 from json_object_keys(c) k where k not in ('id', 'call_id', 'type', 'function')) then
         return false;
       end if;
+      if (c->'id' is not null and json_typeof(c->'id') <> 'string')
+         or (c->'call_id' is not null and json_typeof(c->'call_id') <> 'string')
+         or (c->'type' is not null and json_typeof(c->'type') <> 'string') then
+        return false;
+      end if;
       if c->'function' is not null then
         if json_typeof(c->'function') <> 'object'
            or exists (select 1 from json_object_keys(c->'function') k group by k having count(*) > 1)
            or exists (select 1 from json_object_keys(c->'function') k where k not in ('name', 'arguments'))
+           or json_typeof(c->'function'->'name') is distinct from 'string'
            or json_typeof(c->'function'->'arguments') is distinct from 'string' or (c->'function'->>'arguments') <> '{}' then
           return false;
         end if;

@@ -9,7 +9,8 @@
 -- or a rewritten placeholder, does not verify). p_conflicts: [{sessionId, conflictId}] with
 -- p_conflict_placeholders; p_event_ids: {sessionId: eventId}; p_reason: a JSON string or null. Raises
 -- TLS01 (no such session for the caller), TLU01 (the message is not in the session), 40001 (targets
--- changed since the client read them: retry), 22023 (a placeholder is not one of the message's format).
+-- changed since the client read them: retry), 22023 (a placeholder is not one of the message's format, or
+-- does not follow the payload it replaces: turnlog.placeholder_follows).
 create function turnlog.redact_message(p_session uuid, p_message uuid, p_targets json, p_placeholders json,
   p_conflicts json, p_conflict_placeholders json, p_event_ids json, p_reason json)
 returns table (session_id uuid, version bigint, scrubbed int)
@@ -68,9 +69,15 @@ begin
      or json_array_length(p_conflict_placeholders) <> json_array_length(p_conflicts)
      or exists (select 1 from rows from (json_array_elements(p_targets), json_array_elements(p_placeholders)) as t(k, ph)
                   join turnlog.events e on e.session_id = (t.k->>'sessionId')::uuid and e.seq = (t.k->>'seq')::bigint
-                 where not turnlog.is_redaction_placeholder(turnlog.json_operable(t.ph), e.data->>'format'))
-     or exists (select 1 from json_array_elements(p_conflict_placeholders) ph where not turnlog.is_redaction_placeholder(turnlog.json_operable(ph), v_format)) then
-    raise exception 'a redaction placeholder must be { role, content: ''[redacted]'' } plus pairing ids, or a structural placeholder' using errcode = '22023';
+                 where not coalesce(turnlog.is_redaction_placeholder(turnlog.json_operable(t.ph), e.data->>'format')
+                                    and turnlog.placeholder_follows(turnlog.json_operable(t.ph), turnlog.json_operable(e.payload),
+                                                                    coalesce(e.data->>'format', 'openai-chat')), false))
+     or exists (select 1 from rows from (json_array_elements(p_conflicts), json_array_elements(p_conflict_placeholders)) as x(k, ph)
+                  join turnlog.conflicts c on c.session_id = (x.k->>'sessionId')::uuid and c.conflict_id = (x.k->>'conflictId')::uuid
+                 where not coalesce(turnlog.is_redaction_placeholder(turnlog.json_operable(x.ph), v_format)
+                                    and turnlog.placeholder_follows(turnlog.json_operable(x.ph), turnlog.json_operable(c.incoming_payload),
+                                                                    coalesce(v_format, 'openai-chat')), false)) then
+    raise exception 'a redaction placeholder must be { role, content: ''[redacted]'' } plus pairing ids, or a structural placeholder, and follow the payload it replaces (content removed, nothing added)' using errcode = '22023';
   end if;
 
   update turnlog.conflicts c set incoming_payload = x.ph

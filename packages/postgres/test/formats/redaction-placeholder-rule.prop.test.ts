@@ -2,9 +2,17 @@
  * One placeholder rule in two places: `isRedactedPayload(p, format)` (core, used by the audit) answers
  * as `turnlog.is_redaction_placeholder(p, p_format)` (the check `redact` must pass) for every built-in
  * format, on Postgres and on PGlite: for payloads of each format, their placeholders, the other
- * formats' placeholders and placeholders with one string put back.
+ * formats' placeholders, placeholders with one string put back, and hostile chat shapes (a tool call's
+ * id, call_id or type that is not a string, a function name that is not one).
+ *
+ * And the write-time rule only the database can check, `turnlog.placeholder_follows(p, orig, format)`
+ * (a placeholder adds nothing to the payload it replaces): every built-in format's placeholder follows its
+ * payload, each forgery of it (a key the payload lacks, a kept string changed, an array longer than the
+ * payload's, a number or boolean changed) does not, and `store.redact` of payloads of every format, with
+ * conflict evidence, succeeds and verifies.
  */
 import { describe, expect, it } from '@jest/globals'
+import { audit, verifyChain } from '@turnlog/audit'
 import {
   AI_SDK_MODEL_FORMAT,
   AI_SDK_UI_FORMAT,
@@ -15,7 +23,9 @@ import {
   OPENAI_RESPONSES_FORMAT,
   createMessage,
   isRedactedPayload,
+  isTurnlogError,
   redactedPayload,
+  type Message,
 } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import {
@@ -24,6 +34,7 @@ import {
   anthropicPayloadArb,
   chatPayloadArb,
   jsonPayloadArb,
+  jsonValueArb,
   openAIAgentsItemArb,
   openAIResponsesItemArb,
   STORE_KINDS,
@@ -55,9 +66,30 @@ function withString(value: unknown, n: number, text: string): unknown {
   return walk(value)
 }
 
-/** Candidates: a payload of `format`, its placeholder, a chat placeholder, `{ redacted: true }`, a placeholder with content put back. */
+/**
+ * A chat placeholder with one tool call made hostile: its `id`, `call_id`, `type` or function `name`
+ * any JSON value (an object of content, a number, null), or its function without a name.
+ */
+const hostileChatArb = fc
+  .tuple(
+    fc.constantFrom('user', 'assistant', 'tool'),
+    fc.constantFrom('id', 'call_id', 'type', 'name', 'no name'),
+    fc.oneof(jsonValueArb, fc.constant({ injected: 'ARBITRARY TEXT', more: [1, 2, { x: 'y' }] })),
+  )
+  .map(([role, where, value]) => {
+    const call: Record<string, unknown> = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }
+    if (where === 'name') call['function'] = { name: value, arguments: '{}' }
+    else if (where === 'no name') call['function'] = { arguments: '{}' }
+    else call[where] = value
+    return { role, content: '[redacted]', tool_calls: [call] }
+  })
+
+/**
+ * Candidates: a payload of `format`, its placeholder, a chat placeholder, `{ redacted: true }`, a
+ * placeholder with content put back, a hostile chat shape.
+ */
 const candidatesArb = fc.oneof(...FORMATS.map(([format, arb]) => fc.tuple(fc.constant(format), arb))).chain(([format, payload]) =>
-  fc.tuple(chatPayloadArb, fc.nat(8), fc.constantFrom('secret', '[redacted]', 'x')).map(([chat, n, text]) => {
+  fc.tuple(chatPayloadArb, fc.nat(8), fc.constantFrom('secret', '[redacted]', 'x'), hostileChatArb).map(([chat, n, text, hostile]) => {
     const placeholder = redactedPayload(payload, format)
     return [
       payload,
@@ -66,9 +98,109 @@ const candidatesArb = fc.oneof(...FORMATS.map(([format, arb]) => fc.tuple(fc.con
       { redacted: true },
       withString(placeholder, n, text),
       withString(redactedPayload(chat), n, text),
+      hostile,
     ]
   }),
 )
+
+/** A key no payload of the arbitraries has. */
+const HOSTILE_KEY = 'ARBITRARY CONTENT IN A KEY: the password is hunter2'
+
+type Path = readonly (string | number)[]
+
+/** The first place (depth first) where `test` holds of the placeholder's value and the original's value there. */
+function findPlace(placeholder: unknown, original: unknown, test: (p: unknown, o: unknown) => boolean): Path | undefined {
+  const walk = (p: unknown, o: unknown, path: Path): Path | undefined => {
+    if (test(p, o)) return path
+    if (Array.isArray(p) && Array.isArray(o)) {
+      for (let i = 0; i < p.length; i++) {
+        const found = walk(p[i], o[i], [...path, i])
+        if (found) return found
+      }
+    } else if (typeof p === 'object' && p !== null && typeof o === 'object' && o !== null && !Array.isArray(p) && !Array.isArray(o)) {
+      for (const [k, v] of Object.entries(p)) {
+        if (!Object.hasOwn(o, k)) continue
+        const found = walk(v, (o as Record<string, unknown>)[k], [...path, k])
+        if (found) return found
+      }
+    }
+    return undefined
+  }
+  return walk(placeholder, original, [])
+}
+
+/** A copy of `value` with the value at `path` replaced by `change` of it. */
+function changedAt(value: unknown, path: Path, change: (v: unknown) => unknown): unknown {
+  const copy: unknown = JSON.parse(JSON.stringify(value))
+  if (path.length === 0) return change(copy)
+  let parent = copy as Record<string | number, unknown>
+  for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>
+  const last = path[path.length - 1] as string | number
+  Object.defineProperty(parent, last, { value: change(parent[last]), enumerable: true, writable: true, configurable: true })
+  return copy
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * Forgeries of `placeholder` (the placeholder of `original`), each adding to what `original` holds: a key
+ * it lacks (at the top, in the first object inside), a kept string changed, an array as long as the
+ * original's made longer, a number made 1, a boolean flipped. Only those the placeholder has a place for.
+ */
+function forgeriesOf(placeholder: unknown, original: unknown): [string, unknown][] {
+  const out: [string, unknown][] = []
+  const add = (what: string, test: (p: unknown, o: unknown) => boolean, change: (v: unknown) => unknown): void => {
+    const path = findPlace(placeholder, original, test)
+    if (path !== undefined) out.push([what, changedAt(placeholder, path, change)])
+  }
+  const withKey = (v: unknown): unknown => Object.defineProperty({ ...(v as object) }, HOSTILE_KEY, { value: null, enumerable: true })
+  add('a key the payload lacks, at the top', (p) => isPlainObject(p), withKey)
+  add(
+    'a key the payload lacks, inside',
+    (p, o) => isPlainObject(p) && p !== placeholder && isPlainObject(o) && !Object.hasOwn(o, HOSTILE_KEY),
+    withKey,
+  )
+  add(
+    'a kept string changed',
+    (p) => typeof p === 'string' && p !== '[redacted]' && p !== '{}',
+    (v) => `${String(v)} hunter2`,
+  )
+  add(
+    'an array longer than the payload’s',
+    (p, o) => Array.isArray(p) && Array.isArray(o) && p.length === o.length,
+    (v) => [...(v as unknown[]), '[redacted]'],
+  )
+  add(
+    'a number made 1',
+    (p) => typeof p === 'number',
+    () => 1,
+  )
+  add(
+    'a boolean flipped',
+    (p) => typeof p === 'boolean',
+    (v) => !(v as boolean),
+  )
+  return out
+}
+
+/** For each (placeholder, original, format): [is_redaction_placeholder and placeholder_follows, placeholder_follows alone]. */
+async function databaseFollows(
+  store: PostgresStore,
+  triples: readonly (readonly [unknown, unknown, string])[],
+): Promise<[boolean, boolean][]> {
+  const { rows } = await sql<{ ok: boolean | null; follows: boolean | null }>`
+    select turnlog.is_redaction_placeholder(turnlog.json_operable(p.value), f.value)
+           and turnlog.placeholder_follows(turnlog.json_operable(p.value), turnlog.json_operable(o.value), f.value) as ok,
+           turnlog.placeholder_follows(turnlog.json_operable(p.value), turnlog.json_operable(o.value), f.value) as follows
+      from json_array_elements(${JSON.stringify(triples.map(([p]) => p))}::json) with ordinality as p(value, i)
+      join json_array_elements(${JSON.stringify(triples.map(([, o]) => o))}::json) with ordinality as o(value, i) using (i)
+      join json_array_elements_text(${JSON.stringify(triples.map(([, , f]) => f))}::json) with ordinality as f(value, i) using (i)
+     order by i`.execute(store.db)
+  return rows.map((r) => [r.ok === true, r.follows === true])
+}
+
+/** One payload of every built-in format, and another of the same format (a conflicting write of its id). */
+const everyFormatArb = fc.tuple(...FORMATS.map(([format, arb]) => fc.tuple(fc.constant(format), arb, arb)))
 
 /** The database's answer for each (candidate, format) pair, in order. */
 async function databaseSays(store: PostgresStore, pairs: readonly (readonly [unknown, string])[]): Promise<boolean[]> {
@@ -114,6 +246,72 @@ describe.each(STORE_KINDS)('the redaction placeholder rule (%s)', (kind) => {
       NAMES.map((format) => [format, format === OPENAI_CHAT_FORMAT, format !== OPENAI_CHAT_FORMAT]),
     )
   })
+
+  it('every built-in format’s placeholder follows its payload (turnlog.placeholder_follows), and no forgery of it does (property)', async () => {
+    const tried = new Set<string>()
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(...FORMATS.map(([format, arb]) => fc.tuple(fc.constant(format), arb))), async ([format, payload]) => {
+        // given the payload's placeholder and its forgeries
+        const placeholder = redactedPayload(payload, format)
+        const forgeries = forgeriesOf(placeholder, payload)
+
+        // when the database checks each against the payload
+        const says = await databaseFollows(store(), [
+          [placeholder, payload, format],
+          ...forgeries.map(([, f]) => [f, payload, format] as const),
+        ])
+
+        // then the placeholder passes, and every forgery is refused by placeholder_follows alone
+        expect(says[0]).toEqual([true, true])
+        expect(forgeries.map(([what], i) => [what, says[i + 1]?.[1]])).toEqual(forgeries.map(([what]) => [what, false]))
+        for (const [what] of forgeries) tried.add(what)
+      }),
+      { numRuns: kind === 'postgres' ? 150 : 60 },
+    )
+    // every kind of forgery was tried (the property is not vacuous)
+    expect(tried.size).toBe(6)
+  }, 180_000)
+
+  it('store.redact of payloads of every built-in format, with conflict evidence, succeeds and verifies (property)', async () => {
+    let evidence = 0
+    await fc.assert(
+      fc.asyncProperty(everyFormatArb, async (cases) => {
+        // given a session holding one message of every format, each with a refused conflicting write
+        const session = await store().createSession()
+        const messages = cases.map(([format, payload]) => createMessage<object>(payload as object, { format }))
+        await store().append(session, messages as Message[])
+        for (const [i, [format, , other]] of cases.entries()) {
+          const clash = createMessage<object>(other as object, { format, id: messages[i]?.id ?? '' })
+          const refused = await store()
+            .append(session, [clash as Message])
+            .then(() => undefined)
+            .catch((e: unknown) => e)
+          if (refused !== undefined) expect(isTurnlogError(refused, 'MESSAGE_CONFLICT')).toBe(true)
+        }
+
+        // when every message is redacted
+        for (const m of messages) await store().redact(session, m.id)
+
+        // then each shows its format's placeholder, so does the evidence, and the chain and the audit are clean
+        const loaded = await store().load(session)
+        expect(loaded.messages.map((m) => m.payload)).toEqual(cases.map(([format, payload]) => redactedPayload(payload, format)))
+        const conflicts = await store().conflicts(session)
+        evidence += conflicts.length
+        for (const c of conflicts) {
+          const format = cases[messages.findIndex((m) => m.id === c.messageId)]?.[0]
+          expect(isRedactedPayload(c.incomingPayload, format)).toBe(true)
+        }
+        const verified = await verifyChain(store(), session)
+        expect(verified.breaks).toEqual([])
+        expect(verified.ok).toBe(true)
+        const report = await audit(store(), session)
+        expect(report.findings.filter((f) => f.kind.includes('chain') || f.kind.includes('redaction'))).toEqual([])
+      }),
+      { numRuns: kind === 'postgres' ? 15 : 8 },
+    )
+    // conflict evidence was scrubbed (the property is not vacuous)
+    expect(evidence).toBeGreaterThan(0)
+  }, 300_000)
 
   it('keys that differ only in a lone surrogate stay two keys: the placeholder is one, and redact stores it', async () => {
     // given: the property's counterexample (the database's JSON copy once turned every such escape into

@@ -43,6 +43,8 @@ const REVIEWED = new Set([
   'packages/postgres/src/migrations/0006_check_fork_copies.ts: sql.raw(replacementSql())',
   // 0007: a constant column and privilege text and sql/ files of constant lists; no input
   'packages/postgres/src/migrations/0007_read_appends_only_sessions.ts: sql.raw(migrationSql())',
+  // 0008: sql/ files of a constant list, made create or replace, and a constant owner text; no input
+  'packages/postgres/src/migrations/0008_check_redaction_placeholders.ts: sql.raw(replacementSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',
 ])
