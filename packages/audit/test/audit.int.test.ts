@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import { contentHash, createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
+import { contentHash, createMessage, isTurnlogError, newSessionId, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase, useTestStore } from '@turnlog/testing'
 import { audit, type AuditProgress, type Finding, type FindingKind } from '@turnlog/audit'
@@ -433,7 +433,11 @@ describe('audit: live-view incidents (through the public API)', () => {
     const asked = createMessage({ role: 'user', content: 'What is 2+3?', hermes: { token_count: 7 } } as never)
     const answered = createMessage({ role: 'assistant', content: '5', reasoning_content: 'add' } as never)
     const [secretA, secretB] = [user('my card is 4111'), user('my pin is 1234')]
-    const sessionId = await sessionWith(store, asked, answered, secretA, assistant('noted'), secretB, assistant('noted too'))
+    // two different refusals: their content is null, what they said is in `refusal`
+    const refusals = ['I cannot help with that card.', 'I cannot share a PIN.'].map((refusal) =>
+      createMessage({ role: 'assistant', content: null, refusal } as never),
+    )
+    const sessionId = await sessionWith(store, asked, answered, secretA, refusals[0] as Message, secretB, refusals[1] as Message)
     await store.append(sessionId, [
       createMessage({ role: 'user', content: 'What is 2+3?' }),
       createMessage({ role: 'assistant', content: '5' }),
@@ -443,7 +447,8 @@ describe('audit: live-view incidents (through the public API)', () => {
     // when
     const report = await audit(store, sessionId)
 
-    // then: the re-inserted question and answer, each once; the two placeholders are not copies of each other
+    // then: the re-inserted question and answer, each once; the two placeholders are not copies of each
+    // other, nor the two refusals
     const copies = ofKind(report.findings, 'live_duplicate_copy')
     const live = (await store.load(sessionId)).messages
     expect(copies.map((f) => f.messageIds)).toEqual([

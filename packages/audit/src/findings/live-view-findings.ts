@@ -90,8 +90,26 @@ function currentHash(r: MessageRecord): string {
 }
 
 /**
- * What makes two live messages copies of one: for an OpenAI chat message its conversation (role,
- * content, tool calls, the call it answers, name), so fields a runtime keeps beside them (hermes'
+ * The fields of an OpenAI chat message that say what was said: the speaker, the content (a refusal and
+ * an audio reply are content too), the calls it makes (`function_call`: the legacy form), the call it
+ * answers, and the name. What a runtime keeps beside them (bookkeeping, reasoning text, a finish
+ * reason) is not.
+ */
+const CONVERSATION_FIELDS = [
+  'role',
+  'content',
+  'refusal',
+  'audio',
+  'tool_calls',
+  'function_call',
+  'tool_call_id',
+  'call_id',
+  'name',
+] as const
+
+/**
+ * What makes two live messages copies of one: for an OpenAI chat message its conversation
+ * ({@link CONVERSATION_FIELDS}), so fields a runtime keeps beside them (hermes'
  * bookkeeping under `hermes`, which a re-insert drops: #92231) do not hide a copy; for every other
  * format, and for a redacted message (whose placeholder two messages may share), the content hash.
  */
@@ -99,15 +117,8 @@ function copyKey(r: MessageRecord): string {
   const hash = currentHash(r)
   const { format, payload } = r.message
   if (format !== DEFAULT_MESSAGE_FORMAT || isRedactedPayload(payload, format)) return hash
-  const p = payload as ChatMessage
-  const conversation = {
-    role: p.role,
-    content: p.content ?? null,
-    tool_calls: p.tool_calls ?? null,
-    tool_call_id: p.tool_call_id ?? null,
-    call_id: (p as { readonly call_id?: unknown }).call_id ?? null,
-    name: p.name ?? null,
-  }
+  const p = payload as ChatMessage & { readonly [key: string]: unknown }
+  const conversation = Object.fromEntries(CONVERSATION_FIELDS.map((key) => [key, p[key] ?? null]))
   return `chat:${contentHash({ payload: conversation })}`
 }
 

@@ -3,9 +3,16 @@ import { schemaFile } from '../schema-sql.js'
 
 /**
  * The functions 0008 creates or replaces (same signatures), as `sql/` holds them now, in this order:
- * `redact_message`'s body calls `placeholder_follows`.
+ * `redact_message`'s body calls `placeholder_follows`. `json_operable` now leaves an escaped surrogate
+ * pair for the JSON operators (it made `?d83d?de00` of one, so a payload stored with an emoji escaped, as
+ * Python writes it, never matched its placeholder's own character).
  */
-const FILES = ['functions/placeholder_follows.sql', 'functions/is_redaction_placeholder.sql', 'functions/redact_message.sql'] as const
+const FILES = [
+  'functions/json_operable.sql',
+  'functions/placeholder_follows.sql',
+  'functions/is_redaction_placeholder.sql',
+  'functions/redact_message.sql',
+] as const
 
 /**
  * The new function's owner, as sql/ownership.sql gives every function. Like the other placeholder

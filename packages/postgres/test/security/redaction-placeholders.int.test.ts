@@ -14,6 +14,7 @@ import {
   AI_SDK_MODEL_FORMAT,
   ANTHROPIC_FORMAT,
   OPENAI_RESPONSES_FORMAT,
+  contentHash,
   createMessage,
   newEventId,
   redactedPayload,
@@ -328,5 +329,40 @@ describe('turnlog.redact_message called by a tenant writer with a forged placeho
     expect(verified.map((v) => [v.ok, v.breaks.map((b) => [b.kind, b.seq])])).toEqual(
       sessions.map(() => [false, [['redaction_mismatch', 1]]]),
     )
+  })
+
+  it('redacts a message whose stored text escapes a kept id as a surrogate pair (another language writing around the store)', async () => {
+    // given: a tool result appended by raw SQL with its text as Python's json.dumps writes it, the
+    // emoji of its call id as the escapes \ud83d\ude00 (the store would write the character)
+    const superuser = (text: string, values: unknown[]) => runSql(db.connectionString, text, values)
+    const sid = await store.createSession({ tenantId: 'acme' })
+    const honest = createMessage({ role: 'user', content: 'hello' })
+    await store.append(sid, [honest])
+    const [first] = (await superuser('select data::text as data from turnlog.events where session_id = $1 and seq = 1', [sid])) as {
+      data: string
+    }[]
+    const payload = { role: 'tool', tool_call_id: 'call_\u{1F600}', content: 'secret: 4111-1111' } as const
+    const text = '{"role": "tool", "tool_call_id": "call_\\ud83d\\ude00", "content": "secret: 4111-1111"}'
+    const escaped = createMessage(payload)
+    await superuser('select * from turnlog.append_messages($1::uuid, 1, $2::json, $3::json, $4::json, $5::json, $6::json)', [
+      sid,
+      JSON.stringify([escaped.id]),
+      JSON.stringify([contentHash(escaped)]),
+      JSON.stringify([newEventId()]),
+      `[${text}]`,
+      `[${first?.data ?? ''}]`,
+    ])
+
+    // when: the store redacts it (before the fix: 22023, json_operable made ?d83d?de00 of the stored pair only)
+    const result = await store.redact(sid, escaped.id, { reason: 'GDPR' })
+
+    // then
+    expect(result.sessions.map((x) => x.scrubbed)).toEqual([1])
+    expect((await store.load(sid)).messages.at(-1)?.payload).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_\u{1F600}',
+      content: '[redacted]',
+    })
+    expect((await verifyChain(store, sid)).ok).toBe(true)
   })
 })
