@@ -273,8 +273,7 @@ export class PostgresStore implements SessionStore {
    * transaction, `work` runs in that one. See {@link SessionStore.atomically}.
    */
   async atomically<T>(work: (store: PostgresStore) => Promise<T>): Promise<T> {
-    this.#ctx.assertOpen()
-    return runAtomically(this.#ctx.db, this, (trx) => this.withTransaction(trx), work)
+    return this.#ctx.track(() => runAtomically(this.#ctx.db, this, (trx) => this.withTransaction(trx), work))
   }
 
   /**

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { createMessage, isTurnlogError, type SessionId } from '@turnlog/core'
 import { STORE_KINDS, createTestDatabase } from '@turnlog/testing'
 import { openStore, type OpenStoreConfig } from '@turnlog/postgres'
+import { exportSessions, importEvents } from '@turnlog/audit'
 
 /** Where a store of `kind` keeps its data, so a second store can read what the first acknowledged. */
 async function place(kind: (typeof STORE_KINDS)[number]): Promise<{ options: OpenStoreConfig; drop: () => Promise<void> }> {
@@ -45,6 +46,56 @@ describe.each(STORE_KINDS)('close() with calls in flight (%s)', (kind) => {
     try {
       const stored = (await reader.load(sessionId)).messages.map((m) => m.id)
       expect([...stored].sort()).toEqual([...acknowledged].sort())
+    } finally {
+      await reader.close()
+      await drop()
+    }
+  })
+
+  it('lets a running atomically() and a running import finish before it resolves', async () => {
+    // given: a store holding a few sessions, and their export read back into it slowly (each session
+    // is compared with what is stored: the import runs as long as its source does)
+    const { options, drop } = await place(kind)
+    const store = await openStore(options)
+    for (let i = 0; i < 5; i++) {
+      const s = await store.createSession()
+      await store.append(s, [createMessage({ role: 'user', content: `q${String(i)}` }), createMessage({ role: 'assistant', content: 'a' })])
+    }
+    const lines: string[] = []
+    for await (const line of exportSessions(store, { all: true })) lines.push(line)
+    const sessionId = await store.createSession()
+    async function* slowly(): AsyncGenerator<string> {
+      for (const line of lines) {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        yield line
+      }
+    }
+    const order: string[] = []
+    const imported = importEvents(store, slowly()).then((r) => {
+      order.push('import')
+      return r
+    })
+    const atomic = store
+      .atomically(async (tx) => {
+        await tx.append(sessionId, [createMessage({ role: 'user', content: 'in a transaction' })])
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        await tx.append(sessionId, [createMessage({ role: 'assistant', content: 'same transaction' })])
+      })
+      .then(() => order.push('atomically'))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+
+    // when
+    await store.close()
+    order.push('close')
+
+    // then: both finished, before close resolved (before the fix: DB_ERROR, "driver has already been
+    // destroyed" or "PGlite is closed", after close resolved)
+    expect((await imported).sessions).toBe(5)
+    await atomic
+    expect(order.at(-1)).toBe('close')
+    const reader = await openStore(options)
+    try {
+      expect((await reader.load(sessionId)).messages).toHaveLength(2)
     } finally {
       await reader.close()
       await drop()

@@ -48,19 +48,16 @@ export class AdminOperations {
     sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>,
     options: ImportSessionsOptions = {},
   ): Promise<ImportSessionsResult> {
-    this.#ctx.assertOpen()
-    return importSessions(this.#ctx.db, sessions, options)
+    return this.#ctx.track(() => importSessions(this.#ctx.db, sessions, options))
   }
 
   /** See `PostgresStore.findSessionIds`. */
   async findSessionIds(fragment: string, options: FindSessionIdsOptions = {}): Promise<SessionId[]> {
-    this.#ctx.assertOpen()
-    return findSessionIds(this.#ctx.db, fragment, options)
+    return this.#ctx.track(() => findSessionIds(this.#ctx.db, fragment, options))
   }
 
   /** See `PostgresStore.countConflicts`. */
   async countConflicts(): Promise<number> {
-    this.#ctx.assertOpen()
-    return countConflicts(this.#ctx.db)
+    return this.#ctx.track(() => countConflicts(this.#ctx.db))
   }
 }

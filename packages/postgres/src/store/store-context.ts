@@ -154,6 +154,16 @@ export class StoreContext {
     return this.#tracked(this.transaction(fn))
   }
 
+  /**
+   * Runs `work` (which uses the database through its own statements: an import, a caller's
+   * `atomically`) once the store is checked open; `close` waits for it while it runs. Its errors are
+   * passed as they are.
+   */
+  async track<T>(work: () => Promise<T>): Promise<T> {
+    this.assertOpen()
+    return this.#running.track(work())
+  }
+
   /** `work`'s result, its database error mapped; `close` waits for it while it runs. */
   async #tracked<T>(work: Promise<T>): Promise<T> {
     try {
