@@ -186,12 +186,15 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
         : createMessage<UI, string>(ui, { format: AI_SDK_UI_FORMAT, id: known, ...status(old) })
     }
     if (!newRoles.includes(ui.role)) {
-      throw invalid(`chat ${chatId}: a client may not add a ${ui.role} message (${ui.id}); allowed: ${newRoles.join(', ')}`, {
-        chatId,
-        uiMessageId: ui.id,
-        role: ui.role,
-        reason: 'role',
-      })
+      throw invalid(
+        `chat ${chatId}: a client may not add ${/^[aeiou]/.test(ui.role) ? 'an' : 'a'} ${ui.role} message (${ui.id}); allowed: ${newRoles.join(', ')}`,
+        {
+          chatId,
+          uiMessageId: ui.id,
+          role: ui.role,
+          reason: 'role',
+        },
+      )
     }
     return createMessage<UI, string>(ui, { format: AI_SDK_UI_FORMAT, externalId: ui.id, scope })
   })

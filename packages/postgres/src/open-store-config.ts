@@ -116,7 +116,25 @@ export function parseOpenStoreConfig<T>(config: T): T {
       details: { field: 'config' },
     })
   }
+  // one way only: a second one would be silently ignored (an in-memory store opened where a server was meant)
+  const given = (key: string): boolean => has(key) && guardInput('config', () => (config as Record<string, unknown>)[key]) !== undefined
+  const others = CONFLICTING[kind].filter((k) => given(k))
+  if (others.length > 0 && given(kind)) {
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      `openStore takes one way to reach the database: ${kind} and ${others.join(' and ')} were both given`,
+      { details: { field: `config.${others[0] as string}` } },
+    )
+  }
   return parseFields(schemas[kind].shape, config, 'config') as T
+}
+
+/** The options that name another way to reach the database than each one (a `pool` of settings goes with `connectionString`). */
+const CONFLICTING: Readonly<Record<'embedded' | 'kysely' | 'connectionString' | 'pool', readonly string[]>> = {
+  embedded: ['kysely', 'connectionString', 'pool'],
+  kysely: ['connectionString', 'pool'],
+  connectionString: [],
+  pool: [],
 }
 
 /**

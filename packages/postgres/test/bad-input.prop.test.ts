@@ -1542,6 +1542,20 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
       'config.pool',
     ])
     expect(await codeOf(() => openStore({ kysely: {} as never }))).toEqual(['INVALID_INPUT', 'config.kysely'])
+    // two ways to reach the database: the second was silently ignored (an in-memory PGlite opened where a
+    // server was meant, everything written lost at exit)
+    expect(await codeOf(() => openStore({ embedded: true, connectionString: 'postgres://x' }))).toEqual([
+      'INVALID_INPUT',
+      'config.connectionString',
+    ])
+    expect(await codeOf(() => openStore({ embedded: true, pool: { max: 1 } } as never))).toEqual(['INVALID_INPUT', 'config.pool'])
+    expect(await codeOf(() => openStore({ kysely: {} as never, connectionString: 'postgres://x' } as never))).toEqual([
+      'INVALID_INPUT',
+      'config.connectionString',
+    ])
+    // an option given as undefined is not given (a variable left unset)
+    const store = await openStore({ embedded: true, connectionString: undefined } as never)
+    await store.close()
   })
 
   it('class: openStore with one field of a valid embedded config replaced by garbage is refused with INVALID_INPUT naming that field, before it opens anything', async () => {
