@@ -45,12 +45,20 @@ export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: MAX_JSON_DEPTH }
 /** The largest `maxDepth` {@link toFrozenJson} accepts: its copy recurses once per level. */
 const MAX_COPY_DEPTH = 1000
 
-function fail(path: readonly (string | number)[], message: string): never {
+/** What a copy's error names: the value's root in the message (`payload`, `meta`) and `details.field` when it is an argument's. */
+interface CopyRoot {
+  readonly label: string
+  readonly field?: string
+}
+
+const PAYLOAD_ROOT: CopyRoot = { label: 'payload' }
+
+function fail(path: readonly (string | number)[], message: string, root: CopyRoot): never {
   throw new TurnlogError(
     'INVALID_MESSAGE',
-    `payload${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}: ${message}`,
+    `${root.label}${path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('')}: ${message}`,
     {
-      details: { issues: [{ code: 'invalid_json', path, message }] },
+      details: { ...(root.field === undefined ? {} : { field: root.field }), issues: [{ code: 'invalid_json', path, message }] },
     },
   )
 }
@@ -66,12 +74,21 @@ function fail(path: readonly (string | number)[], message: string): never {
 export function toFrozenJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
   const checked = limits === DEFAULT_JSON_LIMITS ? limits : parseInput(JsonLimitsSchema, limits, 'limits')
   // a throwing getter or Proxy trap in the value is the caller's input: INVALID_INPUT, not a raw error
-  return guardInput('toFrozenJson', () => frozenCopy(value, checked))
+  return guardInput('toFrozenJson', () => frozenCopy(value, checked, PAYLOAD_ROOT))
+}
+
+/**
+ * {@link toFrozenJson} of an argument that is not a payload (a message's `meta`, a session's
+ * `metadata`): its errors name it (`meta.at: only plain objects are allowed`, `details.field: 'meta'`),
+ * not `payload`. Internal (`@turnlog/core/internal`).
+ */
+export function toFrozenJsonField(value: unknown, field: string): JsonValue {
+  return guardInput(field, () => frozenCopy(value, DEFAULT_JSON_LIMITS, { label: field, field }))
 }
 
 const JsonLimitsSchema = z.object({ maxDepth: z.number().int().min(1).max(MAX_COPY_DEPTH) })
 
-function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
+function frozenCopy(value: unknown, limits: JsonLimits, root: CopyRoot): JsonValue {
   const path: (string | number)[] = []
   const seen = new Set<object>()
   const copy = (v: unknown, depth: number): JsonValue => {
@@ -80,12 +97,12 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
       case 'boolean':
         return v
       case 'number':
-        if (!Number.isFinite(v)) fail(path, `number ${String(v)} is not representable in JSON`)
+        if (!Number.isFinite(v)) fail(path, `number ${String(v)} is not representable in JSON`, root)
         return Object.is(v, -0) ? 0 : v
       case 'object': {
         if (v === null) return null
-        if (depth >= limits.maxDepth) fail(path, `nesting deeper than ${limits.maxDepth}`)
-        if (seen.has(v)) fail(path, 'circular reference')
+        if (depth >= limits.maxDepth) fail(path, `nesting deeper than ${limits.maxDepth}`, root)
+        if (seen.has(v)) fail(path, 'circular reference', root)
         seen.add(v)
         try {
           if (Array.isArray(v)) {
@@ -93,14 +110,14 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
             for (let i = 0; i < v.length; i++) {
               path.push(i)
               const item: unknown = v[i]
-              if (item === undefined) fail(path, 'undefined is not a JSON value')
+              if (item === undefined) fail(path, 'undefined is not a JSON value', root)
               out[i] = copy(item, depth + 1)
               path.pop()
             }
             return depth === 0 ? freezeMarked(out) : Object.freeze(out)
           }
           const proto: unknown = Object.getPrototypeOf(v)
-          if (proto !== Object.prototype && proto !== null) fail(path, 'only plain objects are allowed')
+          if (proto !== Object.prototype && proto !== null) fail(path, 'only plain objects are allowed', root)
           const out: Record<string, JsonValue> = {}
           for (const key of Object.keys(v)) {
             const item: unknown = (v as Record<string, unknown>)[key]
@@ -116,7 +133,7 @@ function frozenCopy(value: unknown, limits: JsonLimits): JsonValue {
         }
       }
       default:
-        return fail(path, `${typeof v} is not a JSON value`)
+        return fail(path, `${typeof v} is not a JSON value`, root)
     }
   }
   return copy(value, 0)

@@ -5,7 +5,7 @@ import { DEFAULT_MESSAGE_FORMAT, messageFormat, parsePayload } from './formats/f
 import type { BuiltInFormatName, FormatInputs, FormatPayloads } from './formats/format-payloads.js'
 import type { OpenAIChatInput } from './formats/openai-chat-format.js'
 import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } from './ids.js'
-import { toFrozenJson, type JsonValue } from './json-value.js'
+import { toFrozenJsonField, type JsonValue } from './json-value.js'
 import { z } from 'zod'
 import { ObjectStamp } from './object-stamp.js'
 import { guardInput, parseInput } from './parse-input.js'
@@ -139,7 +139,7 @@ function parseMeta(meta: unknown): MessageMeta | undefined {
       { details: { field: 'meta' } },
     )
   }
-  return toFrozenJson(meta) as MessageMeta
+  return toFrozenJsonField(meta, 'meta') as MessageMeta
 }
 
 function parseFormatName(format: unknown): string {

@@ -108,6 +108,7 @@ export const CORE_INTERNAL_EXPORTS = {
   parseInput: fn(3),
   payloadContentHash: fn(2),
   projectionRows: fn(1),
+  toFrozenJsonField: fn(2),
   toolPairingOfDistinct: fn(1),
   withApplyTo: fn(2),
 } as const satisfies Record<keyof typeof coreInternal, ExportSpec>

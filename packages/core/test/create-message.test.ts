@@ -194,6 +194,23 @@ describe('createMessage', () => {
     })
   })
 
+  describe('meta', () => {
+    it('a value of meta with no JSON form is named as meta, not as the payload (details.field: meta)', () => {
+      // given / when: before, "payload.at: only plain objects are allowed", with no field, for a payload without `at`
+      let caught: unknown
+      try {
+        createMessage({ role: 'assistant', content: 'x' }, { meta: { at: new Date(0) } as never })
+      } catch (error) {
+        caught = error
+      }
+
+      // then
+      expect(isTurnlogError(caught, 'INVALID_MESSAGE')).toBe(true)
+      expect((caught as Error).message).toBe('meta.at: only plain objects are allowed')
+      expect((caught as { details: unknown }).details).toMatchObject({ field: 'meta', issues: [{ path: ['at'] }] })
+    })
+  })
+
   describe('ids', () => {
     it('derives the id from externalId with scope null: UUIDv5 in EXTERNAL_ID_NAMESPACE (the ids made before scopes)', () => {
       // given

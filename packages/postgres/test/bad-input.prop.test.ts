@@ -1555,7 +1555,16 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
     ])
     // an option given as undefined is not given (a variable left unset)
     const store = await openStore({ embedded: true, connectionString: undefined } as never)
-    await store.close()
+    try {
+      // session metadata with no JSON form is named as metadata (before: "payload.at: …", no field)
+      const bad = await codeOf(() => store.createSession({ metadata: { at: new Date(0) } as never }))
+      expect(bad).toEqual(['INVALID_MESSAGE', 'metadata'])
+      expect(await store.createSession({ metadata: { at: new Date(0) } as never }).catch((e: Error) => e.message)).toBe(
+        'metadata.at: only plain objects are allowed',
+      )
+    } finally {
+      await store.close()
+    }
   })
 
   it('class: openStore with one field of a valid embedded config replaced by garbage is refused with INVALID_INPUT naming that field, before it opens anything', async () => {

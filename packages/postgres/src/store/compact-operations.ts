@@ -4,7 +4,6 @@ import {
   newEventId,
   parseMessageId,
   parseSessionId,
-  toFrozenJson,
   type CompactInput,
   type CompactResult,
   type JsonValue,
@@ -12,7 +11,7 @@ import {
   type MessageId,
   type SessionId,
 } from '@turnlog/core'
-import { withApplyTo, messageEnvelope } from '@turnlog/core/internal'
+import { withApplyTo, messageEnvelope, toFrozenJsonField } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
 import { checkExpectedVersion, copyOf } from '../check-arguments.js'
@@ -65,7 +64,7 @@ export class CompactOperations {
       if (covered.includes(s.id)) throw new TurnlogError('INVALID_INPUT', `summary message ${s.id} is also covered`)
     }
     if (input.reason !== undefined) checkSafeText(input.reason, 'reason')
-    const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJson(input.metadata), 'metadata')
+    const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJsonField(input.metadata, 'metadata'), 'metadata')
     if (metadata !== undefined) jsonTextWithin(metadata, this.#ctx.maxBatchBytes, 'metadata')
     const summaryBudget = new BatchBudget(this.#ctx.maxBatchBytes, summary.length)
     const summaryPayloads = summary.map((m) =>

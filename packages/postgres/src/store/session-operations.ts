@@ -4,7 +4,6 @@ import {
   newSessionId,
   parseMessageId,
   parseSessionId,
-  toFrozenJson,
   type CreateSessionOptions,
   type ForkOptions,
   type SessionId,
@@ -13,7 +12,7 @@ import { sql } from 'kysely'
 import { jsonTextWithin } from '../batch-limits.js'
 import { checkCallOptions, copyOf } from '../check-arguments.js'
 import { checkSafeText } from '../safe-text.js'
-import { messageEnvelope } from '@turnlog/core/internal'
+import { messageEnvelope, toFrozenJsonField } from '@turnlog/core/internal'
 import { liveRows } from './live-rows.js'
 import type { StoreContext } from './store-context.js'
 
@@ -33,7 +32,9 @@ export class SessionOperations {
     const tenant = options.tenantId ?? null
     if (tenant !== null) checkSafeText(tenant, 'tenantId')
     const metadata =
-      options.metadata === undefined ? null : jsonTextWithin(toFrozenJson(options.metadata), this.#ctx.maxBatchBytes, 'metadata')
+      options.metadata === undefined
+        ? null
+        : jsonTextWithin(toFrozenJsonField(options.metadata, 'metadata'), this.#ctx.maxBatchBytes, 'metadata')
     return this.#ctx.run(async (db) => {
       const { rows } = await sql<{ session_id: string }>`
         insert into turnlog.sessions (session_id, tenant_id, metadata)
@@ -63,7 +64,9 @@ export class SessionOperations {
     const child = options.id === undefined ? newSessionId() : parseSessionId(options.id)
     if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')
     const metadata =
-      options.metadata === undefined ? null : jsonTextWithin(toFrozenJson(options.metadata), this.#ctx.maxBatchBytes, 'metadata')
+      options.metadata === undefined
+        ? null
+        : jsonTextWithin(toFrozenJsonField(options.metadata, 'metadata'), this.#ctx.maxBatchBytes, 'metadata')
     return this.#ctx.tx(async (db) => {
       const existing = await sql<{ parent_session_id: string | null; fork_at: string | null }>`
         select parent_session_id::text, fork_at::text from turnlog.sessions where session_id = ${child}`.execute(db)
