@@ -153,5 +153,13 @@ function mapReadable(error: unknown): TurnlogError {
       return new TurnlogError('DB_TRANSIENT', `connection failure: ${message}`, { cause: error })
     }
   }
+  // a turnlog table or function that is not there: the schema was never migrated (`migrate: false`)
+  if ((state === '42P01' || state === '42883' || state === '3F000') && /\bturnlog\b/.test(message)) {
+    return new TurnlogError(
+      'DB_ERROR',
+      `database error: ${message} (the database has no turnlog schema, or an older one: run \`turnlog migrate\`, or open the store without \`migrate: false\`)`,
+      { details, cause: error },
+    )
+  }
   return new TurnlogError('DB_ERROR', `database error: ${message}`, { details, cause: error })
 }

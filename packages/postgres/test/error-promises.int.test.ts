@@ -133,6 +133,11 @@ describe('the codes a server error becomes', () => {
       expect(e.code).toBe('DB_ERROR')
       expect(e.details['sqlState']).toBe('3F000')
       expect(causeState(e)).toBe('3F000')
+      // and says what to do (a store opened with migrate: false on a database nobody migrated)
+      expect(e.message).toMatch(/no turnlog schema.*turnlog migrate/)
+      const created = await turnlogRejection(unmigrated.createSession())
+      expect([created.code, created.details['sqlState']]).toEqual(['DB_ERROR', '42P01'])
+      expect(created.message).toMatch(/relation "turnlog\.sessions" does not exist.*turnlog migrate/)
     } finally {
       await unmigrated.close()
       await bare.drop()
