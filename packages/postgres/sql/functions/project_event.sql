@@ -43,11 +43,12 @@ begin
     -- skipped, as the spec does
     insert into turnlog.live_messages (session_id, message_id, position, event_seq, partial)
     select e.session_id, p.id, first_pos + p.ord - 1, a.seq,
-           -- a summary finalized while it was pending (an import may write that) is placed final
+           -- a summary finalized while it was pending (an import may write that) is placed final; a
+           -- finalize before its append named a message not yet there, which the spec skips
            (a.data->>'status') is not distinct from 'partial'
              and not exists (select 1 from turnlog.events f
                               where f.message_id = a.message_id and f.session_id = e.session_id
-                                and f.type = 'message_finalized' and f.seq < e.seq)
+                                and f.type = 'message_finalized' and f.seq > a.seq and f.seq < e.seq)
       from (select s.id::uuid as id, min(s.ord) as ord
               from json_array_elements_text(e.data->'summary') with ordinality as s(id, ord) group by 1) p
       join turnlog.events a on a.session_id = e.session_id and a.message_id = p.id and a.type = 'message_appended'

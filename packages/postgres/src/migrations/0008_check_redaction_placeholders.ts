@@ -5,9 +5,12 @@ import { schemaFile } from '../schema-sql.js'
  * The functions 0008 creates or replaces (same signatures), as `sql/` holds them now, in this order:
  * `redact_message`'s body calls `placeholder_follows`. `json_operable` now leaves an escaped surrogate
  * pair for the JSON operators (it made `?d83d?de00` of one, so a payload stored with an emoji escaped, as
- * Python writes it, never matched its placeholder's own character).
+ * Python writes it, never matched its placeholder's own character). `project_event` places a pending
+ * summary final only when it was finalized after its append (a finalize before it named a message not
+ * yet there, which the spec skips: a log written around the store placed such a summary final).
  */
 const FILES = [
+  'functions/project_event.sql',
   'functions/json_operable.sql',
   'functions/placeholder_follows.sql',
   'functions/is_redaction_placeholder.sql',
