@@ -459,7 +459,7 @@ export const MUTANTS = [
     id: 'sql-projection-pending-finalize-ignored',
     invariant: 'projection (SQL, messages_compacted): a summary finalized while pending is placed final',
     file: `${PG_SQL}/functions/project_event.sql`,
-    search: "and f.type = 'message_finalized' and f.seq < e.seq)",
+    search: "and f.type = 'message_finalized' and f.seq > a.seq and f.seq < e.seq)",
     replace: 'and false)',
     tests: [`${PG_TEST}/compaction-placement.int.test.ts`],
   },
