@@ -10,10 +10,14 @@
 // (scripts/docs-examples-test.mjs, on the current Node). The app's runtime steps run under the current Node and under each major of
 // TURNLOG_TEST_NODE_VERSIONS ("22 24" by default, "none" to skip; see scripts/node-runtime.mjs).
 // npm's cache makes re-runs fast. TURNLOG_KEEP_PACKAGING_APP=1 keeps the scratch directories.
+// After the pack and the tarball checks, the scratch apps are independent: each (the default app, each
+// opt-in package and variant, the docs' examples) is a lane, run by this script in a child process
+// (TURNLOG_PACKAGING_LANE names it), TURNLOG_PACKAGING_LANES (3 by default) at a time; a lane's output is
+// held and printed whole, and the first failing lane fails the test (the others are stopped).
 // TURNLOG_PACKAGING_NATIVE_MATRIX=1 also compiles an opt-in package's native dependencies (better-sqlite3)
 // from source for each major of the matrix, with that runtime's own headers (no download), and runs the
 // package's sample there too: a minute of CPU per major, so not part of the test command (step 8).
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
@@ -35,8 +39,9 @@ const scratch = [] // removed on exit unless TURNLOG_KEEP_PACKAGING_APP=1
 function cleanUp() {
   if (process.env.TURNLOG_KEEP_PACKAGING_APP !== '1') for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
 }
+const lane = process.env.TURNLOG_PACKAGING_LANE // set in a lane's child process
 function fail(message) {
-  console.error(`packaging test: FAIL: ${message}`)
+  console.error(`packaging test: FAIL${lane === undefined ? '' : ` (lane ${lane})`}: ${message}`)
   cleanUp()
   process.exit(1)
 }
@@ -66,14 +71,17 @@ const pnpm = !/pnpm/.test(execPath)
     ? [process.execPath, [execPath]]
     : [execPath, []] // pnpm's own executable (a single-file build, not a script)
 
-// 2. Pack.
-const packDir = mkdtempSync(join(tmpdir(), 'turnlog-pack-'))
-scratch.push(packDir)
-step('pack', () =>
-  run(pnpm[0], [...pnpm[1], '-r', ...packages.flatMap((p) => ['--filter', p.json.name]), 'pack', '--pack-destination', packDir], {
-    cwd: root,
-  }),
-)
+// 2. Pack (the parent process; a lane reads the parent's tarballs).
+let packDir = process.env.TURNLOG_PACKAGING_PACK_DIR
+if (lane === undefined) {
+  packDir = mkdtempSync(join(tmpdir(), 'turnlog-pack-'))
+  scratch.push(packDir)
+  step('pack', () =>
+    run(pnpm[0], [...pnpm[1], '-r', ...packages.flatMap((p) => ['--filter', p.json.name]), 'pack', '--pack-destination', packDir], {
+      cwd: root,
+    }),
+  )
+} else if (packDir === undefined) fail('TURNLOG_PACKAGING_PACK_DIR is not set')
 const tarballs = new Map()
 for (const p of packages) {
   const file = join(packDir, `${p.json.name.replace('@', '').replace('/', '-')}-${p.json.version}.tgz`)
@@ -84,206 +92,220 @@ for (const p of packages) {
   }
   tarballs.set(p.json.name, file)
 }
-
-// 3. Check each tarball's contents and manifest.
-const forbidden = [/\.tsbuildinfo$/, /(^|\/)(test|tests|__tests__)\//, /\.(test|spec)\.[cm]?[jt]sx?$/, /(^|\/)\.turnlog\//, /\.log$/]
-const sizes = []
-for (const p of packages) {
-  const file = tarballs.get(p.json.name)
-  const entries = run('tar', ['tzf', file])
-    .split('\n')
-    .filter(Boolean)
-    .map((e) => e.replace(/^package\//, ''))
-  const set = new Set(entries)
-  const bad = entries.filter((e) => forbidden.some((re) => re.test(e)))
-  if (bad.length > 0) fail(`${p.json.name}: the tarball holds build info or test files: ${bad.join(', ')}`)
-  const x = join(packDir, 'x', p.dir)
-  mkdirSync(x, { recursive: true })
-  run('tar', ['xzf', file, '-C', x, '--strip-components=1'])
-  const manifestText = readFileSync(join(x, 'package.json'), 'utf8')
-  if (manifestText.includes('workspace:')) fail(`${p.json.name}: the packed package.json still has a workspace: range`)
-  const manifest = JSON.parse(manifestText)
-  for (const field of ['name', 'version', 'description', 'license', 'engines', 'files', 'types', 'exports']) {
-    if (manifest[field] === undefined) fail(`${p.json.name}: the packed package.json has no "${field}"`)
+const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
+const expectedVersion = packages.find((p) => p.json.name === '@turnlog/cli').json.version
+const ran = [] // what a lane ran, for the report
+/** The runtimes of the lanes' runtime steps: the current Node and each major of the matrix. */
+function matrixRuntimes() {
+  const runtimes = [{ label: `current ${process.version}`, env: process.env }]
+  for (const major of matrixMajors()) {
+    const { binDir, version: v } = step(`provision Node ${major}`, () => ensureNode(major))
+    runtimes.push({ label: v, env: envWithNode(binDir), nodeDir: dirname(binDir) })
   }
-  if (!set.has('README.md')) fail(`${p.json.name}: no README.md in the tarball`)
-  // the license text travels with each package (npm takes LICENSE from the package's own folder)
-  if (!set.has('LICENSE')) fail(`${p.json.name}: no LICENSE in the tarball (copy the repository's LICENSE into packages/${p.dir})`)
-  if (readFileSync(join(x, 'LICENSE'), 'utf8') !== readFileSync(join(root, 'LICENSE'), 'utf8'))
-    fail(`${p.json.name}: its LICENSE differs from the repository's`)
-  // every entry point and every source a map names is in the tarball
-  const targets = [
-    manifest.main,
-    manifest.types,
-    ...Object.values(manifest.bin ?? {}),
-    ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e))),
-  ]
-  for (const t of targets) if (!set.has(posix.normalize(t))) fail(`${p.json.name}: ${t} (named by package.json) is not in the tarball`)
-  for (const mapFile of entries.filter((e) => e.endsWith('.map'))) {
-    for (const s of JSON.parse(readFileSync(join(x, mapFile), 'utf8')).sources) {
-      const resolved = posix.normalize(posix.join(posix.dirname(mapFile), s))
-      if (!set.has(resolved)) fail(`${p.json.name}: ${mapFile} names ${s}, which is not in the tarball`)
+  return runtimes
+}
+/** The typed samples' tsconfig: strict, no skipLibCheck. */
+const sampleCompilerOptions = {
+  strict: true,
+  skipLibCheck: false,
+  target: 'ES2022',
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  types: ['node'],
+  outDir: 'out',
+}
+
+/** 3. Checks each tarball's contents and manifest; returns their sizes. */
+function checkTarballs() {
+  const forbidden = [/\.tsbuildinfo$/, /(^|\/)(test|tests|__tests__)\//, /\.(test|spec)\.[cm]?[jt]sx?$/, /(^|\/)\.turnlog\//, /\.log$/]
+  const sizes = []
+  for (const p of packages) {
+    const file = tarballs.get(p.json.name)
+    const entries = run('tar', ['tzf', file])
+      .split('\n')
+      .filter(Boolean)
+      .map((e) => e.replace(/^package\//, ''))
+    const set = new Set(entries)
+    const bad = entries.filter((e) => forbidden.some((re) => re.test(e)))
+    if (bad.length > 0) fail(`${p.json.name}: the tarball holds build info or test files: ${bad.join(', ')}`)
+    const x = join(packDir, 'x', p.dir)
+    mkdirSync(x, { recursive: true })
+    run('tar', ['xzf', file, '-C', x, '--strip-components=1'])
+    const manifestText = readFileSync(join(x, 'package.json'), 'utf8')
+    if (manifestText.includes('workspace:')) fail(`${p.json.name}: the packed package.json still has a workspace: range`)
+    const manifest = JSON.parse(manifestText)
+    for (const field of ['name', 'version', 'description', 'license', 'engines', 'files', 'types', 'exports']) {
+      if (manifest[field] === undefined) fail(`${p.json.name}: the packed package.json has no "${field}"`)
+    }
+    if (!set.has('README.md')) fail(`${p.json.name}: no README.md in the tarball`)
+    // the license text travels with each package (npm takes LICENSE from the package's own folder)
+    if (!set.has('LICENSE')) fail(`${p.json.name}: no LICENSE in the tarball (copy the repository's LICENSE into packages/${p.dir})`)
+    if (readFileSync(join(x, 'LICENSE'), 'utf8') !== readFileSync(join(root, 'LICENSE'), 'utf8'))
+      fail(`${p.json.name}: its LICENSE differs from the repository's`)
+    // every entry point and every source a map names is in the tarball
+    const targets = [
+      manifest.main,
+      manifest.types,
+      ...Object.values(manifest.bin ?? {}),
+      ...Object.values(manifest.exports).flatMap((e) => (typeof e === 'string' ? [e] : Object.values(e))),
+    ]
+    for (const t of targets) if (!set.has(posix.normalize(t))) fail(`${p.json.name}: ${t} (named by package.json) is not in the tarball`)
+    for (const mapFile of entries.filter((e) => e.endsWith('.map'))) {
+      for (const s of JSON.parse(readFileSync(join(x, mapFile), 'utf8')).sources) {
+        const resolved = posix.normalize(posix.join(posix.dirname(mapFile), s))
+        if (!set.has(resolved)) fail(`${p.json.name}: ${mapFile} names ${s}, which is not in the tarball`)
+      }
+    }
+    const unpacked = Number(run('sh', ['-c', `tar xzOf '${file}' | wc -c`]).trim())
+    sizes.push({ name: p.json.name, packed: statSync(file).size, unpacked, files: entries.length })
+  }
+  return sizes
+}
+
+/** The default lane: sections 4 to 7. Returns the npm install's milliseconds. */
+function defaultLane() {
+  // 4. The scratch app: the default install with plain npm, outside the repository.
+  const app = mkdtempSync(join(tmpdir(), 'turnlog-app-'))
+  scratch.push(app)
+  if (!relative(root, app).startsWith('..')) fail(`the scratch app ${app} is inside the repository`)
+  const defaultSet = ['turnlog', '@turnlog/core', '@turnlog/postgres', '@turnlog/audit', '@turnlog/cli']
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify(
+      {
+        name: 'turnlog-packaging-app',
+        private: true,
+        type: 'module',
+        // what an application does: depend on `turnlog` alone; the overrides serve its @turnlog/* dependencies
+        // from the fresh tarballs instead of the registry
+        dependencies: { turnlog: `file:${tarballs.get('turnlog')}` },
+        overrides: Object.fromEntries(defaultSet.filter((n) => n !== 'turnlog').map((n) => [n, `file:${tarballs.get(n)}`])),
+        devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
+      },
+      null,
+      2,
+    ),
+  )
+  const installMs = step('npm install', () => {
+    const t0 = Date.now()
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: app })
+    return Date.now() - t0
+  })
+
+  // 5. Nothing native, the opt-in importer absent.
+  const natives = []
+  ;(function walk(dir) {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name)
+      if (e.isDirectory()) walk(path)
+      else if (e.name.endsWith('.node') || e.name === 'binding.gyp') natives.push(relative(app, path))
+    }
+  })(join(app, 'node_modules'))
+  if (natives.length > 0) fail(`the default install has native code: ${natives.join(', ')}`)
+  for (const n of ['better-sqlite3', '@turnlog/hermes']) {
+    try {
+      statSync(join(app, 'node_modules', n))
+      fail(`the default install has ${n}`)
+    } catch (e) {
+      if (e.code !== 'ENOENT') throw e
     }
   }
-  const unpacked = Number(run('sh', ['-c', `tar xzOf '${file}' | wc -c`]).trim())
-  sizes.push({ name: p.json.name, packed: statSync(file).size, unpacked, files: entries.length })
-}
 
-// 4. The scratch app: the default install with plain npm, outside the repository.
-const app = mkdtempSync(join(tmpdir(), 'turnlog-app-'))
-scratch.push(app)
-if (!relative(root, app).startsWith('..')) fail(`the scratch app ${app} is inside the repository`)
-const defaultSet = ['turnlog', '@turnlog/core', '@turnlog/postgres', '@turnlog/audit', '@turnlog/cli']
-const version = (name) => JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version
-writeFileSync(
-  join(app, 'package.json'),
-  JSON.stringify(
-    {
-      name: 'turnlog-packaging-app',
-      private: true,
-      type: 'module',
-      // what an application does: depend on `turnlog` alone; the overrides serve its @turnlog/* dependencies
-      // from the fresh tarballs instead of the registry
-      dependencies: { turnlog: `file:${tarballs.get('turnlog')}` },
-      overrides: Object.fromEntries(defaultSet.filter((n) => n !== 'turnlog').map((n) => [n, `file:${tarballs.get(n)}`])),
-      devDependencies: { typescript: version('typescript'), '@types/node': version('@types/node') },
-    },
-    null,
-    2,
-  ),
-)
-const installMs = step('npm install', () => {
-  const t0 = Date.now()
-  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: app })
-  return Date.now() - t0
-})
+  // 6. A typed sample, compiled with tsc --strict and no skipLibCheck.
+  writeFileSync(
+    join(app, 'sample.ts'),
+    `import { audit, createMessage, openStore, toWire, type Message } from 'turnlog'
 
-// 5. Nothing native, the opt-in importer absent.
-const natives = []
-;(function walk(dir) {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, e.name)
-    if (e.isDirectory()) walk(path)
-    else if (e.name.endsWith('.node') || e.name === 'binding.gyp') natives.push(relative(app, path))
-  }
-})(join(app, 'node_modules'))
-if (natives.length > 0) fail(`the default install has native code: ${natives.join(', ')}`)
-for (const n of ['better-sqlite3', '@turnlog/hermes']) {
+  const store = await openStore({ embedded: true })
   try {
-    statSync(join(app, 'node_modules', n))
-    fail(`the default install has ${n}`)
-  } catch (e) {
-    if (e.code !== 'ENOENT') throw e
+    const session = await store.createSession()
+    const live: Message[] = [createMessage({ role: 'user', content: "What's in README.md?" })]
+    await store.flush(session, live)
+    live.push(createMessage({ role: 'assistant', content: 'A title and two commands.' }))
+    await store.flush(session, live)
+    await store.flush(session, live) // nothing new: writes nothing
+    const { messages } = await store.load(session)
+    const wire = toWire(messages)
+    const report = await audit(store, session)
+    const ok = messages.length === 2 && messages[0]?.id === live[0]?.id && wire.length === 2 && !('id' in (wire[0] ?? {}))
+    if (!ok) throw new Error(\`unexpected: \${JSON.stringify({ messages, wire })}\`)
+    console.log(JSON.stringify({ node: process.version, messages: messages.length, findings: report.findings.length }))
+  } finally {
+    await store.close()
   }
-}
-
-// 6. A typed sample, compiled with tsc --strict and no skipLibCheck.
-writeFileSync(
-  join(app, 'sample.ts'),
-  `import { audit, createMessage, openStore, toWire, type Message } from 'turnlog'
-
-const store = await openStore({ embedded: true })
-try {
-  const session = await store.createSession()
-  const live: Message[] = [createMessage({ role: 'user', content: "What's in README.md?" })]
-  await store.flush(session, live)
-  live.push(createMessage({ role: 'assistant', content: 'A title and two commands.' }))
-  await store.flush(session, live)
-  await store.flush(session, live) // nothing new: writes nothing
-  const { messages } = await store.load(session)
-  const wire = toWire(messages)
-  const report = await audit(store, session)
-  const ok = messages.length === 2 && messages[0]?.id === live[0]?.id && wire.length === 2 && !('id' in (wire[0] ?? {}))
-  if (!ok) throw new Error(\`unexpected: \${JSON.stringify({ messages, wire })}\`)
-  console.log(JSON.stringify({ node: process.version, messages: messages.length, findings: report.findings.length }))
-} finally {
-  await store.close()
-}
-`,
-)
-// A CommonJS service: `require()` of the ES modules (Node 20.19+, 22.12+, 24: no top-level await in their
-// import graph), typed by the same declarations; it gets the very module instances `import()` gets.
-writeFileSync(
-  join(app, 'consumer.cts'),
-  `import { createMessage, openStore, toWire } from 'turnlog'
-import * as core from '@turnlog/core'
-import * as postgres from '@turnlog/postgres'
-import * as auditPackage from '@turnlog/audit'
-import * as cli from '@turnlog/cli'
-
-async function main(): Promise<void> {
-  // the same module instances as import(): what sample.js does through import() holds here too
-  const esm = await import('turnlog')
-  if (esm.openStore !== openStore || esm.createMessage !== core.createMessage || esm.audit !== auditPackage.audit)
-    throw new Error('require() and import() gave different module instances')
-  if (typeof postgres.withRetry !== 'function' || typeof cli.runCli !== 'function') throw new Error('missing exports')
-  const wire = toWire([createMessage({ role: 'user', content: 'from CommonJS' })])
-  if (wire[0]?.content !== 'from CommonJS') throw new Error(\`unexpected: \${JSON.stringify(wire)}\`)
-  console.log(JSON.stringify({ node: process.version, commonjs: typeof module === 'object', exports: Object.keys(esm).length }))
-}
-main().catch((error: unknown) => {
-  console.error(error)
-  process.exitCode = 1
-})
-`,
-)
-writeFileSync(
-  join(app, 'tsconfig.json'),
-  JSON.stringify(
-    {
-      compilerOptions: {
-        strict: true,
-        skipLibCheck: false,
-        target: 'ES2022',
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        types: ['node'],
-        outDir: 'out',
-      },
-      files: ['sample.ts', 'consumer.cts'],
-    },
-    null,
-    2,
-  ),
-)
-step('tsc --strict', () => run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app }))
-
-// 7. The runtime steps, under the current Node and each major of the matrix.
-const runtimes = [{ label: `current ${process.version}`, env: process.env }]
-for (const major of matrixMajors()) {
-  const { binDir, version: v } = step(`provision Node ${major}`, () => ensureNode(major))
-  runtimes.push({ label: v, env: envWithNode(binDir), nodeDir: dirname(binDir) })
-}
-const expectedVersion = packages.find((p) => p.json.name === '@turnlog/cli').json.version
-const ran = []
-for (const rt of runtimes) {
-  const env = { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' }
-  const opts = { cwd: app, env }
-  step(`${rt.label}: import`, () => {
-    const out = run(
-      'node',
-      [
-        '--input-type=module',
-        '-e',
-        `import * as t from 'turnlog'; for (const n of ['openStore','createMessage','toWire','audit']) if (typeof t[n] !== 'function') throw new Error(n); console.log(process.version)`,
-      ],
-      opts,
-    ).trim()
-    if (rt.label.startsWith('v') && out !== rt.label) fail(`the app ran ${out}, not ${rt.label}`)
-  })
-  const sample = step(`${rt.label}: sample`, () => run('node', ['out/sample.js'], opts).trim())
-  const required = step(`${rt.label}: require() from CommonJS`, () => run('node', ['out/consumer.cjs'], opts).trim())
-  if (!required.includes('"commonjs":true')) fail(`the CommonJS consumer printed ${JSON.stringify(required)}`)
-  ran.push(`${rt.label} require(): ${required}`)
-  const v = step(`${rt.label}: npx turnlog --version`, () => run('npx', ['turnlog', '--version'], opts).trim())
-  if (v !== expectedVersion) fail(`npx turnlog --version printed ${JSON.stringify(v)}, expected ${expectedVersion}`)
-  // npm links one `turnlog` executable (the umbrella's or @turnlog/cli's, the same CLI): run the umbrella's too
-  const direct = step(`${rt.label}: turnlog/dist/bin.js --version`, () =>
-    run('node', ['node_modules/turnlog/dist/bin.js', '--version'], opts).trim(),
+  `,
   )
-  if (direct !== expectedVersion) fail(`the umbrella's executable printed ${JSON.stringify(direct)}, expected ${expectedVersion}`)
-  step(`${rt.label}: npx turnlog demo`, () => run('npx', ['turnlog', 'demo'], opts))
-  ran.push(`${rt.label} ${sample}`)
+  // A CommonJS service: `require()` of the ES modules (Node 20.19+, 22.12+, 24: no top-level await in their
+  // import graph), typed by the same declarations; it gets the very module instances `import()` gets.
+  writeFileSync(
+    join(app, 'consumer.cts'),
+    `import { createMessage, openStore, toWire } from 'turnlog'
+  import * as core from '@turnlog/core'
+  import * as postgres from '@turnlog/postgres'
+  import * as auditPackage from '@turnlog/audit'
+  import * as cli from '@turnlog/cli'
+
+  async function main(): Promise<void> {
+    // the same module instances as import(): what sample.js does through import() holds here too
+    const esm = await import('turnlog')
+    if (esm.openStore !== openStore || esm.createMessage !== core.createMessage || esm.audit !== auditPackage.audit)
+      throw new Error('require() and import() gave different module instances')
+    if (typeof postgres.withRetry !== 'function' || typeof cli.runCli !== 'function') throw new Error('missing exports')
+    const wire = toWire([createMessage({ role: 'user', content: 'from CommonJS' })])
+    if (wire[0]?.content !== 'from CommonJS') throw new Error(\`unexpected: \${JSON.stringify(wire)}\`)
+    console.log(JSON.stringify({ node: process.version, commonjs: typeof module === 'object', exports: Object.keys(esm).length }))
+  }
+  main().catch((error: unknown) => {
+    console.error(error)
+    process.exitCode = 1
+  })
+  `,
+  )
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify(
+      {
+        compilerOptions: sampleCompilerOptions,
+        files: ['sample.ts', 'consumer.cts'],
+      },
+      null,
+      2,
+    ),
+  )
+  step('tsc --strict', () => run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app }))
+
+  // 7. The runtime steps, under the current Node and each major of the matrix.
+  const runtimes = matrixRuntimes()
+  for (const rt of runtimes) {
+    const env = { ...rt.env, NODE_OPTIONS: '', npm_config_yes: 'false' }
+    const opts = { cwd: app, env }
+    step(`${rt.label}: import`, () => {
+      const out = run(
+        'node',
+        [
+          '--input-type=module',
+          '-e',
+          `import * as t from 'turnlog'; for (const n of ['openStore','createMessage','toWire','audit']) if (typeof t[n] !== 'function') throw new Error(n); console.log(process.version)`,
+        ],
+        opts,
+      ).trim()
+      if (rt.label.startsWith('v') && out !== rt.label) fail(`the app ran ${out}, not ${rt.label}`)
+    })
+    const sample = step(`${rt.label}: sample`, () => run('node', ['out/sample.js'], opts).trim())
+    const required = step(`${rt.label}: require() from CommonJS`, () => run('node', ['out/consumer.cjs'], opts).trim())
+    if (!required.includes('"commonjs":true')) fail(`the CommonJS consumer printed ${JSON.stringify(required)}`)
+    ran.push(`${rt.label} require(): ${required}`)
+    const v = step(`${rt.label}: npx turnlog --version`, () => run('npx', ['turnlog', '--version'], opts).trim())
+    if (v !== expectedVersion) fail(`npx turnlog --version printed ${JSON.stringify(v)}, expected ${expectedVersion}`)
+    // npm links one `turnlog` executable (the umbrella's or @turnlog/cli's, the same CLI): run the umbrella's too
+    const direct = step(`${rt.label}: turnlog/dist/bin.js --version`, () =>
+      run('node', ['node_modules/turnlog/dist/bin.js', '--version'], opts).trim(),
+    )
+    if (direct !== expectedVersion) fail(`the umbrella's executable printed ${JSON.stringify(direct)}, expected ${expectedVersion}`)
+    step(`${rt.label}: npx turnlog demo`, () => run('npx', ['turnlog', 'demo'], opts))
+    ran.push(`${rt.label} ${sample}`)
+  }
+  return installMs
 }
 
 // 8. Opt-in packages (the framework adapters, @turnlog/hermes): a package with a `test/packaging/` folder
@@ -350,7 +372,7 @@ function localPrebuilds(p, names, into) {
  * compiled with tsc --strict and run on each runtime whose major is in `majors` (every runtime when null),
  * the package `require()`d there too.
  */
-function tryOptIn(p, dependencies, label, majors, prebuilt) {
+function tryOptIn(p, dependencies, label, majors, prebuilt, runtimes) {
   const dir = join(root, 'packages', p.dir, 'test', 'packaging')
   const optApp = mkdtempSync(join(tmpdir(), `turnlog-app-${p.dir}-`))
   scratch.push(optApp)
@@ -389,8 +411,7 @@ function tryOptIn(p, dependencies, label, majors, prebuilt) {
   )
   writeFileSync(join(optApp, 'sample.ts'), readFileSync(join(dir, 'sample.ts'), 'utf8'))
   writeFileSync(join(optApp, 'require-check.cjs'), requireCheck)
-  const tsconfig = JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8'))
-  writeFileSync(join(optApp, 'tsconfig.json'), JSON.stringify({ ...tsconfig, files: ['sample.ts'] }, null, 2))
+  writeFileSync(join(optApp, 'tsconfig.json'), JSON.stringify({ compilerOptions: sampleCompilerOptions, files: ['sample.ts'] }, null, 2))
   step(`${label}: npm install`, () =>
     run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: optApp }),
   )
@@ -424,42 +445,137 @@ function tryOptIn(p, dependencies, label, majors, prebuilt) {
     ran.push(`${rt.label} ${label}: ${req}`)
   }
 }
-for (const p of optIn) {
+/**
+ * The opt-in lanes: `opt:<dir>` for each opt-in package, `opt:<dir>:<n>` for its n-th variant (on the Node
+ * majors it supports: a variant is left out when none of them runs).
+ */
+function optInLanes() {
+  const majorsRun = [process.version.slice(1).split('.')[0], ...matrixMajors()]
+  return optIn.flatMap((p) => {
+    const spec = JSON.parse(readFileSync(join(root, 'packages', p.dir, 'test', 'packaging', 'package.json'), 'utf8'))
+    return [
+      `opt:${p.dir}`,
+      ...(spec.variants ?? []).flatMap((v, n) =>
+        v.nodeMajors === undefined || v.nodeMajors.some((m) => majorsRun.includes(m)) ? [`opt:${p.dir}:${n}`] : [],
+      ),
+    ]
+  })
+}
+/** An opt-in lane (`opt:<dir>` or `opt:<dir>:<variant index>`). */
+function optInLane(name) {
+  const [, dir, variant] = name.split(':')
+  const p = optIn.find((q) => q.dir === dir)
+  if (p === undefined) fail(`no opt-in package ${dir}`)
   const spec = JSON.parse(readFileSync(join(root, 'packages', p.dir, 'test', 'packaging', 'package.json'), 'utf8'))
   const prebuilt = spec.prebuilt ?? []
-  tryOptIn(p, spec.dependencies, p.json.name, null, prebuilt)
+  const runtimes = matrixRuntimes()
+  if (variant === undefined) return tryOptIn(p, spec.dependencies, p.json.name, null, prebuilt, runtimes)
   // `variants`: the same sample with other versions of its dependencies (e.g. the next major of a peer),
-  // on the Node majors they support (those of the matrix: a variant is skipped when none of them runs)
-  for (const v of spec.variants ?? []) {
-    const majors = v.nodeMajors ?? null
-    if (majors !== null && !runtimes.some((rt) => majors.some((m) => rt.label.includes(`v${m}.`)))) continue
-    tryOptIn(p, { ...spec.dependencies, ...v.dependencies }, `${p.json.name} with ${v.name}`, majors, prebuilt)
-  }
+  // on the Node majors they support
+  const v = spec.variants[Number(variant)]
+  tryOptIn(p, { ...spec.dependencies, ...v.dependencies }, `${p.json.name} with ${v.name}`, v.nodeMajors ?? null, prebuilt, runtimes)
 }
 
 // 9. The docs' examples (scripts/docs-examples-test.mjs), on the current Node: every TypeScript block of the
 // README, docs/getting-started.md, integrating.md, formats.md, docs/adapters/ and the packages' READMEs
 // compiled with tsc --strict in a third scratch app that installs what the docs' `npm install` lines name;
 // the complete programs that need no API key or server run on embedded PGlite.
-const docs = testDocExamples({
-  root,
-  tarballs,
-  publicNames: packages.map((p) => p.json.name),
-  version: workspaceVersion(root),
-  step,
-  run,
-  fail,
-  scratch,
+/** The docs lane. Returns the report's lines. */
+function docsLane() {
+  return testDocExamples({
+    root,
+    tarballs,
+    publicNames: packages.map((p) => p.json.name),
+    version: workspaceVersion(root),
+    step,
+    run,
+    fail,
+    scratch,
+  })
+}
+
+// 10. A lane's child process runs its lane and hands its results to the parent on its last line; the
+// parent checks the tarballs, runs the lanes (TURNLOG_PACKAGING_LANES at a time, the longest first) and
+// reports.
+const RESULT = '@@packaging-lane '
+if (lane !== undefined) {
+  const result = { ran, docs: [], installMs: undefined }
+  if (lane === 'default') result.installMs = defaultLane()
+  else if (lane === 'docs') result.docs = docsLane()
+  else if (lane.startsWith('opt:')) optInLane(lane)
+  else fail(`no lane ${lane}`)
+  console.log(`${RESULT}${JSON.stringify({ ...result, timings })}`)
+  cleanUp()
+  process.exit(0)
+}
+const sizes = step('check the tarballs', () => checkTarballs())
+// provisioned once here: the lanes find them installed
+for (const major of matrixMajors()) step(`provision Node ${major}`, () => ensureNode(major))
+// the longest first (measured: docs ≈ 85 s, default ≈ 80 s, an opt-in package 35 to 60 s, a variant less)
+const lanes = ['docs', 'default', ...optInLanes().sort((a, b) => a.split(':').length - b.split(':').length)]
+const width = Math.max(1, Number(process.env.TURNLOG_PACKAGING_LANES ?? 3))
+const results = new Map()
+const children = new Set()
+let failed
+const queue = [...lanes]
+/** Runs lanes from the queue one after another until it is empty or one failed. */
+async function worker() {
+  while (queue.length > 0 && failed === undefined) {
+    const name = queue.shift()
+    const t0 = Date.now()
+    const r = await new Promise((resolve) => {
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], {
+        env: { ...process.env, TURNLOG_PACKAGING_LANE: name, TURNLOG_PACKAGING_PACK_DIR: packDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // its own process group: a failure elsewhere stops it and what it started
+      })
+      children.add(child)
+      const out = []
+      child.stdout.on('data', (c) => out.push(c))
+      child.stderr.on('data', (c) => out.push(c))
+      child.on('close', (code, signal) => {
+        children.delete(child)
+        resolve({ name, code, signal, text: Buffer.concat(out).toString('utf8'), ms: Date.now() - t0 })
+      })
+    })
+    results.set(name, r)
+    if (r.code !== 0 && failed === undefined) {
+      failed = r
+      for (const c of children) {
+        try {
+          process.kill(-c.pid, 'SIGTERM')
+        } catch {
+          // already gone
+        }
+      }
+    }
+  }
+}
+await Promise.all(Array.from({ length: width }, () => worker()))
+if (failed !== undefined) {
+  process.stderr.write(failed.text)
+  fail(`lane ${failed.name} exited ${failed.code ?? failed.signal} after ${(failed.ms / 1000).toFixed(1)} s`)
+}
+const laneResults = lanes.map((name) => {
+  const r = results.get(name)
+  const line = r.text.split('\n').find((l) => l.startsWith(RESULT))
+  if (line === undefined) fail(`lane ${name} printed no result:\n${r.text}`)
+  return { name, ms: r.ms, ...JSON.parse(line.slice(RESULT.length)) }
 })
 
-// 10. Report.
+// 11. Report.
+
 const kb = (n) => `${(n / 1024).toFixed(1)} kB`
 console.log('packaging test: tarballs (packed / unpacked / files):')
 for (const s of sizes)
   console.log(`  ${s.name.padEnd(18)} ${kb(s.packed).padStart(9)} ${kb(s.unpacked).padStart(10)} ${String(s.files).padStart(4)}`)
-console.log(`packaging test: npm install of the default set into ${app}: ${(installMs / 1000).toFixed(1)} s`)
-for (const r of ran) console.log(`packaging test: ran on ${r}`)
-for (const d of docs) console.log(`packaging test: ${d}`)
-console.log(`packaging test: steps: ${timings.map(([n, ms]) => `${n} ${(ms / 1000).toFixed(1)} s`).join('; ')}`)
+const installMs = laneResults.find((r) => r.name === 'default').installMs
+console.log(`packaging test: npm install of the default set: ${(installMs / 1000).toFixed(1)} s`)
+for (const r of laneResults.flatMap((l) => l.ran)) console.log(`packaging test: ran on ${r}`)
+for (const d of laneResults.flatMap((l) => l.docs)) console.log(`packaging test: ${d}`)
+const secs = (ms) => `${(ms / 1000).toFixed(1)} s`
+console.log(`packaging test: steps: ${timings.map(([n, ms]) => `${n} ${secs(ms)}`).join('; ')}`)
+console.log(`packaging test: lanes (${width} at a time):`)
+for (const l of laneResults) console.log(`  ${l.name} ${secs(l.ms)}: ${l.timings.map(([n, ms]) => `${n} ${secs(ms)}`).join('; ')}`)
 console.log(`packaging test: PASS in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 cleanUp()

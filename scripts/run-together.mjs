@@ -3,8 +3,10 @@
 // each with its output held and printed whole when it ends (no interleaved lines), and exits non-zero when
 // any failed. The test command ends with the packaging test and the Node-matrix test this way: they are
 // independent (one packs and installs into scratch apps, the other runs the contract suites under other
-// Node majors), and side by side they take little more than the longer one. The Node runtimes of the
-// matrix are provisioned first, once, so two scripts never install the same one at the same time.
+// Node majors), and side by side they take little more than the longer one. The static checks run the same
+// way before jest (the build, typecheck, lint, format:check and depcheck: each one process on one core,
+// none reads what the build writes). The Node runtimes of the matrix are provisioned first, once, so two
+// scripts never install the same one at the same time.
 import { spawn } from 'node:child_process'
 import { ensureNode, matrixMajors } from './node-runtime.mjs'
 
