@@ -13,6 +13,7 @@ export {
   type PoolConfigInput,
   type KyselyConfig,
   type EmbeddedConfig,
+  type PGliteConfig,
 } from './open-store.js'
 export type { DataDirLockHolder } from './data-dir-lock.js'
 export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type GroupCommitSettings } from './postgres-store.js'

@@ -57,6 +57,7 @@ const schemas = {
       .optional(),
     onLockTakenOver: z.custom<unknown>((v) => typeof v === 'function', { message: 'must be a function' }).optional(),
   }),
+  pglite: z.looseObject({ ...common, pglite: withMethods('a PGlite instance', 'query', 'exec', 'transaction', 'close') }),
   kysely: z.looseObject({ ...common, kysely: withMethods('a Kysely instance', 'executeQuery', 'transaction', 'destroy') }),
   connectionString: z.looseObject({
     ...common,
@@ -96,13 +97,13 @@ const StoreInitSchema = z.looseObject({
 
 /**
  * Validates `openStore`'s config before anything connects: exactly one way to reach the database
- * (`embedded: true`, `kysely`, `connectionString`, or a `pool` instance, looked for in that order),
+ * (`embedded: true`, `pglite`, `kysely`, `connectionString`, or a `pool` instance, looked for in that order),
  * and every option it accepts with its documented type: `maxMessageBytes` and `knownSessions` positive
  * integers, `maxBatchBytes` an integer from 1 to 256 MiB, `groupCommit` a boolean or
  * `{ maxBatches?, maxInFlight? }` of positive integers, `migrate` and `directConnection` booleans, `telemetry` false or `{ tracer?, meter? }` (an OpenTelemetry
  * Tracer and Meter), `dataDir` and `connectionString` non-empty strings without NUL,
  * `pool` settings a plain object (with `connectionString`) or a `pg.Pool` (alone), `kysely` a Kysely
- * instance. Throws `INVALID_INPUT` with `details.field` naming the field at fault. Returns a shallow
+ * instance, `pglite` a PGlite instance. Throws `INVALID_INPUT` with `details.field` naming the field at fault. Returns a shallow
  * copy (the config's fields are read once; other fields are kept as given).
  */
 export function parseOpenStoreConfig<T>(config: T): T {
@@ -110,11 +111,15 @@ export function parseOpenStoreConfig<T>(config: T): T {
     throw new TurnlogError('INVALID_INPUT', 'openStore needs a config object', { details: { field: 'config' } })
   }
   const has = (key: string): boolean => guardInput('config', () => key in config)
-  const kind = (['embedded', 'kysely', 'connectionString', 'pool'] as const).find((k) => has(k))
+  const kind = (['embedded', 'pglite', 'kysely', 'connectionString', 'pool'] as const).find((k) => has(k))
   if (kind === undefined) {
-    throw new TurnlogError('INVALID_INPUT', 'openStore needs one of { connectionString }, { pool }, { kysely } or { embedded: true }', {
-      details: { field: 'config' },
-    })
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      'openStore needs one of { connectionString }, { pool }, { kysely }, { embedded: true } or { pglite }',
+      {
+        details: { field: 'config' },
+      },
+    )
   }
   // one way only: a second one would be silently ignored (an in-memory store opened where a server was meant)
   const given = (key: string): boolean => has(key) && guardInput('config', () => (config as Record<string, unknown>)[key]) !== undefined
@@ -130,8 +135,9 @@ export function parseOpenStoreConfig<T>(config: T): T {
 }
 
 /** The options that name another way to reach the database than each one (a `pool` of settings goes with `connectionString`). */
-const CONFLICTING: Readonly<Record<'embedded' | 'kysely' | 'connectionString' | 'pool', readonly string[]>> = {
-  embedded: ['kysely', 'connectionString', 'pool'],
+const CONFLICTING: Readonly<Record<'embedded' | 'pglite' | 'kysely' | 'connectionString' | 'pool', readonly string[]>> = {
+  embedded: ['pglite', 'kysely', 'connectionString', 'pool'],
+  pglite: ['kysely', 'connectionString', 'pool'],
   kysely: ['connectionString', 'pool'],
   connectionString: [],
   pool: [],

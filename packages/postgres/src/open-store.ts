@@ -1,6 +1,7 @@
 import { TurnlogError } from '@turnlog/core'
 import { Kysely, PostgresDialect } from 'kysely'
 import type { Pool, PoolConfig } from 'pg'
+import type { PGlite } from '@electric-sql/pglite'
 import { callbackQueryPool } from './callback-query-pool.js'
 import { checkDataDir, ensureDataDir, pgliteStartFailed } from './check-data-dir.js'
 import { acquireDataDirLock, type DataDirLockHolder } from './data-dir-lock.js'
@@ -67,10 +68,28 @@ export interface EmbeddedConfig extends OpenStoreCommonConfig {
 }
 
 /**
+ * Use the caller's PGlite instance (an embedded store on a database the caller opened: with its own
+ * extensions, file system or data, or loaded from a dump with `loadDataDir`); `close()` leaves it open.
+ * The caller owns what `{ embedded: true, dataDir }` would guard: two processes must not open one
+ * directory (no `turnlog.lock` is taken).
+ * @example
+ * ```ts
+ * const pglite = await PGlite.create()
+ * const store = await openStore({ pglite })
+ * // …
+ * await store.close()
+ * await pglite.close()
+ * ```
+ */
+export interface PGliteConfig extends OpenStoreCommonConfig {
+  readonly pglite: PGlite
+}
+
+/**
  * What {@link openStore} accepts: exactly one way to reach the database.
  * @typeParam DB - the database type of a caller's Kysely instance (`{ kysely }`).
  */
-export type OpenStoreConfig<DB = unknown> = ConnectionStringConfig | PoolConfigInput | KyselyConfig<DB> | EmbeddedConfig
+export type OpenStoreConfig<DB = unknown> = ConnectionStringConfig | PoolConfigInput | KyselyConfig<DB> | EmbeddedConfig | PGliteConfig
 
 async function connect(
   config: OpenStoreConfig,
@@ -103,6 +122,12 @@ async function connect(
       lock.release()
       throw error
     }
+  }
+  if ('pglite' in config) {
+    // the caller's instance: ready before the first statement (`new PGlite()` returns before it is)
+    await config.pglite.waitReady
+    const db = new Kysely<unknown>({ dialect: new PGliteDialect({ pglite: config.pglite, closeOnDestroy: false }) })
+    return { db, flavor: 'pglite', close: () => db.destroy() }
   }
   if ('kysely' in config) return { db: config.kysely, flavor: 'postgres', close: async () => {} }
   if ('connectionString' in config) {
@@ -137,7 +162,10 @@ async function connect(
     })
     return { db, flavor: 'postgres', close: async () => {} }
   }
-  throw new TurnlogError('INVALID_INPUT', 'openStore needs one of { connectionString }, { pool }, { kysely } or { embedded: true }')
+  throw new TurnlogError(
+    'INVALID_INPUT',
+    'openStore needs one of { connectionString }, { pool }, { kysely }, { embedded: true } or { pglite }',
+  )
 }
 
 /**
@@ -222,7 +250,7 @@ async function migrateWithRetry(db: Kysely<unknown>): Promise<void> {
 
 /** Where a subscription consumer gets its own session: new clients from the same settings, or the caller's pool. */
 function subscriptionConnection(config: OpenStoreConfig): { dedicatedConnection?: DedicatedConnectionFactory } {
-  if ('embedded' in config || 'kysely' in config) return {}
+  if ('embedded' in config || 'pglite' in config || 'kysely' in config) return {}
   if ('connectionString' in config)
     return { dedicatedConnection: dedicatedConnectionFromConfig({ ...config.pool, connectionString: config.connectionString }) }
   return { dedicatedConnection: dedicatedConnectionFromPool(config.pool) }

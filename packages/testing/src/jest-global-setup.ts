@@ -3,13 +3,23 @@
  * through `TURNLOG_TEST_ADMIN_URL` (workers are forked after this runs and inherit `process.env`).
  * @packageDocumentation
  */
+import { mkdtempSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type * as ServerModule from './resolve-test-server.js'
 
 /** Where the teardown finds the server to stop; Jest shares `globalThis` between setup and teardown. */
 const SERVER_KEY = Symbol.for('turnlog.testing.server')
 
-/** Resolves the server (see `resolveTestServer`) and exports `TURNLOG_TEST_ADMIN_URL`. */
+/** Where the teardown finds the PGlite template directory to remove. */
+const TEMPLATE_KEY = Symbol.for('turnlog.testing.pgliteTemplateDir')
+
+/**
+ * Resolves the server (see `resolveTestServer`) and exports `TURNLOG_TEST_ADMIN_URL`; makes the run's
+ * directory for the migrated PGlite template (see `openTestStore`) and exports
+ * `TURNLOG_TEST_PGLITE_TEMPLATE_DIR`.
+ */
 export default async function setup(): Promise<void> {
   // Jest loads this file with plain Node plus a ts-jest require hook, not through its module map, so a
   // `./resolve-test-server.js` import would not find the `.ts` source: require the source itself.
@@ -18,6 +28,9 @@ export default async function setup(): Promise<void> {
   const server = await resolveTestServer()
   Object.assign(globalThis, { [SERVER_KEY]: server })
   process.env[TEST_ADMIN_URL_ENV] = server.adminUrl
+  const templateDir = mkdtempSync(join(tmpdir(), 'turnlog-test-pglite-'))
+  Object.assign(globalThis, { [TEMPLATE_KEY]: templateDir })
+  process.env['TURNLOG_TEST_PGLITE_TEMPLATE_DIR'] = templateDir
   const elapsed = ((Date.now() - started) / 1000).toFixed(1)
   console.log(`\n[turnlog] test server: ${server.source} ${redact(server.adminUrl)} (resolved in ${elapsed} s)`)
 }
