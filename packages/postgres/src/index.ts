@@ -14,6 +14,7 @@ export {
   type KyselyConfig,
   type EmbeddedConfig,
   type PGliteConfig,
+  type PGliteInstance,
 } from './open-store.js'
 export type { DataDirLockHolder } from './data-dir-lock.js'
 export { PostgresStore, type PostgresStoreInit, type PostgresStoreSettings, type GroupCommitSettings } from './postgres-store.js'

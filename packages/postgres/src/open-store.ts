@@ -82,7 +82,24 @@ export interface EmbeddedConfig extends OpenStoreCommonConfig {
  * ```
  */
 export interface PGliteConfig extends OpenStoreCommonConfig {
-  readonly pglite: PGlite
+  readonly pglite: PGliteInstance
+}
+
+/**
+ * What {@link PGliteConfig} takes: a PGlite instance (`@electric-sql/pglite` 0.5), by some of the
+ * methods turnlog calls (`transaction` too, checked when the store opens). Declared by shape rather than as PGlite's class, whose declarations need the
+ * Emscripten types: an application compiling with `skipLibCheck: false` and without
+ * `@types/emscripten` compiles turnlog's.
+ */
+export interface PGliteInstance {
+  /** Resolves once the database is ready (`PGlite.create()` returns it ready; `new PGlite()` does not). */
+  readonly waitReady: Promise<void>
+  /** Runs one statement with parameters. */
+  query(query: string, params?: unknown[]): Promise<unknown>
+  /** Runs statements without parameters. */
+  exec(query: string): Promise<unknown>
+  /** Closes the database (never called by the store). */
+  close(): Promise<void>
 }
 
 /**
@@ -126,7 +143,8 @@ async function connect(
   if ('pglite' in config) {
     // the caller's instance: ready before the first statement (`new PGlite()` returns before it is)
     await config.pglite.waitReady
-    const db = new Kysely<unknown>({ dialect: new PGliteDialect({ pglite: config.pglite, closeOnDestroy: false }) })
+    // the caller's instance is a PGlite (checked by shape by parseOpenStoreConfig)
+    const db = new Kysely<unknown>({ dialect: new PGliteDialect({ pglite: config.pglite as unknown as PGlite, closeOnDestroy: false }) })
     return { db, flavor: 'pglite', close: () => db.destroy() }
   }
   if ('kysely' in config) return { db: config.kysely, flavor: 'postgres', close: async () => {} }
