@@ -89,3 +89,80 @@ describe.each(STORE_KINDS)('close() with calls in flight (%s)', (kind) => {
     }
   })
 })
+
+/** `p`, or a rejection after `ms`: a call that waits for itself fails the test instead of hanging it. */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${String(ms)} ms`)), ms)
+  })
+  try {
+    return await Promise.race([p, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+describe.each(STORE_KINDS)('close() from inside a call it waits for (%s)', (kind) => {
+  it('refuses with INVALID_INPUT inside atomically() and a subscription handler (it waited for itself forever); the store stays open, and closes after', async () => {
+    // given a store, and a second one (closing another store from inside is allowed)
+    const { options, drop } = await place(kind)
+    const store = await openStore(options)
+    const other = await openStore(kind === 'pglite' ? { embedded: true } : options)
+    try {
+      const session = await store.createSession()
+      // when atomically()'s work closes its own store
+      const inAtomically = await within(
+        store
+          .atomically(async (tx) => {
+            await tx.append(session, [createMessage({ role: 'user', content: 'kept' })])
+            await store.close()
+          })
+          .then(
+            () => undefined,
+            (error: unknown) => error,
+          ),
+        10_000,
+        'atomically() closing its store',
+      )
+      // then close() refused, the transaction rolled back with that error, and the store is still open
+      expect(isTurnlogError(inAtomically, 'INVALID_INPUT')).toBe(true)
+      expect(inAtomically).toMatchObject({ details: { field: 'close' } })
+      expect((await store.load(session)).messages).toHaveLength(0)
+      // and closing another store from inside is fine
+      await within(
+        store.atomically(async () => other.close()),
+        10_000,
+        'atomically() closing another store',
+      )
+
+      // when a subscription handler closes the store it is subscribed on
+      await store.append(session, [createMessage({ role: 'user', content: 'delivered' })])
+      const seen: unknown[] = []
+      const sub = store.subscribe(
+        { name: 'closes-its-store' },
+        async () => {
+          try {
+            await store.close()
+            seen.push('closed')
+          } catch (error) {
+            seen.push(isTurnlogError(error) ? error.code : error)
+          }
+        },
+        { pollIntervalMs: 20 },
+      )
+      await within(sub.catchUp(), 10_000, 'a handler closing its store')
+      await sub.stop()
+      // then it was refused the same way, and the store still serves calls
+      expect(seen).toEqual(['INVALID_INPUT'])
+      await store.append(session, [createMessage({ role: 'assistant', content: 'still open' })])
+      // and outside any call, close() closes
+      await within(store.close(), 10_000, 'close() outside')
+      await expect(store.load(session)).rejects.toMatchObject({ code: 'STORE_CLOSED' })
+    } finally {
+      await store.close().catch(() => {})
+      await other.close().catch(() => {})
+      await drop()
+    }
+  })
+})

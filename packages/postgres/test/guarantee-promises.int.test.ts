@@ -457,11 +457,34 @@ describe.each(['postgres', 'pglite'] as const)('a compaction whose summary id is
       expect(error.code).toBe('MESSAGE_CONFLICT')
       expect(error.details).toMatchObject({ messageId: taken.id })
       expect(error.message).toContain(taken.id)
+      // held in this session: a content_mismatch with both hashes, as for any other
+      if (where === 'in this session')
+        expect(error.details).toMatchObject({
+          reason: 'content_mismatch',
+          storedHash: contentHash(taken),
+          incomingHash: contentHash(summary),
+        })
+      else expect(error.details).toMatchObject({ reason: 'foreign_session', otherSessionId: owner })
       await store.getSession(sid)
       expect(await everything(store)).toBe(before)
       expect(await store.conflicts(sid)).toEqual([])
     },
   )
+})
+
+describe.each(['postgres', 'pglite'] as const)('a compaction whose summary is stored as a message of this session (%s)', (flavor) => {
+  it('is MESSAGE_CONFLICT with equal hashes and says the message is stored, but not as the summary', async () => {
+    // given a message appended to the session, then named as a compaction's summary with that content
+    const store = stores[flavor]!
+    const sid = await store.createSession()
+    const [q, note] = [user('q'), createMessage({ role: 'system', content: 'a note' })]
+    await store.append(sid, [q, note])
+    // when
+    const error = await turnlogRejection(store.compact(sid, { covered: [q.id], summary: note }))
+    // then the label says what happened: the same content, stored as a message (not a changed content)
+    expect(error.details).toMatchObject({ reason: 'content_mismatch', storedHash: contentHash(note), incomingHash: contentHash(note) })
+    expect(error.message).toContain('not as this compaction')
+  })
 })
 
 describe.each(['postgres', 'pglite'] as const)('a replay of what is in effect succeeds whatever the version (Ordering, %s)', (flavor) => {

@@ -103,24 +103,32 @@ export class CompactOperations {
     }
     // then the version, before anything else about the session's state
     checkVersion(p.expected, version)
-    const others = await sql<{ message_id: string; session_id: string }>`
-      select distinct message_id::text, session_id::text from turnlog.events
+    const others = await sql<{ message_id: string; session_id: string; content_hash: string }>`
+      select distinct message_id::text, session_id::text, encode(content_hash, 'hex') as content_hash from turnlog.events
        where message_id = any (array(select value::uuid from json_array_elements_text(${JSON.stringify(summary.map((m) => m.id))}::json)))
          and content_hash is not null`.execute(db)
     if (others.rows.length > 0) {
-      const first = summary.map((m) => others.rows.filter((r) => r.message_id === m.id)).find((rows) => rows.length > 0) ?? []
+      const at = summary.findIndex((m) => others.rows.some((r) => r.message_id === m.id))
+      const first = others.rows.filter((r) => r.message_id === summary[at]?.id)
       const mine = first.find((r) => r.session_id === id)
       const foreign = first.find((r) => r.session_id !== id)
       const messageId = first[0]?.message_id ?? null
+      // a summary id this session already holds: the stored content's hash beside the summary's, as for
+      // any content_mismatch; with equal hashes the message is stored, but not as this compaction's summary
+      const incomingHash = summaryHashes[at] ?? null
+      const same = mine !== undefined && mine.content_hash === incomingHash
       throw new TurnlogError(
         'MESSAGE_CONFLICT',
-        `summary message ${messageId ?? ''} is already stored${mine ? '' : ` in session ${foreign?.session_id ?? '?'}`}; nothing was written`,
+        mine
+          ? `summary message ${messageId ?? ''} is already stored in this session${same ? ' (the same content, as a message, not as this compaction’s summary)' : ' with other content'}; nothing was written`
+          : `summary message ${messageId ?? ''} is already stored in session ${foreign?.session_id ?? '?'}; nothing was written`,
         {
           details: {
             sessionId: id,
             messageId,
             reason: mine ? 'content_mismatch' : 'foreign_session',
             otherSessionId: mine ? null : (foreign?.session_id ?? null),
+            ...(mine ? { storedHash: mine.content_hash, incomingHash } : {}),
           },
         },
       )

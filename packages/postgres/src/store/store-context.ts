@@ -1,6 +1,7 @@
 import { TurnlogError, type SessionId, type StoredEvent } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 import { CompiledQuery, sql, type Kysely, type Transaction } from 'kysely'
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Pool, QueryResultRow } from 'pg'
 import { checkMaxBatchBytes } from '../batch-limits.js'
 import { KnownMessages, type LoadedPair } from '../known-messages.js'
@@ -135,6 +136,14 @@ export class StoreContext {
    */
   async close(): Promise<void> {
     if (this.#closed) return
+    // from inside a call close() would wait for (the caller's atomically(), an import, a subscription
+    // handler): it would wait for itself, and that call for it, forever
+    if (this.#running.callerInside)
+      throw new TurnlogError(
+        'INVALID_INPUT',
+        "close() was called inside this store's atomically(), import or subscription handler, which close() waits for: close the store after that call returns",
+        { details: { field: 'close' } },
+      )
     this.#closed = true
     for (const fn of this.#closers) await fn()
     await this.#running.settled()
@@ -161,7 +170,7 @@ export class StoreContext {
    */
   async track<T>(work: () => Promise<T>): Promise<T> {
     this.assertOpen()
-    return this.#running.track(work())
+    return this.#running.track(this.#running.inside(work))
   }
 
   /** `work`'s result, its database error mapped; `close` waits for it while it runs. */
@@ -254,7 +263,13 @@ export class StoreContext {
 
   /** The store's own database for a subscription; the bound variant refuses (`INVALID_INPUT`). */
   subscriptionHost(): SubscriptionHost {
-    return { db: this.db, flavor: this.flavor, dedicatedConnection: this.#init.dedicatedConnection }
+    return {
+      db: this.db,
+      flavor: this.flavor,
+      dedicatedConnection: this.#init.dedicatedConnection,
+      // close() waits for the subscription, so a handler is inside the store's calls too
+      inside: (fn) => this.#running.inside(fn),
+    }
   }
 
   /** The pool named prepared statements run on: the one a `directConnection` store opened, else none. */
@@ -409,8 +424,23 @@ class BoundStoreContext extends StoreContext {
 }
 
 /** Promises in flight, which {@link RunningCalls.settled} waits for (those that start meanwhile too). */
+/** The {@link RunningCalls} whose work the current code runs inside (through `inside`). */
+const insideOf = new AsyncLocalStorage<ReadonlySet<RunningCalls>>()
+
 class RunningCalls {
   readonly #calls = new Set<Promise<unknown>>()
+
+  /** `work()`, run marked as inside this store's calls (see {@link callerInside}). */
+  inside<T>(work: () => Promise<T>): Promise<T> {
+    const marks = new Set(insideOf.getStore())
+    marks.add(this)
+    return insideOf.run(marks, work)
+  }
+
+  /** True when the current code runs inside work given to {@link inside}. */
+  get callerInside(): boolean {
+    return insideOf.getStore()?.has(this) === true
+  }
 
   /** `work` itself, counted until it settles. */
   async track<T>(work: Promise<T>): Promise<T> {

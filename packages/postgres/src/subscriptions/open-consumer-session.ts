@@ -14,6 +14,8 @@ export interface SubscriptionHost {
   readonly flavor: 'postgres' | 'pglite'
   /** Opens the consumer's own Postgres session (lock, LISTEN); required on Postgres. */
   readonly dedicatedConnection: DedicatedConnectionFactory | undefined
+  /** Runs a handler call marked as inside the store's calls: the store's `close()` from it refuses (it would wait for itself). */
+  readonly inside?: <T>(fn: () => Promise<T>) => Promise<T>
 }
 
 /** A consumer's place to run statements, with its lock. */

@@ -374,7 +374,9 @@ export class Subscription {
       if (this.#stopping && i > pos) break
       const event = events[i] as SubscribedEvent
       try {
-        await this.#handler(event, { subscription: this.name, attempt: this.#countCall(event), transaction })
+        const context = { subscription: this.name, attempt: this.#countCall(event), transaction }
+        if (this.#host.inside === undefined) await this.#handler(event, context)
+        else await this.#host.inside(async () => this.#handler(event, context))
       } catch (error) {
         return { next: i, failure: { error } }
       }
