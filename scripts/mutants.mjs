@@ -659,4 +659,14 @@ export const MUTANTS = [
     replace: '     order by',
     tests: [`${PG_TEST}/subscription-commit-order.int.test.ts`],
   },
+  // close()
+  {
+    id: 'close-waits-for-its-caller',
+    invariant: 'close(): from inside a call it waits for (atomically, a subscription handler) it refuses instead of waiting for itself',
+    file: `${PG}/store/store-context.ts`,
+    search: '    if (this.#running.callerInside)\n',
+    replace: '    if (false as boolean)\n',
+    tests: [`${PG_TEST}/close-in-flight.int.test.ts`],
+    name: 'from inside a call it waits for',
+  },
 ]
