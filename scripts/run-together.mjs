@@ -8,6 +8,9 @@
 // none reads what the build writes). The Node runtimes of the matrix are provisioned first, once, so two
 // scripts never install the same one at the same time.
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { delimiter, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { ensureNode, matrixMajors } from './node-runtime.mjs'
 
 const scripts = process.argv.slice(2)
@@ -15,9 +18,19 @@ if (scripts.length === 0) {
   console.error('usage: node scripts/run-together.mjs <script> [<script> …]')
   process.exit(2)
 }
-const execPath = process.env.npm_execpath ?? ''
-// pnpm running this script (the test command), else the pinned pnpm through npx
-const pnpm = /pnpm/.test(execPath) && /\.[cm]?js$/.test(execPath) ? [process.execPath, [execPath]] : ['npx', ['-y', 'pnpm@12.4.2']]
+// Each script's command line from package.json, run by `sh` with the workspace's node_modules/.bin first
+// on PATH (what `pnpm run` does), not through `pnpm run`: several pnpm processes at once in the workspace
+// write temporary files into its root (`_tmp_<pid>_…`), which a concurrent `prettier --check .` found
+// and then could not read (ENOENT: the check failed).
+const root = fileURLToPath(new URL('..', import.meta.url))
+const { scripts: defined } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+for (const name of scripts) {
+  if (typeof defined[name] !== 'string') {
+    console.error(`run-together: FAIL: package.json has no script ${name}`)
+    process.exit(2)
+  }
+}
+const env = { ...process.env, PATH: `${join(root, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}` }
 const started = Date.now()
 for (const major of matrixMajors()) {
   try {
@@ -33,7 +46,8 @@ const results = await Promise.all(
       new Promise((resolve) => {
         const t0 = Date.now()
         const chunks = []
-        const child = spawn(pnpm[0], [...pnpm[1], 'run', name], { stdio: ['ignore', 'pipe', 'pipe'] })
+        const child = spawn('sh', ['-c', defined[name]], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+        chunks.push(Buffer.from(`$ ${defined[name]}\n`))
         child.stdout.on('data', (c) => chunks.push(c))
         child.stderr.on('data', (c) => chunks.push(c))
         child.on('close', (code, signal) => {
