@@ -82,7 +82,10 @@ const SHA256_HEX = /^[0-9a-f]{64}$/
  * the structural projection ({@link applyEvent}, the written spec the store's SQL projection is
  * tested against); the fold adds what needs payloads on top: each message's content versions as
  * `Message` values (redacted ones show the placeholder), the version and the fork origin. The store's
- * inline projection, `rebuild`, and `load({ at })` all agree with it.
+ * inline projection, `rebuild`, and `load({ at })` all agree with it. It changes no event, with one
+ * exception: the messages share the events' payload (and `meta`) objects, not copies, and a message's
+ * payload is deep-frozen, so those objects of the events given are frozen in place (as the store's
+ * own events are); pass copies of events whose payloads you mean to change afterwards.
  * @example
  * ```ts
  * const events = []

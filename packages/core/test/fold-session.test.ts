@@ -47,6 +47,22 @@ describe('foldSession', () => {
     expect(contentHash(liveMessages(state)[0] as Message)).toBe(contentHash(a))
   })
 
+  it('changes no event but freezes the payloads it gives to the messages (they are shared, as documented)', () => {
+    // given hand-made events (their payloads fresh, unfrozen objects) and a deep copy of them
+    const log = new EventLog(newSessionId()).append(user('q')).append(assistant('a'))
+    const before = JSON.parse(JSON.stringify(log.events)) as unknown
+    expect(log.events.some((e) => e.payload !== null && Object.isFrozen(e.payload))).toBe(false)
+
+    // when
+    const state = foldSession(log.events)
+
+    // then every event reads as before, and each message's payload is the event's own object, frozen
+    expect(JSON.parse(JSON.stringify(log.events))).toEqual(before)
+    expect(liveMessages(state).map((m) => m.payload)).toEqual(log.events.map((e) => e.payload))
+    liveMessages(state).forEach((m, i) => expect(m.payload).toBe(log.events[i]?.payload))
+    expect(log.events.every((e) => Object.isFrozen(e.payload))).toBe(true)
+  })
+
   it('orders by seq, not by createdAt (clocks regress)', () => {
     // given: the second message was stamped earlier than the first
     const first = createMessage({ role: 'user', content: 'first' }, { createdAt: '2026-01-01T12:00:00Z' })
