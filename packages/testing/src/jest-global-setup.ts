@@ -18,7 +18,7 @@ const TEMPLATE_KEY = Symbol.for('turnlog.testing.pgliteTemplateDir')
 /**
  * Resolves the server (see `resolveTestServer`) and exports `TURNLOG_TEST_ADMIN_URL`; makes the run's
  * directory for the migrated PGlite template (see `openTestStore`) and exports
- * `TURNLOG_TEST_PGLITE_TEMPLATE_DIR`.
+ * `TURNLOG_TEST_PGLITE_TEMPLATE_DIR` (not with `TURNLOG_TEST_PGLITE_TEMPLATE=off`).
  */
 export default async function setup(): Promise<void> {
   // Jest loads this file with plain Node plus a ts-jest require hook, not through its module map, so a
@@ -28,9 +28,12 @@ export default async function setup(): Promise<void> {
   const server = await resolveTestServer()
   Object.assign(globalThis, { [SERVER_KEY]: server })
   process.env[TEST_ADMIN_URL_ENV] = server.adminUrl
-  const templateDir = mkdtempSync(join(tmpdir(), 'turnlog-test-pglite-'))
-  Object.assign(globalThis, { [TEMPLATE_KEY]: templateDir })
-  process.env['TURNLOG_TEST_PGLITE_TEMPLATE_DIR'] = templateDir
+  // TURNLOG_TEST_PGLITE_TEMPLATE=off: every PGlite store opens as `openStore({ embedded: true })` does
+  if (process.env['TURNLOG_TEST_PGLITE_TEMPLATE'] !== 'off') {
+    const templateDir = mkdtempSync(join(tmpdir(), 'turnlog-test-pglite-'))
+    Object.assign(globalThis, { [TEMPLATE_KEY]: templateDir })
+    process.env['TURNLOG_TEST_PGLITE_TEMPLATE_DIR'] = templateDir
+  } else delete process.env['TURNLOG_TEST_PGLITE_TEMPLATE_DIR']
   const elapsed = ((Date.now() - started) / 1000).toFixed(1)
   console.log(`\n[turnlog] test server: ${server.source} ${redact(server.adminUrl)} (resolved in ${elapsed} s)`)
 }
