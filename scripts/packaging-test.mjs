@@ -40,6 +40,8 @@ function cleanUp() {
   if (process.env.TURNLOG_KEEP_PACKAGING_APP !== '1') for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
 }
 const lane = process.env.TURNLOG_PACKAGING_LANE // set in a lane's child process
+// a lane the parent stops (another lane failed, or the test was stopped) removes its scratch app first
+if (lane !== undefined) process.once('SIGTERM', () => (cleanUp(), process.exit(143)))
 function fail(message) {
   console.error(`packaging test: FAIL${lane === undefined ? '' : ` (lane ${lane})`}: ${message}`)
   cleanUp()
@@ -518,6 +520,25 @@ const results = new Map()
 const children = new Set()
 let failed
 const queue = [...lanes]
+/** Stops the running lanes and what they started (each is a process group of its own). */
+function stopLanes() {
+  for (const c of children) {
+    try {
+      process.kill(-c.pid, 'SIGTERM')
+    } catch {
+      // already gone
+    }
+  }
+}
+// the lanes are detached (their own groups): a signal to this process (the test command's timeout,
+// Ctrl-C) must reach them too, or they would go on installing and running after the test was stopped
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    stopLanes()
+    cleanUp()
+    process.exit(signal === 'SIGINT' ? 130 : 143)
+  })
+}
 /** Runs lanes from the queue one after another until it is empty or one failed. */
 async function worker() {
   while (queue.length > 0 && failed === undefined) {
@@ -541,13 +562,7 @@ async function worker() {
     results.set(name, r)
     if (r.code !== 0 && failed === undefined) {
       failed = r
-      for (const c of children) {
-        try {
-          process.kill(-c.pid, 'SIGTERM')
-        } catch {
-          // already gone
-        }
-      }
+      stopLanes()
     }
   }
 }

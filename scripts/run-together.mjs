@@ -19,9 +19,10 @@ if (scripts.length === 0) {
   process.exit(2)
 }
 // Each script's command line from package.json, run by `sh` with the workspace's node_modules/.bin first
-// on PATH (what `pnpm run` does), not through `pnpm run`: several pnpm processes at once in the workspace
-// write temporary files into its root (`_tmp_<pid>_…`), which a concurrent `prettier --check .` found
-// and then could not read (ENOENT: the check failed).
+// on PATH (what `pnpm run` does), not through `pnpm run`: with five `pnpm run` processes at once, a
+// temporary file (`_tmp_<pid>_…`, the naming pnpm uses for its atomic writes; which process wrote it was
+// not pinned down) appeared in the workspace root and vanished, and the concurrent `prettier --check .`
+// listed it and then could not read it (ENOENT: a CI run failed). Without pnpm none runs concurrently.
 const root = fileURLToPath(new URL('..', import.meta.url))
 const { scripts: defined } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 for (const name of scripts) {

@@ -15,10 +15,11 @@ if (file.endsWith('.json')) {
   const root = new URL('..', import.meta.url).pathname
   for (const t of JSON.parse(readFileSync(file, 'utf8')).testResults)
     durations[t.name.replace(root, '')] = Math.round((t.endTime - t.startTime) / 100) / 10
-}
-for (const line of file.endsWith('.json') ? [] : readFileSync(file, 'utf8').split('\n')) {
-  const m = /^(?:PASS|FAIL) (?:unit|int|prop) (\S+)(?: \(([0-9.]+) s\))?/.exec(line)
-  if (m) durations[m[1]] = m[2] === undefined ? 2 : Math.round(Number(m[2]) * 10) / 10
+} else {
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^(?:PASS|FAIL) (?:unit|int|prop) (\S+)(?: \(([0-9.]+) s\))?/.exec(line)
+    if (m) durations[m[1]] = m[2] === undefined ? 2 : Math.round(Number(m[2]) * 10) / 10
+  }
 }
 const sorted = Object.fromEntries(Object.entries(durations).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)))
 writeFileSync(new URL('./test-durations.json', import.meta.url), `${JSON.stringify(sorted, null, 2)}\n`)

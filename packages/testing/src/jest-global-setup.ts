@@ -32,6 +32,7 @@ export default async function setup(): Promise<void> {
   if (process.env['TURNLOG_TEST_PGLITE_TEMPLATE'] !== 'off') {
     const templateDir = mkdtempSync(join(tmpdir(), 'turnlog-test-pglite-'))
     Object.assign(globalThis, { [TEMPLATE_KEY]: templateDir })
+    // PGLITE_TEMPLATE_DIR_ENV of open-test-store.ts (not importable here: it imports @jest/globals)
     process.env['TURNLOG_TEST_PGLITE_TEMPLATE_DIR'] = templateDir
   } else delete process.env['TURNLOG_TEST_PGLITE_TEMPLATE_DIR']
   const elapsed = ((Date.now() - started) / 1000).toFixed(1)

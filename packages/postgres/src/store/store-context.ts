@@ -423,10 +423,10 @@ class BoundStoreContext extends StoreContext {
   }
 }
 
-/** Promises in flight, which {@link RunningCalls.settled} waits for (those that start meanwhile too). */
 /** The {@link RunningCalls} whose work the current code runs inside (through `inside`). */
 const insideOf = new AsyncLocalStorage<ReadonlySet<RunningCalls>>()
 
+/** Promises in flight, which {@link RunningCalls.settled} waits for (those that start meanwhile too). */
 class RunningCalls {
   readonly #calls = new Set<Promise<unknown>>()
 
