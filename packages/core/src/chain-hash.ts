@@ -106,6 +106,7 @@ export function eventChainHash(prevHex: string, e: ChainedEvent): string {
 export function placeholderDigest(placeholder: unknown): string {
   const text =
     typeof placeholder === 'object' && placeholder !== null ? guardInput('placeholderDigest', () => JSON.stringify(placeholder)) : undefined
-  if (typeof text !== 'string') throw new TurnlogError('INVALID_INPUT', 'placeholderDigest needs a placeholder object')
+  if (typeof text !== 'string')
+    throw new TurnlogError('INVALID_INPUT', 'placeholderDigest needs a placeholder object', { details: { field: 'placeholder' } })
   return bytesToHex(sha256(utf8ToBytes(text)))
 }

@@ -5,7 +5,8 @@ import { TurnlogError } from './turnlog-error.js'
  * Checks the options argument of a long-running call (an import, an audit): it must be an object (a
  * default parameter does not replace `null`), and its `onProgress` absent or a function, since
  * `onProgress` is called after a session committed, where a TypeError would escape raw with the work half
- * done. Throws `INVALID_INPUT` naming `what`.
+ * done. Throws `INVALID_INPUT` naming `what` in its message, and the option at fault in `details.field`
+ * (`options`, `options.onProgress`).
  *
  * @example
  * ```ts
@@ -17,8 +18,9 @@ import { TurnlogError } from './turnlog-error.js'
 export function checkOptions(options: unknown, what: string): void {
   what = typeof what === 'string' ? what : 'options'
   if (typeof options !== 'object' || options === null || guardInput(what, () => Array.isArray(options)))
-    throw new TurnlogError('INVALID_INPUT', `${what} must be an object`)
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an object`, { details: { field: 'options' } })
   // a throwing getter or revoked Proxy is the caller's input: INVALID_INPUT, not a raw error
   const onProgress = guardInput(what, () => (options as { onProgress?: unknown }).onProgress)
-  if (onProgress !== undefined && typeof onProgress !== 'function') throw new TurnlogError('INVALID_INPUT', 'onProgress must be a function')
+  if (onProgress !== undefined && typeof onProgress !== 'function')
+    throw new TurnlogError('INVALID_INPUT', 'onProgress must be a function', { details: { field: 'options.onProgress' } })
 }

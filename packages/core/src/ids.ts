@@ -160,7 +160,7 @@ export function messageIdFromExternal(externalId: string, scope?: string | null)
 /** Derives a session id from an external session key (importers: a hermes session id). */
 export function sessionIdFromExternal(externalKey: string): SessionId {
   if (typeof externalKey !== 'string' || externalKey.length === 0) {
-    throw new TurnlogError('INVALID_INPUT', 'external session key must be a non-empty string')
+    throw new TurnlogError('INVALID_INPUT', 'external session key must be a non-empty string', { details: { field: 'externalKey' } })
   }
   return uuidv5(nameBytes(externalKey), EXTERNAL_SESSION_NAMESPACE) as SessionId
 }

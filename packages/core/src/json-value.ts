@@ -16,6 +16,9 @@ export interface JsonLimits {
 /**
  * True when no part of `value` can change any more. O(1) for values core froze itself (marked with
  * `markDeepFrozen`: {@link toFrozenJson}'s copies, payloads restored from a store); otherwise one walk.
+ * A frozen object with an accessor (getter) among its own enumerable keys is not: `Object.freeze`
+ * fixes the getter, not what it returns, so its JSON can still change (and a hash memoised for it
+ * would go stale).
  */
 export function isDeepFrozen(value: unknown): boolean {
   // without recursion: a caller's value (primeContentHash) may nest arbitrarily deep, or be cyclic
@@ -26,7 +29,12 @@ export function isDeepFrozen(value: unknown): boolean {
     if (typeof v !== 'object' || v === null || isMarkedDeepFrozen(v) || seen.has(v)) continue
     if (!Object.isFrozen(v)) return false
     seen.add(v)
-    for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key])
+    for (const key of Object.keys(v)) {
+      // the descriptor, not a read: a getter's value is not fixed by the freeze (and is not called here)
+      const d = Object.getOwnPropertyDescriptor(v, key)
+      if (d === undefined || !('value' in d)) return false
+      stack.push(d.value)
+    }
   }
   return true
 }

@@ -152,7 +152,11 @@ function normaliseCreatedAt(value: string | Date | undefined): string {
   if (value === undefined) return new Date().toISOString()
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw new TurnlogError('INVALID_MESSAGE', 'createdAt is an invalid Date')
-    return value.toISOString()
+    const text = value.toISOString()
+    // a year outside 0000-9999 is written with six digits and a sign (+010000-…), which the string
+    // form below refuses: such a message could not be copied, parsed or imported again
+    if (!ISO_RE.test(text)) throw new TurnlogError('INVALID_MESSAGE', `createdAt must be a Date in the years 0000 to 9999, got ${text}`)
+    return text
   }
   if (typeof value !== 'string' || !ISO_RE.test(value) || Number.isNaN(Date.parse(value))) {
     throw new TurnlogError(
@@ -247,23 +251,22 @@ function create(payload: unknown, options: CreateOptions): Message {
       },
     )
   }
-  if (options.id !== undefined && options.externalId !== undefined) {
-    const derived = messageIdFromExternal(options.externalId, options.scope)
-    if (parseMessageId(options.id) !== derived) {
-      throw new TurnlogError('INVALID_INPUT', 'options.id and options.externalId disagree', {
-        details: { id: options.id, externalId: options.externalId, scope: options.scope, derivedId: derived },
-      })
-    }
+  // each id option's error names the option (details.field, docs/errors.md)
+  const givenId = options.id === undefined ? undefined : naming('options.id', () => parseMessageId(options.id))
+  const derived =
+    options.externalId === undefined
+      ? undefined
+      : naming('options.externalId', () => messageIdFromExternal(options.externalId as string, options.scope))
+  if (givenId !== undefined && derived !== undefined && givenId !== derived) {
+    // two options disagree: neither alone is at fault, so no details.field
+    throw new TurnlogError('INVALID_INPUT', 'options.id and options.externalId disagree', {
+      details: { id: options.id, externalId: options.externalId, scope: options.scope, derivedId: derived },
+    })
   }
   if (options.status !== undefined && options.status !== 'partial') {
-    throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or absent`)
+    throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or absent`, { details: { field: 'options.status' } })
   }
-  const id =
-    options.externalId !== undefined
-      ? messageIdFromExternal(options.externalId, options.scope)
-      : options.id !== undefined
-        ? parseMessageId(options.id)
-        : newMessageId()
+  const id = derived ?? givenId ?? newMessageId()
   const externalScope = options.externalId !== undefined && typeof options.scope === 'string' ? options.scope : undefined
   const format = parseFormatName(options.format)
   return build(id, parsePayload(payload, format), format, normaliseCreatedAt(options.createdAt), {
@@ -273,6 +276,19 @@ function create(payload: unknown, options: CreateOptions): Message {
     status: options.status,
     meta: parseMeta(options.meta),
   })
+}
+
+/** Runs `parse` (an id parser); its `INVALID_INPUT` names `field`, the option it read (other details kept). */
+function naming<T>(field: string, parse: () => T): T {
+  try {
+    return parse()
+  } catch (error) {
+    if (!(error instanceof TurnlogError) || error.code !== 'INVALID_INPUT') throw error
+    throw new TurnlogError('INVALID_INPUT', `${field}: ${error.message}`, {
+      details: { ...error.details, field },
+      ...(error.cause === undefined ? {} : { cause: error.cause }),
+    })
+  }
 }
 
 /**

@@ -94,8 +94,9 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
   // call ids opened more than once: one opening is kept, every other one is left out of the copy
   const dropCalls = new Map<string, Set<string>>()
   const repeatingCalls = new Set<string>()
+  const resultsAt = pairing.duplicateCalls.length === 0 ? undefined : resultPlaces(keyed)
   for (const d of pairing.duplicateCalls) {
-    const kept = keptOpening(keyed, d.toolCallId, d.messageIds)
+    const kept = keptOpening(keyed, resultsAt as ReadonlyMap<string, readonly number[]>, d.toolCallId, d.messageIds)
     let keptTwice = false
     for (const id of d.messageIds) {
       if (id !== kept) {
@@ -179,20 +180,41 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
 }
 
 /**
+ * Where the results of each call id stand: the places (indexes in `messages`, ascending) of the
+ * messages that carry a result for it. Made once per repair, so finding a call's first result is not a
+ * walk over the list per call.
+ */
+function resultPlaces(messages: readonly PairingInput[]): Map<string, number[]> {
+  const places = new Map<string, number[]>()
+  messages.forEach((m, i) => {
+    for (const id of readingFormat(m.format).toolResults(m.payload)) {
+      const list = places.get(id)
+      if (list === undefined) places.set(id, [i])
+      else if (list[list.length - 1] !== i) list.push(i)
+    }
+  })
+  return places
+}
+
+/**
  * Which message keeps the opening of a call id opened several times (`openers`, in order): the
  * message that carries the call's first result when it opens the call itself (a format whose part
  * opens and answers, such as an `ai-sdk-ui` tool part with its output), else the first opener.
+ * `messages` are named by their place (`String(index)`, as `toWire`'s repair names them).
  */
-function keptOpening(messages: readonly PairingInput[], toolCallId: string, openers: readonly string[]): string {
+function keptOpening(
+  messages: readonly PairingInput[],
+  resultsAt: ReadonlyMap<string, readonly number[]>,
+  toolCallId: string,
+  openers: readonly string[],
+): string {
   const first = openers[0] as string
-  let from = messages.findIndex((m) => m.id === first)
-  for (; from >= 0 && from < messages.length; from++) {
-    const m = messages[from] as PairingInput
-    const format = readingFormat(m.format)
-    if (!format.toolResults(m.payload).includes(toolCallId)) continue
-    return openers.includes(m.id) && format.toolCalls(m.payload).includes(toolCallId) ? m.id : first
-  }
-  return first
+  const from = Number(first)
+  // the first message from the first opener on that carries a result for the call
+  const at = resultsAt.get(toolCallId)?.find((i) => i >= from)
+  if (at === undefined) return first
+  const m = messages[at] as PairingInput
+  return openers.includes(m.id) && readingFormat(m.format).toolCalls(m.payload).includes(toolCallId) ? m.id : first
 }
 
 /** Whether `payload` opens a call whose opening is kept (one not in `dropped`). */

@@ -1,6 +1,6 @@
 import type { ChatMessage } from './chat-message.js'
 import type { MessageId } from './ids.js'
-import { canonicalJson, contentHash } from './content-hash.js'
+import { canonicalJson, contentHash, sha256Hex } from './content-hash.js'
 import { openAIChatFormat } from './formats/openai-chat-format.js'
 import { readingFormat } from './formats/format-registry.js'
 import { guardInput } from './parse-input.js'
@@ -88,37 +88,65 @@ function resultId(payload: ChatMessage): string | undefined {
 /**
  * The list without later identical copies of a message (same id, same content hash): copies are one
  * message (docs/guarantees.md). Copies with other content under the same id are kept (a conflict the
- * store refuses). Returns `list` itself when it has no copies.
+ * store refuses). Returns `list` itself when it has no copies. Linear in the list: each message is
+ * hashed once (its memoised hash, and the hash of its canonical text only when an id repeats with a
+ * memoised hash not seen before), never compared with every other content of its id.
  */
 export function withoutIdenticalCopies<M extends { readonly id: string; readonly payload: unknown }>(list: readonly M[]): readonly M[] {
   // the usual list (a load, a prompt) has no id twice: one set of ids says so without an entry per message
   const ids = new Set<string>()
   for (const m of list) ids.add(m.id)
   if (ids.size === list.length) return list
-  const seen = new Map<string, M[]>()
+  const seen = new Map<string, ContentsSeen<M>>()
   let copies = false
   const out: M[] = []
   for (const m of list) {
     const same = seen.get(m.id)
     if (same === undefined) {
-      seen.set(m.id, [m])
+      seen.set(m.id, { kept: [m], hashes: new Set([memoisedHash(m.payload)]), texts: undefined })
       out.push(m)
-    } else if (same.some((s) => s === m || sameContent(s.payload, m.payload))) {
+    } else if (isCopy(same, m)) {
       copies = true
     } else {
-      same.push(m)
+      same.kept.push(m)
       out.push(m)
     }
   }
   return copies ? out : list
 }
 
+/** The contents kept under one id: the messages, their content hashes and the hashes of their texts. */
+interface ContentsSeen<M> {
+  readonly kept: M[]
+  readonly hashes: Set<string>
+  /** Hashes of the kept contents' canonical texts, made when first needed. */
+  texts: Set<string> | undefined
+}
+
 /**
- * Same content hash, or (when the hashes differ) the same canonical text: a redacted message as a
- * store loads it carries the original's content hash (primed), a copy of it its placeholder's own.
+ * Whether `m` has the content of a message kept under its id: the same content hash, or (when the
+ * hashes differ) the same canonical text: a redacted message as a store loads it carries the original's
+ * content hash (primed), a copy of it its placeholder's own. Records `m`'s hashes when it is not.
  */
-function sameContent(a: unknown, b: unknown): boolean {
-  return contentHash({ payload: a }) === contentHash({ payload: b }) || canonicalJson(a) === canonicalJson(b)
+function isCopy<M extends { readonly payload: unknown }>(same: ContentsSeen<M>, m: M): boolean {
+  const hash = memoisedHash(m.payload)
+  if (same.hashes.has(hash)) return true
+  same.texts ??= new Set(same.kept.map((k) => textHash(k.payload)))
+  const text = textHash(m.payload)
+  if (same.texts.has(text)) return true
+  same.hashes.add(hash)
+  same.texts.add(text)
+  return false
+}
+
+/** The content hash of a payload as `contentHash` gives it (memoised, or primed by a store). */
+function memoisedHash(payload: unknown): string {
+  return contentHash({ payload })
+}
+
+/** The hash of a payload's canonical text, computed (never a memoised or primed hash). */
+function textHash(payload: unknown): string {
+  return sha256Hex(canonicalJson(payload))
 }
 
 /** What pairing reads of a message: its id, payload and format (absent: `openai-chat`). */
