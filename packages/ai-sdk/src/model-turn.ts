@@ -11,12 +11,14 @@ import {
   type SessionStore,
 } from '@turnlog/core'
 import type { ModelMessage } from 'ai'
+import { sameJson } from './same-json.js'
 
 /** Options for {@link startModelTurn}. */
 export interface ModelTurnOptions {
   /**
    * Your key for this turn (a request id, a job id): the input messages are stored under ids derived
-   * from it, so a retried request stores its input once. Minted (a UUIDv7) when absent.
+   * from it, so a retried request stores its input once (the same turn id with other input is a
+   * `MESSAGE_CONFLICT`, nothing written). Minted (a UUIDv7) when absent.
    */
   readonly turnId?: string
 }
@@ -32,7 +34,11 @@ export interface ModelTurn {
   readonly turnId: string
   /** The session's stored messages followed by this turn's input: `generateText({ messages })`. */
   readonly messages: ModelMessage[]
-  /** `generateText({ onStepFinish })`: stores the messages of the step (the assistant message, the tool results). */
+  /**
+   * `generateText({ onStepFinish })`: stores the messages of the step (the assistant message, the tool
+   * results). A second model call with the same callbacks (a retry of a call that failed after a step)
+   * has its own messages stored after the first call's.
+   */
   readonly onStepFinish: (event: ModelStepEvent) => Promise<void>
   /** `generateText({ onFinish })`: stores whatever the steps have not (idempotent). */
   readonly onFinish: (event: ModelStepEvent) => Promise<void>
@@ -46,12 +52,30 @@ function base64(bytes: Uint8Array): string {
 }
 
 /**
- * A payload is JSON: binary data of a file or image part becomes base64, a `URL` its string, a `Date` its
- * ISO string, `undefined` fields go (what `JSON.stringify` and the SDK's own schemas accept back).
+ * The bytes of the SDK's binary `DataContent` (a `Uint8Array`, a Node `Buffer`, an `ArrayBuffer`), from
+ * any realm; undefined for any other value.
+ */
+function bytesOf(value: unknown): Uint8Array | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const tag = Object.prototype.toString.call(value)
+  if (tag === '[object ArrayBuffer]') return new Uint8Array(value as ArrayBuffer)
+  if (tag === '[object Uint8Array]' && ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+  return undefined
+}
+
+/**
+ * A payload is JSON: binary data of a file or image part (a `Uint8Array`, a Node `Buffer`, an
+ * `ArrayBuffer`) becomes base64, a `URL` its string, a `Date` its ISO string, `undefined` fields go (what
+ * `JSON.stringify` and the SDK's own schemas accept back). The replacer reads the holder's own value
+ * (`this[key]`): `JSON.stringify` has already turned a `Buffer` into `{ type: 'Buffer', data }` (its
+ * `toJSON`) and an `ArrayBuffer` into `{}` by the time the replacer gets `value`.
  */
 function toJson(message: ModelMessage): ModelMessage {
   return JSON.parse(
-    JSON.stringify(message, (_key, value: unknown) => (value instanceof Uint8Array ? base64(value) : value)),
+    JSON.stringify(message, function (this: Record<string, unknown>, key: string, value: unknown) {
+      const bytes = bytesOf(this[key])
+      return bytes === undefined ? value : base64(bytes)
+    }),
   ) as ModelMessage
 }
 
@@ -97,12 +121,24 @@ export async function startModelTurn(
   )
   const known = new Set(stored.map((m) => m.id))
   const fresh = inputs.filter((m) => !known.has(m.id))
-  await store.flush(id, fresh)
+  // every input, the stored ones too: a turn id reused with other input is a MESSAGE_CONFLICT (recorded),
+  // never a message silently left out while the stored one is sent in its place
+  await store.flush(id, inputs)
   // the reply's messages, created once each: a step callback run again re-flushes the same values
   const replies: Message<ModelMessage>[] = []
+  // the messages of the current model call (`response.messages` is cumulative within one call): an event
+  // whose list does not continue them is another call of the same turn (the app retried a call that
+  // failed after a step); its messages are new from the first that differs, never skipped by position
+  let call: Message<ModelMessage>[] = []
   const record = async (event: ModelStepEvent): Promise<void> => {
-    for (let i = replies.length; i < event.response.messages.length; i++) {
-      replies.push(createMessage<ModelMessage, string>(toJson(event.response.messages[i] as ModelMessage), { format: AI_SDK_MODEL_FORMAT }))
+    const messages = event.response.messages.map((m) => toJson(m))
+    let same = 0
+    while (same < call.length && same < messages.length && sameJson((call[same] as Message<ModelMessage>).payload, messages[same])) same++
+    if (same < call.length) call = call.slice(0, same)
+    for (let i = call.length; i < messages.length; i++) {
+      const message = createMessage<ModelMessage, string>(messages[i] as ModelMessage, { format: AI_SDK_MODEL_FORMAT })
+      call.push(message)
+      replies.push(message)
     }
     await store.flush(id, replies)
   }

@@ -141,9 +141,10 @@ function clientList<UI extends UIMessage>(
  *
  * Nothing is ever overwritten. The session is created on the first request for a chat id. A client list
  * that reorders stored messages, or lists a new message before a stored one, is refused (`INVALID_INPUT`,
- * `reason: 'reorder'`), so is a new message of a role not in `newRoles`, or a stored message given such a
- * role; a concurrent request that wrote first makes this one fail with `VERSION_CONFLICT` (nothing
- * written: answer 409, the client retries).
+ * `reason: 'reorder'`), so is one that lists a `UIMessage.id` twice (`reason: 'duplicate_id'`), a new
+ * message of a role not in `newRoles`, or a stored message given such a role; a concurrent request that
+ * wrote first makes this one fail with `VERSION_CONFLICT` (nothing written: answer 409, the client
+ * retries).
  */
 export async function receiveChat<UI extends UIMessage = UIMessage>(
   store: SessionStore,
@@ -164,6 +165,19 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
   let list: readonly UI[] = many ?? clientList(state.messages, { message: one as UI, trigger: request.trigger })
   if (options.validate !== undefined) list = await options.validate([...list])
   list = list.map(plainJson)
+  // one message per id: the store keeps one copy of a repeated id, so the chat streamed from
+  // `turn.messages` (and sent to the model) would differ from the one stored
+  const seen = new Set<string>()
+  for (const ui of list) {
+    if (seen.has(ui.id)) {
+      throw invalid(`chat ${chatId}: the client's list holds message ${ui.id} twice`, {
+        chatId,
+        uiMessageId: ui.id,
+        reason: 'duplicate_id',
+      })
+    }
+    seen.add(ui.id)
+  }
   const newRoles = options.newRoles ?? ['user']
   const scope = chatScope(chatId)
   const byId = new Map(state.stored.map((m) => [m.id, m]))

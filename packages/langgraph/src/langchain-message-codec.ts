@@ -8,15 +8,34 @@ export const LANGCHAIN_MESSAGE_FORMAT = 'json'
 /** The role a redacted message comes back with (its content was erased from the log). */
 export const REDACTED_ROLE = 'redacted'
 
+// eslint-disable-next-line no-control-regex
+const UNSAFE_ID = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/**
+ * True when a LangChain id can be a turnlog `externalId`: at most 4096 characters, no NUL character and
+ * no lone surrogate (Postgres JSON operators refuse both; the store refuses such an id).
+ */
+function storableId(id: unknown): id is string {
+  return typeof id === 'string' && id !== '' && id.length <= 4096 && !UNSAFE_ID.test(id)
+}
+
 /**
  * True when a channel value can live in turnlog: an array of LangChain messages that each carry an
- * id (`messagesStateReducer` gives every message one). Anything else is stored as a plain blob.
+ * id (`messagesStateReducer` gives every message one) that turnlog can store as an `externalId`, no id
+ * twice. Anything else is stored as a plain blob, as by the stock saver: a list holding one id twice
+ * (a channel with a concatenating reducer, a node that returns the same message again) has no
+ * one-message-per-id form in a turnlog session, which would keep one copy and lose the other.
  */
 export function isMirrorableMessageList(value: unknown): value is BaseMessage[] {
-  return (
-    Array.isArray(value) &&
-    value.every((m) => isBaseMessage(m) && typeof (m as BaseMessage).id === 'string' && (m as BaseMessage).id !== '')
-  )
+  if (!Array.isArray(value)) return false
+  const ids = new Set<string>()
+  for (const m of value as unknown[]) {
+    if (!isBaseMessage(m)) return false
+    const id = (m as BaseMessage).id
+    if (!storableId(id) || ids.has(id)) return false
+    ids.add(id)
+  }
+  return true
 }
 
 /**

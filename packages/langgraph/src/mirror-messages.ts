@@ -1,6 +1,6 @@
 import type { BaseMessage } from '@langchain/core/messages'
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint'
-import { TurnlogError, contentHash, isTurnlogError, type JsonValue, type Message } from '@turnlog/core'
+import { TurnlogError, contentHash, isTurnlogError, messageIdFromExternal, type JsonValue, type Message } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { encodeLangChainMessage, turnlogMessageFor } from './langchain-message-codec.js'
 import { recordBranchSession, rootSessionOf, type MessagesRef } from './thread-sessions.js'
@@ -42,6 +42,10 @@ function scopeAttempt(sessionId: string, scope: string): number | undefined {
  *   (a `RemoveMessage`) in one event per change. When no message of the parent survives (a
  *   `REMOVE_ALL_MESSAGES`), the retraction is a `rewind` from the first message, reason
  *   {@link REMOVE_ALL_REASON}, then the new messages are appended.
+ * - A live message the list moves (before another live one, or after a new one: a reducer that
+ *   reorders, `REMOVE_ALL_MESSAGES` followed by a summary and kept messages) is retracted and written
+ *   again at its new place under the next id scope (the live list keeps log order; `sync` refuses a
+ *   reorder). The messages before the first moved one keep their ids.
  * - When the session moved on after the parent (a past checkpoint continued: `updateState` on an
  *   old config, a replay), the branch is a turnlog `fork` of it at the last message the parent's
  *   list shares with the head (a new session when it shares none), recorded as the thread's; then the
@@ -52,7 +56,8 @@ function scopeAttempt(sessionId: string, scope: string): number | undefined {
  * written to (`messageScope`); when `sync` refuses one because that id was retracted from this session
  * before (the same LangChain id removed, then added again, with the same content or another), the
  * message is written under the next scope of the session and the whole transaction is retried by the
- * caller (`attempts`).
+ * caller (`attempts`); the retry folds the session's history once, so every id the list adds takes the
+ * first scope it was never used in.
  */
 export async function mirrorMessages(
   store: PostgresStore,
@@ -105,12 +110,39 @@ export async function mirrorMessages(
   }
   const scopes = new Map<string, string>()
   for (const m of base) if (m.externalId !== undefined && m.externalScope !== undefined) scopes.set(m.externalId, m.externalScope)
+  // after a refused re-add (this put runs again), the session's history is folded once, so that every id
+  // the list adds takes at once the first scope its turnlog id was never used in: one retry, however many
+  // of the list's ids were removed and added again, and how often, by a process this saver did not see
+  const used = [...attempts.keys()].some((key) => key.startsWith(`${target}\u0000`)) ? (await store.state(target)).messages : undefined
+  const nextScope = (key: string, at = 0): string => {
+    let n = Math.max(attempts.get(key) ?? 0, cache.nextScope(key), at)
+    const langchainId = key.slice(target.length + 1)
+    while (used?.has(messageIdFromExternal(langchainId, messageScope(target, n))) === true) n++
+    return messageScope(target, n)
+  }
   const list = input.messages.map((m, i) => {
     const langchainId = m.id as string
-    const key = `${target}\u0000${langchainId}`
-    const scope = scopes.get(langchainId) ?? messageScope(target, Math.max(attempts.get(key) ?? 0, cache.nextScope(key)))
+    const scope = scopes.get(langchainId) ?? nextScope(`${target}\u0000${langchainId}`)
     return cache.message(texts[i] as string, langchainId, scope)
   })
+  // turnlog's live list keeps log order (sync refuses a reorder): a live message the list moves before
+  // another one, or places after a new message (a reducer that reorders, `REMOVE_ALL_MESSAGES` followed
+  // by a summary and the kept messages) is retracted and written again under its next scope, as a
+  // removed id added again is; the messages before the first such place keep their ids
+  const at = new Map(base.map((m, i) => [m.id, i]))
+  let ordered = 0
+  for (let last = -1; ordered < list.length; ordered++) {
+    const i = at.get((list[ordered] as Message<unknown>).id)
+    if (i === undefined || i < last) break
+    last = i
+  }
+  for (let i = ordered; i < list.length; i++) {
+    const m = list[i] as Message<unknown>
+    const live = at.get(m.id)
+    if (live === undefined || m.externalId === undefined) continue
+    const own = scopeAttempt(target, (base[live] as Message<unknown>).externalScope ?? '')
+    list[i] = cache.message(texts[i] as string, m.externalId, nextScope(`${target}\u0000${m.externalId}`, own === undefined ? 0 : own + 1))
+  }
   const kept = new Set(list.map((m) => m.id))
   const first = base[0]
   // the common step (the known live list, grown): an append under expectedVersion, one statement, is

@@ -82,13 +82,24 @@ export class TurnlogChatMessageHistory extends BaseListChatMessageHistory {
    */
   async #append(encoded: readonly { readonly payload: Record<string, unknown>; readonly id: string }[]): Promise<void> {
     const live = await this.#store.load(this.#sessionId)
+    // a LangChain id live in the session keeps the scope its id was derived in (a fork's messages keep
+    // the parent's): adding it again is a redelivery (a duplicate, or MESSAGE_CONFLICT), never a second copy
+    const liveScopes = new Map<string, string>()
+    for (const m of live.messages)
+      if (m.externalId !== undefined && m.externalScope !== undefined) liveScopes.set(m.externalId, m.externalScope)
+    const liveMessage = (e: { readonly payload: Record<string, unknown>; readonly id: string }) => {
+      const scope = liveScopes.get(e.id)
+      return scope === undefined ? undefined : turnlogMessageFor(e.payload, e.id, scope)
+    }
     if (live.version === live.messages.length) {
-      const batch = encoded.map((e) => turnlogMessageFor(e.payload, e.id, messageScope(this.#sessionId)))
+      const batch = encoded.map((e) => liveMessage(e) ?? turnlogMessageFor(e.payload, e.id, messageScope(this.#sessionId)))
       await this.#store.append(this.#sessionId, batch, { expectedVersion: live.version })
       return
     }
     const state = await this.#store.state(this.#sessionId)
     const batch = encoded.map((e) => {
+      const held = liveMessage(e)
+      if (held !== undefined) return held
       for (let scope = 0; ; scope++) {
         const message = turnlogMessageFor(e.payload, e.id, messageScope(this.#sessionId, scope))
         const known = state.messages.get(message.id)
