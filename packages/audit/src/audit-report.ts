@@ -334,5 +334,8 @@ export function exitCodeFor(report: Pick<AuditReport, 'findings'>, failOn: Sever
   const findings = guardInput('report', () => (typeof report === 'object' && report !== null ? report.findings : undefined))
   if (!Array.isArray(findings))
     throw new TurnlogError('INVALID_INPUT', 'report must be an audit report (with findings)', { details: { field: 'report' } })
+  // checked whatever the findings: a clean report must not pass a threshold that is no severity
+  if (!SEVERITIES.includes(failOn))
+    throw new TurnlogError('INVALID_INPUT', `failOn must be one of ${SEVERITIES.join(', ')}`, { details: { field: 'failOn' } })
   return guardInput('report', () => findings.some((f: Finding) => severityAtLeast(f.severity, failOn))) ? 1 : 0
 }

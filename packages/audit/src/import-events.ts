@@ -22,6 +22,7 @@ import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
 import { ChainVerifier } from './verify-chain.js'
 import { checkSource, numberedLines, numberedLinesSync } from './numbered-lines.js'
+import { emptyForkProblem, lineageProblem } from './check-lineage.js'
 
 /** Result of {@link importEvents}. */
 export interface ImportResult {
@@ -272,6 +273,30 @@ function checkScrubs(s: ParsedSession, events: readonly ParsedEvent[]): void {
   })
 }
 
+/**
+ * Refuses (`IMPORT_FAILED`, naming the line and seq, `details.reason: 'lineage_mismatch'`) a session
+ * whose session line names a fork parent its chained log does not: the `parent` of a session line is
+ * covered by no link, but seq 1 of a fork, its `session_forked` event, names the same parent, version
+ * and fork point (the store writes both in one `fork`). Without this a file edited to move a fork
+ * point, or to make a fork a root (or a root a fork), imported as written and the audit found nothing.
+ */
+function checkLineage(s: ParsedSession, events: readonly ParsedEvent[]): void {
+  const empty = emptyForkProblem(s.parent, events.length)
+  if (empty !== undefined) {
+    throw fail(s.line, `session ${s.id}: ${empty}; nothing of the session was imported`, { sessionId: s.id, reason: 'lineage_mismatch' })
+  }
+  for (const { line, record } of events) {
+    const problem = lineageProblem(s.parent, record)
+    if (problem !== undefined) {
+      throw fail(line, `session ${s.id} seq ${record.seq}: ${problem}; nothing of the session was imported`, {
+        sessionId: s.id,
+        seq: record.seq,
+        reason: 'lineage_mismatch',
+      })
+    }
+  }
+}
+
 /** A checked session of the file as the store imports it. */
 function toImported({ session: s, events }: FileSession): ImportedSession {
   return {
@@ -346,6 +371,7 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
         },
       )
     }
+    checkLineage(session, events)
     checkScrubs(session, events)
     return toImported({ session, events })
   }

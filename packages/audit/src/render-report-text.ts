@@ -17,12 +17,13 @@ function seqRanges(seqs: readonly number[]): string {
 }
 
 /**
- * Keeps a terminal line a line: control characters (C0, C1), line/paragraph separators and bidi
- * overrides (which can make text display in another order than it is) become spaces or are removed.
+ * Keeps a terminal line a line: control characters (C0, C1), line/paragraph separators and every bidi
+ * control (Unicode's Bidi_Control: the overrides, embeddings, isolates and the marks LRM, RLM and ALM,
+ * which can make text display in another order than it is) become spaces or are removed.
  */
 function safe(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
 }
 
 /** One line for a finding: severity, kind, session, seqs, explanation. */

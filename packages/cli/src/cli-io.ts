@@ -26,16 +26,31 @@ export interface CliIo {
   readonly onInterrupt?: (listener: (reason: InterruptReason) => void) => () => void
 }
 
+/** The exit code of a run whose stdout could not be written: a runtime error (`FILE_ERROR`), see exit-codes.ts. */
+const STDOUT_FAILED_EXIT = 3
+
 /**
  * The {@link CliIo} of the current process. When a reader closes the pipe early (`turnlog … | head`),
  * further output is dropped and the command still finishes (and cleans up) instead of crashing on EPIPE.
+ * When stdout cannot be written at all (a full disk or an I/O error behind `> file`), output is dropped
+ * the same way, the error is said on stderr and the process exits 3 (`FILE_ERROR`) whatever the command
+ * returned: a run whose result was lost never exits 0, nor 1 (an uncaught error's code, which scripts
+ * read as "findings").
  */
 export function processIo(): CliIo {
   const closed = { out: false, err: false }
   const outClosedListeners = new Set<() => void>()
+  let outFailed = false
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error
     closed.out = true
+    if (error.code !== 'EPIPE' && !outFailed) {
+      outFailed = true
+      if (!closed.err) process.stderr.write(`turnlog: error FILE_ERROR: cannot write to stdout: ${error.message}\n`)
+      // set at exit: the command's own exit code is assigned after it returns, which may be later than this
+      process.once('exit', () => {
+        process.exitCode = STDOUT_FAILED_EXIT
+      })
+    }
     for (const listener of [...outClosedListeners]) listener()
   })
   process.stderr.on('error', (error: NodeJS.ErrnoException) => {

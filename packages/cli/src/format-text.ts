@@ -8,7 +8,11 @@ export function shortId(id: string): string {
   return id.length > 8 ? `…${id.slice(-8)}` : id
 }
 
-/** Makes control characters and lone surrogates visible, so a payload cannot drive the terminal. */
+/**
+ * Makes control characters, lone surrogates, line/paragraph separators and bidi controls (Unicode's
+ * Bidi_Control: embeddings, overrides, isolates, the marks LRM, RLM and ALM) visible, so a payload can
+ * neither drive the terminal nor reorder what it shows.
+ */
 export function visible(text: string): string {
   let out = ''
   for (let i = 0; i < text.length; i++) {
@@ -25,6 +29,16 @@ export function visible(text: string): string {
     if (c >= 0xd800 && c <= 0xdfff) out += `\\u${c.toString(16)}`
     else if (c === 0x0a) out += '⏎'
     else if (c < 0x20 || (c >= 0x7f && c < 0xa0)) out += `\\x${c.toString(16).padStart(2, '0')}`
+    else if (
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 0x061c ||
+      c === 0x200e ||
+      c === 0x200f ||
+      (c >= 0x202a && c <= 0x202e) ||
+      (c >= 0x2066 && c <= 0x2069)
+    )
+      out += `\\u${c.toString(16).padStart(4, '0')}`
     else out += text[i] ?? ''
   }
   return out

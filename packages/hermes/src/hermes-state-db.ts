@@ -123,6 +123,16 @@ export class HermesStateDb {
       }
       if (sessionColumns.length > 0) warnMissing('sessions', sessionColumns, HERMES_SESSION_COLUMNS)
       warnMissing('messages', messageColumns, HERMES_MESSAGE_COLUMNS)
+      // rows no session can hold (hermes declares session_id NOT NULL; an odd file may not): reported, not dropped silently
+      const homeless = Number(db.prepare('select count(*) from messages where session_id is null').pluck().get())
+      if (homeless > 0) {
+        warnings.add({
+          code: 'unsupported_row',
+          table: 'messages',
+          column: 'session_id',
+          message: `${homeless} message row(s) with a NULL session_id were skipped: no session holds them`,
+        })
+      }
       return new HermesStateDb(db, sessionColumns, messageColumns)
     } catch (error) {
       db.close()

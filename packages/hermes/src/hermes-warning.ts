@@ -3,7 +3,9 @@
  * - `missing_table`, `missing_column`: the file's schema lacks something optional (older version).
  * - `orphan_messages`: message rows whose `session_id` has no `sessions` row (imported anyway).
  * - `unsupported_role`: rows whose role turnlog cannot store (e.g. `session_meta`); skipped.
- * - `unsupported_row`: a row whose values cannot form a valid message even after salvage; skipped.
+ * - `unsupported_row`: a row whose values cannot form a valid message even after salvage, whose id is
+ *   not an integer of at most 2^53 - 1 or repeats an earlier row's (its message id derives from it), or
+ *   whose `session_id` is NULL; skipped.
  * - `invalid_json`: a JSON column (content parts, reasoning_details, …) did not parse; kept as text.
  * - `invalid_tool_calls`: `tool_calls` was not a JSON list of calls with ids; kept as text in `hermes.tool_calls`.
  * - `null_content`: a non-assistant row with NULL content; stored as `""`.

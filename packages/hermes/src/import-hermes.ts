@@ -236,12 +236,45 @@ async function importSession(
   const rows: HermesRowMessage[] = []
   let read = 0
   let fallback = epochSecondsOf(s.columns['started_at']) ?? 0
+  const badIds: string[] = []
+  const seenIds = new Set<number>()
+  const repeatedIds: number[] = []
   for (const record of db.messages(s.id)) {
     read++
+    // a row's id is its message's identity (messageIdFromExternal('hermes:X:R')): an id that is not an
+    // exact integer (a REAL or TEXT id of an odd file, or one past 2^53 that JavaScript cannot hold
+    // exactly, where two rows would share a message) has none, so the row is skipped and reported
+    if (!Number.isSafeInteger(record.rowId)) {
+      badIds.push(String(record.columns['id']))
+      continue
+    }
+    // a table without its primary key may repeat an id: the first row keeps it, the others have none
+    if (seenIds.has(record.rowId)) {
+      repeatedIds.push(record.rowId)
+      continue
+    }
+    seenIds.add(record.rowId)
     const built = hermesRowMessage(s.id, record, { fallbackEpochSeconds: fallback, warnings })
     if (!built) continue
     if (built.epochSeconds !== null) fallback = built.epochSeconds
     rows.push(built)
+  }
+
+  if (badIds.length > 0) {
+    warnings.add({
+      code: 'unsupported_row',
+      hermesSessionId: s.id,
+      message: `session ${s.id}: ${badIds.length} row(s) whose id is not an integer of at most 2^53 - 1 were skipped (${badIds.slice(0, 5).join(', ')}${badIds.length > 5 ? ', …' : ''}): a row's id is its message's identity`,
+    })
+  }
+
+  if (repeatedIds.length > 0) {
+    warnings.add({
+      code: 'unsupported_row',
+      hermesSessionId: s.id,
+      rowIds: repeatedIds,
+      message: `session ${s.id}: ${repeatedIds.length} row(s) whose id an earlier row of the session has were skipped (the first row with an id keeps it): a row's id is its message's identity`,
+    })
   }
 
   let plan: HermesSessionPlan = planHermesSession(rows)
@@ -333,7 +366,15 @@ async function importSession(
       }
       case 'rewind': {
         if (rewindDone(state, step)) break
-        const result = await store.rewind(sessionId, { from: step.from }, { reason: `hermes: ${rowRange(step.rowIds)} rewound` })
+        let result: Awaited<ReturnType<SessionStore['rewind']>>
+        try {
+          result = await store.rewind(sessionId, { from: step.from }, { reason: `hermes: ${rowRange(step.rowIds)} rewound` })
+        } catch (error) {
+          // another import of the same file (an overlapping run) wrote this rewind after `state` was read:
+          // its target is retracted now, which is what this step wanted
+          if (isTurnlogError(error, 'UNKNOWN_MESSAGE') && rewindDone(await store.state(sessionId), step)) break
+          throw error
+        }
         rewinds++
         if (result.retracted.length !== step.ids.length || result.retracted.some((id, k) => id !== step.ids[k])) {
           warnings.add({

@@ -8,7 +8,8 @@ import { outOfOrder } from './out-of-order.js'
  * fold's live view. `evidence.reason` says which case: `not_in_log` (never written: an unflushed turn),
  * `not_live_in_log` (the log rewound or compacted it, the agent still sends it), `content_differs`
  * (edited in memory without revise(), or an older revision), `not_in_memory` (the agent dropped a
- * message the log still has live; warning) and `order` (shared messages in another order).
+ * message the log still has live; warning), `order` (shared messages in another order) and
+ * `duplicate_in_memory` (one message, by id, held more than once: its later copies).
  */
 export function liveDivergenceFindings(audit: SessionAudit, state: SessionState, memory: readonly Message[]): Finding[] {
   const findings: Finding[] = []
@@ -17,9 +18,26 @@ export function liveDivergenceFindings(audit: SessionAudit, state: SessionState,
   const liveIndex = new Map<string, number>(state.live.map((id, i) => [id, i]))
   const shared: { id: string; memoryIndex: number; livePosition: number }[] = []
 
+  const firstIndex = new Map<string, number>()
   list.forEach((m, memoryIndex) => {
     const r: MessageRecord | undefined = state.messages.get(m.id)
     const what = `${describePayload(m.payload)} (message ${m.id}, in-memory position ${memoryIndex})`
+    // the same message (one id: a copy of it) again: the model is sent it twice, the log holds it once
+    const first = firstIndex.get(m.id)
+    if (first !== undefined) {
+      findings.push(
+        diverge(
+          audit,
+          m.id,
+          'error',
+          'duplicate_in_memory',
+          `${what} is in memory again (first at position ${first}): the model sees it twice, the log holds it once`,
+          { memoryIndex, firstMemoryIndex: first },
+        ),
+      )
+      return
+    }
+    firstIndex.set(m.id, memoryIndex)
     if (!r) {
       findings.push(
         diverge(audit, m.id, 'error', 'not_in_log', `${what} is in memory but not in the log: not flushed, or its write failed`, {

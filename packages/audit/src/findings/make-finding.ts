@@ -68,10 +68,20 @@ export function appendsOf(audit: SessionAudit, messageIds: readonly string[]): {
   return { seqs, eventIds }
 }
 
-/** Collapses any line break or control character into one space (explanations are one line). */
+/**
+ * Collapses any line break or control character into one space (explanations are one line), and
+ * escapes every bidi control (Unicode's Bidi_Control: embeddings, overrides, isolates, the marks LRM,
+ * RLM and ALM) as `\uXXXX`, so a quoted payload or tool call id cannot reorder how an explanation
+ * displays wherever it is shown (a terminal, the inspect page's tooltips, a log viewer).
+ */
 export function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim()
+  return (
+    text
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+      .replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .trim()
+  )
 }
 
 /**

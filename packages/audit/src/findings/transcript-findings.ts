@@ -27,7 +27,8 @@ function uuidOrNull(value: unknown): string | null {
 
 /**
  * Normalises the items of an external transcript. Accepted forms, per item:
- * - a turnlog message object `{ id, payload, … }` (an export line, a `serializeMessage` object), or its JSON text;
+ * - a turnlog message object `{ id, payload, … }` (a `serializeMessage` object; an export's message event
+ *   line, whose id is its `messageId`), or its JSON text;
  * - a provider message `{ role, content, … }`; an `id` field on it is an envelope field: used as the
  *   message id when it is a UUID, and never part of the hashed content.
  * Anything else throws `INVALID_INPUT` naming the item.
@@ -48,7 +49,8 @@ export function parseTranscript(items: readonly unknown[]): ExternalMessage[] {
     let id: string | null
     let payload: Record<string, unknown>
     if (isObject(item['payload'])) {
-      id = uuidOrNull(item['id'])
+      // a serializeMessage object names its message `id`; an export's event line `messageId`
+      id = uuidOrNull(item['id'] ?? (item['kind'] === 'event' ? item['messageId'] : undefined))
       payload = item['payload']
     } else if (typeof item['role'] === 'string') {
       id = uuidOrNull(item['id'])

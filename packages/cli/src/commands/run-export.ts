@@ -3,6 +3,7 @@ import { rename, rm } from 'node:fs/promises'
 import { once } from 'node:events'
 import { exportSessions } from '@turnlog/audit'
 import { CliError } from '../cli-error.js'
+import type { InterruptReason } from '../cli-io.js'
 import type { CommandContext } from '../command-context.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { createProgressBar } from '../progress-bar.js'
@@ -67,6 +68,16 @@ function fileSink(path: string): LineSink {
   }
 }
 
+/** The sink for `-o -`: stdout, which the process writes synchronously to a pipe or a file. */
+function stdoutSink(ctx: CommandContext): LineSink {
+  return {
+    write: async (line) => ctx.io.out(`${line}\n`),
+    // an EPIPE of the last lines shows as a stdout error on a later tick: let it arrive before the check
+    commit: () => new Promise((resolve) => setImmediate(resolve)),
+    abort: async () => {},
+  }
+}
+
 /**
  * `turnlog export`: writes sessions as turnlog JSONL (a header, each session and its events with their
  * hash-chain links, an end line). Recorded conflicts (refused writes) are not exported: the output
@@ -83,9 +94,28 @@ export async function runExport(ctx: CommandContext, session: string | undefined
   const toStdout = options.output === '-'
   if (toStdout && ctx.json) throw new CliError('USAGE', '-o - writes the export to stdout, which --json reserves for its summary: pick one')
   const path = toStdout ? '-' : resolvePath(ctx.io.cwd, options.output)
-  const sink: LineSink = toStdout
-    ? { write: async (line) => ctx.io.out(`${line}\n`), commit: async () => {}, abort: async () => {} }
-    : fileSink(path)
+  const sink: LineSink = toStdout ? stdoutSink(ctx) : fileSink(path)
+  // an export stopped before its end line (Ctrl-C, SIGTERM, or the reader of `-o -` gone) fails: the
+  // partial file is removed, and a stdout export does not report a success nobody received
+  let interrupted: InterruptReason | undefined
+  const unlisten = ctx.io.onInterrupt?.((reason) => {
+    if (reason !== 'stdout-closed' || toStdout) interrupted ??= reason
+  })
+  const checkInterrupted = (): void => {
+    if (interrupted === undefined) return
+    throw new CliError(
+      'FILE_ERROR',
+      interrupted === 'stdout-closed'
+        ? 'cannot write the export to stdout (its reader closed it, or writing failed) before the end line; the export is incomplete'
+        : `the export was stopped by ${interrupted} before its end line; ${toStdout ? 'what went to stdout is incomplete' : `nothing was written to ${path}`}`,
+      {
+        hint:
+          interrupted === 'stdout-closed'
+            ? 'Keep the reader of `-o -` running until the export ends, or write to a file with -o <file>.'
+            : 'Run the export again.',
+      },
+    )
+  }
   const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'exporting', unit: 'sessions' })
   let sessions = 0
   let events = 0
@@ -99,6 +129,7 @@ export async function runExport(ctx: CommandContext, session: string | undefined
       }
       const selection = all ? { all: true as const } : { sessionIds: [await resolveSessionId(store, session as string)] }
       for await (const line of exportSessions(store, selection)) {
+        checkInterrupted()
         await sink.write(line)
         bytes += Buffer.byteLength(line) + 1
         if (line.startsWith('{"kind":"event"')) events++
@@ -114,11 +145,14 @@ export async function runExport(ctx: CommandContext, session: string | undefined
         conflicts = await store.countConflicts()
       }
     })
-    await sink.commit()
+    if (toStdout) await sink.commit()
+    checkInterrupted()
+    if (!toStdout) await sink.commit()
   } catch (error) {
     await sink.abort().catch(() => {})
     throw error
   } finally {
+    unlisten?.()
     bar.stop()
   }
   const left =

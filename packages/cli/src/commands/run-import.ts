@@ -6,7 +6,7 @@ import { CliError } from '../cli-error.js'
 import type { ImportFormat } from '../command-choices.js'
 import type { CommandContext } from '../command-context.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
-import { shortId } from '../format-text.js'
+import { shortId, visible } from '../format-text.js'
 import { loadHermes } from '../load-hermes.js'
 import { createProgressBar, type ProgressBar } from '../progress-bar.js'
 import { resolvePath } from '../read-input-file.js'
@@ -33,14 +33,55 @@ async function checkFile(path: string): Promise<number> {
   }
 }
 
-/** Tells the format from the first bytes: SQLite's magic, a turnlog export header, or chat messages. */
+/** How far the detection reads for the first line of a JSONL file (a first message can be a long system prompt). */
+const MAX_DETECT_BYTES = 64 * 1024 * 1024
+const DETECT_CHUNK = 64 * 1024
+
+/**
+ * Scans one chunk of the file's start: true once a line break follows a byte that is not blank (a BOM's
+ * bytes count as blank); `seen.content` carries over from chunk to chunk.
+ */
+function firstLineComplete(chunk: Buffer, seen: { content: boolean }): boolean {
+  for (const byte of chunk) {
+    if (byte === 0x0a) {
+      if (seen.content) return true
+    } else if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d && byte !== 0xef && byte !== 0xbb && byte !== 0xbf) seen.content = true
+  }
+  return false
+}
+
+/**
+ * Tells the format from the start of the file: SQLite's magic, a turnlog export header, or chat
+ * messages. It reads until the first non-blank line is complete (up to 64 MiB): a transcript whose
+ * first message is longer than one chunk is still a transcript.
+ */
 export async function detectImportFormat(path: string): Promise<ImportFormat> {
   const handle = await open(path, 'r')
   let head: string
   try {
-    const buffer = Buffer.alloc(64 * 1024)
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
-    head = buffer.subarray(0, bytesRead).toString('utf8')
+    const chunks: Buffer[] = []
+    const seen = { content: false }
+    let size = 0
+    for (;;) {
+      const buffer = Buffer.alloc(DETECT_CHUNK)
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, size).catch((error: unknown) => {
+        // a pipe (`… | turnlog import /dev/stdin`) cannot be read twice: its format must be given
+        if ((error as { code?: unknown }).code === 'ESPIPE') {
+          throw new CliError('USAGE', `cannot tell the format of ${path}: it is a pipe, which can be read only once`, {
+            hint: 'Pass --format turnlog|openai-jsonl (a hermes state.db must be a file).',
+            cause: error,
+          })
+        }
+        throw error
+      })
+      if (bytesRead === 0) break
+      chunks.push(buffer.subarray(0, bytesRead))
+      size += bytesRead
+      if (size === bytesRead && buffer.subarray(0, SQLITE_MAGIC.length).toString('latin1') === SQLITE_MAGIC) break
+      // the first non-blank line is complete once a line break follows something that is not blank
+      if (firstLineComplete(buffer.subarray(0, bytesRead), seen) || size >= MAX_DETECT_BYTES) break
+    }
+    head = Buffer.concat(chunks).toString('utf8')
   } finally {
     await handle.close()
   }
@@ -65,7 +106,11 @@ export async function detectImportFormat(path: string): Promise<ImportFormat> {
   })
 }
 
-/** The file's lines, streamed, moving the progress bar by bytes read. */
+/**
+ * The file's lines, streamed, moving the progress bar by bytes read. A UTF-8 byte order mark before
+ * the first line (what some Windows editors write) is dropped, as the format detection drops it: a
+ * file detected as an export or a transcript is read as one.
+ */
 async function* fileLines(path: string, size: number, bar: ProgressBar): AsyncGenerator<string> {
   const stream = createReadStream(path, { encoding: 'utf8' })
   let read = 0
@@ -74,8 +119,12 @@ async function* fileLines(path: string, size: number, bar: ProgressBar): AsyncGe
     bar.update(Math.round(read / 1024), Math.max(1, Math.round(size / 1024)))
   })
   const lines = createInterface({ input: stream, crlfDelay: Infinity })
+  let first = true
   try {
-    for await (const line of lines) yield line
+    for await (const line of lines) {
+      yield first && line.startsWith('\uFEFF') ? line.slice(1) : line
+      first = false
+    }
   } finally {
     lines.close()
     stream.destroy()
@@ -140,10 +189,11 @@ export async function runImport(ctx: CommandContext, file: string, options: Impo
     ]
     for (const s of result.sessions) {
       lines.push(
-        `  ${s.sessionId}  hermes ${s.hermesSessionId}: ${s.rows} rows → ${s.appended} appended, ${s.duplicates} already present, ${s.revised} revised, ${s.rewinds} rewind(s), ${s.compactions} compaction(s)${s.liveMatches ? '' : '  (live list differs from the rows marked active: run `turnlog audit`)'}`,
+        `  ${s.sessionId}  hermes ${visible(s.hermesSessionId)}: ${s.rows} rows → ${s.appended} appended, ${s.duplicates} already present, ${s.revised} revised, ${s.rewinds} rewind(s), ${s.compactions} compaction(s)${s.liveMatches ? '' : '  (live list differs from the rows marked active: run `turnlog audit`)'}`,
       )
     }
-    for (const w of result.warnings) lines.push(`  warning ${w.code}: ${w.message}`)
+    // hermes ids and values are the file's text: shown escaped, so a hostile state.db cannot drive the terminal
+    for (const w of result.warnings) lines.push(`  warning ${w.code}: ${visible(w.message)}`)
     return lines.join('\n')
   })
   return EXIT_CODES.ok

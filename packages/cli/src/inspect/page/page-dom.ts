@@ -55,7 +55,17 @@ function pageDom(doc: Document): PageDom {
       else if (c < 0x20) special(String.fromCharCode(0x2400 + c), `control character U+${hex}`)
       else if (c === 0x7f) special('\u2421', 'control character U+007F')
       else if (c >= 0x80 && c < 0xa0) special(`\\x${hex.slice(2)}`, `control character U+${hex}`)
-      else if (c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069))
+      // line/paragraph separators and every bidi control (Unicode's Bidi_Control: embeddings, overrides,
+      // isolates and the marks LRM, RLM, ALM), which can reorder what the page shows
+      else if (
+        c === 0x2028 ||
+        c === 0x2029 ||
+        c === 0x061c ||
+        c === 0x200e ||
+        c === 0x200f ||
+        (c >= 0x202a && c <= 0x202e) ||
+        (c >= 0x2066 && c <= 0x2069)
+      )
         special(`\\u${hex}`, `invisible formatting character U+${hex}`)
       else run += text[i] ?? ''
     }
