@@ -8,8 +8,9 @@ export { PLACEHOLDER_KEPT_KEYS, REDACTED_CONTENT, structuralPlaceholder } from '
 
 /** Top-level keys a redaction placeholder may have. */
 const PLACEHOLDER_KEYS: ReadonlySet<string> = new Set(['role', 'content', 'tool_call_id', 'call_id', 'tool_calls'])
-const TOOL_CALL_KEYS: ReadonlySet<string> = new Set(['id', 'call_id', 'type', 'function'])
+const TOOL_CALL_KEYS: ReadonlySet<string> = new Set(['id', 'call_id', 'type', 'function', 'custom'])
 const FUNCTION_KEYS: ReadonlySet<string> = new Set(['name', 'arguments'])
+const CUSTOM_KEYS: ReadonlySet<string> = new Set(['name', 'input'])
 const ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'assistant', 'tool'])
 
 /**
@@ -17,8 +18,9 @@ const ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'assi
  *
  * - `openai-chat`: `{ role, content: '[redacted]' }` plus only what tool-call pairing needs
  *   (`tool_call_id` / `call_id` of a result; each call's `id` / `call_id`, `type` and function
- *   `name`, with `arguments: '{}'`). Every other field (text, reasoning, names, parts, provider
- *   extras) is dropped.
+ *   `name`, with `arguments: '{}'`; a custom tool call's `custom.name`, with `input: '[redacted]'`, so
+ *   the call stays one the provider accepts). Every other field (text, reasoning, names, parts,
+ *   provider extras) is dropped.
  * - another format: its `redactedPayload` hook (`MessageFormat.redactedPayload`); without one, `{
  *   redacted: true }` (an opaque format has no pairing to keep).
  *
@@ -56,6 +58,12 @@ function placeholderOf(payload: ChatMessage): ChatMessage {
       if (typeof c.function === 'object' && c.function !== null && typeof c.function.name === 'string') {
         call['function'] = { name: c.function.name, arguments: '{}' }
       }
+      // a custom tool's input is free text, not JSON: it gets the content marker, as every other text
+      // (and as the openai-responses placeholder of a custom_tool_call), not the function's '{}'
+      const custom = c['custom'] as { readonly name?: unknown } | null | undefined
+      if (typeof custom === 'object' && custom !== null && typeof custom.name === 'string') {
+        call['custom'] = { name: custom.name, input: REDACTED_CONTENT }
+      }
       return call
     })
   }
@@ -77,7 +85,8 @@ function onlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>):
  *
  * - `openai-chat`: exactly the chat shape {@link redactedPayload} makes (`{ role, content: '[redacted]' }`
  *   and the tool-call pairing ids: `tool_call_id` / `call_id`, each call's `id` / `call_id` / `type`,
- *   strings, and its `function: { name, arguments: '{}' }`, `name` a string);
+ *   strings, its `function: { name, arguments: '{}' }` and its `custom: { name, input: '[redacted]' }`,
+ *   `name` a string);
  * - any other format: a structural placeholder (an object whose every string is `'[redacted]'` or the
  *   value of a {@link PLACEHOLDER_KEPT_KEYS} key, whose every number is 0), which every format's
  *   `redactedPayload` hook must make.
@@ -113,8 +122,14 @@ function isPlaceholder(payload: unknown): boolean {
     // a pairing id or a call's type is a string, never a place for an object of content
     if (['id', 'call_id', 'type'].some((k) => c[k] !== undefined && typeof c[k] !== 'string')) return false
     const fn = c['function']
-    if (fn === undefined) return true
-    return isObject(fn) && onlyKeys(fn, FUNCTION_KEYS) && typeof fn['name'] === 'string' && fn['arguments'] === '{}'
+    if (fn !== undefined && !(isObject(fn) && onlyKeys(fn, FUNCTION_KEYS) && typeof fn['name'] === 'string' && fn['arguments'] === '{}')) {
+      return false
+    }
+    const custom = c['custom']
+    return (
+      custom === undefined ||
+      (isObject(custom) && onlyKeys(custom, CUSTOM_KEYS) && typeof custom['name'] === 'string' && custom['input'] === REDACTED_CONTENT)
+    )
   })
 }
 

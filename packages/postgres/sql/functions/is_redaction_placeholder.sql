@@ -1,6 +1,6 @@
 -- True for exactly the payloads redactedPayload() (core) makes: for openai-chat { role, content: '[redacted]' }
 -- plus the ids tool-call pairing needs (strings: each call's id / call_id / type, its function's name and
--- arguments '{}'); for another format a structural placeholder
+-- arguments '{}', a custom tool call's custom name and input '[redacted]'); for another format a structural placeholder
 -- (turnlog.is_structural_placeholder: its types and pairing ids, every other string '[redacted]').
 -- Nothing else may replace a payload.
 create function turnlog.is_redaction_placeholder(p json, p_format text) returns boolean language plpgsql immutable
@@ -27,7 +27,7 @@ begin
     for c in select value from json_array_elements(p->'tool_calls') loop
       if json_typeof(c) <> 'object' then return false; end if;
       if exists (select 1 from json_object_keys(c) k group by k having count(*) > 1)
-         or exists (select 1 from json_object_keys(c) k where k not in ('id', 'call_id', 'type', 'function')) then
+         or exists (select 1 from json_object_keys(c) k where k not in ('id', 'call_id', 'type', 'function', 'custom')) then
         return false;
       end if;
       if (c->'id' is not null and json_typeof(c->'id') <> 'string')
@@ -41,6 +41,15 @@ begin
            or exists (select 1 from json_object_keys(c->'function') k where k not in ('name', 'arguments'))
            or json_typeof(c->'function'->'name') is distinct from 'string'
            or json_typeof(c->'function'->'arguments') is distinct from 'string' or (c->'function'->>'arguments') <> '{}' then
+          return false;
+        end if;
+      end if;
+      if c->'custom' is not null then
+        if json_typeof(c->'custom') <> 'object' then return false; end if;
+        if exists (select 1 from json_object_keys(c->'custom') k group by k having count(*) > 1)
+           or exists (select 1 from json_object_keys(c->'custom') k where k not in ('name', 'input'))
+           or json_typeof(c->'custom'->'name') is distinct from 'string'
+           or json_typeof(c->'custom'->'input') is distinct from 'string' or (c->'custom'->>'input') <> '[redacted]' then
           return false;
         end if;
       end if;

@@ -3,7 +3,8 @@
  * as `turnlog.is_redaction_placeholder(p, p_format)` (the check `redact` must pass) for every built-in
  * format, on Postgres and on PGlite: for payloads of each format, their placeholders, the other
  * formats' placeholders, placeholders with one string put back, and hostile chat shapes (a tool call's
- * id, call_id or type that is not a string, a function name that is not one).
+ * id, call_id or type that is not a string, a function name that is not one, a custom call's `custom`
+ * with a name or input of any JSON value or an extra key). Chat payloads include OpenAI custom tool calls.
  *
  * And the write-time rule only the database can check, `turnlog.placeholder_follows(p, orig, format)`
  * (a placeholder adds nothing to the payload it replaces): every built-in format's placeholder follows its
@@ -38,7 +39,9 @@ import {
   openAIAgentsItemArb,
   openAIResponsesItemArb,
   STORE_KINDS,
+  toolCallIdArb,
   useTestStoreOfKind,
+  weirdStringArb,
 } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
@@ -54,6 +57,29 @@ const FORMATS: readonly (readonly [string, fc.Arbitrary<unknown>])[] = [
 ]
 const NAMES = FORMATS.map(([name]) => name)
 
+/**
+ * An assistant message of OpenAI custom tool calls (`type: 'custom'`, `custom: { name, input }`, sometimes
+ * with a grammar `format` or another extra inside `custom`): `chatPayloadArb` makes function calls only,
+ * and a custom call's placeholder keeps `custom: { name, input: '[redacted]' }` (migration 0009).
+ */
+const customCallChatArb: fc.Arbitrary<object> = fc
+  .array(fc.tuple(toolCallIdArb, fc.stringMatching(/^[a-z_]{1,16}$/), weirdStringArb, fc.option(jsonValueArb, { nil: undefined })), {
+    minLength: 1,
+    maxLength: 2,
+  })
+  .map((calls) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: calls.map(([id, name, input, format]) => ({
+      id,
+      type: 'custom',
+      custom: format === undefined ? { name, input } : { name, input, format },
+    })),
+  }))
+
+/** Payloads to redact: one of every built-in format's, and chat custom tool calls. */
+const PAYLOADS: readonly (readonly [string, fc.Arbitrary<unknown>])[] = [...FORMATS, [OPENAI_CHAT_FORMAT, customCallChatArb]]
+
 /** `value` with its `n`-th string (depth first) replaced by `text`: a placeholder that kept some content. */
 function withString(value: unknown, n: number, text: string): unknown {
   let seen = 0
@@ -68,18 +94,24 @@ function withString(value: unknown, n: number, text: string): unknown {
 
 /**
  * A chat placeholder with one tool call made hostile: its `id`, `call_id`, `type` or function `name`
- * any JSON value (an object of content, a number, null), or its function without a name.
+ * any JSON value (an object of content, a number, null), or its function without a name; or a custom
+ * call's `custom` name or input any JSON value, an extra key in `custom`, or `custom` any JSON value.
  */
 const hostileChatArb = fc
   .tuple(
     fc.constantFrom('user', 'assistant', 'tool'),
-    fc.constantFrom('id', 'call_id', 'type', 'name', 'no name'),
+    fc.constantFrom('id', 'call_id', 'type', 'name', 'no name', 'custom name', 'custom input', 'custom key', 'custom'),
     fc.oneof(jsonValueArb, fc.constant({ injected: 'ARBITRARY TEXT', more: [1, 2, { x: 'y' }] })),
   )
   .map(([role, where, value]) => {
-    const call: Record<string, unknown> = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }
+    const call: Record<string, unknown> = where.startsWith('custom')
+      ? { id: 'call_1', type: 'custom', custom: { name: 'f', input: '[redacted]' } }
+      : { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }
     if (where === 'name') call['function'] = { name: value, arguments: '{}' }
     else if (where === 'no name') call['function'] = { arguments: '{}' }
+    else if (where === 'custom name') call['custom'] = { name: value, input: '[redacted]' }
+    else if (where === 'custom input') call['custom'] = { name: 'f', input: value }
+    else if (where === 'custom key') call['custom'] = { name: 'f', input: '[redacted]', injected: value }
     else call[where] = value
     return { role, content: '[redacted]', tool_calls: [call] }
   })
@@ -88,19 +120,21 @@ const hostileChatArb = fc
  * Candidates: a payload of `format`, its placeholder, a chat placeholder, `{ redacted: true }`, a
  * placeholder with content put back, a hostile chat shape.
  */
-const candidatesArb = fc.oneof(...FORMATS.map(([format, arb]) => fc.tuple(fc.constant(format), arb))).chain(([format, payload]) =>
-  fc.tuple(chatPayloadArb, fc.nat(8), fc.constantFrom('secret', '[redacted]', 'x'), hostileChatArb).map(([chat, n, text, hostile]) => {
-    const placeholder = redactedPayload(payload, format)
-    return [
-      payload,
-      placeholder,
-      redactedPayload(chat),
-      { redacted: true },
-      withString(placeholder, n, text),
-      withString(redactedPayload(chat), n, text),
-      hostile,
-    ]
-  }),
+const candidatesArb = fc.oneof(...PAYLOADS.map(([format, arb]) => fc.tuple(fc.constant(format), arb))).chain(([format, payload]) =>
+  fc
+    .tuple(fc.oneof(chatPayloadArb, customCallChatArb), fc.nat(8), fc.constantFrom('secret', '[redacted]', 'x'), hostileChatArb)
+    .map(([chat, n, text, hostile]) => {
+      const placeholder = redactedPayload(payload, format)
+      return [
+        payload,
+        placeholder,
+        redactedPayload(chat),
+        { redacted: true },
+        withString(placeholder, n, text),
+        withString(redactedPayload(chat), n, text),
+        hostile,
+      ]
+    }),
 )
 
 /** A key no payload of the arbitraries has. */
@@ -199,8 +233,8 @@ async function databaseFollows(
   return rows.map((r) => [r.ok === true, r.follows === true])
 }
 
-/** One payload of every built-in format, and another of the same format (a conflicting write of its id). */
-const everyFormatArb = fc.tuple(...FORMATS.map(([format, arb]) => fc.tuple(fc.constant(format), arb, arb)))
+/** One payload of every built-in format and a chat custom tool call, each with another of the same format (a conflicting write of its id). */
+const everyFormatArb = fc.tuple(...PAYLOADS.map(([format, arb]) => fc.tuple(fc.constant(format), arb, arb)))
 
 /** The database's answer for each (candidate, format) pair, in order. */
 async function databaseSays(store: PostgresStore, pairs: readonly (readonly [unknown, string])[]): Promise<boolean[]> {
@@ -250,7 +284,7 @@ describe.each(STORE_KINDS)('the redaction placeholder rule (%s)', (kind) => {
   it('every built-in format’s placeholder follows its payload (turnlog.placeholder_follows), and no forgery of it does (property)', async () => {
     const tried = new Set<string>()
     await fc.assert(
-      fc.asyncProperty(fc.oneof(...FORMATS.map(([format, arb]) => fc.tuple(fc.constant(format), arb))), async ([format, payload]) => {
+      fc.asyncProperty(fc.oneof(...PAYLOADS.map(([format, arb]) => fc.tuple(fc.constant(format), arb))), async ([format, payload]) => {
         // given the payload's placeholder and its forgeries
         const placeholder = redactedPayload(payload, format)
         const forgeries = forgeriesOf(placeholder, payload)

@@ -45,6 +45,8 @@ const REVIEWED = new Set([
   'packages/postgres/src/migrations/0007_read_appends_only_sessions.ts: sql.raw(migrationSql())',
   // 0008: sql/ files of a constant list, made create or replace, and a constant owner text; no input
   'packages/postgres/src/migrations/0008_check_redaction_placeholders.ts: sql.raw(replacementSql())',
+  // 0009: one sql/ file of a constant list, made create or replace; no input
+  'packages/postgres/src/migrations/0009_keep_custom_tool_calls.ts: sql.raw(replacementSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',
 ])
