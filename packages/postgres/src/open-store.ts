@@ -9,6 +9,7 @@ import { mapDatabaseError } from './map-database-error.js'
 import { migrateToLatest } from './migrate-to-latest.js'
 import { parseOpenStoreConfig } from './open-store-config.js'
 import { PGliteDialect } from './pglite-dialect.js'
+import { registerEmbeddedDatabase } from './subscriptions/subscription-lock.js'
 import { loadOpenTelemetry } from './telemetry/load-open-telemetry.js'
 import { PostgresStore, type PostgresStoreSettings } from './postgres-store.js'
 import {
@@ -143,8 +144,16 @@ async function connect(
   if ('pglite' in config) {
     // the caller's instance: ready before the first statement (`new PGlite()` returns before it is)
     await config.pglite.waitReady
+    // a closed instance refuses every statement: say so, not MIGRATION_FAILED "before any migration"
+    if ((config.pglite as { closed?: unknown }).closed === true) {
+      throw new TurnlogError('INVALID_INPUT', 'config.pglite is closed: pass an open PGlite instance', {
+        details: { field: 'config.pglite' },
+      })
+    }
     // the caller's instance is a PGlite (checked by shape by parseOpenStoreConfig)
     const db = new Kysely<unknown>({ dialect: new PGliteDialect({ pglite: config.pglite as unknown as PGlite, closeOnDestroy: false }) })
+    // the stores on one instance share its subscription names (one consumer per name on the database)
+    registerEmbeddedDatabase(db, config.pglite)
     return { db, flavor: 'pglite', close: () => db.destroy() }
   }
   if ('kysely' in config) return { db: config.kysely, flavor: 'postgres', close: async () => {} }

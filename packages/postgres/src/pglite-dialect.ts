@@ -1,12 +1,13 @@
-import type { PGlite } from '@electric-sql/pglite'
+import type { PGlite, Transaction as PGliteTransaction } from '@electric-sql/pglite'
 import { TurnlogError } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 import { checkMethods } from './check-arguments.js'
 import {
-  CompiledQuery,
+  AbortedTransactionError,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
+  type CompiledQuery,
   type DatabaseConnection,
   type DatabaseIntrospector,
   type Dialect,
@@ -94,18 +95,15 @@ class PGliteDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    let text = 'begin'
-    if (settings.isolationLevel) text += ` isolation level ${settings.isolationLevel}`
-    if (settings.accessMode) text += ` ${settings.accessMode}`
-    await connection.executeQuery(CompiledQuery.raw(text))
+    await (connection as PGliteConnection).begin(settings)
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'))
+    await (connection as PGliteConnection).end(false)
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'))
+    await (connection as PGliteConnection).end(true)
   }
 
   async releaseConnection(): Promise<void> {
@@ -115,6 +113,10 @@ class PGliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
+    // a transaction nobody ended (a caller's controlled transaction left open) holds the instance's
+    // transaction lock: roll it back, or closing the instance (and every later statement on a
+    // caller's instance) would wait for it forever
+    if (!this.#config.pglite.closed) await this.#connection.end(true).catch(() => {})
     if (this.#config.closeOnDestroy === true && !this.#config.pglite.closed) await this.#config.pglite.close()
   }
 }
@@ -146,17 +148,86 @@ function refuseLeadingBom(parameters: readonly unknown[]): void {
   }
 }
 
+/** A transaction the connection holds open: PGlite's own, and how to end it. */
+interface OpenTransaction {
+  readonly tx: PGliteTransaction
+  /** Ends the transaction: rolls it back (true) or lets PGlite commit it (false). */
+  readonly finish: (rollback: boolean) => void
+  /** Settles when the transaction has ended: rejects when its COMMIT or ROLLBACK failed. */
+  readonly outcome: Promise<void>
+}
+
+/**
+ * The one connection of a PGlite instance. A transaction is one of PGlite's own (`pglite.transaction`),
+ * held open from `begin` to `end`: it holds the instance's transaction lock, so every other user of the
+ * instance (another store opened on it with `{ pglite }`, another Kysely instance, the caller's own
+ * `pglite.query`) waits until it ends instead of running its statements inside it (where a rollback
+ * took them along, acknowledged or not, and a failed statement aborted it). Outside a transaction
+ * each statement runs on its own, as `pglite.query` runs it.
+ */
 class PGliteConnection implements DatabaseConnection {
   readonly #pglite: PGlite
+  #open: OpenTransaction | null = null
 
   constructor(pglite: PGlite) {
     this.#pglite = pglite
   }
 
+  /** Opens a transaction (PGlite sends BEGIN once every other transaction on the instance has ended). */
+  async begin(settings: TransactionSettings): Promise<void> {
+    if (this.#open !== null) throw new TurnlogError('INVALID_INPUT', 'a transaction is already open on this PGlite connection')
+    let finish!: (rollback: boolean) => void
+    const decided = new Promise<boolean>((resolve) => {
+      finish = resolve
+    })
+    let opened!: (tx: PGliteTransaction) => void
+    const open = new Promise<PGliteTransaction>((resolve) => {
+      opened = resolve
+    })
+    const outcome = this.#pglite.transaction(async (tx) => {
+      opened(tx)
+      if (await decided) await tx.rollback()
+    })
+    // a BEGIN that failed rejects `outcome` before the transaction opened
+    const tx = await Promise.race([open, outcome.then(() => open)])
+    this.#open = { tx, finish, outcome }
+    const characteristics = [
+      ...(settings.isolationLevel ? [`isolation level ${settings.isolationLevel}`] : []),
+      ...(settings.accessMode ? [settings.accessMode] : []),
+    ]
+    if (characteristics.length === 0) return
+    try {
+      await tx.exec(`set transaction ${characteristics.join(' ')}`)
+    } catch (error) {
+      // Kysely does not roll back a transaction whose begin failed: end it here, or it holds the instance
+      await this.end(true).catch(() => {})
+      throw error
+    }
+  }
+
+  /**
+   * Ends the open transaction (none open: nothing to do, as after a COMMIT that failed). A COMMIT that
+   * the server completed as a ROLLBACK (an earlier statement failed and aborted the transaction) is
+   * Kysely's `AbortedTransactionError`, as the Postgres dialect reports it: never a silent success.
+   */
+  async end(rollback: boolean): Promise<void> {
+    const open = this.#open
+    if (open === null) return
+    this.#open = null
+    open.finish(rollback)
+    try {
+      await open.outcome
+    } catch (error) {
+      if (!rollback && (error as { code?: unknown } | null)?.code === '25P02') throw new AbortedTransactionError()
+      throw error
+    }
+  }
+
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    const target = this.#open?.tx ?? this.#pglite
     if (compiledQuery.parameters.length === 0) {
       // the simple protocol: allows several statements (migrations), like node-postgres does
-      const results = await this.#pglite.exec(compiledQuery.sql)
+      const results = await target.exec(compiledQuery.sql)
       const last = results[results.length - 1]
       return {
         rows: (last?.rows ?? []) as R[],
@@ -164,7 +235,7 @@ class PGliteConnection implements DatabaseConnection {
       }
     }
     refuseLeadingBom(compiledQuery.parameters)
-    const result = await this.#pglite.query<R>(compiledQuery.sql, [...compiledQuery.parameters], { rowMode: 'object' })
+    const result = await target.query<R>(compiledQuery.sql, [...compiledQuery.parameters], { rowMode: 'object' })
     return {
       rows: result.rows,
       ...(result.affectedRows !== undefined ? { numAffectedRows: BigInt(result.affectedRows) } : {}),

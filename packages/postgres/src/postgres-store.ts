@@ -40,6 +40,7 @@ import { runAtomically } from './run-atomically.js'
 import type { OldestOpenTransactionOptions, OpenTransactionInfo } from './subscriptions/oldest-open-transaction.js'
 import type { SubscribeOptions, SubscriptionConfig } from './subscriptions/subscribe.js'
 import type { Subscription, SubscriptionHandler } from './subscriptions/subscription.js'
+import { registerAdminStore } from './subscriptions/rebase-subscription.js'
 import { AdminOperations } from './store/admin-operations.js'
 import { AppendOperations } from './store/append-operations.js'
 import { CompactOperations } from './store/compact-operations.js'
@@ -90,6 +91,8 @@ export class PostgresStore implements SessionStore {
     this.#admin = new AdminOperations(ctx)
     this.#syncs = new SyncOperations(ctx)
     StoreTelemetry.attach(this, ctx.telemetry)
+    // listSubscriptions, rebaseSubscription, …: STORE_CLOSED once closed, and close() waits for them
+    registerAdminStore(this, (work) => ctx.track(work))
   }
 
   /** The largest batch this store accepts (see {@link PostgresStoreSettings.maxBatchBytes}). */

@@ -207,14 +207,19 @@ export class ReadOperations {
     return state.sessionId === null ? { ...state, sessionId: id } : state
   }
 
-  /** See `SessionStore.transcript`. */
+  /**
+   * See `SessionStore.transcript`. One read of the log serves both the fold and the list of other
+   * events, so `events` never holds an event past `version` (a second read raced concurrent writers:
+   * a rewind listed while its messages still showed live).
+   */
   async transcript(sessionId: string): Promise<Transcript> {
-    const state = await this.state(sessionId)
+    this.#ctx.assertOpen()
     const id = parseSessionId(sessionId)
-    const other: StoredEvent[] = []
-    for await (const e of this.events(id)) {
-      if (e.type !== 'message_appended' && e.type !== 'message_revised') other.push(e)
-    }
+    const all: StoredEvent[] = []
+    for await (const e of this.events(id)) all.push(e)
+    const folded = foldSession(all)
+    const state = folded.sessionId === null ? { ...folded, sessionId: id } : folded
+    const other = all.filter((e) => e.type !== 'message_appended' && e.type !== 'message_revised')
     return {
       sessionId: id,
       version: state.version,

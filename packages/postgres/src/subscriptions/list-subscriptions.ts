@@ -2,7 +2,7 @@ import type { JsonValue } from '@turnlog/core'
 import { sql } from 'kysely'
 import { mapDatabaseError } from '../map-database-error.js'
 import { checkpointFromRow, type Checkpoint } from './checkpoint.js'
-import type { SubscriptionAdminStore } from './rebase-subscription.js'
+import { onAdminStore, type SubscriptionAdminStore } from './rebase-subscription.js'
 import { SUBSCRIPTION_LOCK_CLASS, isClaimedInProcess, subscriptionLockKey } from './subscription-lock.js'
 
 /** A stored subscription, for monitoring. */
@@ -49,7 +49,8 @@ function iso(value: Date | string): string {
  */
 export async function listSubscriptions(store: SubscriptionAdminStore): Promise<readonly SubscriptionInfo[]> {
   try {
-    const { rows } = await sql<Row>`
+    const { rows } = await onAdminStore(store, () =>
+      sql<Row>`
       select s.name, s.tenant_id, s.tx_id::text as tx_id, s.global_position, s.delivered, s.created_at, s.updated_at, s.last_error,
              (select l.pid from pg_locks l
                where l.locktype = 'advisory' and l.granted and l.objsubid = 2
@@ -57,7 +58,8 @@ export async function listSubscriptions(store: SubscriptionAdminStore): Promise<
                  and l.classid = ${SUBSCRIPTION_LOCK_CLASS}::int8::oid
                  and l.objid = (${subscriptionLockKey(sql`s.tenant_id`, sql`s.name`)}::int8 & 4294967295)::oid
                limit 1) as holder_pid
-        from turnlog.subscriptions s order by s.name, s.tenant_id nulls first`.execute(store.db)
+        from turnlog.subscriptions s order by s.name, s.tenant_id nulls first`.execute(store.db),
+    )
     return rows.map((r) => {
       const holderPid = store.flavor === 'pglite' || r.holder_pid === null ? null : Number(r.holder_pid)
       return {

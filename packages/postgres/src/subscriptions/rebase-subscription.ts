@@ -34,6 +34,27 @@ export interface SubscriptionAdminStore {
   readonly flavor: 'postgres' | 'pglite'
 }
 
+/** How a store runs an admin function's work: checked open (`STORE_CLOSED`), and waited for by its `close()`. */
+type AdminTracker = <T>(work: () => Promise<T>) => Promise<T>
+
+/** The tracker of every `PostgresStore` (registered by its constructor); another object passed as a store has none. */
+const trackers = new WeakMap<object, AdminTracker>()
+
+/** Registers how `store` runs the admin functions' work (see {@link onAdminStore}). */
+export function registerAdminStore(store: object, track: AdminTracker): void {
+  trackers.set(store, track)
+}
+
+/**
+ * Runs `work` of an admin function (`listSubscriptions`, `rebaseSubscription`, `dropSubscription`,
+ * `rebaseAfterRestore`) on `store` as its own calls run: a closed store gives `STORE_CLOSED` (before,
+ * the destroyed driver's `DB_ERROR`), and `close()` waits for work already running.
+ */
+export async function onAdminStore<T>(store: SubscriptionAdminStore, work: () => Promise<T>): Promise<T> {
+  const track = typeof store === 'object' && store !== null ? trackers.get(store) : undefined
+  return track === undefined ? work() : track(work)
+}
+
 /** One checkpoint: its tenant (null: none) and name, the row's key. */
 export interface CheckpointKey {
   readonly tenant: string | null
@@ -56,20 +77,22 @@ export async function withSubscriptionsIdle<T>(
   work: (trx: Kysely<unknown>, keys: readonly CheckpointKey[]) => Promise<T>,
 ): Promise<T> {
   try {
-    return await store.db.transaction().execute(async (trx) => {
-      const locked = await keys(trx)
-      for (const { tenant, name } of locked) {
-        // an embedded store runs as the owner with no tenant: its consumers are claimed by name
-        const idle =
-          store.flavor === 'pglite' ? !isClaimedInProcess(store.db, name) : await tryLockSubscriptionForTransaction(trx, tenant, name)
-        if (!idle) {
-          throw new TurnlogError('SUBSCRIPTION_LOCKED', `subscription "${name}" has an active consumer; stop it first`, {
-            details: { name },
-          })
+    return await onAdminStore(store, () =>
+      store.db.transaction().execute(async (trx) => {
+        const locked = await keys(trx)
+        for (const { tenant, name } of locked) {
+          // an embedded store runs as the owner with no tenant: its consumers are claimed by name
+          const idle =
+            store.flavor === 'pglite' ? !isClaimedInProcess(store.db, name) : await tryLockSubscriptionForTransaction(trx, tenant, name)
+          if (!idle) {
+            throw new TurnlogError('SUBSCRIPTION_LOCKED', `subscription "${name}" has an active consumer; stop it first`, {
+              details: { name },
+            })
+          }
         }
-      }
-      return work(trx, locked)
-    })
+        return work(trx, locked)
+      }),
+    )
   } catch (error) {
     throw mapDatabaseError(error)
   }

@@ -50,12 +50,29 @@ export async function tryLockSubscriptionForTransaction(trx: Kysely<unknown>, te
 /** Subscription names consumed in this process, per embedded database (PGlite has no other sessions). */
 const inProcess = new WeakMap<object, Set<string>>()
 
+/** The PGlite instance behind a store's Kysely instance (see {@link registerEmbeddedDatabase}). */
+const embeddedDatabases = new WeakMap<object, object>()
+
+/**
+ * Records that Kysely instance `db` runs on PGlite instance `instance`: the in-process claims of every
+ * store on one instance (several `openStore({ pglite })` calls) are then one set, so two stores on one
+ * database cannot consume one name at once (before, each store's Kysely instance had its own set).
+ */
+export function registerEmbeddedDatabase(db: object, instance: object): void {
+  embeddedDatabases.set(db, instance)
+}
+
+/** What claims are kept per: the PGlite instance behind `owner` when known, else `owner` itself. */
+function database(owner: object): object {
+  return embeddedDatabases.get(owner) ?? owner
+}
+
 /** Claims `name` on the embedded database `owner` for this process; false when already claimed. */
 export function claimInProcess(owner: object, name: string): boolean {
-  let names = inProcess.get(owner)
+  let names = inProcess.get(database(owner))
   if (names === undefined) {
     names = new Set()
-    inProcess.set(owner, names)
+    inProcess.set(database(owner), names)
   }
   if (names.has(name)) return false
   names.add(name)
@@ -64,10 +81,10 @@ export function claimInProcess(owner: object, name: string): boolean {
 
 /** True when `name` is claimed on `owner` in this process. */
 export function isClaimedInProcess(owner: object, name: string): boolean {
-  return inProcess.get(owner)?.has(name) === true
+  return inProcess.get(database(owner))?.has(name) === true
 }
 
 /** Releases a claim made by {@link claimInProcess}. */
 export function releaseInProcess(owner: object, name: string): void {
-  inProcess.get(owner)?.delete(name)
+  inProcess.get(database(owner))?.delete(name)
 }

@@ -23,12 +23,13 @@ const PUBLISHED = ['core', 'postgres', 'audit', 'cli', 'turnlog']
  * Reviewed exceptions, by file and call text. Each says why the text is not input.
  * - The baseline migration runs the schema's `.sql` files shipped in the package (`schemaSql()`: the
  *   files of the constant manifest `SCHEMA_FILES`, read from the package's own `sql/` directory).
- * - The PGlite dialect builds `begin isolation level …` from kysely's `TransactionSettings`, whose
+ * - The PGlite dialect builds `set transaction isolation level …` from kysely's `TransactionSettings`, whose
  *   values are kysely's `IsolationLevel` / `AccessMode` literal unions (kysely's own Postgres driver
  *   does the same): no string of the caller reaches it through turnlog's API.
  */
 const REVIEWED = new Set([
-  'packages/postgres/src/pglite-dialect.ts: CompiledQuery.raw(text)',
+  // the transaction's isolation level and access mode: Kysely's enumerated values (its validateTransactionSettings refuses any other)
+  "packages/postgres/src/pglite-dialect.ts: tx.exec(`set transaction ${characteristics.join(' ')}`)",
   // the baseline schema: the package's own sql/ files (SCHEMA_FILES, a constant list), no input
   'packages/postgres/src/migrations/0001_create_schema.ts: sql.raw(schemaSql())',
   // 0002: sql/ files of a constant list, each made create or replace, and a constant owner/privilege text; no input
