@@ -12,6 +12,7 @@
  */
 export { guardInput, parseInput } from './parse-input.js'
 export { checkOptions } from './check-options.js'
+export { parseMessageIdArgument, parseSessionIdArgument, withField } from './id-arguments.js'
 export { StructureBuilder, applyEvent, newStructure, projectionRows } from './project-structure.js'
 export { withApplyTo } from './apply-to-live.js'
 export { messageEnvelope, type EnvelopeSource } from './message-envelope.js'

@@ -8,6 +8,7 @@ import { messageIdFromExternal, newMessageId, parseMessageId, type MessageId } f
 import { toFrozenJsonField, type JsonValue } from './json-value.js'
 import { z } from 'zod'
 import { ObjectStamp } from './object-stamp.js'
+import { withField } from './id-arguments.js'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
@@ -252,11 +253,11 @@ function create(payload: unknown, options: CreateOptions): Message {
     )
   }
   // each id option's error names the option (details.field, docs/errors.md)
-  const givenId = options.id === undefined ? undefined : naming('options.id', () => parseMessageId(options.id))
+  const givenId = options.id === undefined ? undefined : withField('options.id', () => parseMessageId(options.id))
   const derived =
     options.externalId === undefined
       ? undefined
-      : naming('options.externalId', () => messageIdFromExternal(options.externalId as string, options.scope))
+      : withField('options.externalId', () => messageIdFromExternal(options.externalId as string, options.scope))
   if (givenId !== undefined && derived !== undefined && givenId !== derived) {
     // two options disagree: neither alone is at fault, so no details.field
     throw new TurnlogError('INVALID_INPUT', 'options.id and options.externalId disagree', {
@@ -276,19 +277,6 @@ function create(payload: unknown, options: CreateOptions): Message {
     status: options.status,
     meta: parseMeta(options.meta),
   })
-}
-
-/** Runs `parse` (an id parser); its `INVALID_INPUT` names `field`, the option it read (other details kept). */
-function naming<T>(field: string, parse: () => T): T {
-  try {
-    return parse()
-  } catch (error) {
-    if (!(error instanceof TurnlogError) || error.code !== 'INVALID_INPUT') throw error
-    throw new TurnlogError('INVALID_INPUT', `${field}: ${error.message}`, {
-      details: { ...error.details, field },
-      ...(error.cause === undefined ? {} : { cause: error.cause }),
-    })
-  }
 }
 
 /**

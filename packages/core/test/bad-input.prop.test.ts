@@ -106,11 +106,14 @@ export const CORE_INTERNAL_EXPORTS = {
   messageEnvelope: fn(2),
   newStructure: fn(0),
   parseInput: fn(3),
+  parseMessageIdArgument: fn(2),
+  parseSessionIdArgument: fn(2),
   payloadContentHash: fn(2),
   projectionRows: fn(1),
   toFrozenJsonField: fn(2),
   toolPairingOfDistinct: fn(1),
   withApplyTo: fn(2),
+  withField: fn(2),
 } as const satisfies Record<keyof typeof coreInternal, ExportSpec>
 
 describe('@turnlog/core: every export refuses garbage with a TurnlogError (properties)', () => {

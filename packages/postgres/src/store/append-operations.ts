@@ -2,13 +2,13 @@ import {
   TurnlogError,
   isRedactedPayload,
   newEventId,
-  parseSessionId,
   type AppendOptions,
   type AppendResult,
   type Message,
   type MessageId,
   type SessionId,
 } from '@turnlog/core'
+import { parseSessionIdArgument } from '@turnlog/core/internal'
 import { BatchBudget, envelopeText } from '../batch-limits.js'
 import { checkCallOptions, checkExpectedVersion, preview } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
@@ -127,7 +127,7 @@ export class AppendOperations {
   async append(sessionId: string, messages: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'append options')
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     const batch = checkBatch(messages, 'messages', false)
     const expected = checkExpectedVersion(options)
     if (batch.mismatch) throw await recordInBatchConflict(this.#ctx, id, batch.mismatch)
@@ -142,7 +142,7 @@ export class AppendOperations {
   async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'flush options')
-    return this.#flush(parseSessionId(sessionId), live, options, false)
+    return this.#flush(parseSessionIdArgument(sessionId, 'sessionId'), live, options, false)
   }
 
   /**

@@ -2,8 +2,6 @@ import {
   TurnlogError,
   applyCompact,
   newEventId,
-  parseMessageId,
-  parseSessionId,
   type CompactInput,
   type CompactResult,
   type JsonValue,
@@ -11,7 +9,7 @@ import {
   type MessageId,
   type SessionId,
 } from '@turnlog/core'
-import { withApplyTo, messageEnvelope, toFrozenJsonField } from '@turnlog/core/internal'
+import { withApplyTo, messageEnvelope, toFrozenJsonField, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
 import { checkExpectedVersion, copyOf } from '../check-arguments.js'
@@ -46,14 +44,14 @@ export class CompactOperations {
   /** See `SessionStore.compact`. */
   async compact<S extends Message<unknown> = Message<unknown>>(sessionId: string, input: CompactInput<S>): Promise<CompactResult<S>> {
     this.#ctx.assertOpen()
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }')
     input = copyOf(input, 'compact input')
     const expected = checkExpectedVersion(input)
     if (!Array.isArray(input.covered) || input.covered.length === 0) {
       throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids')
     }
-    const covered = input.covered.map((c) => parseMessageId(c))
+    const covered = input.covered.map((c, i) => parseMessageIdArgument(c, `covered[${i}]`))
     if (new Set(covered).size !== covered.length) throw new TurnlogError('INVALID_INPUT', 'covered names a message twice')
     // two contents under one id are MESSAGE_CONFLICT (no evidence: nothing of a compaction is an append)
     const batch = checkBatch(Array.isArray(input.summary) ? (input.summary as Message[]) : [input.summary as Message], 'summary', false)

@@ -9,8 +9,6 @@ import {
   parseFormatPayload,
   toFrozenJson,
   type ChatMessage,
-  parseMessageId,
-  parseSessionId,
   restoreMessage,
   type MessageId,
   type ReviseOptions,
@@ -21,7 +19,7 @@ import {
   type SessionId,
   type WriteOptions,
 } from '@turnlog/core'
-import { messageEnvelope, withApplyTo } from '@turnlog/core/internal'
+import { messageEnvelope, withApplyTo, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
 import { checkSafeText } from '../safe-text.js'
@@ -42,14 +40,17 @@ export class HistoryOperations {
   async rewind(sessionId: string, target: RewindTargetInput, options: RewindOptions = {}): Promise<RewindResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'rewind options')
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     const expected = checkExpectedVersion(options)
     if (typeof target !== 'object' || target === null)
       throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }')
     const hasAfter = 'after' in target
     const hasFrom = 'from' in target
     if (hasAfter === hasFrom) throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from')
-    const targetId = parseMessageId(hasAfter ? (target as { after: string }).after : (target as { from: string }).from)
+    const targetId = parseMessageIdArgument(
+      hasAfter ? (target as { after: string }).after : (target as { from: string }).from,
+      hasAfter ? 'target.after' : 'target.from',
+    )
     if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
     return rewound(
       this.#ctx.observed(
@@ -88,8 +89,8 @@ export class HistoryOperations {
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'revise options')
-    const id = parseSessionId(sessionId)
-    const mid = parseMessageId(messageId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
+    const mid = parseMessageIdArgument(messageId, 'messageId')
     const expected = checkExpectedVersion(options)
     if (options.status !== undefined && options.status !== 'partial' && options.status !== 'final') {
       throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or 'final'`)
@@ -162,8 +163,8 @@ export class HistoryOperations {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'finalize options')
     if (payload !== undefined) return this.revise(sessionId, messageId, payload, { ...options, status: 'final' })
-    const id = parseSessionId(sessionId)
-    const mid = parseMessageId(messageId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
+    const mid = parseMessageIdArgument(messageId, 'messageId')
     const expected = checkExpectedVersion(options)
     let current: { payload: unknown; data: LiveRow['data'] } = { payload: null, data: {} }
     const result = this.#ctx.observed(

@@ -2,7 +2,6 @@ import {
   TurnlogError,
   foldSession,
   liveMessages,
-  parseSessionId,
   restoreMessage,
   toolPairing,
   transcriptOf,
@@ -22,7 +21,7 @@ import {
   type StoredEvent,
   type Transcript,
 } from '@turnlog/core'
-import { toolPairingOfDistinct } from '@turnlog/core/internal'
+import { toolPairingOfDistinct, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql } from 'kysely'
 import { checkCallOptions, preview } from '../check-arguments.js'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from '../event-row.js'
@@ -57,7 +56,7 @@ export class ReadOperations {
   /** See `SessionStore.getSession`. */
   async getSession(sessionId: string): Promise<SessionInfo> {
     this.#ctx.assertOpen()
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     return this.#ctx.run(async (db) => {
       const { rows } = await sql<SessionRow>`
         select s.session_id::text, s.tenant_id, s.version, s.created_at, s.updated_at, s.metadata,
@@ -78,7 +77,7 @@ export class ReadOperations {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
       throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${preview(limit)}`)
     }
-    const after = options.after === undefined ? null : parseSessionId(options.after)
+    const after = options.after === undefined ? null : parseSessionIdArgument(options.after, 'options.after')
     // the same rule as createSession's tenant: a NUL would reach Postgres as a text parameter (DB_ERROR)
     const tenant = options.tenantId === undefined ? null : checkSafeText(options.tenantId, 'tenantId')
     return this.#ctx.run(async (db) => {
@@ -101,7 +100,7 @@ export class ReadOperations {
   async load(sessionId: string, options: LoadOptions = {}): Promise<LoadResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'load options')
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     if (options.at !== undefined) {
       const state = await this.state(id, options)
       const messages = liveMessages(state)
@@ -142,7 +141,7 @@ export class ReadOperations {
   async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<StoredEvent> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'events options')
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     let from = options.fromSeq ?? 1
     const to = options.toSeq ?? Number.MAX_SAFE_INTEGER
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new TurnlogError('INVALID_INPUT', 'fromSeq/toSeq must be integers')
@@ -168,7 +167,7 @@ export class ReadOperations {
   async state(sessionId: string, options: LoadOptions = {}): Promise<SessionState> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'state options')
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     const at = options.at
     const events: StoredEvent[] = []
     if (at !== undefined) {
@@ -214,7 +213,7 @@ export class ReadOperations {
    */
   async transcript(sessionId: string): Promise<Transcript> {
     this.#ctx.assertOpen()
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     const all: StoredEvent[] = []
     for await (const e of this.events(id)) all.push(e)
     const folded = foldSession(all)
@@ -232,7 +231,7 @@ export class ReadOperations {
   /** See `SessionStore.conflicts`: the session's conflict evidence, oldest first. */
   async conflicts(sessionId: string): Promise<readonly ConflictRecord[]> {
     this.#ctx.assertOpen()
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     return this.#ctx.run(async (db) => {
       const { rows } = await sql<{
         message_id: string

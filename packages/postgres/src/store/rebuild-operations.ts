@@ -1,6 +1,5 @@
 import {
   TurnlogError,
-  parseSessionId,
   projectStructure,
   type MessageId,
   type ProjectionDrift,
@@ -10,6 +9,7 @@ import {
   type StructuralEvent,
   type StructureState,
 } from '@turnlog/core'
+import { parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { checkCallOptions } from '../check-arguments.js'
 import type { ReadOperations } from './read-operations.js'
@@ -65,7 +65,7 @@ export class RebuildOperations {
     let single: SessionId | null = null
     let total = 1
     if (options.sessionId !== undefined) {
-      single = parseSessionId(options.sessionId)
+      single = parseSessionIdArgument(options.sessionId, 'options.sessionId')
       await this.#reads.getSession(single)
     } else {
       const { rows } = await this.#ctx.run((db) => sql<{ n: string | number }>`select count(*) as n from turnlog.sessions`.execute(db))

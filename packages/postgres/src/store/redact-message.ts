@@ -1,14 +1,13 @@
 import {
   TurnlogError,
   newEventId,
-  parseMessageId,
-  parseSessionId,
   redactedPayload,
   type ChatMessage,
   type RedactOptions,
   type RedactResult,
   type SessionId,
 } from '@turnlog/core'
+import { parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql } from 'kysely'
 import { copyOf } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
@@ -30,8 +29,8 @@ export async function redactMessage(
   options: RedactOptions = {},
 ): Promise<RedactResult> {
   ctx.assertOpen()
-  const id = parseSessionId(sessionId)
-  const mid = parseMessageId(messageId)
+  const id = parseSessionIdArgument(sessionId, 'sessionId')
+  const mid = parseMessageIdArgument(messageId, 'messageId')
   if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'redact options must be an object')
   options = copyOf(options, 'redact options')
   if (options.reason !== undefined) checkSafeText(options.reason, 'reason')

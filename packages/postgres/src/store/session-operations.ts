@@ -1,18 +1,9 @@
-import {
-  TurnlogError,
-  newEventId,
-  newSessionId,
-  parseMessageId,
-  parseSessionId,
-  type CreateSessionOptions,
-  type ForkOptions,
-  type SessionId,
-} from '@turnlog/core'
+import { TurnlogError, newEventId, newSessionId, type CreateSessionOptions, type ForkOptions, type SessionId } from '@turnlog/core'
 import { sql } from 'kysely'
 import { jsonTextWithin } from '../batch-limits.js'
 import { checkCallOptions, copyOf } from '../check-arguments.js'
 import { checkSafeText } from '../safe-text.js'
-import { messageEnvelope, toFrozenJsonField } from '@turnlog/core/internal'
+import { messageEnvelope, toFrozenJsonField, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { liveRows } from './live-rows.js'
 import type { StoreContext } from './store-context.js'
 
@@ -28,7 +19,7 @@ export class SessionOperations {
   async createSession(options: CreateSessionOptions = {}): Promise<SessionId> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'createSession options')
-    const id = options.id === undefined ? newSessionId() : parseSessionId(options.id)
+    const id = options.id === undefined ? newSessionId() : parseSessionIdArgument(options.id, 'options.id')
     const tenant = options.tenantId ?? null
     if (tenant !== null) checkSafeText(tenant, 'tenantId')
     const metadata =
@@ -57,11 +48,11 @@ export class SessionOperations {
   /** See `SessionStore.fork`: a new session holding copies of the parent's live list up to `at`. */
   async fork(sessionId: string, options: ForkOptions): Promise<SessionId> {
     this.#ctx.assertOpen()
-    const parent = parseSessionId(sessionId)
+    const parent = parseSessionIdArgument(sessionId, 'sessionId')
     if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'fork needs { at }')
     options = copyOf(options, 'fork options')
-    const at = parseMessageId(options.at)
-    const child = options.id === undefined ? newSessionId() : parseSessionId(options.id)
+    const at = parseMessageIdArgument(options.at, 'options.at')
+    const child = options.id === undefined ? newSessionId() : parseSessionIdArgument(options.id, 'options.id')
     if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')
     const metadata =
       options.metadata === undefined

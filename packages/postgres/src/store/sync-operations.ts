@@ -2,14 +2,13 @@ import {
   TurnlogError,
   newEventId,
   parseMessageId,
-  parseSessionId,
   type Message,
   type MessageId,
   type SessionId,
   type SyncOptions,
   type SyncResult,
 } from '@turnlog/core'
-import { guardInput, messageEnvelope } from '@turnlog/core/internal'
+import { guardInput, messageEnvelope, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText } from '../batch-limits.js'
 import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
@@ -62,7 +61,7 @@ export class SyncOperations {
   async sync(sessionId: string, list: readonly Message<unknown>[], options: SyncOptions = {}): Promise<SyncResult> {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'sync options')
-    const id = parseSessionId(sessionId)
+    const id = parseSessionIdArgument(sessionId, 'sessionId')
     const batch = checkBatch(list, 'list', true)
     const expected = checkExpectedVersion(options)
     const compaction = checkCompaction(options, batch)

@@ -1,5 +1,5 @@
-import { EVENT_TYPES, TurnlogError, parseSessionId, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
+import { EVENT_TYPES, TurnlogError, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
+import { guardInput, parseSessionIdArgument } from '@turnlog/core/internal'
 import { toStoredEvent, type EventRow } from '../event-row.js'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { describeValue } from '../safe-text.js'
@@ -72,7 +72,7 @@ export function normalizeFilter(filter: SubscriptionFilter | undefined): Normali
     }
     out.types = Object.freeze([...new Set(types as EventType[])])
   }
-  if (filter.sessionId !== undefined) out.sessionId = parseSessionId(filter.sessionId)
+  if (filter.sessionId !== undefined) out.sessionId = parseSessionIdArgument(filter.sessionId, 'filter.sessionId')
   return Object.freeze(out)
 }
 
