@@ -48,4 +48,8 @@ export default {
   // longest files first (recorded durations): a fresh clone has no timing cache for Jest's own order
   testSequencer: '<rootDir>/scripts/jest-sequencer.mjs',
   maxWorkers: 2,
+  // a worker whose heap holds more than this after a file is replaced by a fresh one: each test file's
+  // ESM module graph (the AI SDK, LangChain, PGlite's loader) stays in the worker until a full GC, and a
+  // full run's workers grew to ≈ 4 GB and ran their last files 2-4× slower than alone (2026-12-07)
+  workerIdleMemoryLimit: '1GB',
 }
