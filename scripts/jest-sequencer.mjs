@@ -19,6 +19,21 @@ export default class DurationSequencer {
     return [...tests].sort((a, b) => seconds(b) - seconds(a) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   }
 
+  /**
+   * Jest's hook for `--shard=i/n`: the files split into n shares of about equal recorded time (each file,
+   * longest first, to the share with the least so far; ties by path, so every shard run agrees).
+   */
+  shard(tests, { shardIndex, shardCount }) {
+    const totals = new Array(shardCount).fill(0)
+    const mine = []
+    for (const test of this.sort(tests)) {
+      const share = totals.indexOf(Math.min(...totals))
+      totals[share] += durations[relative(root, test.path)] ?? UNLISTED_SECONDS
+      if (share === shardIndex - 1) mine.push(test)
+    }
+    return mine
+  }
+
   /** Jest's hook after a run: nothing is cached (the durations file is the record). */
   cacheResults() {}
 }
