@@ -1,6 +1,7 @@
 import { TurnlogError } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 import { SEVERITIES, type AuditReport, type Finding } from './audit-report.js'
+import { BIDI_CONTROLS } from './bidi-control.js'
 
 /** Seqs as ranges: `[3,4,5,9]` → `3-5,9`. */
 function seqRanges(seqs: readonly number[]): string {
@@ -23,7 +24,7 @@ function seqRanges(seqs: readonly number[]): string {
  */
 function safe(text: string): string {
   // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(BIDI_CONTROLS, '')
 }
 
 /** One line for a finding: severity, kind, session, seqs, explanation. */

@@ -1,4 +1,5 @@
 import { DEFAULT_MESSAGE_FORMAT, readingFormat, type ChatMessage, type MessagePreview } from '@turnlog/core'
+import { isBidiControl } from '@turnlog/audit/internal'
 
 /**
  * A short form of a UUID for timelines: its last 8 hex digits. (UUIDv7 ids minted in the same
@@ -29,16 +30,7 @@ export function visible(text: string): string {
     if (c >= 0xd800 && c <= 0xdfff) out += `\\u${c.toString(16)}`
     else if (c === 0x0a) out += '⏎'
     else if (c < 0x20 || (c >= 0x7f && c < 0xa0)) out += `\\x${c.toString(16).padStart(2, '0')}`
-    else if (
-      c === 0x2028 ||
-      c === 0x2029 ||
-      c === 0x061c ||
-      c === 0x200e ||
-      c === 0x200f ||
-      (c >= 0x202a && c <= 0x202e) ||
-      (c >= 0x2066 && c <= 0x2069)
-    )
-      out += `\\u${c.toString(16).padStart(4, '0')}`
+    else if (c === 0x2028 || c === 0x2029 || isBidiControl(c)) out += `\\u${c.toString(16).padStart(4, '0')}`
     else out += text[i] ?? ''
   }
   return out

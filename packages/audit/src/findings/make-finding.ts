@@ -6,6 +6,7 @@ import {
   type SessionState,
   type StoredEvent,
 } from '@turnlog/core'
+import { BIDI_CONTROLS } from '../bidi-control.js'
 import { FINDING_KINDS, type Finding, type FindingKind, type Severity } from '../audit-report.js'
 
 /** What one session's checks share: its events (read once), their fold and lookups. */
@@ -79,7 +80,7 @@ export function oneLine(text: string): string {
     text
       // eslint-disable-next-line no-control-regex
       .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
-      .replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .replace(BIDI_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
       .trim()
   )
 }
