@@ -1,3 +1,5 @@
+import { EXIT_CODES } from './exit-codes.js'
+
 /** Why a long-running command (`turnlog tail`) is asked to stop. */
 export type InterruptReason = 'SIGINT' | 'SIGTERM' | 'stdout-closed'
 
@@ -26,9 +28,6 @@ export interface CliIo {
   readonly onInterrupt?: (listener: (reason: InterruptReason) => void) => () => void
 }
 
-/** The exit code of a run whose stdout could not be written: a runtime error (`FILE_ERROR`), see exit-codes.ts. */
-const STDOUT_FAILED_EXIT = 3
-
 /**
  * The {@link CliIo} of the current process. When a reader closes the pipe early (`turnlog … | head`),
  * further output is dropped and the command still finishes (and cleans up) instead of crashing on EPIPE.
@@ -48,7 +47,7 @@ export function processIo(): CliIo {
       if (!closed.err) process.stderr.write(`turnlog: error FILE_ERROR: cannot write to stdout: ${error.message}\n`)
       // set at exit: the command's own exit code is assigned after it returns, which may be later than this
       process.once('exit', () => {
-        process.exitCode = STDOUT_FAILED_EXIT
+        process.exitCode = EXIT_CODES.runtime // FILE_ERROR
       })
     }
     for (const listener of [...outClosedListeners]) listener()
