@@ -42,7 +42,14 @@ export async function createTestDatabase(options: CreateTestDatabaseOptions = {}
   const connectionString = url.toString()
 
   // template0: nobody can be connected to it, unlike template1, so concurrent creations never collide.
-  await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE "${name}" TEMPLATE template0 ENCODING 'UTF8'`))
+  // A commit does not wait for its WAL flush in a test database (`synchronous_commit` off for every session
+  // in it, as the private cluster of resolveTestServer has server-wide): the tests check what a commit
+  // makes visible, never that it survives a server crash, and the flush cost ≈ 3.5 ms of a ≈ 4 ms commit on
+  // the shared development server (500 one-row commits: 2.1 s with it, 0.4 s without, 2026-12-07).
+  await withAdmin(adminUrl, async (admin) => {
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE template0 ENCODING 'UTF8'`)
+    await admin.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`)
+  })
   let dropping: Promise<void> | undefined
   const drop = (): Promise<void> => (dropping ??= dropDatabase(adminUrl, name))
   try {

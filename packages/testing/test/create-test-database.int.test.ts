@@ -44,6 +44,14 @@ describe('createTestDatabase', () => {
       expect(await exists(a.name)).toBe(true)
       expect(await exists(b.name)).toBe(true)
       expect(await query(a.connectionString, 'SELECT current_database() AS db')).toEqual([{ db: a.name }])
+      // every session in it commits without waiting for the WAL flush (a database setting, not the server's)
+      expect(await query(a.connectionString, 'SHOW synchronous_commit')).toEqual([{ synchronous_commit: 'off' }])
+      expect(
+        await admin.query(
+          "SELECT count(*)::int AS n FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = $1) AND 'synchronous_commit=off' = ANY(setconfig)",
+          [b.name],
+        ),
+      ).toMatchObject({ rows: [{ n: 1 }] })
 
       // when: a table is created in one
       await query(a.connectionString, 'CREATE TABLE only_in_a (id int)')
