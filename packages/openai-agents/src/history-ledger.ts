@@ -12,11 +12,13 @@ import type { HistoryTransactionSnapshot } from './history-transaction-snapshot.
 /** Payload of a ledger message (`json` format). */
 export type LedgerRecord =
   | { readonly kind: 'generation' }
+  | { readonly kind: 'pop_item' }
   | { readonly kind: 'history_transaction'; readonly operationId: string; readonly type: string; readonly hash: string }
 
 /**
  * The companion session that records which history operations a {@link TurnlogSession} applied: one
- * `json` message per operation id, written in the same database transaction as the change it names.
+ * `json` message per operation id, written in the same database transaction as the change it names,
+ * and one per `popItem` (its idempotency key: see {@link HistoryLedger.popRecord}).
  * `clearSession` retracts the ledger's live list and starts a new generation (a `generation` record),
  * so after a clear the same operation id applies again: the ids below are derived from the generation.
  */
@@ -35,6 +37,15 @@ export const HistoryLedger = {
   /** A new generation record (written by a clear). */
   generationRecord(): Message<LedgerRecord> {
     return createMessage<LedgerRecord>({ kind: 'generation' }, { format: JSON_FORMAT })
+  },
+
+  /**
+   * The record of one `popItem` call: a new id (UUIDv7) minted once per call, written in the transaction
+   * of the pop's rewind. A retry of the call writes the same record: stored already (a duplicate), it
+   * says an earlier attempt committed, and the retry rolls back what it did and returns that attempt's item.
+   */
+  popRecord(): Message<LedgerRecord> {
+    return createMessage<LedgerRecord>({ kind: 'pop_item' }, { format: JSON_FORMAT })
   },
 
   /**

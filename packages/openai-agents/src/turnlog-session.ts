@@ -1,6 +1,5 @@
 import {
   TurnlogError,
-  isTurnlogError,
   newSessionId,
   parseSessionId,
   sessionIdFromExternal,
@@ -85,6 +84,8 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
   readonly #metadata: JsonValue | undefined
   readonly #retry: RetryOptions
   #ready: Promise<void> | undefined
+  /** The pop of a `popItem` call that threw after an attempt that may have committed; the next call settles it. */
+  #unsettledPop: PopAttempt | undefined
 
   /** Throws `INVALID_INPUT` for a malformed config or a store without `atomically`. */
   constructor(config: TurnlogSessionConfig) {
@@ -115,18 +116,24 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
 
   /** The conversation's key (the `sessionId` given, or the minted id); creates the sessions on first use. */
   async getSessionId(): Promise<string> {
+    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
     await this.#ensure()
     return this.#key
   }
 
   /**
-   * The live items in order, as fresh copies; with `limit`, the latest `limit` of them (none for
-   * `limit <= 0`), still in chronological order.
+   * The live items in order, as fresh copies; with `limit`, the latest `limit` of them, still in
+   * chronological order, for every number exactly as the SDK's `MemorySession`: none for `limit <= 0`,
+   * else `items.slice(Math.max(items.length - limit, 0))`, so `Infinity` and `NaN` give every item and
+   * `1.5` the latest two. A `limit` that is not a number (nor `undefined`) is `INVALID_INPUT`
+   * (`details.field: 'limit'`), where `MemorySession` would coerce it.
    */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    if (limit !== undefined && (typeof limit !== 'number' || Number.isNaN(limit))) throw invalid('limit must be a number', 'limit')
+    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
+    if (limit !== undefined && typeof limit !== 'number') throw invalid('limit must be a number', 'limit')
     const messages = await this.#live()
     if (limit === undefined) return messages.map(agentItemOf)
+    // MemorySession's arithmetic, as it is: NaN fails `<= 0` and makes the start NaN, which slice reads as 0
     if (limit <= 0) return []
     return messages.slice(Math.max(messages.length - limit, 0)).map(agentItemOf)
   }
@@ -137,6 +144,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * item the `openai-agents` format refuses (nothing written).
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
+    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
     if (!Array.isArray(items)) throw invalid('items must be an array', 'items')
     if (items.length === 0) return
     const messages = items.map((item) => agentItemMessage(item))
@@ -147,26 +155,27 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
   /**
    * Retracts the newest item (a turnlog rewind, `reason: 'openai-agents:popItem'`) and returns it;
    * `undefined` when the history is empty. The item stays in the log (`transcript` shows it retracted).
+   *
+   * One call pops at most one item, also when a commit is ambiguous (the connection died after the
+   * server committed): the rewind is written in one transaction with a ledger record whose id is minted
+   * once per call (`HistoryLedger.popRecord`), and an attempt that finds that record already stored rolls
+   * back and returns the item the earlier attempt popped. When the call throws after an attempt that may
+   * have committed, the next call of this instance, if it is `popItem` again (a retry: the caller's
+   * `withRetry`), uses the same record: it returns the item if that pop committed, and pops afresh if
+   * it did not. Any other call of the instance in between (`getItems` to look, `addItems`, ...) ends
+   * that: the next `popItem` is a new pop.
    */
   async popItem(): Promise<AgentInputItem | undefined> {
     await this.#ensure()
-    return retryHistoryWrite(async () => {
-      const live = await this.#store.load(this.turnlogSessionId)
-      const last = live.messages.at(-1)
-      if (last === undefined) return undefined
-      try {
-        await this.#store.rewind(
-          this.turnlogSessionId,
-          { from: last.id },
-          { expectedVersion: live.version, reason: TURNLOG_SESSION_REASONS.popItem },
-        )
-      } catch (error) {
-        // the connection died: if the rewind committed, the next event is it, and the item is popped
-        if (isTurnlogError(error, 'DB_TRANSIENT') && (await this.#retracted(live.version + 1, last.id))) return agentItemOf(last)
-        throw error
-      }
-      return agentItemOf(last)
-    }, this.#retry)
+    const pop = this.#unsettledPop ?? { record: HistoryLedger.popRecord(), popped: undefined }
+    this.#unsettledPop = undefined
+    try {
+      return await retryHistoryWrite(() => this.#atomically((store) => this.#pop(store, pop)), this.#retry)
+    } catch (error) {
+      if (error instanceof PopSettled) return error.item
+      if (pop.popped !== undefined) this.#unsettledPop = pop
+      throw error
+    }
   }
 
   /**
@@ -174,6 +183,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * operation ids (a new ledger generation), in one transaction. The items stay in the log.
    */
   async clearSession(): Promise<void> {
+    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
     await this.#ensure()
     await retryHistoryWrite(
       () =>
@@ -198,6 +208,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * a revision of its message (same id), a dropped duplicate a retraction.
    */
   async applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void> {
+    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
     const mutations = mutationsOf(args)
     if (mutations.length === 0) return
     await this.#ensure()
@@ -229,6 +240,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * its ledger generation). Invalid arguments throw `INVALID_INPUT` before anything is written.
    */
   async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
+    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
     const transaction = snapshotHistoryTransaction(args)
     await this.#ensure()
     await retryHistoryWrite(() => this.#atomically((store) => this.#applyTransaction(store, transaction)), this.#retry)
@@ -242,6 +254,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * `items`, so a retry writes nothing twice.
    */
   async replaceHistoryWithCompaction(items: AgentInputItem[]): Promise<void> {
+    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
     if (!Array.isArray(items)) throw invalid('items must be an array', 'items')
     const payloads = items.map((item) => agentItemMessage(item).payload)
     await this.#ensure()
@@ -343,14 +356,26 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
     )
   }
 
-  /** True when the session's event at `seq` is a retraction of `messageId` (the rewind committed). */
-  async #retracted(seq: number, messageId: string): Promise<boolean> {
-    return withRetry(async () => {
-      for await (const event of this.#store.events(this.turnlogSessionId, { fromSeq: seq, toSeq: seq })) {
-        if (event.type === 'messages_retracted' && event.data.ids.includes(messageId as never)) return true
-      }
-      return false
-    }, this.#retry)
+  /**
+   * One attempt of `popItem`, in one transaction: the rewind of the newest item, then the call's ledger
+   * record (conversation first, ledger second, as every call of this class locks them). The record
+   * already stored means an earlier attempt of the call committed: this one is rolled back
+   * (`PopSettled`) and that attempt's item returned. With nothing to pop and no earlier attempt, nothing
+   * is written.
+   */
+  async #pop(store: SessionStore, pop: PopAttempt): Promise<AgentInputItem | undefined> {
+    const live = await store.load(this.turnlogSessionId)
+    const last = live.messages.at(-1)
+    if (last === undefined && pop.popped === undefined) return undefined
+    if (last !== undefined) {
+      const reason = TURNLOG_SESSION_REASONS.popItem
+      await store.rewind(this.turnlogSessionId, { from: last.id }, { expectedVersion: live.version, reason })
+    }
+    const { appended } = await store.append(this.ledgerSessionId, [pop.record])
+    if (appended.length === 0) throw new PopSettled(pop.popped === undefined ? undefined : agentItemOf(pop.popped))
+    if (last === undefined) throw new PopSettled(undefined) // the earlier attempt did not commit: roll the record back
+    pop.popped = last // before the commit, which may be ambiguous in turn
+    return agentItemOf(last)
   }
 
   #atomically<T>(work: (store: SessionStore) => Promise<T>): Promise<T> {
@@ -391,4 +416,15 @@ function mutationsOf(args: SessionHistoryRewriteArgs): readonly { readonly callI
     if (replacement.type !== 'function_call') throw invalid('the replacement must be a function_call item', `mutations.${i}.replacement`)
     return { callId: m.callId, replacement }
   })
+}
+
+/** The state of one `popItem` call across its attempts: its ledger record and the item its latest writing attempt popped. */
+interface PopAttempt {
+  readonly record: Message<LedgerRecord>
+  popped: Message<unknown> | undefined
+}
+
+/** Thrown inside a pop's transaction to roll it back with the call's answer (see `TurnlogSession.#pop`). */
+class PopSettled {
+  constructor(readonly item: AgentInputItem | undefined) {}
 }
