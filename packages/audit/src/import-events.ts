@@ -17,7 +17,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkOptions, payloadContentHash, type ImportedSessionHead } from '@turnlog/core/internal'
+import { checkOptions, isIsoTimestamp, payloadContentHash, type ImportedSessionHead } from '@turnlog/core/internal'
 import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
 import { ChainVerifier } from './verify-chain.js'
@@ -64,14 +64,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 const HEX64 = /^[0-9a-f]{64}$/
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
 const TYPES = new Set<string>(EVENT_TYPES)
 const MESSAGE_TYPES = new Set(['message_appended', 'message_revised'])
 
 function isoField(value: unknown, what: string, line: number): string {
-  if (typeof value !== 'string' || !ISO.test(value) || Number.isNaN(Date.parse(value))) {
-    throw fail(line, `${what} must be an ISO-8601 timestamp`)
-  }
+  // a real date and time: Date.parse alone reads 2024-02-30 as March 1
+  if (!isIsoTimestamp(value)) throw fail(line, `${what} must be an ISO-8601 timestamp of a real date and time`, { field: what })
   return value
 }
 

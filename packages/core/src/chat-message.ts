@@ -28,7 +28,9 @@ export const ChatMessageSchema = z.discriminatedUnion('role', [
   z.looseObject({
     role: z.literal('assistant'),
     content: ContentSchema.nullable().optional(),
-    tool_calls: z.array(ToolCallSchema).optional(),
+    // null: what OpenAI-compatible servers (vLLM, LiteLLM, Ollama) and a Python model_dump() write for
+    // a reply without calls; kept as given (toWire leaves the key out)
+    tool_calls: z.array(ToolCallSchema).nullable().optional(),
     ...base,
   }),
   z
@@ -60,7 +62,8 @@ export interface ToolCall {
 export interface ChatMessage {
   readonly role: ChatRole
   readonly content?: string | readonly { readonly type: string; readonly [key: string]: unknown }[] | null
-  readonly tool_calls?: readonly ToolCall[]
+  /** The calls it makes; `null` as some OpenAI-compatible servers write it for a reply without calls. */
+  readonly tool_calls?: readonly ToolCall[] | null
   readonly tool_call_id?: string
   readonly call_id?: string
   readonly name?: string

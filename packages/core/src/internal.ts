@@ -5,7 +5,8 @@
  * `projectionRows`; the one-shot spec `projectStructure` is public), `withApplyTo`, which stores use to
  * give a write's result its `applyTo`, `payloadContentHash` (the content hash with a caller's SHA-256: the
  * store's native one), `toolPairingOfDistinct` (the pairing of a list a store read, whose ids are
- * distinct), `toFrozenJsonField` (a frozen JSON copy whose errors name the argument), and `ImportedSessionHead`, the checked attributes of an imported
+ * distinct), `toFrozenJsonField` (a frozen JSON copy whose errors name the argument), `isIsoTimestamp` (a
+ * timestamp string of a real date and time: every reader of one checks it so), and `ImportedSessionHead`, the checked attributes of an imported
  * session that the export-file reader and the import writer share. No stability promise: they change with the packages that use them.
  * Applications import `turnlog` (or `@turnlog/core`).
  * @packageDocumentation
@@ -20,3 +21,4 @@ export { payloadContentHash } from './content-hash.js'
 export { toolPairingOfDistinct } from './tool-pairing.js'
 export { toFrozenJsonField } from './json-value.js'
 export type { ImportedSessionHead } from './imported-session-head.js'
+export { isIsoTimestamp } from './is-iso-timestamp.js'

@@ -10,6 +10,7 @@ import { z } from 'zod'
 import { ObjectStamp } from './object-stamp.js'
 import { withField } from './id-arguments.js'
 import { guardInput, parseInput } from './parse-input.js'
+import { isIsoTimestamp } from './is-iso-timestamp.js'
 import { TurnlogError } from './turnlog-error.js'
 
 /** `partial`: an assistant reply still streaming; absent means final. */
@@ -109,7 +110,6 @@ class MessageMark extends ObjectStamp {
     return #minted in value
   }
 }
-const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
 
 /**
  * Validates a provider payload and returns a deeply frozen copy (key order kept). Throws
@@ -149,23 +149,32 @@ function parseFormatName(format: unknown): string {
   return messageFormat(format).name
 }
 
-function normaliseCreatedAt(value: string | Date | undefined): string {
+/**
+ * The stored form of a `createdAt` (`field` names it in an error: `options.createdAt` for
+ * `createMessage`, `createdAt` for a message copy): a Date as its ISO text, a string as given when it
+ * is an ISO-8601 timestamp of a real instant ({@link isIsoTimestamp}: `2024-02-30` is refused, not read
+ * as March 1).
+ */
+function normaliseCreatedAt(value: string | Date | undefined, field: string): string {
   if (value === undefined) return new Date().toISOString()
   if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) throw new TurnlogError('INVALID_MESSAGE', 'createdAt is an invalid Date')
+    if (Number.isNaN(value.getTime())) throw new TurnlogError('INVALID_MESSAGE', 'createdAt is an invalid Date', { details: { field } })
     const text = value.toISOString()
     // a year outside 0000-9999 is written with six digits and a sign (+010000-…), which the string
     // form below refuses: such a message could not be copied, parsed or imported again
-    if (!ISO_RE.test(text)) throw new TurnlogError('INVALID_MESSAGE', `createdAt must be a Date in the years 0000 to 9999, got ${text}`)
+    if (!isIsoTimestamp(text))
+      throw new TurnlogError('INVALID_MESSAGE', `createdAt must be a Date in the years 0000 to 9999, got ${text}`, { details: { field } })
     return text
   }
-  if (typeof value !== 'string' || !ISO_RE.test(value) || Number.isNaN(Date.parse(value))) {
+  const given: unknown = value
+  if (!isIsoTimestamp(given)) {
     throw new TurnlogError(
       'INVALID_MESSAGE',
-      `createdAt must be an ISO-8601 timestamp, got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : typeof value}`,
+      `createdAt must be an ISO-8601 timestamp of a real date and time (YYYY-MM-DDTHH:MM:SS, Z or ±HH:MM), got ${typeof given === 'string' ? JSON.stringify(given.slice(0, 40)) : typeof given}`,
+      { details: { field } },
     )
   }
-  return value
+  return given
 }
 
 function build(
@@ -270,7 +279,7 @@ function create(payload: unknown, options: CreateOptions): Message {
   const id = derived ?? givenId ?? newMessageId()
   const externalScope = options.externalId !== undefined && typeof options.scope === 'string' ? options.scope : undefined
   const format = parseFormatName(options.format)
-  return build(id, parsePayload(payload, format), format, normaliseCreatedAt(options.createdAt), {
+  return build(id, parsePayload(payload, format), format, normaliseCreatedAt(options.createdAt, 'options.createdAt'), {
     ephemeral: options.ephemeral,
     externalId: options.externalId,
     externalScope,
@@ -308,7 +317,7 @@ function rebuild(value: unknown): Message {
   const ephemeral = v['ephemeral']
   if (ephemeral !== undefined && typeof ephemeral !== 'boolean') throw new TurnlogError('INVALID_MESSAGE', 'ephemeral must be a boolean')
   const format = parseFormatName(v['format'])
-  return build(id, parsePayload(v['payload'], format), format, normaliseCreatedAt(v['createdAt'] as string | undefined), {
+  return build(id, parsePayload(v['payload'], format), format, normaliseCreatedAt(v['createdAt'] as string | undefined, 'createdAt'), {
     ephemeral: ephemeral === true,
     externalId,
     externalScope,

@@ -67,7 +67,11 @@ const ToWireOptionsSchema = z.object({ repairPairing: z.boolean().optional(), in
 function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknown[] {
   // identical copies of one message (a redelivery pushed twice) are sent once
   const messages = withoutIdenticalCopies(list)
-  if (options.repairPairing !== true) return messages.map((m) => readingFormat(m.format).toWire(m.payload))
+  if (options.repairPairing !== true)
+    return sendable(
+      messages.map((m) => readingFormat(m.format).toWire(m.payload)),
+      messages.map((m) => m.format),
+    )
   // the repair names each message by its place, not its id: two contents under one id (an edit in
   // place next to its old copy) are two messages, each dropped or kept for what it carries
   const keyed: PairingInput[] = messages.map((m, i) => ({ id: String(i) as MessageId, payload: m.payload, format: m.format }))
@@ -115,12 +119,16 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
   }
   const content = options.interruptedContent ?? INTERRUPTED_TOOL_RESULT
   const out: unknown[] = []
+  // the format of each copy in `out`, for its wireRun
+  const outFormats: string[] = []
   // unanswered calls waiting for the end of their block of results, with the format that opened them
-  let pending: { format: string | undefined; ids: string[]; call: unknown }[] = []
+  let pending: { format: string; ids: string[]; call: unknown }[] = []
   const flushPending = (): void => {
     for (const p of pending)
-      for (const payload of readingFormat(p.format).interruptedResults(p.ids, content, p.call))
+      for (const payload of readingFormat(p.format).interruptedResults(p.ids, content, p.call)) {
         out.push(readingFormat(p.format).toWire(payload))
+        outFormats.push(p.format)
+      }
     pending = []
   }
   for (const [i, m] of messages.entries()) {
@@ -166,6 +174,7 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
       payload = wired
       if (missing) missing = missing.map((id) => renamed.get(id) ?? id)
     }
+    outFormats.push(m.format)
     if (missing && format.answerInPlace !== undefined) {
       // a format whose messages carry their own results answers the calls in the message itself
       out.push(format.answerInPlace(payload, missing, content))
@@ -176,6 +185,25 @@ function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknow
     if (missing) pending.push({ format: m.format, ids: missing, call: renamed === undefined ? m.payload : payload })
   }
   flushPending()
+  return sendable(out, outFormats)
+}
+
+/**
+ * What is sent of the wire copies `copies` (`formats[i]` is the format of `copies[i]`): each maximal
+ * run of one format's copies through that format's `wireRun` (a placeholder of encrypted reasoning
+ * left out, …), the others as they are.
+ */
+function sendable(copies: unknown[], formats: readonly string[]): unknown[] {
+  if (!formats.some((name, i) => (i === 0 || name !== formats[i - 1]) && readingFormat(name).wireRun !== undefined)) return copies
+  const out: unknown[] = []
+  for (let start = 0; start < copies.length;) {
+    let end = start + 1
+    while (end < copies.length && formats[end] === formats[start]) end++
+    const run = copies.slice(start, end)
+    const wireRun = readingFormat(formats[start]).wireRun
+    for (const copy of wireRun === undefined ? run : wireRun(run)) out.push(copy)
+    start = end
+  }
   return out
 }
 

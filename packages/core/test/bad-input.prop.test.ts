@@ -103,6 +103,7 @@ export const CORE_INTERNAL_EXPORTS = {
   applyEvent: fn(2),
   checkOptions: fn(2),
   guardInput: fn(2),
+  isIsoTimestamp: fn(1),
   messageEnvelope: fn(2),
   newStructure: fn(0),
   parseInput: fn(3),

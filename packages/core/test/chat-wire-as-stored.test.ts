@@ -1,29 +1,66 @@
 /**
  * Pins what docs/formats.md ("Types") says about `openai-chat` payloads at the edges of what OpenAI
- * accepts: `tool_calls: null` (a Python `model_dump()` of a message without calls) is refused at
- * `tool_calls`; the wire copy, also with `repairPairing`, sends a payload as stored apart from what
- * pairing needs (an empty `tool_calls` list, an assistant message with neither content nor calls,
- * `call_id` keys and provider extras are not rewritten), so a caller knows to clean them before storing.
+ * accepts. The nulls OpenAI-compatible servers write on a plain reply (vLLM, LiteLLM, Ollama, a Python
+ * `model_dump()`: `tool_calls: null`, `function_call: null`, `refusal: null`, `audio: null`, `content:
+ * null` beside calls) are accepted and stored as given: the payload, its content hash and a serialized
+ * copy keep them. The wire copy leaves out `tool_calls: null` (the one the `openai` SDK's request type
+ * has no place for: an array or absent) and sends the other nulls as stored. Apart from that the wire
+ * copy, also with `repairPairing`, sends a payload as stored bar what pairing needs (an empty
+ * `tool_calls` list, an assistant message with neither content nor calls, `call_id` keys and provider
+ * extras are not rewritten), so a caller knows to clean them before storing.
  */
 import { describe, expect, it } from '@jest/globals'
-import { createMessage, isTurnlogError, toWire, type ChatMessage } from '@turnlog/core'
+import { contentHash, createMessage, parseMessage, serializeMessage, toWire, type ChatMessage } from '@turnlog/core'
+import { sha256 } from './support/independent-hashes.js'
 
 describe('openai-chat payloads at the edges of the provider', () => {
-  it('refuses tool_calls: null with INVALID_MESSAGE at tool_calls', () => {
-    // given
-    const dumped = { role: 'assistant', content: 'hi', refusal: null, function_call: null, tool_calls: null }
+  it('stores an assistant reply with tool_calls: null and the other provider nulls as given, and sends it without tool_calls', () => {
+    // given: what vLLM / LiteLLM / a Python model_dump() write for a plain reply
+    const dumped = { role: 'assistant', content: 'hi', refusal: null, function_call: null, audio: null, tool_calls: null }
 
     // when
-    let error: unknown
-    try {
-      createMessage(dumped as unknown as ChatMessage)
-    } catch (e) {
-      error = e
+    const m = createMessage(dumped as unknown as ChatMessage)
+    const back = parseMessage(serializeMessage(m))
+    const [wire] = toWire([m])
+    const [repaired] = toWire([m], { repairPairing: true })
+
+    // then: nothing lost in the store, the hash is that of the text as given
+    expect(m.payload).toEqual(dumped)
+    expect(Object.keys(m.payload)).toEqual(Object.keys(dumped))
+    expect(back.payload).toEqual(dumped)
+    expect(contentHash(back)).toBe(contentHash(m))
+    expect(contentHash(m)).toBe(
+      sha256('{"audio":null,"content":"hi","function_call":null,"refusal":null,"role":"assistant","tool_calls":null}'),
+    )
+    // and the wire copy is one the SDK's request type and every server takes: no tool_calls key
+    const expected = { role: 'assistant', content: 'hi', refusal: null, function_call: null, audio: null }
+    expect(wire).toEqual(expected)
+    expect(Object.keys(wire as object)).toEqual(Object.keys(expected))
+    expect(repaired).toEqual(expected)
+  })
+
+  it('accepts content: null beside calls with the other nulls, and pairs the calls', () => {
+    // given
+    const calling = {
+      role: 'assistant',
+      content: null,
+      refusal: null,
+      function_call: null,
+      audio: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
     }
 
-    // then
-    expect(isTurnlogError(error, 'INVALID_MESSAGE')).toBe(true)
-    expect((error as { details: { issues: { path: string[] }[] } }).details.issues[0]?.path).toEqual(['tool_calls'])
+    // when
+    const wire = toWire([createMessage(calling as unknown as ChatMessage)], { repairPairing: true })
+
+    // then: sent as stored, the unanswered call answered
+    expect(wire).toEqual([calling, { role: 'tool', tool_call_id: 'call_1', content: 'Tool call interrupted: no result was recorded.' }])
+  })
+
+  it('still refuses a tool_calls that is neither a list nor null', () => {
+    expect(() => createMessage({ role: 'assistant', content: 'hi', tool_calls: 'none' } as unknown as ChatMessage)).toThrow(
+      expect.objectContaining({ code: 'INVALID_MESSAGE' }),
+    )
   })
 
   it('sends what pairing does not need as stored, with repairPairing too', () => {

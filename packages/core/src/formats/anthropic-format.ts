@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { cloneJson, type JsonValue } from '../json-value.js'
 import { copyPayload, structuralRedaction, type OpaqueField } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
+import { REDACTED_CONTENT } from './structural-placeholder.js'
 
 /** The name of the Anthropic Messages API format. */
 export const ANTHROPIC_FORMAT = 'anthropic'
@@ -240,6 +241,43 @@ function preview(payload: AnthropicMessageParam): MessagePreview {
   return { role: payload.role, kind, text }
 }
 
+/**
+ * A thinking block as a redaction leaves it: `thinking` with the redacted marker as its `signature`, or
+ * `redacted_thinking` with it as its `data` (the signature and the data carry the encrypted thinking,
+ * so the placeholder keeps neither). Anthropic verifies both and refuses such a block.
+ */
+function isThinkingPlaceholder(block: unknown): boolean {
+  if (typeof block !== 'object' || block === null) return false
+  const b = block as Readonly<Record<string, unknown>>
+  return (
+    (b['type'] === 'thinking' && b['signature'] === REDACTED_CONTENT) ||
+    (b['type'] === 'redacted_thinking' && b['data'] === REDACTED_CONTENT)
+  )
+}
+
+/**
+ * What is sent of wire copies of `anthropic` messages: each copy without its redacted thinking blocks
+ * ({@link isThinkingPlaceholder}), which Anthropic would refuse; a turn left with no block at all is
+ * not sent. Anthropic lets the thinking of earlier assistant turns be left out; the last assistant
+ * turn of an unfinished tool-use loop must start with its thinking when thinking is enabled, which a
+ * redacted turn no longer has (docs/security.md, "Redaction").
+ */
+function withoutThinkingPlaceholders(copies: unknown[]): unknown[] {
+  const out: unknown[] = []
+  for (const copy of copies) {
+    const content = (copy as { content?: unknown }).content
+    if (!Array.isArray(content) || !content.some(isThinkingPlaceholder)) {
+      out.push(copy)
+      continue
+    }
+    const kept = content.filter((b) => !isThinkingPlaceholder(b))
+    if (kept.length === 0) continue
+    ;(copy as { content: unknown[] }).content = kept
+    out.push(copy)
+  }
+  return out
+}
+
 /** A tool's `input` is application data: redaction keeps none of its strings, whatever their keys. */
 const opaqueField: OpaqueField = (key) => key === 'input'
 
@@ -253,7 +291,8 @@ const opaqueField: OpaqueField = (key) => key === 'input'
  * `is_error: true`, inserted after the calling message's results (the API joins consecutive user
  * messages into one turn); an orphan `tool_result` block is removed from the wire copy, a message
  * left with no content is not sent, and a `tool_use` id called again after its result (the API wants
- * every id once) is renamed in its block and its results. docs/formats.md has the details.
+ * every id once) is renamed in its block and its results. A redacted thinking block (its signature
+ * the redacted marker) is never sent. docs/formats.md has the details.
  */
 export const anthropicFormat: AnthropicFormat = {
   name: ANTHROPIC_FORMAT,
@@ -266,6 +305,7 @@ export const anthropicFormat: AnthropicFormat = {
       ? []
       : [{ role: 'user', content: ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content, is_error: true })) }],
   toWire: copyPayload,
+  wireRun: withoutThinkingPlaceholders,
   withoutCalls(payload, toolCallIds) {
     const copy = cloneJson(payload as unknown as JsonValue) as { content: AnthropicContentBlock[] | string }
     if (typeof copy.content === 'string') return copy

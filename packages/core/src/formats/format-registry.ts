@@ -53,7 +53,7 @@ function register<P>(format: MessageFormat<P>): void {
     if (typeof format[key] !== 'function')
       throw new TurnlogError('INVALID_INPUT', `format ${format.name} needs a ${key} function`, { details: { field: `format.${key}` } })
   }
-  for (const key of ['withoutResults', 'withoutCalls', 'answerInPlace', 'renameToolIds'] as const) {
+  for (const key of ['withoutResults', 'withoutCalls', 'answerInPlace', 'renameToolIds', 'wireRun'] as const) {
     if (format[key] !== undefined && typeof format[key] !== 'function') {
       throw new TurnlogError('INVALID_INPUT', `format ${format.name}: ${key} must be a function when given`, {
         details: { field: `format.${key}` },

@@ -88,6 +88,17 @@ export interface MessageFormat<P = unknown> {
    * the stored payload). Usually the payload itself, copied.
    */
   toWire(payload: P): unknown
+  /**
+   * For a format some of whose stored payloads the provider refuses back as they are (a redaction
+   * placeholder of encrypted reasoning, whose signature or encrypted content the provider verifies), or
+   * reads together with the messages beside them: what is sent of a run of consecutive messages of
+   * this format, given the run's wire copies in order (fresh copies, free to change in place; the
+   * repair's synthetic results included). Returns the copies to send, in order: some may be left out,
+   * some changed. `toWire` applies it last, to every maximal run of this format's messages in what it
+   * sends; without it the copies are sent as they are. It must not leave out a copy that opens or
+   * answers a tool call (the repair has paired what it returns).
+   */
+  wireRun?(copies: unknown[]): unknown[]
   /** Who, what kind and which text, for the CLI, the inspect page and the audit. */
   preview(payload: P): MessagePreview
 }

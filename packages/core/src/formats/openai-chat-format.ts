@@ -78,13 +78,24 @@ function resultIds(payload: ChatMessage): string[] {
 }
 
 /**
+ * What is sent of a chat payload: a fresh copy, without a `tool_calls: null` (what OpenAI-compatible
+ * servers and a Python `model_dump()` write for a reply without calls; the `openai` SDK's request type
+ * has no place for it: an array or absent). Every other field, other nulls included, is sent as stored.
+ */
+function wireCopy(payload: ChatMessage): { [key: string]: unknown } {
+  const copy = copyPayload(payload) as { [key: string]: unknown }
+  if (copy['tool_calls'] === null) delete copy['tool_calls']
+  return copy
+}
+
+/**
  * The wire copy of an assistant message opening each call once and none of `drop` (a call id an
  * earlier message opened): a repeated `tool_calls` entry is left out. A message left with neither
  * tool calls nor content (`null` or absent) is not sent: providers refuse an empty assistant message
  * and an empty `tool_calls` list alike.
  */
 function withoutCalls(payload: ChatMessage, drop: ReadonlySet<string>): unknown {
-  const copy = copyPayload(payload) as { [key: string]: unknown; tool_calls?: unknown }
+  const copy = wireCopy(payload) as { [key: string]: unknown; tool_calls?: unknown }
   if (payload.role !== 'assistant' || !Array.isArray(copy.tool_calls)) return copy
   const seen = new Set<string>()
   const kept = (copy.tool_calls as unknown[]).filter((call) => {
@@ -110,7 +121,7 @@ function withoutCalls(payload: ChatMessage, drop: ReadonlySet<string>): unknown 
  * renamed.
  */
 function renameToolIds(payload: ChatMessage, renames: ReadonlyMap<string, string>): unknown {
-  const copy = copyPayload(payload) as { [key: string]: unknown }
+  const copy = wireCopy(payload)
   const renamed = (record: { [key: string]: unknown }, first: string, second: string): void => {
     const field = record[first] !== undefined && record[first] !== null ? first : second
     const id = record[field]
@@ -135,7 +146,8 @@ function contentText(payload: ChatMessage): string {
 /**
  * `openai-chat`: OpenAI Chat Completions messages (system, developer, user, assistant, tool), the
  * default for a payload with a chat `role`. An assistant message's `tool_calls[].id` (or `call_id`)
- * opens a call; a tool message's `tool_call_id` (or `call_id`) answers one. The synthetic
+ * opens a call (`tool_calls: null`, which OpenAI-compatible servers write, is stored as given and left
+ * out of the wire copy); a tool message's `tool_call_id` (or `call_id`) answers one. The synthetic
  * "interrupted" result is `{ role: 'tool', tool_call_id, content }`; the pairing repair leaves a
  * repeated call id out of `tool_calls` ({@link MessageFormat.withoutCalls}) and renames a reused one
  * in `tool_calls` and `tool_call_id` ({@link MessageFormat.renameToolIds}).
@@ -148,7 +160,7 @@ export const openAIChatFormat: MessageFormat<ChatMessage> = {
   interruptedResults: (ids, content) => ids.map((id) => ({ role: 'tool', tool_call_id: id, content })),
   withoutCalls,
   renameToolIds,
-  toWire: copyPayload,
+  toWire: wireCopy,
   preview(payload) {
     const calls = callIds(payload)
     const kind = calls.length > 0 ? 'tool_calls' : payload.role === 'tool' ? 'tool_result' : 'text'

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { callPreview, copyPayload, resultPreview, structuralRedaction } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
+import { REDACTED_CONTENT } from './structural-placeholder.js'
 import { optionalString, partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
 
 /** The name of the OpenAI Responses API format: one input or output item per message. */
@@ -261,6 +262,73 @@ function interrupted(id: string, content: string, callKind: string): OpenAIRespo
   }
 }
 
+/** Whether `parts` (a reasoning item's `summary` or `content`) holds a part whose text is the redacted marker. */
+function showsRedacted(parts: unknown): boolean {
+  return (
+    Array.isArray(parts) && parts.some((p) => typeof p === 'object' && p !== null && (p as { text?: unknown }).text === REDACTED_CONTENT)
+  )
+}
+
+/**
+ * A `reasoning` or `compaction` item as a redaction leaves it (its encrypted content, its summary or
+ * reasoning text the redacted marker). OpenAI decrypts an item's encrypted content and refuses one it
+ * cannot (`invalid_encrypted_content`); a reasoning item without it is read by its id (store: true),
+ * which would bring the redacted reasoning back.
+ */
+function isEncryptedPlaceholder(item: Readonly<Record<string, unknown>>): boolean {
+  const kind = kindOf(item)
+  if (kind === 'compaction') return item['encrypted_content'] === REDACTED_CONTENT
+  return (
+    kind === 'reasoning' &&
+    (item['encrypted_content'] === REDACTED_CONTENT || showsRedacted(item['summary']) || showsRedacted(item['content']))
+  )
+}
+
+/** The output items of a response whose own `id` is optional in `input` (an assistant message, a function or custom tool call). */
+function hasOptionalId(item: Readonly<Record<string, unknown>>): boolean {
+  const kind = kindOf(item)
+  return (kind === 'message' && item['role'] === 'assistant') || kind === 'function_call' || kind === 'custom_tool_call'
+}
+
+/**
+ * Items a response outputs (after its reasoning, before the next input): assistant messages, the
+ * model's calls and the hosted tools' calls. An input (a user, system or developer message, a call's
+ * output, an item reference, a compaction) ends the response.
+ */
+function isResponseOutput(item: Readonly<Record<string, unknown>>): boolean {
+  const kind = kindOf(item)
+  if (kind === 'message') return item['role'] === 'assistant'
+  return kind !== 'item_reference' && kind !== 'compaction' && !Object.hasOwn(RESULTS, kind)
+}
+
+/**
+ * What is sent of wire copies of Responses items: a redacted reasoning or compaction item
+ * ({@link isEncryptedPlaceholder}) is left out, and the items that followed a left-out reasoning item
+ * in its response (up to the next reasoning item or input) are sent without their own `id` where the
+ * API lets an input item go without one: the API ties an output item to its response's reasoning item
+ * by id and refuses it without that item ("provided without its required 'reasoning' item"). Their
+ * `call_id` stays, so their outputs still pair.
+ */
+function withoutEncryptedPlaceholders(copies: unknown[]): unknown[] {
+  const out: unknown[] = []
+  let orphaned = false
+  for (const copy of copies) {
+    if (typeof copy !== 'object' || copy === null) {
+      out.push(copy)
+      continue
+    }
+    const item = copy as Record<string, unknown>
+    if (isEncryptedPlaceholder(item)) {
+      orphaned = kindOf(item) === 'reasoning'
+      continue
+    }
+    if (kindOf(item) === 'reasoning' || !isResponseOutput(item)) orphaned = false
+    else if (orphaned && hasOptionalId(item)) delete item['id']
+    out.push(copy)
+  }
+  return out
+}
+
 function preview(item: OpenAIResponsesItem): MessagePreview {
   const kind = kindOf(item)
   if (kind === 'message') return { role: String(item.role), kind: 'text', text: partsText(item['content']) }
@@ -291,6 +359,8 @@ function preview(item: OpenAIResponsesItem): MessagePreview {
  * `approval_request_id`. Hosted calls that carry their own result (web and file search, code
  * interpreter, image generation, `mcp_call`, server tool search) open nothing. The "interrupted"
  * result is the answering kind's own item (`function_call_output` with the text as `output`, …).
+ * A redacted reasoning or compaction item is never sent; the items of its response that follow a
+ * left-out reasoning item go without their own `id` (docs/formats.md).
  */
 export const openAIResponsesFormat: MessageFormat<OpenAIResponsesItem> = {
   name: OPENAI_RESPONSES_FORMAT,
@@ -302,5 +372,6 @@ export const openAIResponsesFormat: MessageFormat<OpenAIResponsesItem> = {
     ids.map((id) => interrupted(id, content, call === undefined ? 'function_call' : kindOf(call))),
   renameToolIds,
   toWire: copyPayload,
+  wireRun: withoutEncryptedPlaceholders,
   preview,
 }

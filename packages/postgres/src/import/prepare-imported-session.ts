@@ -12,7 +12,7 @@ import {
   type JsonValue,
   type SessionId,
 } from '@turnlog/core'
-import { guardInput, type ImportedSessionHead } from '@turnlog/core/internal'
+import { guardInput, isIsoTimestamp, type ImportedSessionHead } from '@turnlog/core/internal'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
 
 /** An imported session's attributes, checked (the shape the export-file reader holds too). */
@@ -41,7 +41,6 @@ export interface PreparedSession {
 }
 
 const HEX64 = /^[0-9a-f]{64}$/
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/
 const TYPES = new Set<string>(EVENT_TYPES)
 const MESSAGE_TYPES = new Set(['message_appended', 'message_revised'])
 
@@ -76,8 +75,8 @@ function lineOf(value: unknown, what: string): number {
 }
 
 function iso(value: unknown, what: string, line: number): string {
-  if (typeof value !== 'string' || !ISO.test(value) || Number.isNaN(Date.parse(value)))
-    throw fail(line, `${what} must be an ISO-8601 timestamp`, { field: what })
+  // a real date and time: Date.parse alone reads 2024-02-30 as March 1
+  if (!isIsoTimestamp(value)) throw fail(line, `${what} must be an ISO-8601 timestamp of a real date and time`, { field: what })
   return value
 }
 
