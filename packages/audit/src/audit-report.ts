@@ -30,6 +30,7 @@ export function severityAtLeast(a: Severity, b: Severity): boolean {
  */
 export const AUDIT_CHECKS = {
   chain: 'hash chain, seqs, content hashes and version (the same checks as verifyChain)',
+  lineage: "the session row's fork lineage against its chained session_forked event",
   projection: 'inline projection against the fold of the log (store.rebuild({ verify: true }))',
   fold: 'events the fold could not apply as written',
   pairing: 'tool-call pairing of the live view',
@@ -104,6 +105,15 @@ export const FINDING_KINDS = {
     check: 'chain',
     description: "Events exist beyond the session's version.",
     incident: 'Events were inserted around the store (raw SQL): the chain trigger linked them, the version was not moved.',
+  },
+  lineage_mismatch: {
+    severity: 'critical',
+    check: 'lineage',
+    description:
+      "The session row's fork lineage (parent session, parent version, fork point) is not the one its chained session_forked event names, " +
+      'or the row names a parent and the log does not begin with session_forked, or the row names none and the log has one.',
+    incident:
+      'The sessions row was edited after the fact (raw SQL): the fork now claims another parent or fork point than it was made from, or a plain session claims to be a fork (or a fork not to be one). The chain covers the event, not the row.',
   },
   projection_drift: {
     severity: 'error',

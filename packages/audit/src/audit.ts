@@ -26,6 +26,7 @@ import { conflictFindings } from './findings/conflict-findings.js'
 import { foldFindings } from './findings/fold-findings.js'
 import { liveDivergenceFindings } from './findings/live-divergence-findings.js'
 import { duplicateFindings, pairingFindings, partialFindings, turnFindings } from './findings/live-view-findings.js'
+import { lineageFindings } from './findings/lineage-findings.js'
 import { SharedIdTracker } from './findings/shared-id-tracker.js'
 import type { SessionAudit } from './findings/make-finding.js'
 import { projectionFindings } from './findings/projection-findings.js'
@@ -174,6 +175,7 @@ async function auditSession(
 
   const findings: Finding[] = []
   if (checks.has('chain')) findings.push(...chainFindings(audit, chain))
+  if (checks.has('lineage')) findings.push(...lineageFindings(audit, before.parent))
   if (checks.has('fold')) findings.push(...foldFindings(audit, foldError))
   // the projection check compares with the same fold: when the log cannot be folded, the fold_anomaly says so
   if (checks.has('projection') && state !== null) {
@@ -199,7 +201,7 @@ async function auditSession(
 /**
  * Audits one session, or every session of the store (`{ all: true }`, paged, one session's events in
  * memory at a time), and returns a report of findings: tampering and lost events (the chain),
- * projection drift, fold anomalies, tool-call pairing, duplicated live copies, lost replies,
+ * a fork lineage edited in the session row, projection drift, fold anomalies, tool-call pairing, duplicated live copies, lost replies,
  * unfinished streams, clocks that went backwards, refused conflicting writes, messages `sync` retracted (info) and (with `{ all: true }`) ids shared by two
  * sessions; with `options.transcript` / `options.live` (one session only), the differences from an
  * external transcript or from the agent's in-memory list. The registry {@link FINDING_KINDS} lists

@@ -12,6 +12,7 @@ import {
 } from '@turnlog/core'
 import { checkOptions } from '@turnlog/core/internal'
 import { splitByBatchBytes } from '@turnlog/postgres'
+import { compactionReplayed } from '@turnlog/postgres/internal'
 import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes-row-message.js'
 import { HermesStateDb, type HermesSessionRecord, type SqliteValue } from './hermes-state-db.js'
 import { HermesWarnings, type HermesWarning } from './hermes-warning.js'
@@ -56,6 +57,10 @@ export interface HermesSessionImport {
   readonly compactions: number
   /** Rows recognised as hermes re-inserting a message it already had (kept under the first row's id). */
   readonly keptCopies: number
+  /**
+   * Events this call wrote to the session (its appends, revisions, rewinds and compactions): not those an
+   * overlapping import of the same file wrote meanwhile, so the counts of overlapping runs add up to the log.
+   */
   readonly eventsWritten: number
   /** The session's version after the import. */
   readonly version: number
@@ -69,6 +74,7 @@ export interface HermesSessionImport {
 export interface HermesImportResult {
   readonly sessions: readonly HermesSessionImport[]
   readonly sessionIds: SessionId[]
+  /** Events this call wrote, over every session (see {@link HermesSessionImport.eventsWritten}). */
   readonly eventsWritten: number
   /** Missing columns, skipped rows, salvaged values, timestamp regressions, mismatches: never thrown. */
   readonly warnings: readonly HermesWarning[]
@@ -315,11 +321,14 @@ async function importSession(
   // messages whose content the plan's revisions set (kept copies): their first row is compared as it was
   const revisedByPlan = new Set(plan.steps.flatMap((step) => (step.kind === 'revise' ? [step.messageId] : [])))
 
+  // what this call wrote, counted from each write's result: the session's version moves with the writes of
+  // an overlapping import of the same file too
   let appended = 0
   let duplicates = 0
   let revised = 0
   let rewinds = 0
   let compactions = 0
+  let eventsWritten = 0
   for (const step of plan.steps) {
     switch (step.kind) {
       case 'append': {
@@ -331,8 +340,11 @@ async function importSession(
           if (known === undefined) fresh.push(m)
           else if (revisedByPlan.has(m.id) || contentHash(known.message) === contentHash(m)) duplicates++
           else if (known.state === 'live') {
-            await store.revise(sessionId, m.id, m.payload)
-            revised++
+            // unchanged: an overlapping import recorded this revision first
+            if (!(await store.revise(sessionId, m.id, m.payload)).unchanged) {
+              revised++
+              eventsWritten++
+            }
             warnings.row(
               'row_changed',
               s.id,
@@ -354,6 +366,7 @@ async function importSession(
           if (run.length === 0) continue
           const result = await store.append(sessionId, run)
           appended += result.appended.length
+          eventsWritten += result.appended.length
           duplicates += result.duplicates.length
         }
         break
@@ -361,7 +374,10 @@ async function importSession(
       case 'revise': {
         if (revisionDone(state, step)) break
         const result = await store.revise(sessionId, step.messageId, step.payload)
-        if (!result.unchanged) revised++
+        if (!result.unchanged) {
+          revised++
+          eventsWritten++
+        }
         break
       }
       case 'rewind': {
@@ -375,7 +391,11 @@ async function importSession(
           if (isTurnlogError(error, 'UNKNOWN_MESSAGE') && rewindDone(await store.state(sessionId), step)) break
           throw error
         }
-        rewinds++
+        // a rewind that retracts something writes one messages_retracted event
+        if (result.retracted.length > 0) {
+          rewinds++
+          eventsWritten++
+        }
         if (result.retracted.length !== step.ids.length || result.retracted.some((id, k) => id !== step.ids[k])) {
           warnings.add({
             code: 'live_view_mismatch',
@@ -394,7 +414,14 @@ async function importSession(
           reason: `hermes compaction (summary row ${step.summaryRowId})`,
           metadata: step.metadata,
         })
-        if (result.version !== version) compactions++
+        // a store of this package says whether the call wrote the compaction or found it placed (by an
+        // earlier or an overlapping import); the version cannot tell when another import placed it meanwhile
+        const wrote = !(compactionReplayed(result) ?? result.version === version)
+        if (wrote) {
+          compactions++
+          // the summary message(s) and one messages_compacted event
+          eventsWritten += result.summary.length + 1
+        }
         break
       }
     }
@@ -428,7 +455,7 @@ async function importSession(
     rewinds,
     compactions,
     keptCopies: plan.keptCopies,
-    eventsWritten: after - before,
+    eventsWritten,
     version: after,
     liveMatches,
     timestampRegressions: plan.timestampRegressions,

@@ -7,6 +7,10 @@
  * read the session before another one wrote the rewind then tried it again, and the rewind's target
  * (no longer live) made the whole import fail with `UNKNOWN_MESSAGE`, which the CLI reports as a usage
  * error (exit 2), half-way through the file. A rewind another import wrote meanwhile now counts as done.
+ *
+ * Regression: each run's `eventsWritten` (and its per-session counts) was the session's version after
+ * the run minus before it, so it counted the events the overlapping runs wrote meanwhile too: the runs
+ * together reported more events than the log holds. Each run now counts what its own calls wrote.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -55,7 +59,7 @@ afterAll(async () => {
 })
 
 describe('importHermes run three times at once on one file', () => {
-  it('all succeed, and the log is what one import writes: no rewind or compaction twice', async () => {
+  it('all succeed, the log is what one import writes (no rewind or compaction twice), and each run counts only what it wrote', async () => {
     // given: three stores, as three processes would have
     const others = await Promise.all([
       openStore({ connectionString: db.connectionString }),
@@ -75,6 +79,14 @@ describe('importHermes run three times at once on one file', () => {
         again.sessions.map(async (s) => (await store.getSession(hermesSessionId(s.hermesSessionId))).version),
       )
       expect(new Set(versions)).toEqual(new Set([9]))
+      // the runs together wrote the log once: their counts add up to it, session by session
+      const results = runs.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+      expect(results.reduce((sum, r) => sum + r.eventsWritten, 0)).toBe(9 * SESSIONS)
+      for (let i = 0; i < SESSIONS; i++) {
+        const sum = (key: 'eventsWritten' | 'appended' | 'rewinds' | 'compactions' | 'revised'): number =>
+          results.reduce((n, r) => n + (r.sessions[i]?.[key] ?? 0), 0)
+        expect({ session: i, eventsWritten: sum('eventsWritten'), appended: sum('appended'), rewinds: sum('rewinds'), compactions: sum('compactions'), revised: sum('revised') }).toEqual({ session: i, eventsWritten: 9, appended: 6, rewinds: 1, compactions: 1, revised: 0 }) // prettier-ignore
+      }
     } finally {
       await Promise.all(others.map((s) => s.close()))
     }

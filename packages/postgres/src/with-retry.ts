@@ -20,7 +20,11 @@ export interface RetryOptions {
   readonly baseDelayMs?: number
   /** Cap on one delay in ms; default 2000. */
   readonly maxDelayMs?: number
-  /** Called before each retry. */
+  /**
+   * Called before each retry with the error of the attempt that failed and its number (1 for the first).
+   * An observer (a log line, a metric): what it throws, or a promise it returns rejecting, is ignored,
+   * and the retries go on as without it; it never replaces the call's result or error.
+   */
   readonly onRetry?: (error: unknown, attempt: number) => void
 }
 
@@ -29,7 +33,8 @@ export interface RetryOptions {
  * calls that are safe to repeat after an ambiguous commit (see docs/guarantees.md): `append`,
  * `flush`, `createSession` with an id, `fork` with an id, `revise`, `compact` (same summary ids),
  * and every read. Throws `INVALID_INPUT` for a non-function `fn` or bad options (`details.field`); the
- * error `fn` throws is passed through unchanged.
+ * error `fn` throws is passed through unchanged. `options.onRetry` only observes: an error it throws
+ * is ignored (the retries go on, and the call ends with `fn`'s own result or last error).
  * @example
  * ```ts
  * // append is idempotent (message ids): retrying after a lost connection stores each message once
@@ -46,6 +51,7 @@ export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions =
  * Runs `fn` again (at most `options.attempts` times in all) while its error satisfies `retryable`,
  * with exponential back-off and full jitter; the last error is thrown as it is. The loop of
  * {@link withRetry}, for callers that retry on more than `DB_TRANSIENT` (options are not checked here).
+ * `onRetry` is observed as there: what it throws or rejects with is ignored.
  */
 export async function retryWhile<T>(fn: () => Promise<T>, retryable: (error: unknown) => boolean, options: RetryOptions = {}): Promise<T> {
   const attempts = options.attempts ?? 5
@@ -56,9 +62,24 @@ export async function retryWhile<T>(fn: () => Promise<T>, retryable: (error: unk
       return await fn()
     } catch (error) {
       if (attempt >= attempts || !retryable(error)) throw error
-      options.onRetry?.(error, attempt)
+      observe(options.onRetry, error, attempt)
       const delay = Math.random() * Math.min(max, base * 2 ** (attempt - 1))
       await new Promise((resolve) => setTimeout(resolve, delay))
     }
+  }
+}
+
+/**
+ * Calls the observer `onRetry`, if any: what it throws is ignored, and so is a promise it returns that
+ * rejects (caught here, so it is never an unhandled rejection). An observer never changes the outcome.
+ */
+function observe(onRetry: RetryOptions['onRetry'], error: unknown, attempt: number): void {
+  if (typeof onRetry !== 'function') return
+  try {
+    const returned: unknown = onRetry(error, attempt)
+    if (typeof returned === 'object' && returned !== null && typeof (returned as { then?: unknown }).then === 'function')
+      (returned as PromiseLike<unknown>).then(undefined, () => {})
+  } catch {
+    // an observer's failure is not the call's
   }
 }

@@ -44,11 +44,21 @@ export function emptyBatch(): BatchState {
  * contents under one id are returned as `mismatch` (the caller reports `MESSAGE_CONFLICT`). With
  * `skipEphemeral` (flush) scaffolding is left out; otherwise it is refused.
  */
-export function checkBatch(messages: readonly unknown[], what: string, skipEphemeral: boolean): CheckedBatch {
+export function checkBatch(
+  messages: readonly unknown[],
+  what: string,
+  skipEphemeral: boolean,
+  slot: (index: number) => string = slotOf(what),
+): CheckedBatch {
   checkBatchArray(messages, what)
   const batch = emptyBatch()
-  extendBatch(batch, messages, skipEphemeral)
+  extendBatch(batch, messages, skipEphemeral, slot)
   return batch
+}
+
+/** How the message at `index` of the argument `what` is named in errors: `messages[3]`. */
+export function slotOf(what: string, offset = 0): (index: number) => string {
+  return (index) => `${what}[${String(offset + index)}]`
 }
 
 /** Throws `INVALID_INPUT` unless `messages` is an array (a throwing Proxy is the caller's input too). */
@@ -59,11 +69,15 @@ export function checkBatchArray(messages: unknown, what: string): void {
 
 /**
  * Folds `values` into `batch`, one at a time, as {@link checkBatch} does: a value it throws for leaves
- * the values before it folded in and nothing of its own.
+ * the values before it folded in and nothing of its own. `slot(i)` names the `i`th of `values` in an
+ * error (`live[7]`: where it is in the caller's argument), as `details.field` of an unsafe string's
+ * `INVALID_INPUT` (`live[7].externalId`).
  */
-export function extendBatch(batch: BatchState, values: Iterable<unknown>, skipEphemeral: boolean): void {
+export function extendBatch(batch: BatchState, values: Iterable<unknown>, skipEphemeral: boolean, slot: (index: number) => string): void {
   const { unique, hashes, index, repeated } = batch
+  let i = -1
   for (const value of values) {
+    i++
     const m = toMessage(value)
     if (m.ephemeral === true) {
       if (skipEphemeral) continue
@@ -78,9 +92,9 @@ export function extendBatch(batch: BatchState, values: Iterable<unknown>, skipEp
       else batch.mismatch ??= { first: unique[at] as Message, firstHash: hashes[at] as string, other: m, otherHash: hash }
       continue
     }
-    if (m.externalId !== undefined) checkSafeText(m.externalId, 'externalId')
-    if (m.externalScope !== undefined) checkSafeText(m.externalScope, 'externalScope')
-    if (m.meta !== undefined) checkSafeJson(m.meta, 'meta')
+    if (m.externalId !== undefined) checkSafeText(m.externalId, `${slot(i)}.externalId`)
+    if (m.externalScope !== undefined) checkSafeText(m.externalScope, `${slot(i)}.externalScope`)
+    if (m.meta !== undefined) checkSafeJson(m.meta, `${slot(i)}.meta`)
     index.set(m.id, unique.length)
     unique.push(m)
     hashes.push(hash)

@@ -15,6 +15,7 @@ import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
 import { checkExpectedVersion, copyOf } from '../check-arguments.js'
 import { retryableLostRace } from '../retryable-lost-race.js'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
+import { recordCompaction } from './compaction-replayed.js'
 import { checkBatch, inBatchConflictError } from './check-batch.js'
 import { checkVersion } from './check-version.js'
 import { liveRows } from './live-rows.js'
@@ -54,7 +55,10 @@ export class CompactOperations {
     const covered = input.covered.map((c, i) => parseMessageIdArgument(c, `covered[${i}]`))
     if (new Set(covered).size !== covered.length) throw new TurnlogError('INVALID_INPUT', 'covered names a message twice')
     // two contents under one id are MESSAGE_CONFLICT (no evidence: nothing of a compaction is an append)
-    const batch = checkBatch(Array.isArray(input.summary) ? (input.summary as Message[]) : [input.summary as Message], 'summary', false)
+    // a summary given as one message (not an array) is named `summary` in errors, not `summary[0]`
+    const batch = Array.isArray(input.summary)
+      ? checkBatch(input.summary as Message[], 'summary', false)
+      : checkBatch([input.summary as Message], 'summary', false, () => 'summary')
     if (batch.mismatch) throw inBatchConflictError(null, batch.mismatch, null)
     const summary = batch.unique
     if (summary.length === 0) throw new TurnlogError('INVALID_INPUT', 'summary must hold at least one message')
@@ -97,7 +101,7 @@ export class CompactOperations {
         select count(*) as n from turnlog.events
          where session_id = ${id} and type = 'messages_compacted'
            and (data->'summary'->>0) = ${summary[0]?.id ?? ''}`.execute(db)
-      if (Number(placed.rows[0]?.n ?? 0) > 0) return { version, summary: summary.map((m) => m.id) }
+      if (Number(placed.rows[0]?.n ?? 0) > 0) return recordCompaction({ version, summary: summary.map((m) => m.id) }, true)
     }
     // then the version, before anything else about the session's state
     checkVersion(p.expected, version)
@@ -166,6 +170,6 @@ export class CompactOperations {
       dataText: JSON.stringify(data),
     })
     const next = await this.#ctx.write(db, id, version, events)
-    return { version: next, summary: summary.map((m) => m.id) }
+    return recordCompaction({ version: next, summary: summary.map((m) => m.id) }, false)
   }
 }

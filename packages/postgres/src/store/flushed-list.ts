@@ -1,5 +1,5 @@
 import { isMessage, type Message, type MessageId } from '@turnlog/core'
-import { checkBatchArray, emptyBatch, extendBatch, type BatchMismatch, type BatchState } from './check-batch.js'
+import { checkBatchArray, emptyBatch, extendBatch, slotOf, type BatchMismatch, type BatchState } from './check-batch.js'
 
 /**
  * One flush's check of its live list, as `checkBatch(live, 'live', true)` returns it, read through a
@@ -66,24 +66,27 @@ export class FlushedList {
       else rest.push(value)
     }
     let list = previous
+    // `rest` holds the slots of `live` from this index on
+    let from = same
     if (list === undefined || same < kept.length) {
       // the list no longer begins with what was kept: every slot is checked again, into a new list
       list = new FlushedList()
       rest = same === 0 ? rest : [...kept.slice(0, same), ...rest]
+      from = 0
     }
     // the slots that can be kept: frozen messages made by core, up to the first other value
     let keep = 0
     while (keep < rest.length && isMessage(rest[keep]) && Object.isFrozen(rest[keep])) keep++
     for (let i = 0; i < keep; i++) {
       // slot by slot, so that a value the check throws for leaves the list as it was before it
-      extendBatch(list.#batch, [rest[i]], true)
+      extendBatch(list.#batch, [rest[i]], true, slotOf('live', from + i))
       list.#values.push(rest[i])
     }
     let batch = list.#batch
     if (keep < rest.length) {
       // checked for this call only, on a copy: the kept list stays at its last kept slot
       batch = copyBatch(batch)
-      extendBatch(batch, rest.slice(keep), true)
+      extendBatch(batch, rest.slice(keep), true, slotOf('live', from + keep))
     }
     return {
       list,

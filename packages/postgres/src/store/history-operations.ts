@@ -51,7 +51,7 @@ export class HistoryOperations {
       hasAfter ? (target as { after: string }).after : (target as { from: string }).from,
       hasAfter ? 'target.after' : 'target.from',
     )
-    if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
+    if (options.reason !== undefined) checkSafeText(options.reason, 'options.reason')
     return rewound(
       this.#ctx.observed(
         id,

@@ -79,7 +79,7 @@ export class ReadOperations {
     }
     const after = options.after === undefined ? null : parseSessionIdArgument(options.after, 'options.after')
     // the same rule as createSession's tenant: a NUL would reach Postgres as a text parameter (DB_ERROR)
-    const tenant = options.tenantId === undefined ? null : checkSafeText(options.tenantId, 'tenantId')
+    const tenant = options.tenantId === undefined ? null : checkSafeText(options.tenantId, 'options.tenantId')
     return this.#ctx.run(async (db) => {
       const { rows } = await sql<SessionRow>`
         select s.session_id::text, s.tenant_id, s.version, s.created_at, s.updated_at, s.metadata,

@@ -33,7 +33,7 @@ export async function redactMessage(
   const mid = parseMessageIdArgument(messageId, 'messageId')
   if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'redact options must be an object')
   options = copyOf(options, 'redact options')
-  if (options.reason !== undefined) checkSafeText(options.reason, 'reason')
+  if (options.reason !== undefined) checkSafeText(options.reason, 'options.reason')
   const reason = options.reason
   const lostRace = (error: unknown): boolean => {
     const state = sqlState((error as { cause?: unknown } | null)?.cause) ?? sqlState(error)

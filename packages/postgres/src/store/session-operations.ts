@@ -21,7 +21,7 @@ export class SessionOperations {
     options = checkCallOptions(options, 'createSession options')
     const id = options.id === undefined ? newSessionId() : parseSessionIdArgument(options.id, 'options.id')
     const tenant = options.tenantId ?? null
-    if (tenant !== null) checkSafeText(tenant, 'tenantId')
+    if (tenant !== null) checkSafeText(tenant, 'options.tenantId')
     const metadata =
       options.metadata === undefined
         ? null

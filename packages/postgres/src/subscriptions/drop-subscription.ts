@@ -10,7 +10,7 @@ import { ownCheckpoint, withSubscriptionsIdle, type SubscriptionAdminStore } fro
  * to retire a projection; a stopped subscription's row holds nobody back, so there is no hurry.
  */
 export async function dropSubscription(store: SubscriptionAdminStore, name: string): Promise<boolean> {
-  checkSafeText(name, 'subscription name')
+  checkSafeText(name, 'name')
   return withSubscriptionsIdle(
     store,
     async (trx) => [await ownCheckpoint(trx, name)],

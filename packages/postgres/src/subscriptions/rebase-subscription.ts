@@ -145,7 +145,7 @@ export async function setCheckpoint(trx: Kysely<unknown>, key: CheckpointKey, to
  * position after a restore (see docs/subscriptions.md).
  */
 export async function rebaseSubscription(store: SubscriptionAdminStore, name: string, target: RebaseTarget): Promise<RebaseResult> {
-  checkSafeText(name, 'subscription name')
+  checkSafeText(name, 'name')
   const notFound = (): TurnlogError => new TurnlogError('SUBSCRIPTION_NOT_FOUND', `no subscription named "${name}"`, { details: { name } })
   return withSubscriptionsIdle(
     store,

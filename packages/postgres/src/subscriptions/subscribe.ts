@@ -128,7 +128,7 @@ export function subscribe(
   options: SubscribeOptions = {},
 ): Subscription {
   if (typeof config !== 'object' || config === null) throw new TurnlogError('INVALID_INPUT', 'subscribe needs { name }')
-  const name = checkSafeText(config.name, 'subscription name')
+  const name = checkSafeText(config.name, 'config.name')
   // characters are code points (as Postgres' char_length counts them), not UTF-16 units: an emoji is one
   const length = [...name].length
   if (length === 0 || length > 200) throw new TurnlogError('INVALID_INPUT', 'a subscription name has 1 to 200 characters')
@@ -162,6 +162,6 @@ export function subscribe(
   const dedicatedConnection =
     options.connectionString === undefined
       ? host.dedicatedConnection
-      : dedicatedConnectionFromConfig({ connectionString: checkSafeText(options.connectionString, 'connectionString') })
+      : dedicatedConnectionFromConfig({ connectionString: checkSafeText(options.connectionString, 'options.connectionString') })
   return new Subscription({ ...host, dedicatedConnection }, settings, handler)
 }
