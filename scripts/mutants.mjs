@@ -229,9 +229,8 @@ export const MUTANTS = [
     id: 'to-wire-leaks-envelope',
     invariant: 'wire view: the provider payload carries no turnlog field (#104359)',
     file: `${CORE}/to-wire.ts`,
-    search: 'if (options.repairPairing !== true) return messages.map((m) => readingFormat(m.format).toWire(m.payload))',
-    replace:
-      'if (options.repairPairing !== true) return messages.map((m) => ({ id: m.id, ...(readingFormat(m.format).toWire(m.payload) as object) }))',
+    search: '      messages.map((m) => readingFormat(m.format).toWire(m.payload)),\n',
+    replace: '      messages.map((m) => ({ id: m.id, ...(readingFormat(m.format).toWire(m.payload) as object) })),\n',
     tests: [`${CORE_TEST}/to-wire.test.ts`],
   },
   {
@@ -250,6 +249,40 @@ export const MUTANTS = [
     replace: 'copy.content = copy.content.filter(() => true)',
     tests: [`${CORE_TEST}/formats/anthropic-format.test.ts`],
     name: 'orphan',
+  },
+  {
+    id: 'chat-tool-calls-null-refused',
+    invariant:
+      'wire view: an OpenAI chat reply with tool_calls: null (vLLM, LiteLLM, a Python model_dump()) is stored as given, not refused',
+    file: `${CORE}/chat-message.ts`,
+    search: '    tool_calls: z.array(ToolCallSchema).nullable().optional(),\n',
+    replace: '    tool_calls: z.array(ToolCallSchema).optional(),\n',
+    tests: [`${CORE_TEST}/chat-wire-as-stored.test.ts`],
+  },
+  {
+    id: 'anthropic-wire-sends-redacted-thinking',
+    invariant: "wire view: a redacted Anthropic thinking block (signature '[redacted]'), which the API refuses, is left out of the copy",
+    file: `${CORE}/formats/anthropic-format.ts`,
+    search: '  wireRun: withoutThinkingPlaceholders,\n',
+    replace: '\n',
+    tests: [`${CORE_TEST}/formats/redacted-thinking-wire.test.ts`],
+  },
+  {
+    id: 'responses-wire-sends-redacted-reasoning',
+    invariant: "wire view: a redacted Responses reasoning or compaction item (encrypted_content '[redacted]') is left out of the copy",
+    file: `${CORE}/formats/openai-responses-format.ts`,
+    search: '  wireRun: withoutEncryptedPlaceholders,\n',
+    replace: '\n',
+    tests: [`${CORE_TEST}/formats/redacted-reasoning-wire.test.ts`],
+  },
+  {
+    id: 'responses-wire-keeps-orphaned-ids',
+    invariant:
+      "wire view: the items of a response whose reasoning item was left out go without their own id (the API refuses them without their 'reasoning' item)",
+    file: `${CORE}/formats/openai-responses-format.ts`,
+    search: "    else if (orphaned && hasOptionalId(item)) delete item['id']\n",
+    replace: '\n',
+    tests: [`${CORE_TEST}/formats/redacted-reasoning-wire.test.ts`],
   },
   {
     id: 'tool-pairing-ignores-call-id',
@@ -737,6 +770,15 @@ export const MUTANTS = [
     replace: '    if (false as boolean) {\n',
     tests: ['packages/ai-sdk/test/receive-chat-adversarial.int.test.ts'],
   },
+  // timestamps
+  {
+    id: 'timestamp-lenient-day',
+    invariant: 'input: a timestamp string of a day its month does not have (2024-02-30) is refused, never read as another date',
+    file: `${CORE}/is-iso-timestamp.ts`,
+    search: '  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return false\n',
+    replace: '  if (month < 1 || month > 12 || day < 1 || day > 31) return false\n',
+    tests: [`${CORE_TEST}/created-at-real-dates.test.ts`, 'packages/audit/test/import-real-dates.int.test.ts'],
+  },
   // close()
   {
     id: 'close-waits-for-its-caller',
@@ -746,5 +788,57 @@ export const MUTANTS = [
     replace: '    if (false as boolean)\n',
     tests: [`${PG_TEST}/close-in-flight.int.test.ts`],
     name: 'from inside a call it waits for',
+  },
+  // the third adversarial pass of 2026-12-07: one per class of bug it fixed
+  {
+    id: 'safe-text-error-unnamed',
+    invariant: 'errors: an unsafe engine-visible string (NUL, a lone surrogate) names its argument in details.field',
+    file: `${PG}/safe-text.ts`,
+    search: "  return new TurnlogError('INVALID_INPUT', `${field} ${problem}`, { details: { field } })\n",
+    replace: "  return new TurnlogError('INVALID_INPUT', `${field} ${problem}`, { details: { what: field } })\n",
+    tests: [`${PG_TEST}/safe-text-fields.int.test.ts`],
+  },
+  {
+    id: 'retry-observer-throw-escapes',
+    invariant: "withRetry: a throwing onRetry observer changes nothing (the retries go on, fn's own outcome)",
+    file: `${PG}/with-retry.ts`,
+    search: '      observe(options.onRetry, error, attempt)\n',
+    replace: '      options.onRetry?.(error, attempt)\n',
+    tests: [`${PG_TEST}/with-retry-observer.test.ts`],
+  },
+  {
+    id: 'audit-lineage-ignores-fork-point',
+    invariant: 'audit: a session row whose fork point disagrees with its chained session_forked event is a lineage_mismatch',
+    file: 'packages/audit/src/check-lineage.ts',
+    search: '  if (named.sessionId !== parent.sessionId || named.version !== parent.version || named.at !== parent.at) {\n',
+    replace: '  if (named.sessionId !== parent.sessionId || named.version !== parent.version) {\n',
+    tests: ['packages/audit/test/audit-lineage.int.test.ts'],
+  },
+  {
+    id: 'hermes-counts-overlapping-writes',
+    invariant: "hermes: an import's eventsWritten counts what it wrote, not what an overlapping import of the file wrote",
+    file: 'packages/hermes/src/import-hermes.ts',
+    search: '        const wrote = !(compactionReplayed(result) ?? result.version === version)\n',
+    replace: '        const wrote = result.version !== version\n',
+    tests: ['packages/hermes/test/hermes-concurrent-imports.int.test.ts'],
+  },
+  // openai-agents (TurnlogSession), adversarial review of 2026-12-07
+  {
+    id: 'openai-agents-pop-record-per-attempt',
+    invariant:
+      'openai-agents: popItem writes one ledger record id per call, so an attempt after an ambiguous commit finds it stored and pops nothing more',
+    file: 'packages/openai-agents/src/turnlog-session.ts',
+    search: '    const { appended } = await store.append(this.ledgerSessionId, [pop.record])\n',
+    replace: '    const { appended } = await store.append(this.ledgerSessionId, [HistoryLedger.popRecord()])\n',
+    tests: ['packages/openai-agents/test/pop-item-ambiguous.int.test.ts'],
+  },
+  {
+    id: 'openai-agents-get-items-nan-refused',
+    invariant: "openai-agents: getItems(limit) counts every number as the SDK's MemorySession does (NaN: every item), never refuses one",
+    file: 'packages/openai-agents/src/turnlog-session.ts',
+    search: "    if (limit !== undefined && typeof limit !== 'number') throw invalid('limit must be a number', 'limit')\n",
+    replace:
+      "    if (limit !== undefined && (typeof limit !== 'number' || Number.isNaN(limit))) throw invalid('limit must be a number', 'limit')\n",
+    tests: ['packages/openai-agents/test/get-items-limit.prop.test.ts'],
   },
 ]

@@ -78,6 +78,10 @@ describe.each(STORE_KINDS)('TurnlogCheckpointSaver against MemorySaver (%s)', (k
     expect(view(ours.messages)).toEqual(view(theirs.messages))
     expect(view((await graphs[0].getState(config)).values.messages)).toEqual(view((await graphs[1].getState(config)).values.messages))
     expect(await history(graphs[0], config)).toEqual(await history(graphs[1], config))
+    // the list holding 'echo' twice is a blob (README), not mirrored: the session holds the list up to it
+    const ref = await saver.messagesRef(config)
+    expect(ref).toBeDefined()
+    expect((await store.load(ref!.sessionId)).messages.map((m) => m.externalId)).toEqual(['q1', 'echo', 'q2'])
   })
 
   it('NUL characters, lone surrogates and long strings in message content live in turnlog and come back exactly', async () => {
