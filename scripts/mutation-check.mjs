@@ -10,8 +10,9 @@
 //   pnpm mutation --report FILE   also writes the markdown table to FILE
 //
 // Each mutant edits one file in place; the original is restored in `finally`, kept in
-// .mutation-backup/ until then (a run that was killed outright restores it at the next start), and
-// checked byte for byte after the restore, with `git checkout` as the last resort. Exit status: 0 when
+// .mutation-backup/ until then (a run that was killed outright restores it at the next start; one
+// whose process still runs is left alone, and a second run refuses to start), and checked byte for
+// byte after the restore, with `git checkout` as the last resort. Exit status: 0 when
 // every mutant was killed; 1 when one survived, a search string was not found exactly once, or the
 // unmutated tests fail (the baseline: a mutant can only be "killed" by tests that pass without it).
 import { spawnSync } from 'node:child_process'
@@ -36,15 +37,35 @@ const value = (name) => {
 const sha = (text) => createHash('sha256').update(text).digest('hex')
 const log = (line) => process.stdout.write(`${line}\n`)
 
-/** Restores files a killed run left mutated (their originals are in .mutation-backup/). */
+/** True when process `pid` still runs (another mutation run holding its mutant in place). */
+function alive(pid) {
+  if (typeof pid !== 'number' || pid === process.pid) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === 'EPERM'
+  }
+}
+
+/**
+ * Restores files a killed run left mutated (their originals are in .mutation-backup/); returns the
+ * mutants of runs still going (another process: their files are left alone, read as their originals).
+ */
 function recoverLeftovers() {
-  if (!existsSync(BACKUP)) return
+  const running = new Map()
+  if (!existsSync(BACKUP)) return running
   for (const name of readdirSync(BACKUP)) {
-    const { file, original } = JSON.parse(readFileSync(join(BACKUP, name), 'utf8'))
+    const { file, original, pid } = JSON.parse(readFileSync(join(BACKUP, name), 'utf8'))
+    if (alive(pid)) {
+      running.set(file, { original, pid })
+      continue
+    }
     writeFileSync(join(ROOT, file), original)
     rmSync(join(BACKUP, name))
     log(`restored ${file} (left mutated by an interrupted run)`)
   }
+  return running
 }
 
 function occurrences(text, search) {
@@ -53,8 +74,11 @@ function occurrences(text, search) {
   return n
 }
 
-/** Problems with the list itself: unknown files, search strings not found exactly once, duplicate ids. */
-function checkList(mutants) {
+/**
+ * Problems with the list itself: unknown files, search strings not found exactly once, duplicate ids.
+ * A file another run holds mutated is checked as its original (`running`).
+ */
+function checkList(mutants, running = new Map()) {
   const problems = []
   const ids = new Set()
   for (const m of mutants) {
@@ -65,7 +89,7 @@ function checkList(mutants) {
       problems.push(`${m.id}: ${m.file} does not exist`)
       continue
     }
-    const n = occurrences(readFileSync(path, 'utf8'), m.search)
+    const n = occurrences(running.get(m.file)?.original ?? readFileSync(path, 'utf8'), m.search)
     if (n !== 1) problems.push(`${m.id}: the search string occurs ${n} times in ${m.file} (must be exactly once)`)
     if (m.search === m.replace) problems.push(`${m.id}: the replacement equals the search string`)
     for (const t of m.tests) if (!existsSync(join(ROOT, t))) problems.push(`${m.id}: test file ${t} does not exist`)
@@ -104,7 +128,7 @@ function withMutant(m, fn) {
   const digest = sha(original)
   mkdirSync(BACKUP, { recursive: true })
   const backup = join(BACKUP, `${m.id}.json`)
-  writeFileSync(backup, JSON.stringify({ file: m.file, original }))
+  writeFileSync(backup, JSON.stringify({ file: m.file, original, pid: process.pid }))
   try {
     writeFileSync(
       path,
@@ -130,7 +154,7 @@ function table(rows) {
 let interrupted = false
 
 async function main() {
-  recoverLeftovers()
+  const running = recoverLeftovers()
   const only = value('--only')?.split(',')
   const mutants = only === undefined ? MUTANTS : MUTANTS.filter((m) => only.includes(m.id))
   if (only !== undefined && mutants.length !== only.length) {
@@ -141,13 +165,18 @@ async function main() {
     for (const m of mutants) log(`${m.id.padEnd(34)} ${m.invariant}  [${m.file}]`)
     return 0
   }
-  const problems = checkList(mutants)
+  const problems = checkList(mutants, running)
   for (const p of problems) log(`LIST ERROR ${p}`)
   if (flag('--check')) {
     log(problems.length === 0 ? `${mutants.length} mutants: every search string occurs exactly once` : `${problems.length} problems`)
     return problems.length === 0 ? 0 : 1
   }
   if (problems.length > 0) return 1
+  if (running.size > 0) {
+    // two runs at once would judge each other's mutants (and one would restore the other's file)
+    for (const [file, { pid }] of running) log(`another mutation run (pid ${pid}) holds a mutant in ${file}: wait for it`)
+    return 1
+  }
 
   const started = Date.now()
   // the baseline: every test the mutants name must pass unmutated
