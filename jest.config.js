@@ -47,7 +47,10 @@ export default {
   testTimeout: 60_000,
   // longest files first (recorded durations): a fresh clone has no timing cache for Jest's own order
   testSequencer: '<rootDir>/scripts/jest-sequencer.mjs',
-  maxWorkers: 2,
+  // three workers on the two-core machines: a test file waits on Postgres or a child process part of
+  // its time, which a third file fills (shard 1/2 on 2026-12-07: 504 s with three in the checkout
+  // against 578 s with two in a fresh clone the same hour; docs/packaging.md has the whole command's time)
+  maxWorkers: 3,
   // a worker whose heap holds more than this after a file is replaced by a fresh one: each test file's
   // ESM module graph (the AI SDK, LangChain, PGlite's loader) stays in the worker until a full GC, and a
   // full run's workers grew to ≈ 4 GB and ran their last files 2-4× slower than alone (2026-12-07)
