@@ -4,8 +4,8 @@
 // any failed. The test command ends with the packaging test and the Node-matrix test this way: they are
 // independent (one packs and installs into scratch apps, the other runs the contract suites under other
 // Node majors), and side by side they take little more than the longer one. The static checks run the same
-// way before jest (the build, typecheck, lint, format:check and depcheck: each one process on one core,
-// none reads what the build writes). The Node runtimes of the matrix are provisioned first, once, so two
+// way before jest, beside the provisioning of the system programs the tests need (test:provision, build,
+// typecheck, lint, format:check and depcheck: each one process, none reads what another writes). The Node runtimes of the matrix are provisioned first, once, so two
 // scripts never install the same one at the same time.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
