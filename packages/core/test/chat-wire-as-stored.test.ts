@@ -4,9 +4,10 @@
  * `model_dump()`: `tool_calls: null`, `function_call: null`, `refusal: null`, `audio: null`, `content:
  * null` beside calls) are accepted and stored as given: the payload, its content hash and a serialized
  * copy keep them. The wire copy leaves out `tool_calls: null` (the one the `openai` SDK's request type
- * has no place for: an array or absent) and sends the other nulls as stored. Apart from that the wire
- * copy, also with `repairPairing`, sends a payload as stored bar what pairing needs (an empty
- * `tool_calls` list, an assistant message with neither content nor calls, `call_id` keys and provider
+ * has no place for: an array or absent) and an empty `tool_calls: []` (vLLM's plain reply; OpenAI
+ * refuses it with HTTP 400 `empty_array`, openai/openai-python#2061), and sends the other nulls as
+ * stored. Apart from that the wire copy, also with `repairPairing`, sends a payload as stored bar what
+ * pairing needs (an assistant message with neither content nor calls, `call_id` keys and provider
  * extras are not rewritten), so a caller knows to clean them before storing.
  */
 import { describe, expect, it } from '@jest/globals'
@@ -39,6 +40,32 @@ describe('openai-chat payloads at the edges of the provider', () => {
     expect(repaired).toEqual(expected)
   })
 
+  it('stores an assistant reply with tool_calls: [] as given, and sends it without tool_calls', () => {
+    // given: what vLLM writes for a plain reply (vllm-project/vllm#44104); OpenAI refuses it sent back:
+    // 400 "Invalid 'messages[1].tool_calls': empty array" (openai/openai-python#2061)
+    const replied = { role: 'assistant', content: 'hi', tool_calls: [], finish_reason: 'stop' }
+
+    // when
+    const m = createMessage(replied as unknown as ChatMessage)
+    const back = parseMessage(serializeMessage(m))
+    const [wire] = toWire([m])
+    const [repaired] = toWire([m], { repairPairing: true })
+
+    // then: nothing lost in the store, the hash is that of the text as given
+    expect(m.payload).toEqual(replied)
+    expect(back.payload).toEqual(replied)
+    expect(contentHash(back)).toBe(contentHash(m))
+    expect(contentHash(m)).toBe(sha256('{"content":"hi","finish_reason":"stop","role":"assistant","tool_calls":[]}'))
+    // and the wire copy has no tool_calls key, with or without the repair
+    const expected = { role: 'assistant', content: 'hi', finish_reason: 'stop' }
+    expect(wire).toEqual(expected)
+    expect(Object.keys(wire as object)).toEqual(Object.keys(expected))
+    expect(repaired).toEqual(expected)
+    expect(Object.keys(repaired as object)).toEqual(Object.keys(expected))
+    // and the stored payload is untouched by the wire copy
+    expect(m.payload).toEqual(replied)
+  })
+
   it('accepts content: null beside calls with the other nulls, and pairs the calls', () => {
     // given
     const calling = {
@@ -66,7 +93,6 @@ describe('openai-chat payloads at the edges of the provider', () => {
   it('sends what pairing does not need as stored, with repairPairing too', () => {
     // given
     const payloads: ChatMessage[] = [
-      { role: 'assistant', content: 'hi', tool_calls: [] },
       { role: 'assistant', content: null },
       { role: 'assistant', content: null, tool_calls: [{ call_id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
       { role: 'tool', call_id: 'c1', content: 'r' },

@@ -10,7 +10,7 @@ import {
   type Message,
   TurnlogError,
 } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
+import { guardInput, isIsoTimestamp } from '@turnlog/core/internal'
 import type { HermesMessageRecord, SqliteValue } from './hermes-state-db.js'
 import { HermesWarnings } from './hermes-warning.js'
 
@@ -86,15 +86,22 @@ export function epochToIso(value: number): string | null {
   return `${new Date(whole * 1000).toISOString().slice(0, 19)}.${String(micros).padStart(6, '0')}Z`
 }
 
-/** A `timestamp` value as epoch seconds, or null. */
+/**
+ * A `timestamp` (or `started_at`) cell as epoch seconds, or null when it holds no readable time.
+ * hermes writes `time.time()` into a REAL column: epoch seconds. An INTEGER, a numeric TEXT (SQLite's
+ * dynamic typing lets a TEXT sit in a REAL column) and milliseconds (a value past 1e11) are read the
+ * same way. Any other TEXT is read only when it is an ISO-8601 timestamp of a real instant
+ * (`isIsoTimestamp`): `Date.parse` alone reads `2024-02-30` as March 1, a text without a zone in the
+ * machine's local time, and many other texts as some date, so such a cell was imported as a time it
+ * never held; now it is unreadable (`bad_timestamp`).
+ */
 export function epochSecondsOf(value: SqliteValue | undefined): number | null {
   if (typeof value === 'number') return Number.isFinite(value) ? (value > 1e11 ? value / 1000 : value) : null
   if (typeof value === 'bigint') return Number(value)
   if (typeof value === 'string' && value.trim() !== '') {
     const n = Number(value)
     if (Number.isFinite(n)) return n > 1e11 ? n / 1000 : n
-    const ms = Date.parse(value)
-    return Number.isNaN(ms) ? null : ms / 1000
+    return isIsoTimestamp(value) ? Date.parse(value) / 1000 : null
   }
   return null
 }

@@ -11,7 +11,9 @@
  * - `null_content`: a non-assistant row with NULL content; stored as `""`.
  * - `coerced_value`: a non-text value where text was expected (number, blob); converted.
  * - `missing_tool_call_id`: a tool row without `tool_call_id`; given `hermes:missing:<rowId>` (an orphan).
- * - `bad_timestamp`: NULL or unreadable `timestamp`; the previous row's (or the session's) time is used.
+ * - `bad_timestamp`: NULL or unreadable `timestamp` (hermes writes epoch seconds; a TEXT that is neither a
+ *   number nor an ISO-8601 timestamp of a real instant, such as `2024-02-30T00:00:00Z`, is unreadable);
+ *   the previous row's (or the session's) time is used.
  * - `timestamp_regression`: rows whose timestamp is earlier than a row written before them (row order
  *   is the order; the timestamps are kept as `createdAt`, and the audit reports each backward step as a
  *   `clock_regression` finding).

@@ -13,6 +13,11 @@
  *   first row keeps the id; the others are skipped and reported (`unsupported_row`).
  * - Rows whose `session_id` is NULL: no session holds them; they were dropped without a word. They
  *   are reported now (`unsupported_row`).
+ * - TEXT in the REAL `timestamp` / `started_at` columns (hermes writes epoch seconds): regression, a
+ *   text was read with `Date.parse`, which reads `2024-02-30T00:00:00Z` as March 1, a text without a
+ *   zone in the machine's local time and other texts as some date: the message was stored with a time
+ *   the row never held. Only an ISO-8601 timestamp of a real instant is read now; any other text is
+ *   unreadable (`bad_timestamp`: the previous row's time, or the session's).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -142,5 +147,46 @@ describe('importHermes: rows hermes never writes', () => {
       expect.objectContaining({ code: 'unsupported_row', message: expect.stringMatching(/^2 message row\(s\) with a NULL session_id/) }),
     )
     expect(result.sessions.map((s) => [s.hermesSessionId, s.rows])).toEqual([['d', 1]])
+  })
+
+  it('reads a TEXT timestamp only when it is an ISO-8601 timestamp of a real instant; any other text is a bad_timestamp', async () => {
+    // given: session t, rows with REAL, numeric-text and ISO-text timestamps, a date February 2024 does
+    // not have, and SQLite's zone-less datetime text; session u starts on 2023-02-29 and its row has none
+    const path = join(dir, 'text-timestamps.db')
+    const db = new Database(path)
+    db.exec(`${SESSIONS}; CREATE TABLE messages (id INTEGER PRIMARY KEY, ${COLUMNS})`)
+    db.prepare("INSERT INTO sessions VALUES ('t', 'cli', NULL, 1760000000, NULL)").run()
+    db.prepare("INSERT INTO sessions VALUES ('u', 'cli', NULL, '2023-02-29T10:00:00Z', NULL)").run()
+    const insert = db.prepare('INSERT INTO messages (id, session_id, role, content, timestamp, active) VALUES (?, ?, ?, ?, ?, 1)')
+    insert.run(1, 't', 'user', 'real', 1760000000.5)
+    insert.run(2, 't', 'assistant', 'no such day', '2024-02-30T00:00:00Z')
+    insert.run(3, 't', 'user', 'iso text', '2025-10-09T09:00:00+02:00')
+    insert.run(4, 't', 'assistant', 'numeric text', '1760000100.25')
+    insert.run(5, 't', 'user', 'no zone', '2025-10-09 09:05:00')
+    insert.run(6, 'u', 'user', 'no timestamp', null)
+    expect(db.prepare('SELECT typeof(timestamp) AS t FROM messages ORDER BY id').all()).toEqual(
+      ['real', 'text', 'text', 'real', 'text', 'null'].map((t) => ({ t })),
+    )
+    db.close()
+
+    // when
+    const result = await importHermes(store, path)
+
+    // then: each row's createdAt is its own real time, else the previous row's (the session's for the first)
+    const created = async (id: string): Promise<string[]> => (await store.load(hermesSessionId(id))).messages.map((m) => m.createdAt)
+    expect(await created('t')).toEqual([
+      '2025-10-09T08:53:20.500000Z',
+      '2025-10-09T08:53:20.500000Z',
+      '2025-10-09T07:00:00.000000Z',
+      '2025-10-09T08:55:00.250000Z',
+      '2025-10-09T08:55:00.250000Z',
+    ])
+    expect(await created('u')).toEqual(['1970-01-01T00:00:00.000000Z'])
+    const bad = result.warnings.filter((w) => w.code === 'bad_timestamp').map((w) => [w.hermesSessionId, w.rowIds])
+    expect(bad).toEqual([
+      ['t', [2, 5]],
+      ['u', [6]],
+    ])
+    expect(result.sessions.every((s) => s.liveMatches)).toBe(true)
   })
 })

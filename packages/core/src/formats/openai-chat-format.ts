@@ -78,13 +78,15 @@ function resultIds(payload: ChatMessage): string[] {
 }
 
 /**
- * What is sent of a chat payload: a fresh copy, without a `tool_calls: null` (what OpenAI-compatible
- * servers and a Python `model_dump()` write for a reply without calls; the `openai` SDK's request type
- * has no place for it: an array or absent). Every other field, other nulls included, is sent as stored.
+ * What is sent of a chat payload: a fresh copy, without a `tool_calls` that is `null` or an empty
+ * list (what OpenAI-compatible servers such as vLLM and a Python `model_dump()` write for a reply
+ * without calls; the `openai` SDK's request type has no place for the null, and OpenAI refuses the
+ * empty list with HTTP 400 `empty_array`). Every other field, other nulls included, is sent as stored.
  */
 function wireCopy(payload: ChatMessage): { [key: string]: unknown } {
   const copy = copyPayload(payload) as { [key: string]: unknown }
-  if (copy['tool_calls'] === null) delete copy['tool_calls']
+  const calls = copy['tool_calls']
+  if (calls === null || (Array.isArray(calls) && calls.length === 0)) delete copy['tool_calls']
   return copy
 }
 
@@ -146,8 +148,8 @@ function contentText(payload: ChatMessage): string {
 /**
  * `openai-chat`: OpenAI Chat Completions messages (system, developer, user, assistant, tool), the
  * default for a payload with a chat `role`. An assistant message's `tool_calls[].id` (or `call_id`)
- * opens a call (`tool_calls: null`, which OpenAI-compatible servers write, is stored as given and left
- * out of the wire copy); a tool message's `tool_call_id` (or `call_id`) answers one. The synthetic
+ * opens a call (`tool_calls: null` or `[]`, which OpenAI-compatible servers write, is stored as given
+ * and left out of the wire copy); a tool message's `tool_call_id` (or `call_id`) answers one. The synthetic
  * "interrupted" result is `{ role: 'tool', tool_call_id, content }`; the pairing repair leaves a
  * repeated call id out of `tool_calls` ({@link MessageFormat.withoutCalls}) and renames a reused one
  * in `tool_calls` and `tool_call_id` ({@link MessageFormat.renameToolIds}).

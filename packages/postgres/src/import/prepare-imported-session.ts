@@ -171,6 +171,14 @@ function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): P
   const isMessage = MESSAGE_TYPES.has(type)
   if (isMessage && (payload === null || messageId === null || contentHash === null))
     throw fail(line, `a ${type} event needs messageId, contentHash and payload`, { sessionId: head.id, seq })
+  // the message's own creation time (its envelope): load returns it as the message's createdAt, so a
+  // date that does not exist would be read back as another one (or as no date at all)
+  if (isMessage && !isIsoTimestamp(data['createdAt']))
+    throw fail(line, `session ${head.id}: event ${seq}: data.createdAt must be an ISO-8601 timestamp of a real date and time`, {
+      sessionId: head.id,
+      seq,
+      field: 'data.createdAt',
+    })
   if (!isMessage && (payload !== null || payloadDigest !== null))
     throw fail(line, `a ${type} event carries no payload`, { sessionId: head.id, seq })
   return {
@@ -193,7 +201,9 @@ function prepareEvent(value: unknown, head: PreparedSessionHead, seq: number): P
 /**
  * Checks one session of an import source and makes the texts the writer sends: `INVALID_INPUT` for
  * something that is not a session record, `IMPORT_FAILED` naming the record's line for a malformed
- * field (the rules `turnlog.import_events` relies on: ids, safe texts, contiguous seqs, hex links) and
+ * field (the rules `turnlog.import_events` relies on: ids, safe texts, contiguous seqs, hex links, every
+ * timestamp a real date and time: a session's `createdAt` and `updatedAt`, an event's `recordedAt`, a
+ * message event's `data.createdAt`) and
  * for a message id appended twice in the session (original or a fork's copy: the store never writes it)
  * and for a fork's copy whose `data.inheritedFrom` is not the session's fork parent.
  */
