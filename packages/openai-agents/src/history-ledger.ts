@@ -18,7 +18,8 @@ export type LedgerRecord =
 /**
  * The companion session that records which history operations a {@link TurnlogSession} applied: one
  * `json` message per operation id, written in the same database transaction as the change it names,
- * and one per `popItem` (its idempotency key: see {@link HistoryLedger.popRecord}).
+ * and one per `popItem` (its idempotency key: see {@link HistoryLedger.popRecord}), retracted again in
+ * that transaction, so the live list holds only the generation and the operations.
  * `clearSession` retracts the ledger's live list and starts a new generation (a `generation` record),
  * so after a clear the same operation id applies again: the ids below are derived from the generation.
  */
@@ -40,9 +41,10 @@ export const HistoryLedger = {
   },
 
   /**
-   * The record of one `popItem` call: a new id (UUIDv7) minted once per call, written in the transaction
-   * of the pop's rewind. A retry of the call writes the same record: stored already (a duplicate), it
-   * says an earlier attempt committed, and the retry rolls back what it did and returns that attempt's item.
+   * The record of one `popItem` call: a new id (UUIDv7) minted once per call, appended and retracted in
+   * the transaction of the pop's rewind (the ledger's live list does not grow). A retry of the call
+   * writes the same record: stored already (a duplicate, retracted or not), it says an earlier attempt
+   * committed, and the retry rolls back what it did and returns that attempt's item.
    */
   popRecord(): Message<LedgerRecord> {
     return createMessage<LedgerRecord>({ kind: 'pop_item' }, { format: JSON_FORMAT })

@@ -358,22 +358,29 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
 
   /**
    * One attempt of `popItem`, in one transaction: the rewind of the newest item, then the call's ledger
-   * record (conversation first, ledger second, as every call of this class locks them). The record
-   * already stored means an earlier attempt of the call committed: this one is rolled back
-   * (`PopSettled`) and that attempt's item returned. With nothing to pop and no earlier attempt, nothing
-   * is written.
+   * record, appended and at once retracted from the ledger's live list (conversation first, ledger
+   * second, as every call of this class locks them). The record already stored (live or retracted)
+   * means an earlier attempt of the call committed: this one is rolled back (`PopSettled`) and that
+   * attempt's item returned. With nothing to pop and no earlier attempt, nothing is written.
    */
   async #pop(store: SessionStore, pop: PopAttempt): Promise<AgentInputItem | undefined> {
     const live = await store.load(this.turnlogSessionId)
     const last = live.messages.at(-1)
     if (last === undefined && pop.popped === undefined) return undefined
-    if (last !== undefined) {
-      const reason = TURNLOG_SESSION_REASONS.popItem
-      await store.rewind(this.turnlogSessionId, { from: last.id }, { expectedVersion: live.version, reason })
-    }
+    const reason = TURNLOG_SESSION_REASONS.popItem
+    if (last !== undefined) await store.rewind(this.turnlogSessionId, { from: last.id }, { expectedVersion: live.version, reason })
     const { appended } = await store.append(this.ledgerSessionId, [pop.record])
     if (appended.length === 0) throw new PopSettled(pop.popped === undefined ? undefined : agentItemOf(pop.popped))
     if (last === undefined) throw new PopSettled(undefined) // the earlier attempt did not commit: roll the record back
+    // The ledger stays bounded: the record leaves the ledger's live list in this same transaction. That
+    // is safe because no one reads a pop record from the live list: the only question ever asked about
+    // it is the append above ("is this id stored?"), which the store answers from every id the session
+    // ever stored, retracted or not (a known id with the same content is a duplicate: the id's claim in
+    // turnlog.message_ids is never removed, docs/guarantees.md "Idempotency and conflicts"). So a later
+    // attempt of this call still finds it, and what history transactions and clears read whole (the
+    // live list) holds only the generation and the operation records, however often the session pops.
+    // (The record is the ledger's last message: this transaction holds the ledger's lock since the append.)
+    await store.rewind(this.ledgerSessionId, { from: pop.record.id }, { reason })
     pop.popped = last // before the commit, which may be ambiguous in turn
     return agentItemOf(last)
   }

@@ -216,6 +216,32 @@ describe('popItem after an ambiguous commit (Postgres, through a TCP proxy)', ()
     expect((await direct.getSession(a.ledgerSessionId)).version).toBe(ledgerVersion)
   })
 
+  it('after many pops, a pop whose ack is lost: its record already left the ledger live list, and the retry still finds it (one item popped, returned once)', async () => {
+    // given: 200 pops before, each record appended and retracted in its own pop's transaction
+    const session = new TurnlogSession({ store: viaProxy, sessionId: `pop-pruned-${randomUUID()}`, retry: { attempts: 1 } })
+    const items = Array.from({ length: 203 }, (_, i) => userMessage(`p${i}`))
+    await session.addItems(items)
+    for (let i = 0; i < 200; i++) await session.popItem()
+    const [, , third] = await idsOf(session.turnlogSessionId)
+    const fired = proxy.arm({ kind: 'ack-lost' })
+
+    // when: the pop whose commit (rewind, record, record's retraction) is not acknowledged, and the caller's retry
+    const first = await rejection(session.popItem())
+    const afterCommit = await direct.getSession(session.ledgerSessionId)
+    const retried = await session.popItem()
+
+    // then
+    expect((await fired).serverOutcome).toBe('committed')
+    expect(first).toMatchObject({ code: 'DB_TRANSIENT' })
+    expect(afterCommit.liveCount).toBe(0) // the committed attempt's record is retracted already
+    expect(retried).toEqual(items[2])
+    expect(await session.getItems()).toEqual(items.slice(0, 2))
+    const pops = await popRetractions(session.turnlogSessionId)
+    expect(pops).toHaveLength(201)
+    expect(pops.at(-1)).toEqual([third])
+    expect(await direct.getSession(session.ledgerSessionId)).toMatchObject({ version: afterCommit.version, liveCount: 0 })
+  })
+
   it('after the ambiguous pop the caller made another call: the next popItem is a new pop', async () => {
     // given
     const session = new TurnlogSession({ store: viaProxy, sessionId: `pop-moved-on-${randomUUID()}`, retry: { attempts: 1 } })
