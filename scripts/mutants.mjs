@@ -101,6 +101,15 @@ export const MUTANTS = [
     tests: [`${PG_TEST}/flush-no-statement.int.test.ts`],
   },
   {
+    id: 'call-options-unknown-keys-ignored',
+    invariant: 'expected version: a misspelt option ({ expectedVerison }) is INVALID_INPUT naming it, never a write without the check',
+    file: `${PG}/check-arguments.ts`,
+    search: '  checkKnownKeys(copy, known, field, what)\n',
+    replace: '  void known\n',
+    tests: [`${PG_TEST}/unknown-option-keys.int.test.ts`],
+    name: 'in every call of the store',
+  },
+  {
     id: 'flush-always-asks-database',
     invariant: 'durability: a flush of messages all known durable sends no statement and returns the exact version',
     file: `${PG}/store/append-operations.ts`,
@@ -257,6 +266,15 @@ export const MUTANTS = [
     file: `${CORE}/chat-message.ts`,
     search: '    tool_calls: z.array(ToolCallSchema).nullable().optional(),\n',
     replace: '    tool_calls: z.array(ToolCallSchema).optional(),\n',
+    tests: [`${CORE_TEST}/chat-wire-as-stored.test.ts`],
+  },
+  {
+    id: 'chat-wire-sends-empty-tool-calls',
+    invariant:
+      'wire view: an OpenAI chat reply with tool_calls: [] (vLLM) is stored as given and sent without the empty list, which OpenAI refuses',
+    file: `${CORE}/formats/openai-chat-format.ts`,
+    search: "  if (calls === null || (Array.isArray(calls) && calls.length === 0)) delete copy['tool_calls']\n",
+    replace: "  if (calls === null) delete copy['tool_calls']\n",
     tests: [`${CORE_TEST}/chat-wire-as-stored.test.ts`],
   },
   {
@@ -779,6 +797,26 @@ export const MUTANTS = [
     replace: '  if (month < 1 || month > 12 || day < 1 || day > 31) return false\n',
     tests: [`${CORE_TEST}/created-at-real-dates.test.ts`, 'packages/audit/test/import-real-dates.int.test.ts'],
   },
+  {
+    id: 'import-created-at-shape-only',
+    invariant:
+      "import: a message event's data.createdAt is a real date and time (2024-02-30 refused, naming the line and field), not any string",
+    file: `${PG}/import/prepare-imported-session.ts`,
+    search: "  if (isMessage && !isIsoTimestamp(data['createdAt']))\n",
+    replace: "  if (isMessage && typeof data['createdAt'] !== 'string')\n",
+    tests: ['packages/audit/test/import-real-dates.int.test.ts'],
+    name: 'data.createdAt',
+  },
+  {
+    id: 'hermes-text-timestamp-lenient',
+    invariant:
+      'hermes: a TEXT timestamp is read only when it is an ISO-8601 timestamp of a real instant (2024-02-30 is a bad_timestamp, not March 1)',
+    file: 'packages/hermes/src/hermes-row-message.ts',
+    search: '    return isIsoTimestamp(value) ? Date.parse(value) / 1000 : null\n',
+    replace: '    return Number.isNaN(Date.parse(value)) ? null : Date.parse(value) / 1000\n',
+    tests: ['packages/hermes/test/hermes-odd-rows.int.test.ts'],
+    name: 'TEXT timestamp',
+  },
   // close()
   {
     id: 'close-waits-for-its-caller',
@@ -831,6 +869,15 @@ export const MUTANTS = [
     search: '    const { appended } = await store.append(this.ledgerSessionId, [pop.record])\n',
     replace: '    const { appended } = await store.append(this.ledgerSessionId, [HistoryLedger.popRecord()])\n',
     tests: ['packages/openai-agents/test/pop-item-ambiguous.int.test.ts'],
+  },
+  {
+    id: 'openai-agents-pop-record-kept-live',
+    invariant:
+      "openai-agents: popItem retracts its ledger record in the pop's transaction, so the ledger's live list (read whole by history transactions) does not grow with pops",
+    file: 'packages/openai-agents/src/turnlog-session.ts',
+    search: '    await store.rewind(this.ledgerSessionId, { from: pop.record.id }, { reason })\n',
+    replace: '',
+    tests: ['packages/openai-agents/test/pop-item-ledger-bound.int.test.ts'],
   },
   {
     id: 'openai-agents-get-items-nan-refused',

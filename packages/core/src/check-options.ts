@@ -1,3 +1,4 @@
+import { checkKnownKeys } from './check-known-keys.js'
 import { guardInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
@@ -6,7 +7,9 @@ import { TurnlogError } from './turnlog-error.js'
  * default parameter does not replace `null`), and its `onProgress` absent or a function, since
  * `onProgress` is called after a session committed, where a TypeError would escape raw with the work half
  * done. Throws `INVALID_INPUT` naming `what` in its message, and the option at fault in `details.field`
- * (`options`, `options.onProgress`).
+ * (`options`, `options.onProgress`). Given `known` (every option the call takes), a key outside it is
+ * `INVALID_INPUT` too, naming it (`options.onProgres`, see {@link checkKnownKeys}); without it other
+ * keys are not looked at.
  *
  * @example
  * ```ts
@@ -15,7 +18,7 @@ import { TurnlogError } from './turnlog-error.js'
  * }
  * ```
  */
-export function checkOptions(options: unknown, what: string): void {
+export function checkOptions(options: unknown, what: string, known?: readonly string[]): void {
   what = typeof what === 'string' ? what : 'options'
   if (typeof options !== 'object' || options === null || guardInput(what, () => Array.isArray(options)))
     throw new TurnlogError('INVALID_INPUT', `${what} must be an object`, { details: { field: 'options' } })
@@ -23,4 +26,5 @@ export function checkOptions(options: unknown, what: string): void {
   const onProgress = guardInput(what, () => (options as { onProgress?: unknown }).onProgress)
   if (onProgress !== undefined && typeof onProgress !== 'function')
     throw new TurnlogError('INVALID_INPUT', 'onProgress must be a function', { details: { field: 'options.onProgress' } })
+  if (known !== undefined) checkKnownKeys(options, known, 'options', what)
 }

@@ -4,6 +4,7 @@ import type { MessageId, SessionId } from './ids.js'
 import { restoreMessage, type Message } from './message.js'
 import { redactedPayload } from './redacted-payload.js'
 import { z } from 'zod'
+import { checkKnownKeys } from './check-known-keys.js'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 import { applyEventUnchecked, newStructure, type FoldAnomaly, type MessageState } from './project-structure.js'
@@ -95,6 +96,7 @@ const SHA256_HEX = /^[0-9a-f]{64}$/
  */
 export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions = {}): SessionState {
   const checked = parseInput(FoldOptionsSchema, options, 'options') as FoldOptions
+  checkKnownKeys(checked, ['at'], 'options', 'foldSession')
   if (
     typeof events !== 'object' ||
     events === null ||
@@ -106,7 +108,7 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
   return guardInput('foldSession', () => fold(events, checked))
 }
 
-const FoldOptionsSchema = z.object({ at: z.number().int().nonnegative().optional() })
+const FoldOptionsSchema = z.looseObject({ at: z.number().int().nonnegative().optional() })
 
 function fold(events: Iterable<StoredEvent>, options: FoldOptions): SessionState {
   const structure = newStructure()

@@ -1,7 +1,7 @@
 /**
  * `@turnlog/core/internal`: building blocks the other turnlog packages (postgres, audit, hermes,
  * testing) share with core, outside the public API: input guards (`guardInput`, `parseInput`,
- * `checkOptions`), the incremental projection (`StructureBuilder`, `newStructure`, `applyEvent`,
+ * `checkOptions`, `checkKnownKeys`), the incremental projection (`StructureBuilder`, `newStructure`, `applyEvent`,
  * `projectionRows`; the one-shot spec `projectStructure` is public), `withApplyTo`, which stores use to
  * give a write's result its `applyTo`, `payloadContentHash` (the content hash with a caller's SHA-256: the
  * store's native one), `toolPairingOfDistinct` (the pairing of a list a store read, whose ids are
@@ -13,6 +13,7 @@
  */
 export { guardInput, parseInput } from './parse-input.js'
 export { checkOptions } from './check-options.js'
+export { checkKnownKeys } from './check-known-keys.js'
 export { parseMessageIdArgument, parseSessionIdArgument, withField } from './id-arguments.js'
 export { StructureBuilder, applyEvent, newStructure, projectionRows } from './project-structure.js'
 export { withApplyTo } from './apply-to-live.js'

@@ -1,6 +1,7 @@
 import { confirmDeepFrozen, isMarkedDeepFrozen, markDeepFrozen } from './deep-frozen-mark.js'
 import { MAX_JSON_DEPTH } from './json-depth.js'
 import { z } from 'zod'
+import { checkKnownKeys } from './check-known-keys.js'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 
@@ -81,6 +82,7 @@ function fail(path: readonly (string | number)[], message: string, root: CopyRoo
  */
 export function toFrozenJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_LIMITS): JsonValue {
   const checked = limits === DEFAULT_JSON_LIMITS ? limits : parseInput(JsonLimitsSchema, limits, 'limits')
+  if (checked !== DEFAULT_JSON_LIMITS) checkKnownKeys(checked, ['maxDepth'], 'limits', 'toFrozenJson')
   // a throwing getter or Proxy trap in the value is the caller's input: INVALID_INPUT, not a raw error
   return guardInput('toFrozenJson', () => frozenCopy(value, checked, PAYLOAD_ROOT))
 }
@@ -94,7 +96,7 @@ export function toFrozenJsonField(value: unknown, field: string): JsonValue {
   return guardInput(field, () => frozenCopy(value, DEFAULT_JSON_LIMITS, { label: field, field }))
 }
 
-const JsonLimitsSchema = z.object({ maxDepth: z.number().int().min(1).max(MAX_COPY_DEPTH) })
+const JsonLimitsSchema = z.looseObject({ maxDepth: z.number().int().min(1).max(MAX_COPY_DEPTH) })
 
 function frozenCopy(value: unknown, limits: JsonLimits, root: CopyRoot): JsonValue {
   const path: (string | number)[] = []

@@ -9,6 +9,7 @@ import { toFrozenJsonField, type JsonValue } from './json-value.js'
 import { z } from 'zod'
 import { ObjectStamp } from './object-stamp.js'
 import { withField } from './id-arguments.js'
+import { checkKnownKeys } from './check-known-keys.js'
 import { guardInput, parseInput } from './parse-input.js'
 import { isIsoTimestamp } from './is-iso-timestamp.js'
 import { TurnlogError } from './turnlog-error.js'
@@ -230,14 +231,21 @@ export function createMessage<P extends object, F extends string = string>(
   options: CreateFormatMessageOptions<F> & { readonly format: [F] extends [BuiltInFormatName] ? never : F },
 ): Message<P>
 export function createMessage(payload: unknown, options: MessageEnvelopeOptions & { readonly format?: string } = {}): Message<unknown> {
-  return guardInput('createMessage', () => create(payload, parseInput(CreateMessageOptionsSchema, options, 'options') as CreateOptions))
+  return guardInput('createMessage', () => create(payload, parseCreateOptions(options)))
+}
+
+/** The options, checked: a key that is not an option (`externalID`, `metadata`) is refused, naming it. */
+function parseCreateOptions(options: unknown): CreateOptions {
+  const parsed = parseInput(CreateMessageOptionsSchema, options, 'options')
+  checkKnownKeys(parsed, CREATE_MESSAGE_OPTION_KEYS, 'options', 'createMessage')
+  return parsed as CreateOptions
 }
 
 /**
  * The shape of {@link CreateMessageOptions}; `id` and `createdAt` are checked by their own parsers
  * (their codes: `INVALID_INPUT` for an id, `INVALID_MESSAGE` for a createdAt).
  */
-const CreateMessageOptionsSchema = z.object({
+const CreateMessageOptionsSchema = z.looseObject({
   id: z.unknown().optional(),
   externalId: z.string().optional(),
   scope: z.string().min(1).nullable().optional(),
@@ -247,6 +255,7 @@ const CreateMessageOptionsSchema = z.object({
   format: z.string().optional(),
   meta: z.unknown().optional(),
 })
+const CREATE_MESSAGE_OPTION_KEYS = Object.keys(CreateMessageOptionsSchema.shape)
 
 /** Every option, any format. */
 type CreateOptions = MessageEnvelopeOptions & { readonly format?: string }

@@ -2,6 +2,7 @@ import { readingFormat } from './formats/format-registry.js'
 import type { OpenAIChatWireMessage } from './formats/openai-chat-format.js'
 import { isMessage, toMessage, type Message } from './message.js'
 import { z } from 'zod'
+import { checkKnownKeys } from './check-known-keys.js'
 import { guardInput, parseInput } from './parse-input.js'
 import { TurnlogError } from './turnlog-error.js'
 import type { MessageId } from './ids.js'
@@ -51,6 +52,7 @@ export function toWire(messages: readonly Message[], options?: ToWireOptions): W
 export function toWire<P>(messages: readonly Message<P>[], options?: ToWireOptions): P[]
 export function toWire(messages: readonly Message<unknown>[], options: ToWireOptions = {}): unknown[] {
   const checked = parseInput(ToWireOptionsSchema, options, 'options') as ToWireOptions
+  checkKnownKeys(checked, TO_WIRE_OPTION_KEYS, 'options', 'toWire')
   if (!guardInput('messages', () => Array.isArray(messages)))
     throw new TurnlogError('INVALID_INPUT', 'toWire needs an array of messages', { details: { field: 'messages' } })
   // messages made by createMessage pass as they are; anything else is validated (a copy, a literal)
@@ -62,7 +64,8 @@ export function toWire(messages: readonly Message<unknown>[], options: ToWireOpt
   )
 }
 
-const ToWireOptionsSchema = z.object({ repairPairing: z.boolean().optional(), interruptedContent: z.string().optional() })
+const ToWireOptionsSchema = z.looseObject({ repairPairing: z.boolean().optional(), interruptedContent: z.string().optional() })
+const TO_WIRE_OPTION_KEYS = Object.keys(ToWireOptionsSchema.shape)
 
 function wire(list: readonly Message<unknown>[], options: ToWireOptions): unknown[] {
   // identical copies of one message (a redelivery pushed twice) are sent once

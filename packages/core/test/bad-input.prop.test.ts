@@ -101,7 +101,8 @@ export const CORE_EXPORTS = {
 export const CORE_INTERNAL_EXPORTS = {
   StructureBuilder: { kind: 'class', arity: 0 },
   applyEvent: fn(2),
-  checkOptions: fn(2),
+  checkKnownKeys: fn(4),
+  checkOptions: fn(3),
   guardInput: fn(2),
   isIsoTimestamp: fn(1),
   messageEnvelope: fn(2),

@@ -1,5 +1,5 @@
 import { TurnlogError, type WriteOptions } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
 
 /**
  * True when `value` has every method in `methods` (by shape: the caller's copy of a library may not be
@@ -31,13 +31,32 @@ export function checkMethods(value: unknown, field: string, what: string, method
   if (!hasMethods(value, methods)) throw new TurnlogError('INVALID_INPUT', `${field} must be ${what}`, { details: { field } })
 }
 
-/** Checks that `value` is absent or an object (an options argument); returns it or `{}`. */
-export function checkOptionsObject<T extends object>(value: T | undefined, field: string): T {
+/**
+ * Checks that `value` is absent or an object (an options argument) holding only the options in `known`
+ * (a misspelt one is `INVALID_INPUT` naming it, see `checkKnownKeys`); returns it or `{}`.
+ */
+export function checkOptionsObject<T extends object>(
+  value: T | undefined,
+  field: string,
+  known: readonly (keyof T & string)[],
+  what = field,
+): T {
   if (value === undefined) return {} as T
   if (typeof value !== 'object' || value === null || guardInput(field, () => Array.isArray(value))) {
     throw new TurnlogError('INVALID_INPUT', `${field} must be an object`, { details: { field } })
   }
+  checkKnownKeys(value, known, field, what)
   return value
+}
+
+/**
+ * Refuses a key of `value` outside `known` (`checkKnownKeys`) when `value` is an object; anything else
+ * (absent, `null`, an array, a number) is left to the function the argument is passed on to, whose own
+ * check names it.
+ */
+export function checkKeysOfObject(value: unknown, known: readonly string[], field: string, what: string): void {
+  if (typeof value === 'object' && value !== null && !guardInput(field, () => Array.isArray(value)))
+    checkKnownKeys(value, known, field, what)
 }
 
 /**
@@ -70,9 +89,11 @@ export function checkExpectedVersion(options: WriteOptions | undefined): number 
 /**
  * An options argument must be absent or an object: a default parameter (`options = {}`) does not
  * replace `null`, and reading a field of `null` or calling a non-function would escape as a raw
- * TypeError instead of `INVALID_INPUT`.
+ * TypeError instead of `INVALID_INPUT`. Every key it holds must be one of `known`: a misspelt option
+ * (`expectedVerison`) is `INVALID_INPUT` with `details.field` naming it (`options.expectedVerison`,
+ * under `field`), never a call run without it (`checkKnownKeys`). Returns a shallow copy.
  */
-export function checkCallOptions<T>(value: T, what: string): T {
+export function checkCallOptions<T>(value: T, what: string, known: readonly (keyof NonNullable<T> & string)[], field = 'options'): T {
   if (value !== undefined && (typeof value !== 'object' || value === null || guardInput(what, () => Array.isArray(value)))) {
     throw new TurnlogError(
       'INVALID_INPUT',
@@ -80,7 +101,10 @@ export function checkCallOptions<T>(value: T, what: string): T {
       { details: { field: what } },
     )
   }
-  return value === undefined ? value : copyOf(value as T & object, what)
+  if (value === undefined) return value
+  const copy = copyOf(value as T & object, what)
+  checkKnownKeys(copy, known, field, what)
+  return copy
 }
 
 /**
@@ -89,4 +113,16 @@ export function checkCallOptions<T>(value: T, what: string): T {
  */
 export function copyOf<T extends object>(value: T, what: string): T {
   return guardInput(what, () => ({ ...value }))
+}
+
+/**
+ * The option names of an options type `T`, every one of them: TypeScript refuses a list that misses
+ * an option of `T` or names one `T` lacks, so the keys a call accepts cannot drift from its type.
+ * @example
+ * ```ts
+ * const APPEND_OPTIONS = optionKeys<AppendOptions>({ expectedVersion: true })
+ * ```
+ */
+export function optionKeys<T extends object>(keys: { readonly [K in keyof Required<T>]: true }): readonly (keyof T & string)[] {
+  return Object.keys(keys) as (keyof T & string)[]
 }

@@ -1,5 +1,5 @@
 import { TurnlogError } from '@turnlog/core'
-import { guardInput, parseInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput, parseInput } from '@turnlog/core/internal'
 import { z } from 'zod'
 import { MAX_BATCH_BYTES_CEILING } from './batch-limits.js'
 
@@ -21,20 +21,24 @@ const plainObject = z.custom<Record<string, unknown>>(
   { message: 'must be a plain object' },
 )
 
-/** Fields every way of opening a store accepts (`OpenStoreCommonConfig`). */
+/**
+ * Fields every way of opening a store accepts (`OpenStoreCommonConfig`). The settings objects in them
+ * hold only their own keys (checked by {@link parseFields} first, naming the key: zod's own refusal of
+ * an unknown key names only the object).
+ */
 const common = {
   maxMessageBytes: positiveInt.optional(),
   maxBatchBytes: z.number().int().positive().max(MAX_BATCH_BYTES_CEILING).optional(),
   knownSessions: positiveInt.optional(),
   groupCommit: z
-    .union([z.boolean(), plainObject.pipe(z.strictObject({ maxBatches: positiveInt.optional(), maxInFlight: positiveInt.optional() }))])
+    .union([z.boolean(), plainObject.pipe(z.object({ maxBatches: positiveInt.optional(), maxInFlight: positiveInt.optional() }))])
     .optional(),
   migrate: z.boolean().optional(),
   telemetry: z
     .union([
       z.literal(false),
       plainObject.pipe(
-        z.strictObject({
+        z.object({
           tracer: withMethods('an OpenTelemetry Tracer', 'startSpan').optional(),
           meter: withMethods('an OpenTelemetry Meter', 'createHistogram', 'createCounter').optional(),
         }),
@@ -47,7 +51,7 @@ const common = {
 const NUL = /\u0000/
 
 const schemas = {
-  embedded: z.looseObject({
+  embedded: z.object({
     ...common,
     embedded: z.literal(true),
     dataDir: z
@@ -57,9 +61,9 @@ const schemas = {
       .optional(),
     onLockTakenOver: z.custom<unknown>((v) => typeof v === 'function', { message: 'must be a function' }).optional(),
   }),
-  pglite: z.looseObject({ ...common, pglite: withMethods('a PGlite instance', 'query', 'exec', 'transaction', 'close') }),
-  kysely: z.looseObject({ ...common, kysely: withMethods('a Kysely instance', 'executeQuery', 'transaction', 'destroy') }),
-  connectionString: z.looseObject({
+  pglite: z.object({ ...common, pglite: withMethods('a PGlite instance', 'query', 'exec', 'transaction', 'close') }),
+  kysely: z.object({ ...common, kysely: withMethods('a Kysely instance', 'executeQuery', 'transaction', 'destroy') }),
+  connectionString: z.object({
     ...common,
     connectionString: z
       .string()
@@ -68,22 +72,22 @@ const schemas = {
     pool: plainObject.optional(),
     directConnection: z.boolean().optional(),
   }),
-  pool: z.looseObject({ ...common, pool: withMethods('a pg.Pool', 'connect', 'query', 'on') }),
+  pool: z.object({ ...common, pool: withMethods('a pg.Pool', 'connect', 'query', 'on') }),
 } as const
 
 /**
  * Validates the settings a {@link PostgresStore} is constructed with (`PostgresStoreInit`): `db` and
- * `root` Kysely instances, `flavor`, and the common settings with their documented types. Throws
- * `INVALID_INPUT` naming the field. Returns a shallow copy.
+ * `root` Kysely instances, `flavor`, and the common settings with their documented types; any other
+ * key is refused (`init.<key>`). Throws `INVALID_INPUT` naming the field. Returns a shallow copy.
  */
 export function parseStoreInit<T>(init: T): T {
   if (typeof init !== 'object' || init === null)
     throw new TurnlogError('INVALID_INPUT', 'a PostgresStore needs its init object (use openStore)', { details: { field: 'init' } })
-  return parseFields(StoreInitSchema.shape, init, 'init') as T
+  return parseFields(StoreInitSchema.shape, init, 'init', 'PostgresStore') as T
 }
 
 const kyselyLike = withMethods('a Kysely instance', 'executeQuery', 'getExecutor')
-const StoreInitSchema = z.looseObject({
+const StoreInitSchema = z.object({
   ...common,
   db: kyselyLike,
   root: kyselyLike,
@@ -104,7 +108,15 @@ const StoreInitSchema = z.looseObject({
  * Tracer and Meter), `dataDir` and `connectionString` non-empty strings without NUL,
  * `pool` settings a plain object (with `connectionString`) or a `pg.Pool` (alone), `kysely` a Kysely
  * instance, `pglite` a PGlite instance. Throws `INVALID_INPUT` with `details.field` naming the field at fault. Returns a shallow
- * copy (the config's fields are read once; other fields are kept as given).
+ * copy (the config's fields are read once).
+ *
+ * A key that is not an option of the way chosen is refused too, naming it (`config.grupCommit`, with
+ * `did you mean groupCommit?` when an option is within edit distance 2; `config.dataDir` beside
+ * `pglite`), and so is one in `groupCommit` or `telemetry` (`config.groupCommit.maxBatch`): a misspelt
+ * option would otherwise open the store without it. A key whose value is `undefined` counts as absent,
+ * as an option given `undefined` does (`{ ...defaults, ...overrides }` passes). The one place left open
+ * is `pool` given as settings beside `connectionString`: it is handed to `pg.Pool` as it is, which takes
+ * keys turnlog does not list (and ignores those it does not know).
  */
 export function parseOpenStoreConfig<T>(config: T): T {
   if (typeof config !== 'object' || config === null || guardInput('config', () => Array.isArray(config))) {
@@ -131,7 +143,7 @@ export function parseOpenStoreConfig<T>(config: T): T {
       { details: { field: `config.${others[0] as string}` } },
     )
   }
-  return parseFields(schemas[kind].shape, config, 'config') as T
+  return parseFields(schemas[kind].shape, config, 'config', `openStore with ${kind}`) as T
 }
 
 /** The options that name another way to reach the database than each one (a `pool` of settings goes with `connectionString`). */
@@ -143,12 +155,29 @@ const CONFLICTING: Readonly<Record<'embedded' | 'pglite' | 'kysely' | 'connectio
   pool: [],
 }
 
+/** The keys of the settings objects among the common fields. */
+const NESTED_KEYS: Readonly<Record<string, readonly string[]>> = {
+  groupCommit: ['maxBatches', 'maxInFlight'],
+  telemetry: ['tracer', 'meter'],
+}
+
 /**
- * Parses each known field on its own (so the error names the field even when reading it throws) and
- * returns a shallow copy of `value` with the parsed fields.
+ * Refuses a key that is not a field of `shape` (and one in a settings object of {@link NESTED_KEYS}),
+ * then parses each known field on its own (so the error names the field even when reading it throws)
+ * and returns a shallow copy of `value` with the parsed fields.
  */
-function parseFields(shape: Readonly<Record<string, z.ZodType<unknown>>>, value: object, field: string): Record<string, unknown> {
+function parseFields(
+  shape: Readonly<Record<string, z.ZodType<unknown>>>,
+  value: object,
+  field: string,
+  what: string,
+): Record<string, unknown> {
   const copy = guardInput(field, () => ({ ...(value as Record<string, unknown>) }))
+  checkKnownKeys(copy, Object.keys(shape), field, what)
+  for (const [key, keys] of Object.entries(NESTED_KEYS)) {
+    const nested = copy[key]
+    if (typeof nested === 'object' && nested !== null && !Array.isArray(nested)) checkKnownKeys(nested, keys, `${field}.${key}`, what)
+  }
   for (const [key, schema] of Object.entries(shape)) {
     const parsed = parseInput(schema, copy[key], `${field}.${key}`)
     if (parsed !== undefined) copy[key] = parsed

@@ -1,5 +1,5 @@
 import { TurnlogError } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
 
 /** The cluster-wide group roles turnlog's schema is built on (see docs/security.md). */
 export const TURNLOG_ROLES = ['turnlog_owner', 'turnlog_writer', 'turnlog_reader'] as const
@@ -26,6 +26,8 @@ export function rolesSql(options: RolesSqlOptions = {}): string {
   if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'rolesSql options must be an object')
   // a throwing getter or revoked Proxy is the caller's input: INVALID_INPUT, not a raw error
   const migrator: unknown = guardInput('rolesSql options', () => options.migrator)
+  // a misspelt `migrator` would print a script that grants nobody turnlog_owner
+  checkKnownKeys(options, ['migrator'], 'options', 'rolesSql')
   if (migrator !== undefined && (typeof migrator !== 'string' || migrator === '' || migrator.length > 63 || migrator.includes('\u0000'))) {
     throw new TurnlogError('INVALID_INPUT', 'migrator must be a role name (1-63 characters, no NUL)')
   }

@@ -1,9 +1,9 @@
 import { isTurnlogError } from '@turnlog/core'
-import { parseInput } from '@turnlog/core/internal'
+import { checkKnownKeys, parseInput } from '@turnlog/core/internal'
 import { z } from 'zod'
 import { checkFunction } from './check-arguments.js'
 
-const RetryOptionsSchema = z.object({
+const RetryOptionsSchema = z.looseObject({
   attempts: z.number().int().positive().max(1000).optional(),
   baseDelayMs: z.number().finite().nonnegative().optional(),
   maxDelayMs: z.number().finite().nonnegative().optional(),
@@ -44,6 +44,8 @@ export interface RetryOptions {
 export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   checkFunction(fn, 'fn')
   options = parseInput(RetryOptionsSchema, options, 'options') as RetryOptions
+  // a misspelt `attempts` would retry five times where one was meant (or the other way round)
+  checkKnownKeys(options, Object.keys(RetryOptionsSchema.shape), 'options', 'withRetry')
   return retryWhile(fn, (error) => isTurnlogError(error, 'DB_TRANSIENT'), options)
 }
 

@@ -10,7 +10,7 @@ import {
 } from '@turnlog/core'
 import { parseSessionIdArgument } from '@turnlog/core/internal'
 import { BatchBudget, envelopeText } from '../batch-limits.js'
-import { checkCallOptions, checkExpectedVersion, preview } from '../check-arguments.js'
+import { checkCallOptions, checkExpectedVersion, optionKeys, preview } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
 import { GroupCommit } from '../group-commit.js'
 import { mapDatabaseError } from '../map-database-error.js'
@@ -84,6 +84,9 @@ interface AppendRow {
   duplicates: string[] | string
 }
 
+/** The options of `append` and `flush` (any other key is refused: a misspelt `expectedVersion` would be a lost update). */
+const APPEND_OPTIONS = optionKeys<AppendOptions>({ expectedVersion: true })
+
 /**
  * `append` and `flush`: the one-statement append (`turnlog.append_messages`), the group commit of
  * concurrent appends to different sessions (`turnlog.append_batches`), the flush cache, and the
@@ -126,7 +129,7 @@ export class AppendOperations {
   /** See `SessionStore.append`. */
   async append(sessionId: string, messages: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'append options')
+    options = checkCallOptions(options, 'append options', APPEND_OPTIONS)
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     const batch = checkBatch(messages, 'messages', false)
     const expected = checkExpectedVersion(options)
@@ -141,7 +144,7 @@ export class AppendOperations {
    */
   async flush(sessionId: string, live: readonly Message<unknown>[], options: AppendOptions = {}): Promise<AppendResult> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'flush options')
+    options = checkCallOptions(options, 'flush options', APPEND_OPTIONS)
     return this.#flush(parseSessionIdArgument(sessionId, 'sessionId'), live, options, false)
   }
 

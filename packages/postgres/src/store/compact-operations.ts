@@ -12,7 +12,7 @@ import {
 import { withApplyTo, messageEnvelope, toFrozenJsonField, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
-import { checkExpectedVersion, copyOf } from '../check-arguments.js'
+import { checkCallOptions, checkExpectedVersion, optionKeys } from '../check-arguments.js'
 import { retryableLostRace } from '../retryable-lost-race.js'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
 import { recordCompaction } from './compaction-replayed.js'
@@ -34,6 +34,9 @@ interface PreparedCompaction {
   readonly metadata: JsonValue | undefined
 }
 
+/** The fields of `compact`'s input (any other key is refused: a misspelt `expectedVersion` would be a lost update). */
+const COMPACT_INPUT = optionKeys<CompactInput>({ covered: true, summary: true, reason: true, metadata: true, expectedVersion: true })
+
 /** `compact`: covered messages out of the live list, a summary in the first one's place. */
 export class CompactOperations {
   readonly #ctx: StoreContext
@@ -47,7 +50,7 @@ export class CompactOperations {
     this.#ctx.assertOpen()
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }')
-    input = copyOf(input, 'compact input')
+    input = checkCallOptions(input, 'compact input', COMPACT_INPUT, 'input')
     const expected = checkExpectedVersion(input)
     if (!Array.isArray(input.covered) || input.covered.length === 0) {
       throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids')

@@ -19,14 +19,19 @@ import {
   type SessionId,
   type WriteOptions,
 } from '@turnlog/core'
-import { messageEnvelope, withApplyTo, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
+import { checkKnownKeys, messageEnvelope, withApplyTo, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
-import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
+import { checkCallOptions, checkExpectedVersion, optionKeys } from '../check-arguments.js'
 import { checkSafeText } from '../safe-text.js'
 import { checkVersion } from './check-version.js'
 import { liveRows, type LiveRow } from './live-rows.js'
 import { payloadText } from './payload-text.js'
 import type { StoreContext } from './store-context.js'
+
+/** The options each command takes (any other key is refused: a misspelt `expectedVersion` would be a lost update). */
+const REWIND_OPTIONS = optionKeys<RewindOptions>({ expectedVersion: true, reason: true })
+const REVISE_OPTIONS = optionKeys<ReviseOptions>({ expectedVersion: true, status: true })
+const WRITE_OPTIONS = optionKeys<WriteOptions>({ expectedVersion: true })
 
 /** The history commands on one message or the list's tail: `rewind`, `revise`, `finalize`. */
 export class HistoryOperations {
@@ -39,7 +44,7 @@ export class HistoryOperations {
   /** See `SessionStore.rewind`. */
   async rewind(sessionId: string, target: RewindTargetInput, options: RewindOptions = {}): Promise<RewindResult> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'rewind options')
+    options = checkCallOptions(options, 'rewind options', REWIND_OPTIONS)
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     const expected = checkExpectedVersion(options)
     if (typeof target !== 'object' || target === null)
@@ -47,6 +52,7 @@ export class HistoryOperations {
     const hasAfter = 'after' in target
     const hasFrom = 'from' in target
     if (hasAfter === hasFrom) throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from')
+    checkKnownKeys(target, ['after', 'from'], 'target', 'rewind')
     const targetId = parseMessageIdArgument(
       hasAfter ? (target as { after: string }).after : (target as { from: string }).from,
       hasAfter ? 'target.after' : 'target.from',
@@ -88,7 +94,7 @@ export class HistoryOperations {
   /** See `SessionStore.revise`. */
   async revise(sessionId: string, messageId: string, payload: unknown, options: ReviseOptions = {}): Promise<ReviseResult> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'revise options')
+    options = checkCallOptions(options, 'revise options', REVISE_OPTIONS)
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     const mid = parseMessageIdArgument(messageId, 'messageId')
     const expected = checkExpectedVersion(options)
@@ -161,7 +167,7 @@ export class HistoryOperations {
   /** See `SessionStore.finalize`. */
   async finalize(sessionId: string, messageId: string, payload?: unknown, options: WriteOptions = {}): Promise<ReviseResult> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'finalize options')
+    options = checkCallOptions(options, 'finalize options', WRITE_OPTIONS)
     if (payload !== undefined) return this.revise(sessionId, messageId, payload, { ...options, status: 'final' })
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     const mid = parseMessageIdArgument(messageId, 'messageId')

@@ -23,7 +23,7 @@ import {
 } from '@turnlog/core'
 import { toolPairingOfDistinct, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql } from 'kysely'
-import { checkCallOptions, preview } from '../check-arguments.js'
+import { checkCallOptions, optionKeys, preview } from '../check-arguments.js'
 import { EVENT_COLUMNS, iso, toStoredEvent, type EventRow } from '../event-row.js'
 import { loadLiveRows, loadLiveRowsPrepared } from '../load-live-rows.js'
 import { checkSafeText } from '../safe-text.js'
@@ -44,6 +44,11 @@ interface SessionRow {
 
 /** Events per page of `events`. */
 const PAGE = 500
+
+/** The options each read takes (any other key is refused: a misspelt option would be ignored). */
+const LIST_SESSIONS_OPTIONS = optionKeys<ListSessionsOptions>({ tenantId: true, limit: true, after: true })
+const LOAD_OPTIONS = optionKeys<LoadOptions>({ at: true })
+const EVENTS_OPTIONS = optionKeys<EventsOptions>({ fromSeq: true, toSeq: true })
 
 /** The reads: sessions (`getSession`, `sessions`), `load`, `events`, `state`, `transcript`, `conflicts`. */
 export class ReadOperations {
@@ -72,7 +77,7 @@ export class ReadOperations {
   /** See `SessionStore.sessions`. */
   async sessions(options: ListSessionsOptions = {}): Promise<SessionPage> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'sessions options')
+    options = checkCallOptions(options, 'sessions options', LIST_SESSIONS_OPTIONS)
     const limit = options.limit ?? 100
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
       throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${preview(limit)}`)
@@ -99,7 +104,7 @@ export class ReadOperations {
   /** See `SessionStore.load`. */
   async load(sessionId: string, options: LoadOptions = {}): Promise<LoadResult> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'load options')
+    options = checkCallOptions(options, 'load options', LOAD_OPTIONS)
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     if (options.at !== undefined) {
       const state = await this.state(id, options)
@@ -140,7 +145,7 @@ export class ReadOperations {
   /** See `SessionStore.events`: keyset pages of {@link PAGE} events. */
   async *events(sessionId: string, options: EventsOptions = {}): AsyncGenerator<StoredEvent> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'events options')
+    options = checkCallOptions(options, 'events options', EVENTS_OPTIONS)
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     let from = options.fromSeq ?? 1
     const to = options.toSeq ?? Number.MAX_SAFE_INTEGER
@@ -166,7 +171,7 @@ export class ReadOperations {
   /** See `SessionStore.state`: the fold of the session's events (up to `at`). */
   async state(sessionId: string, options: LoadOptions = {}): Promise<SessionState> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'state options')
+    options = checkCallOptions(options, 'state options', LOAD_OPTIONS)
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     const at = options.at
     const events: StoredEvent[] = []

@@ -11,7 +11,7 @@ import {
 } from '@turnlog/core'
 import { parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
-import { checkCallOptions } from '../check-arguments.js'
+import { checkCallOptions, optionKeys } from '../check-arguments.js'
 import type { ReadOperations } from './read-operations.js'
 import type { StoreContext } from './store-context.js'
 
@@ -42,6 +42,9 @@ interface BatchOutcome {
   readonly drift: ProjectionDrift[]
 }
 
+/** The options of `rebuild` (any other key is refused, naming it). */
+const REBUILD_OPTIONS = optionKeys<RebuildOptions>({ sessionId: true, verify: true, onProgress: true })
+
 /** `rebuild`: checks (`verify`) or recomputes the inline projections against the projection spec. */
 export class RebuildOperations {
   readonly #ctx: StoreContext
@@ -55,7 +58,7 @@ export class RebuildOperations {
   /** See `PostgresStore.rebuild`: batches of sessions, two in flight on Postgres, checked against `projectStructure`. */
   async rebuild(options: RebuildOptions = {}): Promise<RebuildResult> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'rebuild options')
+    options = checkCallOptions(options, 'rebuild options', REBUILD_OPTIONS)
     if (options.verify !== undefined && typeof options.verify !== 'boolean')
       throw new TurnlogError('INVALID_INPUT', 'rebuild: verify must be a boolean')
     if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {

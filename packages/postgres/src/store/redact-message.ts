@@ -9,11 +9,14 @@ import {
 } from '@turnlog/core'
 import { parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql } from 'kysely'
-import { copyOf } from '../check-arguments.js'
+import { checkCallOptions, optionKeys } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
 import { sqlState } from '../map-database-error.js'
 import { checkSafeText } from '../safe-text.js'
 import type { StoreContext } from './store-context.js'
+
+/** The options of `redact` (any other key is refused, naming it). */
+const REDACT_OPTIONS = optionKeys<RedactOptions>({ reason: true })
 
 /**
  * `redact` (see `SessionStore.redact`): a message's content scrubbed from every session of its tenant
@@ -32,7 +35,7 @@ export async function redactMessage(
   const id = parseSessionIdArgument(sessionId, 'sessionId')
   const mid = parseMessageIdArgument(messageId, 'messageId')
   if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'redact options must be an object')
-  options = copyOf(options, 'redact options')
+  options = checkCallOptions(options, 'redact options', REDACT_OPTIONS)
   if (options.reason !== undefined) checkSafeText(options.reason, 'options.reason')
   const reason = options.reason
   const lostRace = (error: unknown): boolean => {

@@ -1,11 +1,15 @@
 import { TurnlogError, newEventId, newSessionId, type CreateSessionOptions, type ForkOptions, type SessionId } from '@turnlog/core'
 import { sql } from 'kysely'
 import { jsonTextWithin } from '../batch-limits.js'
-import { checkCallOptions, copyOf } from '../check-arguments.js'
+import { checkCallOptions, optionKeys } from '../check-arguments.js'
 import { checkSafeText } from '../safe-text.js'
 import { messageEnvelope, toFrozenJsonField, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { liveRows } from './live-rows.js'
 import type { StoreContext } from './store-context.js'
+
+/** The options of `createSession` and `fork` (any other key is refused, naming it). */
+const CREATE_SESSION_OPTIONS = optionKeys<CreateSessionOptions>({ id: true, tenantId: true, metadata: true })
+const FORK_OPTIONS = optionKeys<ForkOptions>({ at: true, id: true, tenantId: true, metadata: true })
 
 /** The commands that create a session: `createSession` and `fork`. */
 export class SessionOperations {
@@ -18,7 +22,7 @@ export class SessionOperations {
   /** See `SessionStore.createSession`. */
   async createSession(options: CreateSessionOptions = {}): Promise<SessionId> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'createSession options')
+    options = checkCallOptions(options, 'createSession options', CREATE_SESSION_OPTIONS)
     const id = options.id === undefined ? newSessionId() : parseSessionIdArgument(options.id, 'options.id')
     const tenant = options.tenantId ?? null
     if (tenant !== null) checkSafeText(tenant, 'options.tenantId')
@@ -50,7 +54,7 @@ export class SessionOperations {
     this.#ctx.assertOpen()
     const parent = parseSessionIdArgument(sessionId, 'sessionId')
     if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'fork needs { at }')
-    options = copyOf(options, 'fork options')
+    options = checkCallOptions(options, 'fork options', FORK_OPTIONS)
     const at = parseMessageIdArgument(options.at, 'options.at')
     const child = options.id === undefined ? newSessionId() : parseSessionIdArgument(options.id, 'options.id')
     if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')

@@ -5,13 +5,14 @@ import {
   type Message,
   type MessageId,
   type SessionId,
+  type SyncCompactionOptions,
   type SyncOptions,
   type SyncResult,
 } from '@turnlog/core'
 import { guardInput, messageEnvelope, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText } from '../batch-limits.js'
-import { checkCallOptions, checkExpectedVersion } from '../check-arguments.js'
+import { checkCallOptions, checkExpectedVersion, optionKeys } from '../check-arguments.js'
 import { customSqlState } from '../custom-sqlstates.js'
 import { retryableLostRace } from '../retryable-lost-race.js'
 import { checkSafeText } from '../safe-text.js'
@@ -49,6 +50,10 @@ interface CheckedCompaction {
   readonly reason: string | undefined
 }
 
+/** The options of `sync` and of its `compaction` (any other key is refused, naming it). */
+const SYNC_OPTIONS = optionKeys<SyncOptions>({ expectedVersion: true, compaction: true })
+const SYNC_COMPACTION_OPTIONS = optionKeys<SyncCompactionOptions>({ summaryIds: true, reason: true })
+
 /** `sync`: makes the live list equal to the caller's list in one transaction (see `SessionStore.sync`). */
 export class SyncOperations {
   readonly #ctx: StoreContext
@@ -60,7 +65,7 @@ export class SyncOperations {
   /** See `SessionStore.sync`. */
   async sync(sessionId: string, list: readonly Message<unknown>[], options: SyncOptions = {}): Promise<SyncResult> {
     this.#ctx.assertOpen()
-    options = checkCallOptions(options, 'sync options')
+    options = checkCallOptions(options, 'sync options', SYNC_OPTIONS)
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     const batch = checkBatch(list, 'list', true)
     const expected = checkExpectedVersion(options)
@@ -191,7 +196,10 @@ function structural(type: 'messages_retracted' | 'messages_compacted', data: Rea
 function checkCompaction(options: SyncOptions, batch: CheckedBatch): CheckedCompaction {
   const value: unknown = guardInput('sync options', () => options.compaction)
   if (value === undefined) return { summaryIds: new Set(), reason: undefined }
-  const input = checkCallOptions(value, 'compaction') as { summaryIds?: unknown; reason?: unknown }
+  const input = checkCallOptions(value as SyncCompactionOptions, 'compaction', SYNC_COMPACTION_OPTIONS, 'compaction') as {
+    summaryIds?: unknown
+    reason?: unknown
+  }
   const [raw, reason] = guardInput('compaction', () => [input.summaryIds, input.reason] as const)
   if (!guardInput('compaction.summaryIds', () => Array.isArray(raw))) {
     throw new TurnlogError('INVALID_INPUT', 'compaction.summaryIds must be an array of message ids', {

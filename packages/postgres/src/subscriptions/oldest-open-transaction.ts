@@ -51,7 +51,7 @@ export async function oldestOpenTransaction(
   options: OldestOpenTransactionOptions = {},
 ): Promise<OpenTransactionInfo | null> {
   checkKysely(db, 'db')
-  options = checkOptionsObject(options, 'options')
+  options = checkOptionsObject(options, 'options', ['scope'], 'oldestOpenTransaction')
   const scope = guardInput('options', () => options.scope)
   if (scope !== undefined && scope !== 'cluster' && scope !== 'database') {
     throw new TurnlogError('INVALID_INPUT', "options.scope must be 'cluster' or 'database'", { details: { field: 'options.scope' } })

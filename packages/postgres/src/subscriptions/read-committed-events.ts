@@ -1,5 +1,5 @@
 import { EVENT_TYPES, TurnlogError, type EventType, type SessionId, type StoredEvent } from '@turnlog/core'
-import { guardInput, parseSessionIdArgument } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput, parseSessionIdArgument } from '@turnlog/core/internal'
 import { toStoredEvent, type EventRow } from '../event-row.js'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { describeValue } from '../safe-text.js'
@@ -56,6 +56,8 @@ export interface NormalizedFilter {
 export function normalizeFilter(filter: SubscriptionFilter | undefined): NormalizedFilter {
   if (filter === undefined) return {}
   if (typeof filter !== 'object' || filter === null) throw new TurnlogError('INVALID_INPUT', 'filter must be an object')
+  // a misspelt `sessionID` would hand the handler every session's events
+  checkKnownKeys(filter, ['types', 'sessionId'], 'filter')
   const out: { types?: readonly EventType[]; sessionId?: SessionId } = {}
   if (filter.types !== undefined) {
     if (!Array.isArray(filter.types) || filter.types.length === 0) {
@@ -109,7 +111,7 @@ export async function readCommittedEvents(
 ): Promise<ReadCommittedEventsResult> {
   checkKysely(db, 'db')
   after = parseCheckpoint(after, 'after')
-  options = checkOptionsObject(options, 'options')
+  options = checkOptionsObject(options, 'options', ['limit', 'filter'], 'readCommittedEvents')
   const limit = guardInput('options', () => options.limit) ?? 100
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) {
     throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 10000, got ${describeValue(limit)}`)

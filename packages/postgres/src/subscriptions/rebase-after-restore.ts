@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { checkKeysOfObject } from '../check-arguments.js'
 import { checkpointFromRow, type Checkpoint } from './checkpoint.js'
 import { setCheckpoint, withSubscriptionsIdle, type RebaseResult, type SubscriptionAdminStore } from './rebase-subscription.js'
 
@@ -42,6 +43,8 @@ export async function rebaseAfterRestore(
   store: SubscriptionAdminStore,
   options: RebaseAfterRestoreOptions = {},
 ): Promise<RebaseAfterRestoreResult> {
+  // a misspelt `force` would leave the log as it is without a word
+  checkKeysOfObject(options, ['force'], 'options', 'rebaseAfterRestore')
   return withSubscriptionsIdle(
     store,
     async (trx) => {

@@ -1,4 +1,6 @@
 import { TurnlogError } from '@turnlog/core'
+import { checkKnownKeys } from '@turnlog/core/internal'
+import { optionKeys } from '../check-arguments.js'
 import { checkSafeText, describeValue } from '../safe-text.js'
 import { parseCheckpoint, type Checkpoint } from './checkpoint.js'
 import { dedicatedConnectionFromConfig } from './dedicated-connection.js'
@@ -71,6 +73,26 @@ export interface SubscribeOptions {
   readonly onStateChange?: (state: SubscriptionState, subscription: Subscription) => void
 }
 
+/** The keys each argument of `subscribe` takes (any other is refused, naming it: a misspelt one would be ignored). */
+const CONFIG_KEYS = optionKeys<SubscriptionConfig>({ name: true, from: true, filter: true })
+const OPTION_KEYS = optionKeys<SubscribeOptions>({
+  batchSize: true,
+  maxAttempts: true,
+  backoff: true,
+  transactional: true,
+  pollIntervalMs: true,
+  heldBackPollIntervalMs: true,
+  listen: true,
+  waitForLock: true,
+  lockRetryMs: true,
+  reconnect: true,
+  maxReconnectDelayMs: true,
+  connectionString: true,
+  onError: true,
+  onStateChange: true,
+})
+const BACKOFF_KEYS = optionKeys<BackoffOptions>({ initialDelayMs: true, maxDelayMs: true, factor: true })
+
 function positiveInt(value: unknown, what: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
@@ -109,6 +131,7 @@ function backoffFunction(backoff: SubscribeOptions['backoff']): (attempt: number
   if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null)) {
     throw new TurnlogError('INVALID_INPUT', 'backoff must be { initialDelayMs, maxDelayMs, factor } or a function')
   }
+  if (backoff !== undefined) checkKnownKeys(backoff, BACKOFF_KEYS, 'options.backoff', 'subscribe')
   const initial = positiveInt(backoff?.initialDelayMs, 'backoff.initialDelayMs', 200)
   const max = positiveInt(backoff?.maxDelayMs, 'backoff.maxDelayMs', 10_000)
   const factor = backoff?.factor ?? 2
@@ -128,6 +151,7 @@ export function subscribe(
   options: SubscribeOptions = {},
 ): Subscription {
   if (typeof config !== 'object' || config === null) throw new TurnlogError('INVALID_INPUT', 'subscribe needs { name }')
+  checkKnownKeys(config, CONFIG_KEYS, 'config', 'subscribe')
   const name = checkSafeText(config.name, 'config.name')
   // characters are code points (as Postgres' char_length counts them), not UTF-16 units: an emoji is one
   const length = [...name].length
@@ -137,6 +161,7 @@ export function subscribe(
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TurnlogError('INVALID_INPUT', `subscribe options must be an object, got ${describeValue(options)}`)
   }
+  checkKnownKeys(options, OPTION_KEYS, 'options', 'subscribe')
   const from = config.from ?? 'start'
   const settings: SubscriptionSettings = {
     name,
