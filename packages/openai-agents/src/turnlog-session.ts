@@ -1,5 +1,6 @@
 import {
   TurnlogError,
+  contentHash,
   newSessionId,
   parseSessionId,
   sessionIdFromExternal,
@@ -86,6 +87,12 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
   #ready: Promise<void> | undefined
   /** The pop of a `popItem` call that threw after an attempt that may have committed; the next call settles it. */
   #unsettledPop: PopAttempt | undefined
+  /**
+   * The messages (ids minted once) of an `addItems` call whose append threw (its commit may have
+   * happened: a lost connection after the retries, a client-side `query_timeout`); the next call, if it is
+   * `addItems` of the same items (a retry), sends them under the same ids.
+   */
+  #unsettledAdd: readonly AgentItemMessage[] | undefined
 
   /** Throws `INVALID_INPUT` for a malformed config or a store without `atomically`. */
   constructor(config: TurnlogSessionConfig) {
@@ -117,6 +124,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
   /** The conversation's key (the `sessionId` given, or the minted id); creates the sessions on first use. */
   async getSessionId(): Promise<string> {
     this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
+    this.#unsettledAdd = undefined // nor an addItems that threw
     await this.#ensure()
     return this.#key
   }
@@ -130,6 +138,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
     this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
+    this.#unsettledAdd = undefined // nor an addItems that threw
     if (limit !== undefined && typeof limit !== 'number') throw invalid('limit must be a number', 'limit')
     const messages = await this.#live()
     if (limit === undefined) return messages.map(agentItemOf)
@@ -145,11 +154,21 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
     this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
+    const unsettled = this.#unsettledAdd
+    this.#unsettledAdd = undefined
     if (!Array.isArray(items)) throw invalid('items must be an array', 'items')
     if (items.length === 0) return
-    const messages = items.map((item) => agentItemMessage(item))
+    const fresh = items.map((item) => agentItemMessage(item))
+    // a retry of a call that threw after its append may have committed: the same items again, in the same
+    // order, go under that call's ids, so a commit that did land is a duplicate and not a second copy
+    const messages = unsettled !== undefined && sameContents(unsettled, fresh) ? unsettled : fresh
     await this.#ensure()
-    await this.#append(messages)
+    try {
+      await this.#append(messages)
+    } catch (error) {
+      this.#unsettledAdd = messages
+      throw error
+    }
   }
 
   /**
@@ -167,6 +186,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   async popItem(): Promise<AgentInputItem | undefined> {
     await this.#ensure()
+    this.#unsettledAdd = undefined // another call: an addItems that threw is not retried by the next one
     const pop = this.#unsettledPop ?? { record: HistoryLedger.popRecord(), popped: undefined }
     this.#unsettledPop = undefined
     try {
@@ -184,6 +204,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   async clearSession(): Promise<void> {
     this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
+    this.#unsettledAdd = undefined // nor an addItems that threw
     await this.#ensure()
     await retryHistoryWrite(
       () =>
@@ -209,6 +230,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   async applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void> {
     this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
+    this.#unsettledAdd = undefined // nor an addItems that threw
     const mutations = mutationsOf(args)
     if (mutations.length === 0) return
     await this.#ensure()
@@ -241,6 +263,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
     this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
+    this.#unsettledAdd = undefined // nor an addItems that threw
     const transaction = snapshotHistoryTransaction(args)
     await this.#ensure()
     await retryHistoryWrite(() => this.#atomically((store) => this.#applyTransaction(store, transaction)), this.#retry)
@@ -255,6 +278,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   async replaceHistoryWithCompaction(items: AgentInputItem[]): Promise<void> {
     this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
+    this.#unsettledAdd = undefined // nor an addItems that threw
     if (!Array.isArray(items)) throw invalid('items must be an array', 'items')
     const payloads = items.map((item) => agentItemMessage(item).payload)
     await this.#ensure()
@@ -434,4 +458,9 @@ interface PopAttempt {
 /** Thrown inside a pop's transaction to roll it back with the call's answer (see `TurnlogSession.#pop`). */
 class PopSettled {
   constructor(readonly item: AgentInputItem | undefined) {}
+}
+
+/** Whether two lists of messages hold the same payloads in the same order (content hashes). */
+function sameContents(a: readonly AgentItemMessage[], b: readonly AgentItemMessage[]): boolean {
+  return a.length === b.length && a.every((m, i) => contentHash(m) === contentHash(b[i] as AgentItemMessage))
 }

@@ -81,6 +81,15 @@ async function popRetractions(sessionId: string): Promise<string[][]> {
   return out
 }
 
+/** Waits (at most twice the slow commit) until `sessionId` is at `version`: a slow commit has landed. */
+async function landed(sessionId: string, version: number): Promise<void> {
+  const deadline = Date.now() + 2 * SLOW_COMMIT_S * 1000
+  while ((await direct.getSession(sessionId)).version < version) {
+    if (Date.now() > deadline) throw new Error(`session ${sessionId} did not reach version ${version}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
 async function itemsOf(sessionId: string): Promise<unknown[]> {
   return (await direct.load(sessionId)).messages.map((m) => m.payload)
 }
@@ -167,6 +176,57 @@ describe('DB_TIMEOUT in TurnlogSession writes (Postgres)', () => {
       expect(await session.popItem()).toEqual(q3)
       expect(await popRetractions(session.turnlogSessionId)).toEqual([[last], [third]])
       expect((await direct.getSession(session.ledgerSessionId)).liveCount).toBe(0)
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('query_timeout on an addItems whose commit the server completes: the retry with the same items stores them once', async () => {
+    // given
+    const store = await openStore({ connectionString: db.connectionString, migrate: false, pool: { query_timeout: QUERY_TIMEOUT_MS } })
+    const session = new TurnlogSession({ store, sessionId: `query-timeout-add-${randomUUID()}`, retry: { baseDelayMs: 1 } })
+    try {
+      await session.addItems([q1])
+      await slowNextCommit(session.turnlogSessionId)
+
+      // when: the client stops waiting for the COMMIT, which the server completes later; the caller retries
+      const first = await rejection(session.addItems([q2, q3]))
+      await landed(session.turnlogSessionId, 3) // the server's commit, after the client gave up
+      await session.addItems([q2, q3])
+
+      // then: the retry went under the first call's ids, a duplicate of what landed
+      expect(first).toMatchObject({ code: 'DB_TIMEOUT', cause: { message: 'Query read timeout' } })
+      expect(await itemsOf(session.turnlogSessionId)).toEqual([q1, q2, q3])
+      expect((await direct.getSession(session.turnlogSessionId)).version).toBe(3)
+      // and once settled, the same items again are a new turn of their own
+      await session.addItems([q2, q3])
+      expect(await itemsOf(session.turnlogSessionId)).toEqual([q1, q2, q3, q2, q3])
+    } finally {
+      await store.close()
+    }
+  })
+
+  it('query_timeout on an addItems, then other items or another call first: new ids (the earlier call is not retried)', async () => {
+    // given
+    const store = await openStore({ connectionString: db.connectionString, migrate: false, pool: { query_timeout: QUERY_TIMEOUT_MS } })
+    const session = new TurnlogSession({ store, sessionId: `query-timeout-add-other-${randomUUID()}`, retry: { baseDelayMs: 1 } })
+    try {
+      await session.getSessionId()
+      await slowNextCommit(session.turnlogSessionId)
+
+      // when: a timed-out add, then different items; a timed-out add, then a look, then the same items
+      expect(await rejection(session.addItems([q1]))).toMatchObject({ code: 'DB_TIMEOUT' })
+      await landed(session.turnlogSessionId, 1)
+      await session.addItems([q2])
+      await slowNextCommit(session.turnlogSessionId)
+      expect(await rejection(session.addItems([q3]))).toMatchObject({ code: 'DB_TIMEOUT' })
+      await landed(session.turnlogSessionId, 3)
+      const looked = await session.getItems()
+      await session.addItems([q3])
+
+      // then
+      expect(looked).toEqual([q1, q2, q3])
+      expect(await itemsOf(session.turnlogSessionId)).toEqual([q1, q2, q3, q3])
     } finally {
       await store.close()
     }
