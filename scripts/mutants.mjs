@@ -880,6 +880,16 @@ export const MUTANTS = [
     tests: ['packages/openai-agents/test/pop-item-ledger-bound.int.test.ts'],
   },
   {
+    id: 'openai-agents-add-retry-new-ids',
+    invariant:
+      'openai-agents: addItems of the same items right after a call that threw reuses its ids, so a timed-out commit that landed is not stored twice',
+    file: 'packages/openai-agents/src/turnlog-session.ts',
+    search: 'unsettled !== undefined && sameContents(unsettled, fresh) ? unsettled : fresh',
+    replace: 'fresh',
+    tests: ['packages/openai-agents/test/db-timeout.int.test.ts'],
+    name: 'addItems whose commit the server completes',
+  },
+  {
     id: 'openai-agents-get-items-nan-refused',
     invariant: "openai-agents: getItems(limit) counts every number as the SDK's MemorySession does (NaN: every item), never refuses one",
     file: 'packages/openai-agents/src/turnlog-session.ts',
