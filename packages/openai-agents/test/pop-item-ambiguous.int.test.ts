@@ -217,11 +217,11 @@ describe('popItem after an ambiguous commit (Postgres, through a TCP proxy)', ()
   })
 
   it('after many pops, a pop whose ack is lost: its record already left the ledger live list, and the retry still finds it (one item popped, returned once)', async () => {
-    // given: 200 pops before, each record appended and retracted in its own pop's transaction
+    // given: 60 pops before, each record appended and retracted in its own pop's transaction
     const session = new TurnlogSession({ store: viaProxy, sessionId: `pop-pruned-${randomUUID()}`, retry: { attempts: 1 } })
-    const items = Array.from({ length: 203 }, (_, i) => userMessage(`p${i}`))
+    const items = Array.from({ length: 63 }, (_, i) => userMessage(`p${i}`))
     await session.addItems(items)
-    for (let i = 0; i < 200; i++) await session.popItem()
+    for (let i = 0; i < 60; i++) await session.popItem()
     const [, , third] = await idsOf(session.turnlogSessionId)
     const fired = proxy.arm({ kind: 'ack-lost' })
 
@@ -237,7 +237,7 @@ describe('popItem after an ambiguous commit (Postgres, through a TCP proxy)', ()
     expect(retried).toEqual(items[2])
     expect(await session.getItems()).toEqual(items.slice(0, 2))
     const pops = await popRetractions(session.turnlogSessionId)
-    expect(pops).toHaveLength(201)
+    expect(pops).toHaveLength(61)
     expect(pops.at(-1)).toEqual([third])
     expect(await direct.getSession(session.ledgerSessionId)).toMatchObject({ version: afterCommit.version, liveCount: 0 })
   })
