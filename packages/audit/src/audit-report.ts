@@ -189,7 +189,7 @@ export const FINDING_KINDS = {
     check: 'clock',
     description: "A message's createdAt is earlier than that of the message entered just before it in log (seq) order.",
     incident:
-      "The writer's wall clock went backwards (an NTP step, a VM restored from a snapshot, hosts with skewed clocks) or a runtime timestamped messages itself; order is the log's, the times are wrong.",
+      "The writer's wall clock went backwards (an NTP step, a VM restored from a snapshot, hosts with skewed clocks), a runtime timestamped messages itself, or a message created earlier was appended after a later one (two writers racing on the session, a message held back before its append); order is the log's, the times are out of it.",
   },
   message_conflict_attempt: {
     severity: 'warning',

@@ -20,6 +20,24 @@ function clock(findings: readonly Finding[]): Finding[] {
 }
 
 describe('clock_regression', () => {
+  it('names writers racing on a session as a cause: a message created first and appended second, no clock at fault', async () => {
+    // given: two writers of one session; the one whose message was created first gets the session second
+    const sessionId = await store.createSession()
+    const first = createMessage({ role: 'user', content: 'created first' })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const second = createMessage({ role: 'assistant', content: 'created second' })
+    await store.append(sessionId, [second])
+    await store.append(sessionId, [first])
+
+    // when
+    const [finding, ...others] = clock((await audit(store, sessionId)).findings)
+
+    // then: the finding says both possible causes, not only a clock going backwards
+    expect(others).toEqual([])
+    expect(finding?.messageIds).toEqual([second.id, first.id])
+    expect(finding?.explanation).toContain('a clock went backwards, or the later-created message was appended first')
+  })
+
   it('reports a natively appended message created before the message the log holds before it (the hermes incident, without hermes)', async () => {
     // given: the writer's clock stepped back one minute between the second and the third message
     const sessionId = await store.createSession()

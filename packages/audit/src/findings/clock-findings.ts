@@ -18,8 +18,9 @@ export function timestampNanos(text: unknown): bigint | null {
 
 /**
  * One `clock_regression` per message whose `createdAt` is earlier than that of the message entered
- * just before it in log (seq) order: the writer's wall clock went backwards, or messages were
- * timestamped by several clocks. Only `message_appended` events count (a message entering the log:
+ * just before it in log (seq) order: the writer's wall clock went backwards, messages were
+ * timestamped by several clocks, or a message created earlier was appended later (two writers racing
+ * on one session, a message held back before its append). Only `message_appended` events count (a message entering the log:
  * appends and compaction summaries); revisions keep the message's createdAt, and a fork's inherited
  * copies are skipped (they follow the parent's live order, where a compaction summary stands before
  * older messages; the parent's own audit checks their times). Timestamps that do not parse are skipped.
@@ -40,7 +41,7 @@ export function clockFindings(audit: SessionAudit): Finding[] {
           messageIds: [previous.messageId, current.messageId],
           seqs: [previous.seq, current.seq],
           eventIds: [previous.eventId, current.eventId],
-          explanation: `message ${current.messageId} (seq ${current.seq}) was created at ${current.createdAt}, ${backwardsMs} ms before message ${previous.messageId} (seq ${previous.seq}, ${previous.createdAt}), which the log holds before it: the writer's clock went backwards`,
+          explanation: `message ${current.messageId} (seq ${current.seq}) was created at ${current.createdAt}, ${backwardsMs} ms before message ${previous.messageId} (seq ${previous.seq}, ${previous.createdAt}), which the log holds before it: a clock went backwards, or the later-created message was appended first (writers racing on the session, a message held back before its append)`,
           evidence: {
             previous: { messageId: previous.messageId, seq: previous.seq, createdAt: previous.createdAt },
             message: { messageId: current.messageId, seq: current.seq, createdAt: current.createdAt },
