@@ -27,6 +27,20 @@ import { testDocExamples, workspaceVersion } from './docs-examples-test.mjs'
 import { ensureNode, envWithNode, matrixMajors } from './node-runtime.mjs'
 
 const root = realpathSync(fileURLToPath(new URL('..', import.meta.url)))
+// no arguments (settings are environment variables): --help prints the header above, anything else is refused
+if (process.argv.length > 2) {
+  const help = ['--help', '-h'].includes(process.argv[2] ?? '')
+  const header = readFileSync(fileURLToPath(import.meta.url), 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.startsWith('//'))
+  ;(help ? console.log : console.error)(header.map((l) => l.replace(/^\/\/ ?/, '')).join('\n'))
+  if (!help)
+    console.error(
+      `\npackaging-test: no arguments are taken (got ${process.argv.slice(2).join(' ')}); settings are the environment variables above`,
+    )
+  process.exit(help ? 0 : 2)
+}
 const started = Date.now()
 const timings = []
 function step(name, fn) {
