@@ -85,7 +85,11 @@ function canonical(value: unknown, depth: number): string {
           'INVALID_INPUT',
           `JSON nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects has no canonical form here (or the value is circular)`,
           {
-            details: { limit: MAX_JSON_DEPTH, issues: [{ code: 'too_deep', path: [], message: `nesting deeper than ${MAX_JSON_DEPTH}` }] },
+            details: {
+              field: 'value',
+              limit: MAX_JSON_DEPTH,
+              issues: [{ code: 'too_deep', path: [], message: `nesting deeper than ${MAX_JSON_DEPTH}` }],
+            },
           },
         )
       }

@@ -51,7 +51,7 @@ function measure(value: object, stopAbove: number): number {
 
 /**
  * Throws `TurnlogError(code)` when `value` nests deeper than `limit` (default {@link MAX_JSON_DEPTH}),
- * with `details` `{ what, limit }`. Measured by {@link jsonDepth}: no recursion. Returns `value`.
+ * with `details` `{ what, field: what, limit }` (`what` names the value, as `details.field` does). Measured by {@link jsonDepth}: no recursion. Returns `value`.
  */
 export function checkJsonDepth<T>(value: T, what: string, code: ErrorCode = 'INVALID_INPUT', limit: number = MAX_JSON_DEPTH): T {
   checkLimit(limit, 'limit')
@@ -60,7 +60,7 @@ export function checkJsonDepth<T>(value: T, what: string, code: ErrorCode = 'INV
   what = typeof what === 'string' ? what : 'value'
   if (jsonDepth(value, limit) > limit) {
     throw new TurnlogError(code, `${what} is nested deeper than ${limit} levels of arrays and objects`, {
-      details: { what, limit, issues: [{ code: 'too_deep', path: [], message: `nesting deeper than ${limit}` }] },
+      details: { what, field: what, limit, issues: [{ code: 'too_deep', path: [], message: `nesting deeper than ${limit}` }] },
     })
   }
   return value

@@ -308,23 +308,29 @@ export function toMessage<P = ChatMessage>(value: unknown): Message<P> {
 
 function rebuild(value: unknown): Message {
   if (typeof value !== 'object' || value === null) {
-    throw new TurnlogError('INVALID_MESSAGE', `a message must be an object, got ${value === null ? 'null' : typeof value}`)
+    throw new TurnlogError('INVALID_MESSAGE', `a message must be an object, got ${value === null ? 'null' : typeof value}`, {
+      details: { field: 'message' },
+    })
   }
   const v = value as Record<string, unknown>
-  if (v['id'] === undefined) throw new TurnlogError('INVALID_MESSAGE', 'a message needs an id; use createMessage()')
-  const id = parseMessageId(v['id'])
+  // each field's error names it (details.field), relative to the message: `id`, `externalId`
+  if (v['id'] === undefined)
+    throw new TurnlogError('INVALID_MESSAGE', 'a message needs an id; use createMessage()', { details: { field: 'id' } })
+  const id = withField('id', () => parseMessageId(v['id']))
   const externalId = v['externalId']
   if (externalId !== undefined && typeof externalId !== 'string') {
-    throw new TurnlogError('INVALID_MESSAGE', 'externalId must be a string')
+    throw new TurnlogError('INVALID_MESSAGE', 'externalId must be a string', { details: { field: 'externalId' } })
   }
   const externalScope = v['externalScope']
   if (externalScope !== undefined && typeof externalScope !== 'string') {
-    throw new TurnlogError('INVALID_MESSAGE', 'externalScope must be a string')
+    throw new TurnlogError('INVALID_MESSAGE', 'externalScope must be a string', { details: { field: 'externalScope' } })
   }
   const status = v['status']
-  if (status !== undefined && status !== 'partial') throw new TurnlogError('INVALID_MESSAGE', `status must be 'partial' or absent`)
+  if (status !== undefined && status !== 'partial')
+    throw new TurnlogError('INVALID_MESSAGE', `status must be 'partial' or absent`, { details: { field: 'status' } })
   const ephemeral = v['ephemeral']
-  if (ephemeral !== undefined && typeof ephemeral !== 'boolean') throw new TurnlogError('INVALID_MESSAGE', 'ephemeral must be a boolean')
+  if (ephemeral !== undefined && typeof ephemeral !== 'boolean')
+    throw new TurnlogError('INVALID_MESSAGE', 'ephemeral must be a boolean', { details: { field: 'ephemeral' } })
   const format = parseFormatName(v['format'])
   return build(id, parsePayload(v['payload'], format), format, normaliseCreatedAt(v['createdAt'] as string | undefined, 'createdAt'), {
     ephemeral: ephemeral === true,
@@ -453,7 +459,7 @@ export function parseMessage<P = ChatMessage>(text: string): Message<P> {
   try {
     value = JSON.parse(text)
   } catch (cause) {
-    throw new TurnlogError('INVALID_MESSAGE', 'not a JSON message', { cause })
+    throw new TurnlogError('INVALID_MESSAGE', 'not a JSON message', { details: { field: 'text' }, cause })
   }
   return toMessage<P>(value)
 }

@@ -21,6 +21,7 @@ export function checkMaxBatchBytes(value: unknown): number {
     throw new TurnlogError(
       'INVALID_INPUT',
       `maxBatchBytes must be an integer from 1 to ${MAX_BATCH_BYTES_CEILING}, got ${typeof value === 'number' ? String(value) : typeof value}`,
+      { details: { field: 'config.maxBatchBytes' } },
     )
   }
   return value

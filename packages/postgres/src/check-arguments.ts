@@ -76,12 +76,17 @@ export function preview(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : String(value)
 }
 
-/** The `expectedVersion` of write options: absent, or a non-negative integer (`INVALID_INPUT` otherwise). */
-export function checkExpectedVersion(options: WriteOptions | undefined): number | undefined {
+/**
+ * The `expectedVersion` of write options: absent, or a non-negative integer (`INVALID_INPUT` otherwise,
+ * `details.field` naming it under `field`, the options argument's name: `options.expectedVersion`).
+ */
+export function checkExpectedVersion(options: WriteOptions | undefined, field = 'options'): number | undefined {
   const v = options?.expectedVersion
   if (v === undefined) return undefined
   if (!Number.isSafeInteger(v) || v < 0) {
-    throw new TurnlogError('INVALID_INPUT', `expectedVersion must be a non-negative integer, got ${preview(v)}`)
+    throw new TurnlogError('INVALID_INPUT', `expectedVersion must be a non-negative integer, got ${preview(v)}`, {
+      details: { field: `${field}.expectedVersion` },
+    })
   }
   return v
 }

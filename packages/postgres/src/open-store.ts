@@ -192,6 +192,7 @@ async function connect(
   throw new TurnlogError(
     'INVALID_INPUT',
     'openStore needs one of { connectionString }, { pool }, { kysely }, { embedded: true } or { pglite }',
+    { details: { field: 'config' } },
   )
 }
 

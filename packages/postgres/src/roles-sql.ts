@@ -23,13 +23,16 @@ function quoteIdentifier(name: string): string {
  * --roles-sql` prints it. Throws `INVALID_INPUT` for a migrator name that is not a role name.
  */
 export function rolesSql(options: RolesSqlOptions = {}): string {
-  if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'rolesSql options must be an object')
+  if (typeof options !== 'object' || options === null)
+    throw new TurnlogError('INVALID_INPUT', 'rolesSql options must be an object', { details: { field: 'options' } })
   // a throwing getter or revoked Proxy is the caller's input: INVALID_INPUT, not a raw error
   const migrator: unknown = guardInput('rolesSql options', () => options.migrator)
   // a misspelt `migrator` would print a script that grants nobody turnlog_owner
   checkKnownKeys(options, ['migrator'], 'options', 'rolesSql')
   if (migrator !== undefined && (typeof migrator !== 'string' || migrator === '' || migrator.length > 63 || migrator.includes('\u0000'))) {
-    throw new TurnlogError('INVALID_INPUT', 'migrator must be a role name (1-63 characters, no NUL)')
+    throw new TurnlogError('INVALID_INPUT', 'migrator must be a role name (1-63 characters, no NUL)', {
+      details: { field: 'options.migrator' },
+    })
   }
   const create = TURNLOG_ROLES.map(
     (r) => `  if not exists (select 1 from pg_catalog.pg_roles where rolname = '${r}') then\n    create role ${r} nologin;\n  end if;`,

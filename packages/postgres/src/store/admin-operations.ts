@@ -46,7 +46,9 @@ export class AdminOperations {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'oldestOpenTransaction options', OLDEST_OPEN_TRANSACTION_OPTIONS)
     if (options.scope !== undefined && options.scope !== 'cluster' && options.scope !== 'database') {
-      throw new TurnlogError('INVALID_INPUT', `scope must be 'cluster' or 'database', got ${preview(options.scope)}`)
+      throw new TurnlogError('INVALID_INPUT', `scope must be 'cluster' or 'database', got ${preview(options.scope)}`, {
+        details: { field: 'options.scope' },
+      })
     }
     return this.#ctx.run((db) => oldestOpenTransaction(db, options))
   }

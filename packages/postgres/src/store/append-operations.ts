@@ -110,7 +110,9 @@ export class AppendOperations {
     const limit = (value: number | undefined, fallback: number, name: string): number => {
       if (value === undefined) return fallback
       if (!Number.isSafeInteger(value) || value < 1)
-        throw new TurnlogError('INVALID_INPUT', `groupCommit.${name} must be a positive integer, got ${preview(value)}`)
+        throw new TurnlogError('INVALID_INPUT', `groupCommit.${name} must be a positive integer, got ${preview(value)}`, {
+          details: { field: `config.groupCommit.${name}` },
+        })
       return value
     }
     return new GroupCommit<PreparedAppend, AppendResult>({

@@ -1,4 +1,4 @@
-import { TurnlogError, canonicalJson, toMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
+import { TurnlogError, canonicalJson, isTurnlogError, toMessage, type Message, type MessageId, type SessionId } from '@turnlog/core'
 import { guardInput } from '@turnlog/core/internal'
 import { messageContentHash } from '../message-content-hash.js'
 import { checkSafeJson, checkSafeText } from '../safe-text.js'
@@ -68,6 +68,27 @@ export function checkBatchArray(messages: unknown, what: string): void {
 }
 
 /**
+ * Runs `read` (a check of the value at `slot` of the caller's argument, `messages[2]`): its
+ * `INVALID_INPUT` or `INVALID_MESSAGE` naming a field of the message (`id`, `createdAt`, `meta`) names
+ * it where the caller put it (`messages[2].id`), as `details.field` of an unsafe string does
+ * (docs/errors.md); one naming the whole message (`message`, an unreadable value) names the slot. Its
+ * message, other details and cause are kept; an error naming no field (a payload's issues) passes as it is.
+ */
+function inSlot<T>(slot: string, read: () => T): T {
+  try {
+    return read()
+  } catch (error) {
+    if (!isTurnlogError(error) || (error.code !== 'INVALID_INPUT' && error.code !== 'INVALID_MESSAGE')) throw error
+    const field = error.details['field']
+    if (typeof field !== 'string') throw error
+    throw new TurnlogError(error.code, error.message, {
+      details: { ...error.details, field: field === 'message' || field === 'toMessage' ? slot : `${slot}.${field}` },
+      ...(error.cause === undefined ? {} : { cause: error.cause }),
+    })
+  }
+}
+
+/**
  * Folds `values` into `batch`, one at a time, as {@link checkBatch} does: a value it throws for leaves
  * the values before it folded in and nothing of its own. `slot(i)` names the `i`th of `values` in an
  * error (`live[7]`: where it is in the caller's argument), as `details.field` of an unsafe string's
@@ -78,11 +99,11 @@ export function extendBatch(batch: BatchState, values: Iterable<unknown>, skipEp
   let i = -1
   for (const value of values) {
     i++
-    const m = toMessage(value)
+    const m = inSlot(slot(i), () => toMessage(value))
     if (m.ephemeral === true) {
       if (skipEphemeral) continue
       throw new TurnlogError('INVALID_MESSAGE', `message ${m.id} is ephemeral (scaffolding); use flush(), which skips it`, {
-        details: { messageId: m.id },
+        details: { messageId: m.id, field: slot(i) },
       })
     }
     const hash = messageContentHash(m)

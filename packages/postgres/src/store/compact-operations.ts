@@ -1,6 +1,7 @@
 import {
   TurnlogError,
   applyCompact,
+  toMessage,
   newEventId,
   type CompactInput,
   type CompactResult,
@@ -34,6 +35,15 @@ interface PreparedCompaction {
   readonly metadata: JsonValue | undefined
 }
 
+/** The id of a summary entry already checked by `checkBatch` (so `toMessage` accepts it); undefined if it cannot be read again. */
+function messageIdOf(value: unknown): MessageId | undefined {
+  try {
+    return toMessage(value).id
+  } catch {
+    return undefined
+  }
+}
+
 /** The fields of `compact`'s input (any other key is refused: a misspelt `expectedVersion` would be a lost update). */
 const COMPACT_INPUT = optionKeys<CompactInput>({ covered: true, summary: true, reason: true, metadata: true, expectedVersion: true })
 
@@ -49,14 +59,20 @@ export class CompactOperations {
   async compact<S extends Message<unknown> = Message<unknown>>(sessionId: string, input: CompactInput<S>): Promise<CompactResult<S>> {
     this.#ctx.assertOpen()
     const id = parseSessionIdArgument(sessionId, 'sessionId')
-    if (typeof input !== 'object' || input === null) throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }')
+    if (typeof input !== 'object' || input === null)
+      throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }', { details: { field: 'input' } })
     input = checkCallOptions(input, 'compact input', COMPACT_INPUT, 'input')
-    const expected = checkExpectedVersion(input)
+    const expected = checkExpectedVersion(input, 'input')
     if (!Array.isArray(input.covered) || input.covered.length === 0) {
-      throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids')
+      throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids', { details: { field: 'covered' } })
     }
     const covered = input.covered.map((c, i) => parseMessageIdArgument(c, `covered[${i}]`))
-    if (new Set(covered).size !== covered.length) throw new TurnlogError('INVALID_INPUT', 'covered names a message twice')
+    if (new Set(covered).size !== covered.length) {
+      const twice = covered.findIndex((c, i) => covered.indexOf(c) !== i)
+      throw new TurnlogError('INVALID_INPUT', `covered names a message twice (covered[${twice}])`, {
+        details: { field: `covered[${twice}]` },
+      })
+    }
     // two contents under one id are MESSAGE_CONFLICT (no evidence: nothing of a compaction is an append)
     // a summary given as one message (not an array) is named `summary` in errors, not `summary[0]`
     const batch = Array.isArray(input.summary)
@@ -64,9 +80,16 @@ export class CompactOperations {
       : checkBatch([input.summary as Message], 'summary', false, () => 'summary')
     if (batch.mismatch) throw inBatchConflictError(null, batch.mismatch, null)
     const summary = batch.unique
-    if (summary.length === 0) throw new TurnlogError('INVALID_INPUT', 'summary must hold at least one message')
+    if (summary.length === 0)
+      throw new TurnlogError('INVALID_INPUT', 'summary must hold at least one message', { details: { field: 'summary' } })
     for (const s of summary) {
-      if (covered.includes(s.id)) throw new TurnlogError('INVALID_INPUT', `summary message ${s.id} is also covered`)
+      if (covered.includes(s.id)) {
+        // named where the caller put it: `summary[2]` in an array (its first copy), `summary` given alone
+        const field = Array.isArray(input.summary)
+          ? `summary[${(input.summary as readonly unknown[]).findIndex((m) => messageIdOf(m) === s.id)}]`
+          : 'summary'
+        throw new TurnlogError('INVALID_INPUT', `summary message ${s.id} is also covered`, { details: { field, messageId: s.id } })
+      }
     }
     if (input.reason !== undefined) checkSafeText(input.reason, 'reason')
     const metadata = input.metadata === undefined ? undefined : checkSafeJson(toFrozenJsonField(input.metadata, 'metadata'), 'metadata')

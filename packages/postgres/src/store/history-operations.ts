@@ -48,10 +48,11 @@ export class HistoryOperations {
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     const expected = checkExpectedVersion(options)
     if (typeof target !== 'object' || target === null)
-      throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }')
+      throw new TurnlogError('INVALID_INPUT', 'rewind target must be { after } or { from }', { details: { field: 'target' } })
     const hasAfter = 'after' in target
     const hasFrom = 'from' in target
-    if (hasAfter === hasFrom) throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from')
+    if (hasAfter === hasFrom)
+      throw new TurnlogError('INVALID_INPUT', 'rewind target must have exactly one of after / from', { details: { field: 'target' } })
     checkKnownKeys(target, ['after', 'from'], 'target', 'rewind')
     const targetId = parseMessageIdArgument(
       hasAfter ? (target as { after: string }).after : (target as { from: string }).from,
@@ -99,7 +100,7 @@ export class HistoryOperations {
     const mid = parseMessageIdArgument(messageId, 'messageId')
     const expected = checkExpectedVersion(options)
     if (options.status !== undefined && options.status !== 'partial' && options.status !== 'final') {
-      throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or 'final'`)
+      throw new TurnlogError('INVALID_INPUT', `status must be 'partial' or 'final'`, { details: { field: 'options.status' } })
     }
     // the payload is validated with the revised message's format, known once its row is read; a chat
     // payload (the default) is checked here, as before formats existed
@@ -146,7 +147,7 @@ export class HistoryOperations {
             // same content: only the streaming status changes
             if (partial) {
               throw new TurnlogError('INVALID_INPUT', `message ${mid} is final; a final message cannot become partial again`, {
-                details: { sessionId: id, messageId: mid },
+                details: { sessionId: id, messageId: mid, field: 'options.status' },
               })
             }
             const next = await this.#ctx.write(db, id, version, [

@@ -80,7 +80,9 @@ export class ReadOperations {
     options = checkCallOptions(options, 'sessions options', LIST_SESSIONS_OPTIONS)
     const limit = options.limit ?? 100
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
-      throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${preview(limit)}`)
+      throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${preview(limit)}`, {
+        details: { field: 'options.limit' },
+      })
     }
     const after = options.after === undefined ? null : parseSessionIdArgument(options.after, 'options.after')
     // the same rule as createSession's tenant: a NUL would reach Postgres as a text parameter (DB_ERROR)
@@ -149,7 +151,11 @@ export class ReadOperations {
     const id = parseSessionIdArgument(sessionId, 'sessionId')
     let from = options.fromSeq ?? 1
     const to = options.toSeq ?? Number.MAX_SAFE_INTEGER
-    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new TurnlogError('INVALID_INPUT', 'fromSeq/toSeq must be integers')
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) {
+      throw new TurnlogError('INVALID_INPUT', 'fromSeq/toSeq must be integers', {
+        details: { field: Number.isSafeInteger(from) ? 'options.toSeq' : 'options.fromSeq' },
+      })
+    }
     await this.#ctx.run(async (db) => {
       const { rows } = await sql`select 1 from turnlog.sessions where session_id = ${id}`.execute(db)
       if (rows.length === 0) throw new TurnlogError('SESSION_NOT_FOUND', `session ${id} not found`, { details: { sessionId: id } })
@@ -177,7 +183,9 @@ export class ReadOperations {
     const events: StoredEvent[] = []
     if (at !== undefined) {
       if (!Number.isSafeInteger(at) || at < 0)
-        throw new TurnlogError('INVALID_INPUT', `at must be a non-negative integer, got ${preview(at)}`)
+        throw new TurnlogError('INVALID_INPUT', `at must be a non-negative integer, got ${preview(at)}`, {
+          details: { field: 'options.at' },
+        })
       // the session's version and the first page of its events up to `at` in one statement (a
       // checkpoint read loads at a version: one round trip instead of three)
       const rows = await this.#ctx.run(async (db) => {
@@ -196,7 +204,7 @@ export class ReadOperations {
       if (head === undefined) throw new TurnlogError('SESSION_NOT_FOUND', `session ${id} not found`, { details: { sessionId: id } })
       if (at > Number(head)) {
         throw new TurnlogError('INVALID_INPUT', `at ${at} is beyond the session's version ${Number(head)}`, {
-          details: { at, version: Number(head) },
+          details: { at, version: Number(head), field: 'options.at' },
         })
       }
       for (const row of rows) if (row.seq !== null && row.seq !== undefined) events.push(toStoredEvent(row as EventRow))

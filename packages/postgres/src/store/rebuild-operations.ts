@@ -60,9 +60,9 @@ export class RebuildOperations {
     this.#ctx.assertOpen()
     options = checkCallOptions(options, 'rebuild options', REBUILD_OPTIONS)
     if (options.verify !== undefined && typeof options.verify !== 'boolean')
-      throw new TurnlogError('INVALID_INPUT', 'rebuild: verify must be a boolean')
+      throw new TurnlogError('INVALID_INPUT', 'rebuild: verify must be a boolean', { details: { field: 'options.verify' } })
     if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
-      throw new TurnlogError('INVALID_INPUT', 'rebuild: onProgress must be a function')
+      throw new TurnlogError('INVALID_INPUT', 'rebuild: onProgress must be a function', { details: { field: 'options.onProgress' } })
     }
     const verify = options.verify === true
     let single: SessionId | null = null

@@ -34,7 +34,8 @@ export async function redactMessage(
   ctx.assertOpen()
   const id = parseSessionIdArgument(sessionId, 'sessionId')
   const mid = parseMessageIdArgument(messageId, 'messageId')
-  if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'redact options must be an object')
+  if (typeof options !== 'object' || options === null)
+    throw new TurnlogError('INVALID_INPUT', 'redact options must be an object', { details: { field: 'options' } })
   options = checkCallOptions(options, 'redact options', REDACT_OPTIONS)
   if (options.reason !== undefined) checkSafeText(options.reason, 'options.reason')
   const reason = options.reason

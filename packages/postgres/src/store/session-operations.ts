@@ -53,11 +53,12 @@ export class SessionOperations {
   async fork(sessionId: string, options: ForkOptions): Promise<SessionId> {
     this.#ctx.assertOpen()
     const parent = parseSessionIdArgument(sessionId, 'sessionId')
-    if (typeof options !== 'object' || options === null) throw new TurnlogError('INVALID_INPUT', 'fork needs { at }')
+    if (typeof options !== 'object' || options === null)
+      throw new TurnlogError('INVALID_INPUT', 'fork needs { at }', { details: { field: 'options' } })
     options = checkCallOptions(options, 'fork options', FORK_OPTIONS)
     const at = parseMessageIdArgument(options.at, 'options.at')
     const child = options.id === undefined ? newSessionId() : parseSessionIdArgument(options.id, 'options.id')
-    if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id')
+    if (child === parent) throw new TurnlogError('INVALID_INPUT', 'a fork needs a new session id', { details: { field: 'options.id' } })
     const metadata =
       options.metadata === undefined
         ? null
@@ -76,7 +77,7 @@ export class SessionOperations {
       )
       const tenantId = tenant.rows[0]?.tenant_id ?? null
       if (options.tenantId !== undefined && options.tenantId !== tenantId) {
-        throw new TurnlogError('INVALID_INPUT', "a fork belongs to its parent session's tenant")
+        throw new TurnlogError('INVALID_INPUT', "a fork belongs to its parent session's tenant", { details: { field: 'options.tenantId' } })
       }
       const live = await liveRows(db, parent)
       const index = live.findIndex((r) => r.message_id === at)

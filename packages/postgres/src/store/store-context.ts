@@ -95,7 +95,9 @@ export class StoreContext {
     // by shape, not instanceof: the caller's kysely may be another copy of the package
     const t = trx as { isTransaction?: unknown; getExecutor?: unknown } | null
     if (typeof t !== 'object' || t === null || !guardInput('trx', () => t.isTransaction === true && typeof t.getExecutor === 'function')) {
-      throw new TurnlogError('INVALID_INPUT', 'withTransaction needs a Kysely transaction (db.transaction().execute(trx => …))')
+      throw new TurnlogError('INVALID_INPUT', 'withTransaction needs a Kysely transaction (db.transaction().execute(trx => …))', {
+        details: { field: 'trx' },
+      })
     }
     return new BoundStoreContext(
       parseStoreInit({ ...this.#init, db: trx as Transaction<unknown>, inTransaction: true, onClose: async () => {} }),

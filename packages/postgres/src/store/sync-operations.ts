@@ -1,7 +1,6 @@
 import {
   TurnlogError,
   newEventId,
-  parseMessageId,
   type Message,
   type MessageId,
   type SessionId,
@@ -9,7 +8,7 @@ import {
   type SyncOptions,
   type SyncResult,
 } from '@turnlog/core'
-import { guardInput, messageEnvelope, parseSessionIdArgument } from '@turnlog/core/internal'
+import { guardInput, messageEnvelope, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText } from '../batch-limits.js'
 import { checkCallOptions, checkExpectedVersion, optionKeys } from '../check-arguments.js'
@@ -206,7 +205,11 @@ function checkCompaction(options: SyncOptions, batch: CheckedBatch): CheckedComp
       details: { field: 'compaction.summaryIds' },
     })
   }
-  const summaryIds = new Set(guardInput('compaction.summaryIds', () => [...(raw as readonly unknown[])].map((v) => parseMessageId(v))))
+  const summaryIds = new Set(
+    guardInput('compaction.summaryIds', () =>
+      [...(raw as readonly unknown[])].map((v, i) => parseMessageIdArgument(v, `compaction.summaryIds[${i}]`)),
+    ),
+  )
   const listed = new Set<string>(batch.unique.map((m) => m.id))
   for (const sid of summaryIds) {
     if (!listed.has(sid)) {
@@ -214,7 +217,7 @@ function checkCompaction(options: SyncOptions, batch: CheckedBatch): CheckedComp
         'INVALID_INPUT',
         `compaction names summary ${sid}, which the list does not hold (ephemeral messages are skipped)`,
         {
-          details: { messageId: sid, reason: 'summary_not_listed' },
+          details: { messageId: sid, reason: 'summary_not_listed', field: 'compaction.summaryIds' },
         },
       )
     }

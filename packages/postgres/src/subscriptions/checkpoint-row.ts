@@ -37,7 +37,7 @@ export class CheckpointRow {
         'INVALID_INPUT',
         `from.txId ${from.txId} is a transaction id this cluster has not reached (a checkpoint of another cluster?); nothing was stored`,
         {
-          details: { name, from },
+          details: { name, from, field: 'config.from.txId' },
         },
       )
     }

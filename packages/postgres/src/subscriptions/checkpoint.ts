@@ -31,10 +31,14 @@ export function parseCheckpoint(value: unknown, what = 'checkpoint'): Checkpoint
     throw new TurnlogError('INVALID_INPUT', `${what} must be { txId, globalPosition }`, { details: { field: what } })
   const { txId, globalPosition } = guardInput(what, () => ({ ...(value as { txId?: unknown; globalPosition?: unknown }) }))
   if (typeof txId !== 'string' || !/^(0|[1-9][0-9]{0,19})$/.test(txId) || BigInt(txId) >= 2n ** 64n) {
-    throw new TurnlogError('INVALID_INPUT', `${what}.txId must be an xid8 as a decimal string, got ${describeValue(txId)}`)
+    throw new TurnlogError('INVALID_INPUT', `${what}.txId must be an xid8 as a decimal string, got ${describeValue(txId)}`, {
+      details: { field: `${what}.txId` },
+    })
   }
   if (typeof globalPosition !== 'number' || !Number.isSafeInteger(globalPosition) || globalPosition < 0) {
-    throw new TurnlogError('INVALID_INPUT', `${what}.globalPosition must be a non-negative integer, got ${describeValue(globalPosition)}`)
+    throw new TurnlogError('INVALID_INPUT', `${what}.globalPosition must be a non-negative integer, got ${describeValue(globalPosition)}`, {
+      details: { field: `${what}.globalPosition` },
+    })
   }
   return Object.freeze({ txId, globalPosition })
 }

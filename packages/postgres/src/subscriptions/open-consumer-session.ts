@@ -62,6 +62,7 @@ export async function openConsumerSession(host: SubscriptionHost, options: Consu
     throw new TurnlogError(
       'INVALID_INPUT',
       'this store has no connection settings for a subscription (opened with { kysely }): pass { connectionString } in the subscribe options',
+      { details: { field: 'options.connectionString' } },
     )
   }
   let connection

@@ -55,13 +55,16 @@ export interface NormalizedFilter {
 /** Checks a filter; throws `INVALID_INPUT`. */
 export function normalizeFilter(filter: SubscriptionFilter | undefined): NormalizedFilter {
   if (filter === undefined) return {}
-  if (typeof filter !== 'object' || filter === null) throw new TurnlogError('INVALID_INPUT', 'filter must be an object')
+  if (typeof filter !== 'object' || filter === null)
+    throw new TurnlogError('INVALID_INPUT', 'filter must be an object', { details: { field: 'filter' } })
   // a misspelt `sessionID` would hand the handler every session's events
   checkKnownKeys(filter, ['types', 'sessionId'], 'filter')
   const out: { types?: readonly EventType[]; sessionId?: SessionId } = {}
   if (filter.types !== undefined) {
     if (!Array.isArray(filter.types) || filter.types.length === 0) {
-      throw new TurnlogError('INVALID_INPUT', 'filter.types must be a non-empty array of event types')
+      throw new TurnlogError('INVALID_INPUT', 'filter.types must be a non-empty array of event types', {
+        details: { field: 'filter.types' },
+      })
     }
     // every slot, holes included (a sparse array's hole is undefined: filter() and map() would skip it)
     const types: unknown[] = Array.from(filter.types as readonly unknown[])
@@ -70,7 +73,9 @@ export function normalizeFilter(filter: SubscriptionFilter | undefined): Normali
       .filter((t) => !(EVENT_TYPES as readonly unknown[]).includes(t))
       .map((t: unknown) => (typeof t === 'string' ? t : describeValue(t)))
     if (unknown.length > 0) {
-      throw new TurnlogError('INVALID_INPUT', `filter.types has unknown event types: ${unknown.join(', ')}`, { details: { unknown } })
+      throw new TurnlogError('INVALID_INPUT', `filter.types has unknown event types: ${unknown.join(', ')}`, {
+        details: { unknown, field: 'filter.types' },
+      })
     }
     out.types = Object.freeze([...new Set(types as EventType[])])
   }
@@ -114,7 +119,9 @@ export async function readCommittedEvents(
   options = checkOptionsObject(options, 'options', ['limit', 'filter'], 'readCommittedEvents')
   const limit = guardInput('options', () => options.limit) ?? 100
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000) {
-    throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 10000, got ${describeValue(limit)}`)
+    throw new TurnlogError('INVALID_INPUT', `limit must be an integer from 1 to 10000, got ${describeValue(limit)}`, {
+      details: { field: 'options.limit' },
+    })
   }
   const match = matchExpression(normalizeFilter(options.filter))
   const { rows } = await sql<Row>`

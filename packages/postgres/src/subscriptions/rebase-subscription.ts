@@ -99,9 +99,10 @@ export async function withSubscriptionsIdle<T>(
 }
 
 async function targetCheckpoint(trx: Kysely<unknown>, target: RebaseTarget): Promise<Checkpoint> {
-  if (typeof target !== 'object' || target === null) throw new TurnlogError('INVALID_INPUT', 'a rebase target is required')
+  if (typeof target !== 'object' || target === null)
+    throw new TurnlogError('INVALID_INPUT', 'a rebase target is required', { details: { field: 'target' } })
   if ('toStart' in target && target.toStart === true) return START_CHECKPOINT
-  if ('toCheckpoint' in target) return parseCheckpoint(target.toCheckpoint, 'toCheckpoint')
+  if ('toCheckpoint' in target) return parseCheckpoint(target.toCheckpoint, 'target.toCheckpoint')
   if ('toNow' in target && target.toNow === true) {
     const { rows } = await sql<{ tx_id: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as tx_id`.execute(trx)
     return checkpointFromRow(rows[0]?.tx_id ?? '0', 0)
@@ -109,7 +110,9 @@ async function targetCheckpoint(trx: Kysely<unknown>, target: RebaseTarget): Pro
   if ('toGlobalPosition' in target) {
     const position = target.toGlobalPosition
     if (typeof position !== 'number' || !Number.isSafeInteger(position) || position < 0) {
-      throw new TurnlogError('INVALID_INPUT', `toGlobalPosition must be a non-negative integer, got ${describeValue(position)}`)
+      throw new TurnlogError('INVALID_INPUT', `toGlobalPosition must be a non-negative integer, got ${describeValue(position)}`, {
+        details: { field: 'target.toGlobalPosition' },
+      })
     }
     // the first visible event past the position, in log order; everything before it in that order has
     // a smaller key, so the checkpoint just before it delivers every event past the position
@@ -123,7 +126,13 @@ async function targetCheckpoint(trx: Kysely<unknown>, target: RebaseTarget): Pro
     const { rows: now } = await sql<{ tx_id: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as tx_id`.execute(trx)
     return checkpointFromRow(now[0]?.tx_id ?? '0', 0)
   }
-  throw new TurnlogError('INVALID_INPUT', 'a rebase target is { toStart: true }, { toNow: true }, { toGlobalPosition } or { toCheckpoint }')
+  throw new TurnlogError(
+    'INVALID_INPUT',
+    'a rebase target is { toStart: true }, { toNow: true }, { toGlobalPosition } or { toCheckpoint }',
+    {
+      details: { field: 'target' },
+    },
+  )
 }
 
 /**

@@ -96,7 +96,9 @@ const BACKOFF_KEYS = optionKeys<BackoffOptions>({ initialDelayMs: true, maxDelay
 function positiveInt(value: unknown, what: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new TurnlogError('INVALID_INPUT', `${what} must be an integer from 1 to ${max}, got ${describeValue(value)}`)
+    throw new TurnlogError('INVALID_INPUT', `${what} must be an integer from 1 to ${max}, got ${describeValue(value)}`, {
+      details: { field: `options.${what}` },
+    })
   }
   return value
 }
@@ -104,14 +106,19 @@ function positiveInt(value: unknown, what: string, fallback: number, max = Numbe
 /** A boolean option: absent (the default) or a boolean; `'false'` or `1` would silently pick a mode. */
 function flag(value: unknown, what: string, fallback: boolean): boolean {
   if (value === undefined) return fallback
-  if (typeof value !== 'boolean') throw new TurnlogError('INVALID_INPUT', `${what} must be a boolean, got ${describeValue(value)}`)
+  if (typeof value !== 'boolean')
+    throw new TurnlogError('INVALID_INPUT', `${what} must be a boolean, got ${describeValue(value)}`, {
+      details: { field: `options.${what}` },
+    })
   return value
 }
 
 /** A callback option: absent or a function (a non-function would be skipped without a word). */
 function callback<T>(value: T | undefined, what: string): T | undefined {
   if (value !== undefined && typeof value !== 'function')
-    throw new TurnlogError('INVALID_INPUT', `${what} must be a function, got ${describeValue(value)}`)
+    throw new TurnlogError('INVALID_INPUT', `${what} must be a function, got ${describeValue(value)}`, {
+      details: { field: `options.${what}` },
+    })
   return value
 }
 
@@ -129,13 +136,16 @@ function backoffFunction(backoff: SubscribeOptions['backoff']): (attempt: number
     }
   }
   if (backoff !== undefined && (typeof backoff !== 'object' || backoff === null)) {
-    throw new TurnlogError('INVALID_INPUT', 'backoff must be { initialDelayMs, maxDelayMs, factor } or a function')
+    throw new TurnlogError('INVALID_INPUT', 'backoff must be { initialDelayMs, maxDelayMs, factor } or a function', {
+      details: { field: 'options.backoff' },
+    })
   }
   if (backoff !== undefined) checkKnownKeys(backoff, BACKOFF_KEYS, 'options.backoff', 'subscribe')
   const initial = positiveInt(backoff?.initialDelayMs, 'backoff.initialDelayMs', 200)
   const max = positiveInt(backoff?.maxDelayMs, 'backoff.maxDelayMs', 10_000)
   const factor = backoff?.factor ?? 2
-  if (typeof factor !== 'number' || !(factor >= 1)) throw new TurnlogError('INVALID_INPUT', 'backoff.factor must be a number >= 1')
+  if (typeof factor !== 'number' || !(factor >= 1))
+    throw new TurnlogError('INVALID_INPUT', 'backoff.factor must be a number >= 1', { details: { field: 'options.backoff.factor' } })
   return (attempt) => Math.min(max, initial * factor ** Math.max(0, attempt - 1))
 }
 
@@ -150,22 +160,27 @@ export function subscribe(
   handler: SubscriptionHandler,
   options: SubscribeOptions = {},
 ): Subscription {
-  if (typeof config !== 'object' || config === null) throw new TurnlogError('INVALID_INPUT', 'subscribe needs { name }')
+  if (typeof config !== 'object' || config === null)
+    throw new TurnlogError('INVALID_INPUT', 'subscribe needs { name }', { details: { field: 'config' } })
   checkKnownKeys(config, CONFIG_KEYS, 'config', 'subscribe')
   const name = checkSafeText(config.name, 'config.name')
   // characters are code points (as Postgres' char_length counts them), not UTF-16 units: an emoji is one
   const length = [...name].length
-  if (length === 0 || length > 200) throw new TurnlogError('INVALID_INPUT', 'a subscription name has 1 to 200 characters')
-  if (typeof handler !== 'function') throw new TurnlogError('INVALID_INPUT', 'subscribe needs a handler function')
+  if (length === 0 || length > 200)
+    throw new TurnlogError('INVALID_INPUT', 'a subscription name has 1 to 200 characters', { details: { field: 'config.name' } })
+  if (typeof handler !== 'function')
+    throw new TurnlogError('INVALID_INPUT', 'subscribe needs a handler function', { details: { field: 'handler' } })
   // a default parameter does not replace null
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TurnlogError('INVALID_INPUT', `subscribe options must be an object, got ${describeValue(options)}`)
+    throw new TurnlogError('INVALID_INPUT', `subscribe options must be an object, got ${describeValue(options)}`, {
+      details: { field: 'options' },
+    })
   }
   checkKnownKeys(options, OPTION_KEYS, 'options', 'subscribe')
   const from = config.from ?? 'start'
   const settings: SubscriptionSettings = {
     name,
-    from: from === 'start' || from === 'now' ? from : parseCheckpoint(from, 'from'),
+    from: from === 'start' || from === 'now' ? from : parseCheckpoint(from, 'config.from'),
     filter: normalizeFilter(config.filter),
     batchSize: positiveInt(options.batchSize, 'batchSize', 100, 10_000),
     maxAttempts: positiveInt(options.maxAttempts, 'maxAttempts', 5),
