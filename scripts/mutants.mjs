@@ -110,6 +110,17 @@ export const MUTANTS = [
     name: 'in every call of the store',
   },
   {
+    id: 'export-selection-unknown-keys-ignored',
+    invariant:
+      "option keys: a key outside an audit entry point's options or selection ({ all: true, tenantID }) is INVALID_INPUT naming it, never an export of every tenant",
+    file: 'packages/audit/src/export-sessions.ts',
+    search:
+      "  checkKnownKeys(selection, 'sessionIds' in selection ? ['sessionIds'] : ['all', 'tenantId'], 'selection', 'exportSessions')\n",
+    replace: '  void selection\n',
+    tests: ['packages/audit/test/unknown-option-keys.int.test.ts'],
+    name: 'names the key and writes nothing',
+  },
+  {
     id: 'flush-always-asks-database',
     invariant: 'durability: a flush of messages all known durable sends no statement and returns the exact version',
     file: `${PG}/store/append-operations.ts`,
@@ -835,6 +846,15 @@ export const MUTANTS = [
     search: "  return new TurnlogError('INVALID_INPUT', `${field} ${problem}`, { details: { field } })\n",
     replace: "  return new TurnlogError('INVALID_INPUT', `${field} ${problem}`, { details: { what: field } })\n",
     tests: [`${PG_TEST}/safe-text-fields.int.test.ts`],
+  },
+  {
+    id: 'compact-covered-error-unnamed',
+    invariant: 'errors: an INVALID_INPUT of a store call names the argument or option at fault (compact: covered) in details.field',
+    file: `${PG}/store/compact-operations.ts`,
+    search: "'covered must be a non-empty array of message ids', { details: { field: 'covered' } })",
+    replace: "'covered must be a non-empty array of message ids')",
+    tests: [`${PG_TEST}/invalid-input-fields.int.test.ts`],
+    name: 'every INVALID_INPUT of a store call names its argument',
   },
   {
     id: 'retry-observer-throw-escapes',

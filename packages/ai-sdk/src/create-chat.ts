@@ -1,4 +1,5 @@
 import { newSessionId, type JsonValue, type SessionStore } from '@turnlog/core'
+import { checkOptions } from '@turnlog/core/internal'
 import { chatSessionId } from './chat-ids.js'
 
 /** Options for {@link createChat}. */
@@ -9,12 +10,17 @@ export interface CreateChatOptions {
   readonly metadata?: JsonValue
 }
 
+/** Every option of {@link createChat}: a misspelt `chatId` would mint a new chat. */
+const CREATE_CHAT_OPTIONS = Object.keys({ chatId: true, tenantId: true, metadata: true } satisfies Record<keyof CreateChatOptions, true>)
+
 /**
  * Creates an empty chat and returns its id: `createChat()` of the AI SDK's persistence guide (the page
  * that starts a chat redirects to `/chat/<id>`). Idempotent for a given `chatId`. Optional: `receiveChat`
- * creates the chat on its first request too, for clients that mint the chat id themselves.
+ * creates the chat on its first request too, for clients that mint the chat id themselves. A key that is
+ * not an option is `INVALID_INPUT` (`details.field` naming it: `options.chatID`), nothing written.
  */
 export async function createChat(store: SessionStore, options: CreateChatOptions = {}): Promise<string> {
+  checkOptions(options, 'createChat options', CREATE_CHAT_OPTIONS)
   const chatId = options.chatId ?? newSessionId()
   await store.createSession({
     id: chatSessionId(chatId),

@@ -1,5 +1,6 @@
 import { AI_SDK_UI_FORMAT, TurnlogError, toWire, type Message, type MessageId, type SessionId, type SessionStore } from '@turnlog/core'
 import type { UIMessage } from 'ai'
+import { checkOptions } from '@turnlog/core/internal'
 import { chatSessionId } from './chat-ids.js'
 
 /** Options for {@link loadChatState} and `loadChat`. */
@@ -7,6 +8,9 @@ export interface LoadChatOptions {
   /** Time travel: the chat as of this session version. */
   readonly at?: number
 }
+
+/** Every option of {@link loadChatState}: a misspelt `at` would load the chat as it is now. */
+const LOAD_CHAT_OPTIONS = Object.keys({ at: true } satisfies Record<keyof LoadChatOptions, true>)
 
 /**
  * A chat as the store holds it.
@@ -34,13 +38,15 @@ export interface ChatState<UI extends UIMessage = UIMessage> {
  * Loads a chat with what the store knows about it: the `UIMessage` list, turnlog ids, the session
  * version and the replies left partial. Throws `SESSION_NOT_FOUND` for a chat never written to, and
  * `INVALID_INPUT` (`details.reason: 'format'`) when the session holds a message that is not an
- * `ai-sdk-ui` message (it is not an AI SDK chat).
+ * `ai-sdk-ui` message (it is not an AI SDK chat), and for a key that is not an option (`details.field`
+ * naming it: `options.At`).
  */
 export async function loadChatState<UI extends UIMessage = UIMessage>(
   store: SessionStore,
   chatId: string,
   options: LoadChatOptions = {},
 ): Promise<ChatState<UI>> {
+  checkOptions(options, 'loadChat options', LOAD_CHAT_OPTIONS)
   const sessionId = chatSessionId(chatId)
   const { version, messages } = await store.load(sessionId, options.at === undefined ? {} : { at: options.at })
   const foreign = messages.find((m) => m.format !== AI_SDK_UI_FORMAT)

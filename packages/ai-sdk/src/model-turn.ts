@@ -11,6 +11,7 @@ import {
   type SessionStore,
 } from '@turnlog/core'
 import type { ModelMessage } from 'ai'
+import { checkOptions } from '@turnlog/core/internal'
 import { sameJson } from './same-json.js'
 
 /** Options for {@link startModelTurn}. */
@@ -22,6 +23,9 @@ export interface ModelTurnOptions {
    */
   readonly turnId?: string
 }
+
+/** Every option of {@link startModelTurn}: a misspelt `turnId` would store a retried request's input twice. */
+const MODEL_TURN_OPTIONS = Object.keys({ turnId: true } satisfies Record<keyof ModelTurnOptions, true>)
 
 /** The part of `generateText`/`streamText`'s `onStepFinish` and `onFinish` events a turn write reads. */
 export interface ModelStepEvent {
@@ -87,7 +91,8 @@ function toJson(message: ModelMessage): ModelMessage {
  * what is new, and a message already stored is a duplicate, never a second copy).
  *
  * Throws `INVALID_INPUT` (`details.reason: 'format'`) when the session holds messages of another format,
- * `INVALID_MESSAGE` for a message the `ai-sdk-model` format refuses (nothing of it written).
+ * `INVALID_MESSAGE` for a message the `ai-sdk-model` format refuses (nothing of it written), `INVALID_INPUT`
+ * for a key that is not an option (`details.field` naming it: `options.turnID`; nothing written).
  */
 export async function startModelTurn(
   store: SessionStore,
@@ -96,6 +101,7 @@ export async function startModelTurn(
   options: ModelTurnOptions = {},
 ): Promise<ModelTurn> {
   const id = parseSessionId(sessionId)
+  checkOptions(options, 'startModelTurn options', MODEL_TURN_OPTIONS)
   const turnId = options.turnId ?? newMessageId()
   let stored: Message<unknown>[]
   try {

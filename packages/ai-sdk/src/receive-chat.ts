@@ -11,6 +11,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
+import { checkOptions } from '@turnlog/core/internal'
 import type { UIMessage } from 'ai'
 import { chatScope, chatSessionId } from './chat-ids.js'
 import { isEarlierReplyState } from './earlier-reply-state.js'
@@ -48,6 +49,12 @@ export interface ReceiveChatOptions<UI extends UIMessage = UIMessage> {
   /** Metadata of the session when this request creates it. */
   readonly metadata?: JsonValue
 }
+
+/** Every option of {@link receiveChat}: a misspelt `validate` would store the chat unchecked. */
+const RECEIVE_CHAT_OPTIONS = Object.keys({ validate: true, newRoles: true, tenantId: true, metadata: true } satisfies Record<
+  keyof ReceiveChatOptions,
+  true
+>)
 
 /**
  * What {@link receiveChat} recorded, and the chat to answer.
@@ -144,7 +151,8 @@ function clientList<UI extends UIMessage>(
  * `reason: 'reorder'`), so is one that lists a `UIMessage.id` twice (`reason: 'duplicate_id'`), a new
  * message of a role not in `newRoles`, or a stored message given such a role; a concurrent request that
  * wrote first makes this one fail with `VERSION_CONFLICT` (nothing written: answer 409, the client
- * retries).
+ * retries). A key of `options` that is not an option is `INVALID_INPUT` (`details.field` naming it:
+ * `options.validat`), nothing written; the request body is the client's and may hold other fields.
  */
 export async function receiveChat<UI extends UIMessage = UIMessage>(
   store: SessionStore,
@@ -153,6 +161,7 @@ export async function receiveChat<UI extends UIMessage = UIMessage>(
   options: ReceiveChatOptions<UI> = {},
 ): Promise<ChatTurn<UI>> {
   const sessionId = chatSessionId(chatId)
+  checkOptions(options, 'receiveChat options', RECEIVE_CHAT_OPTIONS)
   if (typeof request !== 'object' || request === null) throw invalid('the chat request must be an object', { field: 'request' })
   const many = 'messages' in request ? request.messages : undefined
   const one = 'message' in request ? request.message : undefined

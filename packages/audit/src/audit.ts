@@ -8,7 +8,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkOptions } from '@turnlog/core/internal'
+import { checkKnownKeys, checkOptions } from '@turnlog/core/internal'
 import {
   AUDIT_CHECKS,
   FINDING_KINDS,
@@ -37,6 +37,12 @@ import { checkStore } from './check-store.js'
 
 /** Sessions per page when auditing `{ all: true }`. */
 const PAGE_SIZE = 100
+
+/** Every option of `audit`: a misspelt one (`chekcs`) is refused, never an audit run without it. */
+const AUDIT_OPTIONS = Object.keys({ transcript: true, live: true, onProgress: true, checks: true } satisfies Record<
+  keyof AuditOptions,
+  true
+>)
 
 const KIND_ORDER = new Map<FindingKind, number>((Object.keys(FINDING_KINDS) as FindingKind[]).map((k, i) => [k, i]))
 
@@ -208,7 +214,8 @@ async function auditSession(
  * every kind. An audit never writes.
  *
  * Throws `SESSION_NOT_FOUND` for an unknown session, `INVALID_INPUT` for bad options or a malformed
- * transcript.
+ * transcript, and for a key that is not an option (`details.field` naming it: `options.chekcs`, with
+ * `details.suggestion` when an option is near) or not `all` in the `{ all: true }` target.
  * @example
  * ```ts
  * const report = await audit(store, { all: true })
@@ -217,10 +224,12 @@ async function auditSession(
  */
 export async function audit(store: SessionStore, target: AuditTarget, options: AuditOptions = {}): Promise<AuditReport> {
   checkStore(store, ['getSession', 'events', 'sessions', 'conflicts', 'rebuild'])
-  checkOptions(options, 'audit options')
+  checkOptions(options, 'audit options', AUDIT_OPTIONS)
   const checks = selectedChecks(options)
   const all = typeof target === 'object' && target !== null && (target as { all?: unknown }).all === true
   if (!all && typeof target !== 'string') throw new TurnlogError('INVALID_INPUT', 'target must be a session id or { all: true }')
+  // `{ all: true, tenantId }` would audit every tenant's sessions: the target has no other key
+  if (all) checkKnownKeys(target as object, ['all'], 'target', 'audit')
   if (all && (options.transcript !== undefined || options.live !== undefined)) {
     throw new TurnlogError('INVALID_INPUT', 'transcript and live compare with one session; give a session id, not { all: true }')
   }

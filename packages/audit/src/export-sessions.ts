@@ -9,7 +9,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
 import { checkStore } from './check-store.js'
 
 /** The `format` of a turnlog export file's header line. */
@@ -72,6 +72,9 @@ export interface ExportSessionsOptions {
   /** Page size when listing all sessions (1–1000); default 100. */
   readonly pageSize?: number
 }
+
+/** Every option of {@link exportSessions}. */
+const EXPORT_OPTIONS = Object.keys({ verify: true, pageSize: true } satisfies Record<keyof ExportSessionsOptions, true>)
 
 /**
  * A JSON text that is one line whatever a line splitter treats as a break: `JSON.stringify` already
@@ -154,7 +157,9 @@ async function* selectedSessions(store: SessionStore, selection: ExportSelection
  *
  * Each session's events are read up to the version its session line states, so a session written to
  * during the export is still exported consistently. Throws `SESSION_NOT_FOUND` for an unknown id in
- * `sessionIds`, and (unless `verify: false`) `CORRUPT_LOG` when a stored link does not verify.
+ * `sessionIds`, (unless `verify: false`) `CORRUPT_LOG` when a stored link does not verify, and
+ * `INVALID_INPUT` for a key that is neither an option nor one of the selection's (`details.field`
+ * naming it: `selection.tenantID`, with `details.suggestion` when one is near), before the first line.
  * @example
  * ```ts
  * const out = createWriteStream('backup.jsonl')
@@ -175,6 +180,10 @@ export async function* exportSessions(
     throw new TurnlogError('INVALID_INPUT', 'exportSessions options must be an object')
   // read once: a throwing getter is the caller's input (INVALID_INPUT), not a raw error
   ;({ options, selection } = guardInput('options', () => ({ options: { ...options }, selection: { ...selection } })))
+  // a misspelt key is refused before the header: `{ all: true, tenantID }` would export every tenant's
+  // sessions, `{ verfy: false }` verify all the same
+  checkKnownKeys(options, EXPORT_OPTIONS, 'options', 'exportSessions')
+  checkKnownKeys(selection, 'sessionIds' in selection ? ['sessionIds'] : ['all', 'tenantId'], 'selection', 'exportSessions')
   const verify = options.verify !== false
   const pageSize = options.pageSize ?? 100
   const header: ExportHeader = { format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString() }

@@ -52,6 +52,9 @@ export interface ImportEventsOptions {
   readonly onProgress?: (progress: ImportProgress) => void
 }
 
+/** Every option of `importEvents`: any other key is refused before anything is read. */
+const IMPORT_EVENTS_OPTIONS = Object.keys({ onProgress: true } satisfies Record<keyof ImportEventsOptions, true>)
+
 function fail(line: number, message: string, details: Record<string, unknown> = {}, cause?: unknown): TurnlogError {
   return new TurnlogError('IMPORT_FAILED', `line ${line}: ${message}`, {
     details: { line, ...details },
@@ -512,7 +515,8 @@ async function* fileSessions(lines: AsyncIterable<string> | Iterable<string>, st
  * included (complete: its session line and every event it announces read and checked; a session cut
  * short is never written). Up to two batches are held in
  * memory (a session is never split: a larger session is held whole). A store without
- * `importSessions` is refused with `INVALID_INPUT` before anything is read.
+ * `importSessions`, and an options key that is not an option (`details.field` naming it, e.g.
+ * `options.onProgres`), are refused with `INVALID_INPUT` before anything is read.
  */
 export async function importEvents(
   store: SessionStore,
@@ -533,7 +537,7 @@ export async function importEvents(
     )
   }
   // checked before anything is written: onProgress runs after a session has committed
-  checkOptions(options, 'importEvents options')
+  checkOptions(options, 'importEvents options', IMPORT_EVENTS_OPTIONS)
   const state: ReadState = { truncatedAt: null }
   let sessions = 0
   const result = await importer.call(store, fileSessions(lines, state), {

@@ -17,7 +17,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
 import { numberedLines } from './numbered-lines.js'
 import { checkStore } from './check-store.js'
 
@@ -33,6 +33,12 @@ export interface ImportTranscriptOptions {
   /** Metadata of the session (when it is created). */
   readonly metadata?: JsonValue
 }
+
+/** Every option of {@link importTranscript}: a misspelt `sessionId` would import into a derived session. */
+const IMPORT_TRANSCRIPT_OPTIONS = Object.keys({ sessionId: true, tenantId: true, metadata: true } satisfies Record<
+  keyof ImportTranscriptOptions,
+  true
+>)
 
 /** Result of {@link importTranscript}. */
 export interface ImportTranscriptResult {
@@ -84,7 +90,9 @@ export function transcriptMessageId(sessionId: string, index: number, hash: stri
  * (`duplicates` counts them). Blank lines are ignored; `ephemeral` envelopes are skipped.
  *
  * Throws `IMPORT_FAILED` naming the line for malformed JSON or an invalid message, `MESSAGE_CONFLICT`
- * when an id is stored with other content (nothing written), `SESSION_EXISTS` for a tenant mismatch.
+ * when an id is stored with other content (nothing written), `SESSION_EXISTS` for a tenant mismatch,
+ * `INVALID_INPUT` for a key that is not an option (`details.field` naming it: `options.sesionId`),
+ * before anything is read.
  * @example
  * ```ts
  * const lines = readFileSync('chat.jsonl', 'utf8').split('\n')
@@ -100,6 +108,7 @@ export async function importTranscript(
   // a default parameter does not replace null; a tenant goes into a template string below
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw new TurnlogError('INVALID_INPUT', 'importTranscript options must be an object')
+  checkKnownKeys(options, IMPORT_TRANSCRIPT_OPTIONS, 'options', 'importTranscript')
   if (options.tenantId !== undefined && typeof options.tenantId !== 'string')
     throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')
   const entries: Entry[] = []

@@ -731,6 +731,18 @@ const importCallArb: fc.Arbitrary<ImportCall> = fc.oneof(
   { weight: 3, arbitrary: importTranscriptArb },
 )
 
+/**
+ * True when every key of `options` holding a value is one of `known` (any other is refused as not an
+ * option, docs/errors.md); false when its keys cannot even be read (a Proxy, a throwing getter).
+ */
+function onlyOptions(options: object, known: readonly string[]): boolean {
+  try {
+    return Object.entries(options).every(([key, v]) => known.includes(key) || v === undefined)
+  } catch {
+    return false
+  }
+}
+
 /** Runs one import call against `store` and checks the rule. */
 async function runImport(store: PostgresStore, call: ImportCall): Promise<void> {
   const ctx = newCtx()
@@ -761,7 +773,8 @@ async function runImport(store: PostgresStore, call: ImportCall): Promise<void> 
       (typeof options === 'object' &&
         options !== null &&
         !Array.isArray(options) &&
-        (options.onProgress === undefined || typeof options.onProgress === 'function'))
+        (options.onProgress === undefined || typeof options.onProgress === 'function') &&
+        onlyOptions(options, ['onProgress']))
     // what the file says, as importEvents reads it (items split into lines, CR and blank lines dropped;
     // an item that is not a string ends the reading there, so it ends the session block it follows)
     const expected = fileSessions(

@@ -35,6 +35,12 @@ export interface ImportHermesOptions {
   readonly onProgress?: (progress: HermesImportProgress) => void
 }
 
+/** Every option of {@link importHermes}: a misspelt `sessions` would import every session of the file. */
+const IMPORT_HERMES_OPTIONS = Object.keys({ tenantId: true, sessions: true, onProgress: true } satisfies Record<
+  keyof ImportHermesOptions,
+  true
+>)
+
 /** What the import did with one hermes session. */
 export interface HermesSessionImport {
   readonly hermesSessionId: string
@@ -147,10 +153,12 @@ function rowRange(ids: readonly number[]): string {
  *
  * Columns vary by hermes version: missing optional columns, unreadable values and skipped rows are
  * reported in `warnings`, never thrown. Throws `IMPORT_FAILED` only when the file is not a readable
- * state.db (no messages table, or no id/session_id/role/content columns).
+ * state.db (no messages table, or no id/session_id/role/content columns), and `INVALID_INPUT` for bad
+ * options (a key that is not an option among them: `details.field` naming it, `options.sesions`),
+ * before the file is opened.
  */
 export async function importHermes(store: SessionStore, path: string, options: ImportHermesOptions = {}): Promise<HermesImportResult> {
-  checkOptions(options, 'importHermes options')
+  checkOptions(options, 'importHermes options', IMPORT_HERMES_OPTIONS)
   // Array.from: every slot, holes included (every() skips a sparse array's holes)
   if (
     options.sessions !== undefined &&

@@ -1,5 +1,5 @@
 import { TurnlogError } from '@turnlog/core'
-import { guardInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
 import type { ChatMessage, JsonValue, Message, MessageId } from '@turnlog/core'
 import type { HermesRowMessage } from './hermes-row-message.js'
 import type { HermesWarningCode } from './hermes-warning.js'
@@ -66,6 +66,9 @@ export interface PlanHermesSessionOptions {
   readonly mapCopies?: boolean
 }
 
+/** Every option of {@link planHermesSession}. */
+const PLAN_OPTIONS = Object.keys({ mapCopies: true } satisfies Record<keyof PlanHermesSessionOptions, true>)
+
 interface Block {
   readonly anchor: number
   /** First row of the compaction's block (head copies start here; the anchor when there are none). */
@@ -105,6 +108,7 @@ export function planHermesSession(rows: readonly HermesRowMessage[], options: Pl
     throw new TurnlogError('INVALID_INPUT', 'rows must be an array of hermes row messages', { details: { field: 'rows' } })
   if (typeof options !== 'object' || options === null)
     throw new TurnlogError('INVALID_INPUT', 'options must be an object', { details: { field: 'options' } })
+  checkKnownKeys(options, PLAN_OPTIONS, 'options', 'planHermesSession')
   return guardInput('planHermesSession', () => plan(rows, options))
 }
 

@@ -3,6 +3,7 @@ import type { BaseMessage } from '@langchain/core/messages'
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint'
 import { randomUUID } from 'node:crypto'
 import { TurnlogError, isTurnlogError } from '@turnlog/core'
+import { checkKnownKeys } from '@turnlog/core/internal'
 import type { PostgresStore } from '@turnlog/postgres'
 import { decodeLangChainMessage, encodeLangChainMessage, turnlogMessageFor } from './langchain-message-codec.js'
 import { messageScope } from './mirror-messages.js'
@@ -15,6 +16,12 @@ export interface TurnlogChatMessageHistoryConfig {
   /** Serializer of the payloads; default LangGraph's `JsonPlusSerializer` (the saver's format). */
   readonly serde?: SerializerProtocol
 }
+
+/** Every key of a {@link TurnlogChatMessageHistoryConfig}. */
+const HISTORY_CONFIG_KEYS = Object.keys({ store: true, sessionId: true, serde: true } satisfies Record<
+  keyof TurnlogChatMessageHistoryConfig,
+  true
+>)
 
 /** How many times `addMessages` reads again after another writer moved the session. */
 const MAX_ADD_ATTEMPTS = 8
@@ -33,8 +40,12 @@ export class TurnlogChatMessageHistory extends BaseListChatMessageHistory {
   readonly #sessionId: string
   readonly #serde: SerializerProtocol
 
+  /** Throws `INVALID_INPUT` for a config that is not an object, or a key that is not one of its (`config.sessionID`). */
   constructor(config: TurnlogChatMessageHistoryConfig) {
     super()
+    if (typeof config !== 'object' || config === null)
+      throw new TurnlogError('INVALID_INPUT', 'TurnlogChatMessageHistory needs { store, sessionId }', { details: { field: 'config' } })
+    checkKnownKeys(config, HISTORY_CONFIG_KEYS, 'config', 'TurnlogChatMessageHistory')
     this.#store = config.store
     this.#sessionId = config.sessionId
     this.#serde = config.serde ?? new JsonPlusSerializer()

@@ -11,6 +11,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint'
 import { TurnlogError } from '@turnlog/core'
+import { checkKnownKeys } from '@turnlog/core/internal'
 import type { PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
 import { CheckpointPlaces, StaleParent, type MessagesPlace } from './checkpoint-places.js'
@@ -42,6 +43,15 @@ export interface TurnlogCheckpointSaverConfig {
   readonly deleteThread?: DeleteThreadMode
 }
 
+/** Every key of a {@link TurnlogCheckpointSaverConfig}: a misspelt `tenantId` would create sessions of no tenant. */
+const SAVER_CONFIG_KEYS = Object.keys({
+  store: true,
+  serde: true,
+  messagesChannel: true,
+  tenantId: true,
+  deleteThread: true,
+} satisfies Record<keyof TurnlogCheckpointSaverConfig, true>)
+
 /** How many times a put runs again (re-added message ids, see `mirrorMessages`; a parent row, or a channel version, another writer changed). */
 const MAX_PUT_ATTEMPTS = 8
 
@@ -71,6 +81,11 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
   readonly #reader: CheckpointReader
   #setup: Promise<void> | undefined
 
+  /**
+   * Throws `INVALID_INPUT` without a store, for a `deleteThread` other than `'retract'` or `'redact'`,
+   * and for a key that is not one of the config's (`details.field` naming it: `config.tenantID`, with
+   * `details.suggestion` when one is near).
+   */
   constructor(config: TurnlogCheckpointSaverConfig) {
     super(config.serde)
     if (typeof config !== 'object' || config === null || typeof config.store?.withTransaction !== 'function') {
@@ -78,6 +93,7 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
         details: { field: 'store' },
       })
     }
+    checkKnownKeys(config, SAVER_CONFIG_KEYS, 'config', 'TurnlogCheckpointSaver')
     this.#store = config.store
     this.#reader = new CheckpointReader(config.store, this.serde, () => this.getNextVersion(undefined))
     this.#messagesChannel = config.messagesChannel ?? 'messages'

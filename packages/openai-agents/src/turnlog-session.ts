@@ -11,6 +11,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
+import { checkKnownKeys } from '@turnlog/core/internal'
 import { withRetry, type RetryOptions } from '@turnlog/postgres'
 import type {
   AgentInputItem,
@@ -55,6 +56,17 @@ export const TURNLOG_SESSION_REASONS = {
 } as const
 
 const invalid = (message: string, field: string): TurnlogError => new TurnlogError('INVALID_INPUT', message, { details: { field } })
+
+/** Every key of a {@link TurnlogSessionConfig}: a misspelt `sessionId` would open a new conversation. */
+const CONFIG_KEYS = Object.keys({ store: true, sessionId: true, tenantId: true, metadata: true, retry: true } satisfies Record<
+  keyof TurnlogSessionConfig,
+  true
+>)
+/** Every option of `RetryOptions`: checked at construction, not at the first call that retries. */
+const RETRY_KEYS = Object.keys({ attempts: true, baseDelayMs: true, maxDelayMs: true, onRetry: true } satisfies Record<
+  keyof RetryOptions,
+  true
+>)
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
@@ -94,9 +106,14 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   #unsettledAdd: readonly AgentItemMessage[] | undefined
 
-  /** Throws `INVALID_INPUT` for a malformed config or a store without `atomically`. */
+  /**
+   * Throws `INVALID_INPUT` for a malformed config, a store without `atomically`, or a key that is not
+   * one of the config's or of `retry`'s (`details.field` naming it: `config.sesionId`,
+   * `config.retry.atempts`, with `details.suggestion` when one is near).
+   */
   constructor(config: TurnlogSessionConfig) {
     if (typeof config !== 'object' || config === null) throw invalid('TurnlogSession needs a config object { store }', 'config')
+    checkKnownKeys(config, CONFIG_KEYS, 'config', 'TurnlogSession')
     const { store, sessionId, tenantId, metadata, retry } = config
     if (typeof store !== 'object' || store === null || typeof store.load !== 'function') {
       throw invalid('TurnlogSession needs a turnlog store (openStore(...))', 'store')
@@ -110,6 +127,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
     if (tenantId !== undefined && (typeof tenantId !== 'string' || tenantId === ''))
       throw invalid('tenantId must be a non-empty string', 'tenantId')
     if (retry !== undefined && (typeof retry !== 'object' || retry === null)) throw invalid('retry must be an object', 'retry')
+    if (retry !== undefined) checkKnownKeys(retry, RETRY_KEYS, 'config.retry', 'TurnlogSession')
     this.#store = store
     this.#key = sessionId ?? newSessionId()
     this.turnlogSessionId = UUID.test(this.#key)
