@@ -4,14 +4,13 @@ import {
   createMessage,
   isTurnlogError,
   newMessageId,
-  parseSessionId,
   toWire,
   type Message,
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
 import type { ModelMessage } from 'ai'
-import { checkOptions } from '@turnlog/core/internal'
+import { checkOptions, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sameJson } from './same-json.js'
 
 /** Options for {@link startModelTurn}. */
@@ -100,7 +99,7 @@ export async function startModelTurn(
   input: readonly ModelMessage[],
   options: ModelTurnOptions = {},
 ): Promise<ModelTurn> {
-  const id = parseSessionId(sessionId)
+  const id = parseSessionIdArgument(sessionId, 'sessionId')
   checkOptions(options, 'startModelTurn options', MODEL_TURN_OPTIONS)
   const turnId = options.turnId ?? newMessageId()
   let stored: Message<unknown>[]

@@ -66,6 +66,8 @@ describe('the ai-sdk functions refuse a key that is not an option, nothing writt
         'options.turnID',
         'turnId',
       ],
+      // not a key, but the same promise: a malformed argument is named in details.field
+      ['startModelTurn sessionId', () => startModelTurn(store, 'not-a-session', [{ role: 'user', content: 'hi' }]), 'sessionId', undefined],
     ]
 
     // when each is called

@@ -8,7 +8,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkKnownKeys, checkOptions } from '@turnlog/core/internal'
+import { checkKnownKeys, checkOptions, parseSessionIdArgument } from '@turnlog/core/internal'
 import {
   AUDIT_CHECKS,
   FINDING_KINDS,
@@ -254,7 +254,7 @@ export async function audit(store: SessionStore, target: AuditTarget, options: A
       after = page.next
     }
   } else {
-    await visit(parseSessionId(target), 1)
+    await visit(parseSessionIdArgument(target, 'target'), 1)
   }
   return {
     formatVersion: 1,

@@ -2,14 +2,13 @@ import {
   GENESIS_HASH,
   TurnlogError,
   eventChainHash,
-  parseSessionId,
   type ChainedFields,
   type JsonValue,
   type SessionInfo,
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput, parseSessionIdArgument } from '@turnlog/core/internal'
 import { checkStore } from './check-store.js'
 
 /** The `format` of a turnlog export file's header line. */
@@ -124,10 +123,11 @@ export function exportedChainHash(
 
 async function* selectedSessions(store: SessionStore, selection: ExportSelection, pageSize: number): AsyncGenerator<SessionInfo> {
   if ('sessionIds' in selection) {
-    if (!Array.isArray(selection.sessionIds)) throw new TurnlogError('INVALID_INPUT', 'sessionIds must be an array of session ids')
+    if (!Array.isArray(selection.sessionIds))
+      throw new TurnlogError('INVALID_INPUT', 'sessionIds must be an array of session ids', { details: { field: 'selection.sessionIds' } })
     const seen = new Set<string>()
-    for (const raw of selection.sessionIds) {
-      const id = parseSessionId(raw)
+    for (const [i, raw] of (selection.sessionIds as unknown[]).entries()) {
+      const id = parseSessionIdArgument(raw, `selection.sessionIds[${i}]`)
       if (seen.has(id)) continue
       seen.add(id)
       yield await store.getSession(id)

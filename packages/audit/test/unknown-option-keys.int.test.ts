@@ -97,6 +97,28 @@ describe('audit, export and import refuse a key that is not an option, nothing w
     expect(await lines(exportSessions(source, { all: true, tenantId: 'other' }, { verify: false }))).toHaveLength(2)
   })
 
+  it('names a malformed session id argument where the call got it', async () => {
+    const session = await source.createSession()
+    const rows: Row[] = [
+      ['audit target', () => audit(source, 'not-a-session'), 'target', undefined],
+      [
+        'exportSessions sessionIds',
+        () => lines(exportSessions(source, { sessionIds: [session, 'x'] })),
+        'selection.sessionIds[1]',
+        undefined,
+      ],
+      [
+        'exportSessions sessionIds not an array',
+        () => lines(exportSessions(source, { sessionIds: 'x' } as never)),
+        'selection.sessionIds',
+        undefined,
+      ],
+    ]
+    const outcomes: unknown[] = []
+    for (const [name, call] of rows) outcomes.push([name, await refusal(call)])
+    expect(outcomes).toEqual(rows.map(([name, , field, suggestion]) => [name, { code: 'INVALID_INPUT', field, suggestion }]))
+  })
+
   it('takes a key whose value is undefined as absent', async () => {
     const session = await source.createSession()
     expect(await refusal(() => audit(source, session, { checks: undefined, chekcs: undefined } as never))).toBe('resolved')

@@ -63,7 +63,7 @@ export async function importSessions(
   options: ImportSessionsOptions = {},
 ): Promise<ImportSessionsResult> {
   // checked before anything is written: onSession runs after a session has committed
-  checkOptions(options, 'importSessions options')
+  checkOptions(options, 'importSessions options', ['onSession'])
   const onSession = guardInput('importSessions options', () => (options as { onSession?: unknown }).onSession) as
     ImportSessionsOptions['onSession'] | undefined
   if (onSession !== undefined && typeof onSession !== 'function') {
