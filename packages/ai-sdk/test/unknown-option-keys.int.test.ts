@@ -7,25 +7,13 @@
  * The request body is the client's, not an options object: its other fields stay accepted.
  */
 import { describe, expect, it } from '@jest/globals'
-import { isTurnlogError } from '@turnlog/core'
+import { refusal } from '@turnlog/testing'
 import type { PostgresStore } from '@turnlog/postgres'
 import type { UIMessage } from 'ai'
 import { createChat, forkChat, loadChat, loadChatState, receiveChat, startModelTurn } from '@turnlog/ai-sdk'
 import { useTestStoreOfKind } from './store-kinds.js'
 
 const user = (id: string, text: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text }] })
-
-/** What `call` threw (code, field, suggestion), or `'resolved'`. */
-async function refusal(call: () => unknown): Promise<unknown> {
-  try {
-    await call()
-    return 'resolved'
-  } catch (error) {
-    return isTurnlogError(error)
-      ? { code: error.code, field: error.details['field'], suggestion: error.details['suggestion'] }
-      : String(error)
-  }
-}
 
 /** Everything a refused call could have written: every session and its version (one per event). */
 async function snapshot(store: PostgresStore): Promise<unknown> {

@@ -9,9 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { isTurnlogError } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
-import { useTestStore } from '@turnlog/testing'
+import { refusal, useTestStore } from '@turnlog/testing'
 import { importHermes, planHermesSession } from '@turnlog/hermes'
 import { HermesFixture } from './hermes-fixture.js'
 
@@ -34,18 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
-
-/** What `call` threw (code, field, suggestion), or `'resolved'`. */
-async function refusal(call: () => unknown): Promise<unknown> {
-  try {
-    await call()
-    return 'resolved'
-  } catch (error) {
-    return isTurnlogError(error)
-      ? { code: error.code, field: error.details['field'], suggestion: error.details['suggestion'] }
-      : String(error)
-  }
-}
 
 type Row = readonly [name: string, call: () => unknown, field: string, suggestion: string | undefined]
 

@@ -6,26 +6,13 @@
  * through `withRetry`, never by the history writes that retry on their own.
  */
 import { describe, expect, it } from '@jest/globals'
-import { isTurnlogError } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
-import { useTestStore } from '@turnlog/testing'
+import { refusal, useTestStore } from '@turnlog/testing'
 import { TurnlogSession } from '@turnlog/openai-agents'
 import { userMessage } from './support/agent-items.js'
 
 let store: PostgresStore
 useTestStore((t) => ({ store } = t))
-
-/** What constructing threw (code, field, suggestion), or `'constructed'`. */
-function refusal(construct: () => unknown): unknown {
-  try {
-    construct()
-    return 'constructed'
-  } catch (error) {
-    return isTurnlogError(error)
-      ? { code: error.code, field: error.details['field'], suggestion: error.details['suggestion'] }
-      : String(error)
-  }
-}
 
 type Row = readonly [name: string, config: unknown, field: string, suggestion: string | undefined]
 
@@ -42,7 +29,8 @@ describe('new TurnlogSession refuses a key that is not one of its config, at onc
     ]
 
     // when each is constructed
-    const outcomes = rows.map(([name, config]) => [name, refusal(() => new TurnlogSession(config as never))])
+    const outcomes: unknown[] = []
+    for (const [name, config] of rows) outcomes.push([name, await refusal(() => new TurnlogSession(config as never))])
 
     // then each throws INVALID_INPUT naming its key, and no session was created
     expect(outcomes).toEqual(rows.map(([name, , field, suggestion]) => [name, { code: 'INVALID_INPUT', field, suggestion }]))

@@ -13,6 +13,23 @@ export async function caught(work: Promise<unknown> | (() => unknown)): Promise<
   }
 }
 
+/**
+ * What a refusal says, for tables of refused calls compared in one assertion: the `code`,
+ * `details.field` and `details.suggestion` of a {@link TurnlogError}, the text of any other error, and
+ * `undefined` for no error.
+ */
+export function refusalOf(error: unknown): unknown {
+  if (error === undefined) return undefined
+  return isTurnlogError(error)
+    ? { code: error.code, field: error.details['field'], suggestion: error.details['suggestion'] }
+    : String(error)
+}
+
+/** {@link refusalOf} what `work` (a promise, or a function to call) threw or rejected with; `undefined` when it settled. */
+export async function refusal(work: Promise<unknown> | (() => unknown)): Promise<unknown> {
+  return refusalOf(await caught(work))
+}
+
 /** What `promise` rejected with; throws when it fulfils (the caller expected the call to fail). */
 export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {

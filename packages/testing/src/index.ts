@@ -97,7 +97,7 @@ export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, t
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
 export { useProxiedStores, type ProxiedStores } from './use-proxied-stores.js'
 export { rollBackSession } from './roll-back-session.js'
-export { caught, nestedObject, rejection, turnlogRejection } from './caught.js'
+export { caught, nestedObject, refusal, refusalOf, rejection, turnlogRejection } from './caught.js'
 export { migrateByOpening } from './migrate-by-opening.js'
 export { writeOutcome, type WriteOutcome } from './write-outcome.js'
 export { IMPORT_INPUT_CODES, OutcomeTally } from './outcome-tally.js'
