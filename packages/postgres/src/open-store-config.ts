@@ -176,7 +176,9 @@ function parseFields(
   checkKnownKeys(copy, Object.keys(shape), field, what)
   for (const [key, keys] of Object.entries(NESTED_KEYS)) {
     const nested = copy[key]
-    if (typeof nested === 'object' && nested !== null && !Array.isArray(nested)) checkKnownKeys(nested, keys, `${field}.${key}`, what)
+    // a revoked Proxy throws on Array.isArray: that is INVALID_INPUT naming the field too
+    if (typeof nested === 'object' && nested !== null && !guardInput(`${field}.${key}`, () => Array.isArray(nested)))
+      checkKnownKeys(nested, keys, `${field}.${key}`, what)
   }
   for (const [key, schema] of Object.entries(shape)) {
     const parsed = parseInput(schema, copy[key], `${field}.${key}`)
