@@ -1097,13 +1097,13 @@ function subscribeProperty(
       await store.rewind(session, { from: c.id })
       await store.redact(session, a.id, { reason: 'test' })
       const { rows: lastRows } = await sql<{ tx_id: string; global_position: string }>`
-        select tx_id::text as tx_id, global_position::text as global_position from turnlog.events order by tx_id desc, global_position desc limit 1`.execute(
+        select tx_id::text as tx_id, global_position::text as global_position from turnlog.events order by events.tx_id desc, events.global_position desc limit 1`.execute(
         store.db,
       )
       const last: Checkpoint = { txId: lastRows[0]?.tx_id ?? '0', globalPosition: Number(lastRows[0]?.global_position ?? 0) }
       const { rows: all } = await sql<{ tx_id: string; global_position: string; session_id: string; type: string }>`
         select tx_id::text as tx_id, global_position::text as global_position, session_id::text as session_id, type
-          from turnlog.events order by tx_id, global_position`.execute(store.db)
+          from turnlog.events order by events.tx_id, events.global_position`.execute(store.db)
       busy = store.subscribe({ name: `busy-${randomUUID()}`, from: 'now' }, () => {}, { pollIntervalMs: 50 })
       await within(10_000, 'the busy consumer', busy.catchUp())
       const busyName = busy.name

@@ -76,7 +76,7 @@ async function takeIdFirstCommitLast(): Promise<{ expected: string[]; a: Message
   const { rows } = await sql<{ message_id: string; tx_id: string; global_position: string }>`
     select message_id::text as message_id, tx_id::text as tx_id, global_position from turnlog.events
      where message_id in (${sql.join([...a, ...b, ...c, ...d].map((m) => m.id))})
-     order by tx_id, global_position`.execute(store.db)
+     order by events.tx_id, events.global_position`.execute(store.db)
   const expected = rows.map((r) => r.message_id)
   expect(expected).toEqual([...a, ...b, ...c, ...d].map((m) => m.id))
   expect(BigInt(rows[0]!.tx_id)).toBe(aTx)

@@ -268,7 +268,9 @@ describe('what is delivered', () => {
     // then: only the retraction; the checkpoint reached the end of the log
     expect(seen.map((e) => [e.sessionId, e.type])).toEqual([[a.session, 'messages_retracted']])
     const { rows } = await sql<{ tx_id: string; global_position: string }>`
-      select tx_id::text as tx_id, global_position from turnlog.events order by tx_id desc, global_position desc limit 1`.execute(store.db)
+      select tx_id::text as tx_id, global_position from turnlog.events order by events.tx_id desc, events.global_position desc limit 1`.execute(
+      store.db,
+    )
     expect(checkpoint).toEqual({ txId: rows[0]!.tx_id, globalPosition: Number(rows[0]!.global_position) })
     expect(seen.some((e) => e.sessionId === b.session)).toBe(false)
     await sub.stop()

@@ -200,7 +200,7 @@ describe('commit order', () => {
     await store.append(session, [early])
     const { rows } = await sql<{ seq: string; message_id: string; tx_id: string }>`
       select seq, message_id::text as message_id, tx_id::text as tx_id from turnlog.events
-       where session_id = ${session} order by tx_id, global_position`.execute(store.db)
+       where session_id = ${session} order by events.tx_id, events.global_position`.execute(store.db)
     expect(rows.map((r) => Number(r.seq))).toEqual([1, 2, 3])
     expect(rows.map((r) => r.message_id).slice(1)).toEqual([late.id, early.id])
   })

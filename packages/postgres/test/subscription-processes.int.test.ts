@@ -166,7 +166,7 @@ function worker(name: string, options: WorkerOptions = {}): Worker {
 async function logOrder(): Promise<Delivered[]> {
   const { rows } = await sql<{ tx_id: string; global_position: string; session_id: string; seq: string }>`
     select tx_id::text as tx_id, global_position, session_id::text as session_id, seq
-      from turnlog.events order by tx_id, global_position`.execute(store.db)
+      from turnlog.events order by events.tx_id, events.global_position`.execute(store.db)
   return rows.map((r) => ({ tx: BigInt(r.tx_id), gp: Number(r.global_position), session: r.session_id, seq: Number(r.seq) }))
 }
 
