@@ -910,6 +910,15 @@ export const MUTANTS = [
     name: 'addItems whose commit the server completes',
   },
   {
+    id: 'pglite-held-connection-waits',
+    invariant:
+      'PGlite: a store call inside its own atomically() work or transactional handler is INVALID_INPUT at once, never a wait for the transaction it runs in',
+    file: `${PG}/store/store-context.ts`,
+    search: '    if (holdingOf.getStore()?.has(this) !== true) return\n',
+    replace: "    if (holdingOf.getStore()?.has(this) !== true || this.flavor === 'pglite') return\n",
+    tests: [`${PG_TEST}/pglite-held-connection.int.test.ts`],
+  },
+  {
     id: 'openai-agents-get-items-nan-refused',
     invariant: "openai-agents: getItems(limit) counts every number as the SDK's MemorySession does (NaN: every item), never refuses one",
     file: 'packages/openai-agents/src/turnlog-session.ts',

@@ -276,7 +276,15 @@ export class PostgresStore implements SessionStore {
    * transaction, `work` runs in that one. See {@link SessionStore.atomically}.
    */
   async atomically<T>(work: (store: PostgresStore) => Promise<T>): Promise<T> {
-    return this.#ctx.track(() => runAtomically(this.#ctx.db, this, (trx) => this.withTransaction(trx), work))
+    return this.#ctx.track(() =>
+      runAtomically(
+        this.#ctx.db,
+        this,
+        (trx) => this.withTransaction(trx),
+        // on PGlite the work's transaction holds the one connection: this store's own calls in it refuse
+        typeof work === 'function' ? (store) => this.#ctx.holdingConnection(() => work(store)) : work,
+      ),
+    )
   }
 
   /**

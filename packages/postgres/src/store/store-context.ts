@@ -156,13 +156,39 @@ export class StoreContext {
   /** Runs `fn` on the store's database (no transaction of its own); database errors are mapped. */
   async run<T>(fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
     this.assertOpen()
+    this.#assertConnectionFree()
     return this.#tracked(fn(this.db))
   }
 
   /** Runs `fn` in one transaction (the store's own, or the caller's); database errors are mapped. */
   async tx<T>(fn: (db: Kysely<unknown>) => Promise<T>): Promise<T> {
     this.assertOpen()
+    this.#assertConnectionFree()
     return this.#tracked(this.transaction(fn))
+  }
+
+  /**
+   * `work()`, marked as running inside a transaction of this store that holds its only connection
+   * (embedded PGlite: `atomically()` work, a transactional subscription handler). A call of this store
+   * from there would wait for that transaction, which waits for the call: {@link run}, {@link tx},
+   * {@link track} and {@link namedOr} refuse it instead of never returning. Elsewhere (a server's pool, a bound store)
+   * just `work()`.
+   */
+  holdingConnection<T>(work: () => Promise<T>): Promise<T> {
+    if (this.flavor !== 'pglite' || this.inTransaction) return work()
+    const marks = new Set(holdingOf.getStore())
+    marks.add(this)
+    return holdingOf.run(marks, work)
+  }
+
+  /** Refuses a call made inside a transaction that holds this store's only connection (see {@link holdingConnection}). */
+  #assertConnectionFree(): void {
+    if (holdingOf.getStore()?.has(this) !== true) return
+    throw new TurnlogError(
+      'INVALID_INPUT',
+      "a call of this store inside its own atomically() work or transactional subscription handler on PGlite, whose transaction holds the one connection, would wait for itself forever: use the store atomically() hands to the work (or the handler's context.transaction)",
+      { details: { reason: 'pglite-connection-held' } },
+    )
   }
 
   /**
@@ -172,6 +198,7 @@ export class StoreContext {
    */
   async track<T>(work: () => Promise<T>): Promise<T> {
     this.assertOpen()
+    this.#assertConnectionFree()
     return this.#running.track(this.#running.inside(work))
   }
 
@@ -270,7 +297,7 @@ export class StoreContext {
       flavor: this.flavor,
       dedicatedConnection: this.#init.dedicatedConnection,
       // close() waits for the subscription, so a handler is inside the store's calls too
-      inside: (fn) => this.#running.inside(fn),
+      inside: (fn, holdsConnection) => this.#running.inside(holdsConnection === true ? () => this.holdingConnection(fn) : fn),
     }
   }
 
@@ -334,6 +361,7 @@ export class StoreContext {
     // work accepted before `close` (a group commit's queue) still runs while it drains; once the
     // resources are gone, a statement would wait for a connection that never comes
     if (this.#released) throw new TurnlogError('STORE_CLOSED', 'the store is closed')
+    this.#assertConnectionFree()
     return this.#running.track(this.#namedOr(named, unnamed))
   }
 
@@ -427,6 +455,9 @@ class BoundStoreContext extends StoreContext {
 
 /** The {@link RunningCalls} whose work the current code runs inside (through `inside`). */
 const insideOf = new AsyncLocalStorage<ReadonlySet<RunningCalls>>()
+
+/** The stores whose only connection a transaction the current code runs inside holds (see `holdingConnection`). */
+const holdingOf = new AsyncLocalStorage<ReadonlySet<StoreContext>>()
 
 /** Promises in flight, which {@link RunningCalls.settled} waits for (those that start meanwhile too). */
 class RunningCalls {

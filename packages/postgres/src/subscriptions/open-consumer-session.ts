@@ -14,8 +14,12 @@ export interface SubscriptionHost {
   readonly flavor: 'postgres' | 'pglite'
   /** Opens the consumer's own Postgres session (lock, LISTEN); required on Postgres. */
   readonly dedicatedConnection: DedicatedConnectionFactory | undefined
-  /** Runs a handler call marked as inside the store's calls: the store's `close()` from it refuses (it would wait for itself). */
-  readonly inside?: <T>(fn: () => Promise<T>) => Promise<T>
+  /**
+   * Runs a handler call marked as inside the store's calls: the store's `close()` from it refuses (it
+   * would wait for itself). `holdsConnection`: the call runs in the consumer's transaction on the store's
+   * own connection (PGlite, transactional), where the store's own calls refuse too.
+   */
+  readonly inside?: <T>(fn: () => Promise<T>, holdsConnection?: boolean) => Promise<T>
 }
 
 /** A consumer's place to run statements, with its lock. */

@@ -376,7 +376,7 @@ export class Subscription {
       try {
         const context = { subscription: this.name, attempt: this.#countCall(event), transaction }
         if (this.#host.inside === undefined) await this.#handler(event, context)
-        else await this.#host.inside(async () => this.#handler(event, context))
+        else await this.#host.inside(async () => this.#handler(event, context), transaction !== undefined)
       } catch (error) {
         return { next: i, failure: { error } }
       }
