@@ -1,5 +1,5 @@
 import { newSessionId, type JsonValue, type SessionStore } from '@turnlog/core'
-import { checkOptions } from '@turnlog/core/internal'
+import { checkOptions, optionKeys } from '@turnlog/core/internal'
 import { chatSessionId } from './chat-ids.js'
 
 /** Options for {@link createChat}. */
@@ -11,7 +11,7 @@ export interface CreateChatOptions {
 }
 
 /** Every option of {@link createChat}: a misspelt `chatId` would mint a new chat. */
-const CREATE_CHAT_OPTIONS = Object.keys({ chatId: true, tenantId: true, metadata: true } satisfies Record<keyof CreateChatOptions, true>)
+const CREATE_CHAT_OPTIONS = optionKeys<CreateChatOptions>({ chatId: true, tenantId: true, metadata: true })
 
 /**
  * Creates an empty chat and returns its id: `createChat()` of the AI SDK's persistence guide (the page

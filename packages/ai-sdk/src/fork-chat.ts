@@ -1,5 +1,5 @@
 import { TurnlogError, type SessionStore } from '@turnlog/core'
-import { checkOptions } from '@turnlog/core/internal'
+import { checkOptions, optionKeys } from '@turnlog/core/internal'
 import { chatSessionId } from './chat-ids.js'
 import { loadChatState } from './load-chat-state.js'
 
@@ -13,7 +13,7 @@ export interface ForkChatOptions {
 }
 
 /** Every option of {@link forkChat}. */
-const FORK_CHAT_OPTIONS = Object.keys({ at: true, chatId: true, tenantId: true } satisfies Record<keyof ForkChatOptions, true>)
+const FORK_CHAT_OPTIONS = optionKeys<ForkChatOptions>({ at: true, chatId: true, tenantId: true })
 
 /**
  * Branches a chat: a new chat (`chatId`) holding the messages of `fromChatId` up to and including the

@@ -1,6 +1,6 @@
 import { AI_SDK_UI_FORMAT, TurnlogError, toWire, type Message, type MessageId, type SessionId, type SessionStore } from '@turnlog/core'
 import type { UIMessage } from 'ai'
-import { checkOptions } from '@turnlog/core/internal'
+import { checkOptions, optionKeys } from '@turnlog/core/internal'
 import { chatSessionId } from './chat-ids.js'
 
 /** Options for {@link loadChatState} and `loadChat`. */
@@ -10,7 +10,7 @@ export interface LoadChatOptions {
 }
 
 /** Every option of {@link loadChatState}: a misspelt `at` would load the chat as it is now. */
-const LOAD_CHAT_OPTIONS = Object.keys({ at: true } satisfies Record<keyof LoadChatOptions, true>)
+const LOAD_CHAT_OPTIONS = optionKeys<LoadChatOptions>({ at: true })
 
 /**
  * A chat as the store holds it.

@@ -10,7 +10,7 @@ import {
   type SessionStore,
 } from '@turnlog/core'
 import type { ModelMessage } from 'ai'
-import { checkOptions, parseSessionIdArgument } from '@turnlog/core/internal'
+import { checkOptions, optionKeys, parseSessionIdArgument } from '@turnlog/core/internal'
 import { sameJson } from './same-json.js'
 
 /** Options for {@link startModelTurn}. */
@@ -24,7 +24,7 @@ export interface ModelTurnOptions {
 }
 
 /** Every option of {@link startModelTurn}: a misspelt `turnId` would store a retried request's input twice. */
-const MODEL_TURN_OPTIONS = Object.keys({ turnId: true } satisfies Record<keyof ModelTurnOptions, true>)
+const MODEL_TURN_OPTIONS = optionKeys<ModelTurnOptions>({ turnId: true })
 
 /** The part of `generateText`/`streamText`'s `onStepFinish` and `onFinish` events a turn write reads. */
 export interface ModelStepEvent {

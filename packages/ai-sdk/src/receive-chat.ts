@@ -11,7 +11,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
-import { checkOptions } from '@turnlog/core/internal'
+import { checkOptions, optionKeys } from '@turnlog/core/internal'
 import type { UIMessage } from 'ai'
 import { chatScope, chatSessionId } from './chat-ids.js'
 import { isEarlierReplyState } from './earlier-reply-state.js'
@@ -51,10 +51,7 @@ export interface ReceiveChatOptions<UI extends UIMessage = UIMessage> {
 }
 
 /** Every option of {@link receiveChat}: a misspelt `validate` would store the chat unchecked. */
-const RECEIVE_CHAT_OPTIONS = Object.keys({ validate: true, newRoles: true, tenantId: true, metadata: true } satisfies Record<
-  keyof ReceiveChatOptions,
-  true
->)
+const RECEIVE_CHAT_OPTIONS = optionKeys<ReceiveChatOptions>({ validate: true, newRoles: true, tenantId: true, metadata: true })
 
 /**
  * What {@link receiveChat} recorded, and the chat to answer.

@@ -8,7 +8,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkKnownKeys, checkOptions, parseSessionIdArgument } from '@turnlog/core/internal'
+import { checkKnownKeys, checkOptions, optionKeys, parseSessionIdArgument } from '@turnlog/core/internal'
 import {
   AUDIT_CHECKS,
   FINDING_KINDS,
@@ -39,10 +39,7 @@ import { checkStore } from './check-store.js'
 const PAGE_SIZE = 100
 
 /** Every option of `audit`: a misspelt one (`chekcs`) is refused, never an audit run without it. */
-const AUDIT_OPTIONS = Object.keys({ transcript: true, live: true, onProgress: true, checks: true } satisfies Record<
-  keyof AuditOptions,
-  true
->)
+const AUDIT_OPTIONS = optionKeys<AuditOptions>({ transcript: true, live: true, onProgress: true, checks: true })
 
 const KIND_ORDER = new Map<FindingKind, number>((Object.keys(FINDING_KINDS) as FindingKind[]).map((k, i) => [k, i]))
 

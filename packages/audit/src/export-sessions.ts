@@ -8,7 +8,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkKnownKeys, guardInput, parseSessionIdArgument } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput, optionKeys, parseSessionIdArgument } from '@turnlog/core/internal'
 import { checkStore } from './check-store.js'
 
 /** The `format` of a turnlog export file's header line. */
@@ -73,7 +73,7 @@ export interface ExportSessionsOptions {
 }
 
 /** Every option of {@link exportSessions}. */
-const EXPORT_OPTIONS = Object.keys({ verify: true, pageSize: true } satisfies Record<keyof ExportSessionsOptions, true>)
+const EXPORT_OPTIONS = optionKeys<ExportSessionsOptions>({ verify: true, pageSize: true })
 
 /**
  * A JSON text that is one line whatever a line splitter treats as a break: `JSON.stringify` already

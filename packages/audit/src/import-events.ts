@@ -17,7 +17,7 @@ import {
   type SessionStore,
   type StoredEvent,
 } from '@turnlog/core'
-import { checkOptions, isIsoTimestamp, payloadContentHash, type ImportedSessionHead } from '@turnlog/core/internal'
+import { checkOptions, isIsoTimestamp, optionKeys, payloadContentHash, type ImportedSessionHead } from '@turnlog/core/internal'
 import { hash as nodeHash } from 'node:crypto'
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportEventRecord, type ExportSessionRecord } from './export-sessions.js'
 import { ChainVerifier } from './verify-chain.js'
@@ -53,7 +53,7 @@ export interface ImportEventsOptions {
 }
 
 /** Every option of `importEvents`: any other key is refused before anything is read. */
-const IMPORT_EVENTS_OPTIONS = Object.keys({ onProgress: true } satisfies Record<keyof ImportEventsOptions, true>)
+const IMPORT_EVENTS_OPTIONS = optionKeys<ImportEventsOptions>({ onProgress: true })
 
 function fail(line: number, message: string, details: Record<string, unknown> = {}, cause?: unknown): TurnlogError {
   return new TurnlogError('IMPORT_FAILED', `line ${line}: ${message}`, {

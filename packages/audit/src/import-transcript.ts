@@ -17,7 +17,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
-import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput, optionKeys } from '@turnlog/core/internal'
 import { numberedLines } from './numbered-lines.js'
 import { checkStore } from './check-store.js'
 
@@ -35,10 +35,7 @@ export interface ImportTranscriptOptions {
 }
 
 /** Every option of {@link importTranscript}: a misspelt `sessionId` would import into a derived session. */
-const IMPORT_TRANSCRIPT_OPTIONS = Object.keys({ sessionId: true, tenantId: true, metadata: true } satisfies Record<
-  keyof ImportTranscriptOptions,
-  true
->)
+const IMPORT_TRANSCRIPT_OPTIONS = optionKeys<ImportTranscriptOptions>({ sessionId: true, tenantId: true, metadata: true })
 
 /** Result of {@link importTranscript}. */
 export interface ImportTranscriptResult {

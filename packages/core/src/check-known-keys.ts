@@ -75,3 +75,18 @@ function editDistance(a: string, b: string): number {
   }
   return (rows[a.length] as number[])[b.length] as number
 }
+
+/**
+ * The option names of an options type `T`, every one of them, for {@link checkKnownKeys}: TypeScript
+ * refuses a list that misses an option of `T` or names one `T` lacks, so the keys a call accepts cannot
+ * drift from its type.
+ * @example
+ * ```ts
+ * const APPEND_OPTIONS = optionKeys<AppendOptions>({ expectedVersion: true })
+ * ```
+ */
+export function optionKeys<T extends object>(keys: { readonly [K in keyof Required<T>]: true }): readonly (keyof T & string)[] {
+  if (typeof keys !== 'object' || keys === null)
+    throw new TurnlogError('INVALID_INPUT', 'optionKeys needs an object of option names', { details: { field: 'keys' } })
+  return guardInput('keys', () => Object.keys(keys)) as (keyof T & string)[]
+}

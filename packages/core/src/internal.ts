@@ -13,7 +13,7 @@
  */
 export { guardInput, parseInput } from './parse-input.js'
 export { checkOptions } from './check-options.js'
-export { checkKnownKeys } from './check-known-keys.js'
+export { checkKnownKeys, optionKeys } from './check-known-keys.js'
 export { parseMessageIdArgument, parseSessionIdArgument, withField } from './id-arguments.js'
 export { StructureBuilder, applyEvent, newStructure, projectionRows } from './project-structure.js'
 export { withApplyTo } from './apply-to-live.js'

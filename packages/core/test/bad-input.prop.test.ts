@@ -107,6 +107,7 @@ export const CORE_INTERNAL_EXPORTS = {
   isIsoTimestamp: fn(1),
   messageEnvelope: fn(2),
   newStructure: fn(0),
+  optionKeys: fn(1),
   parseInput: fn(3),
   parseMessageIdArgument: fn(2),
   parseSessionIdArgument: fn(2),

@@ -10,7 +10,7 @@ import {
   type SessionState,
   type SessionStore,
 } from '@turnlog/core'
-import { checkOptions } from '@turnlog/core/internal'
+import { checkOptions, optionKeys } from '@turnlog/core/internal'
 import { splitByBatchBytes } from '@turnlog/postgres'
 import { compactionReplayed } from '@turnlog/postgres/internal'
 import { epochSecondsOf, hermesRowMessage, type HermesRowMessage } from './hermes-row-message.js'
@@ -36,10 +36,7 @@ export interface ImportHermesOptions {
 }
 
 /** Every option of {@link importHermes}: a misspelt `sessions` would import every session of the file. */
-const IMPORT_HERMES_OPTIONS = Object.keys({ tenantId: true, sessions: true, onProgress: true } satisfies Record<
-  keyof ImportHermesOptions,
-  true
->)
+const IMPORT_HERMES_OPTIONS = optionKeys<ImportHermesOptions>({ tenantId: true, sessions: true, onProgress: true })
 
 /** What the import did with one hermes session. */
 export interface HermesSessionImport {

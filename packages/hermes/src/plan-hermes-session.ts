@@ -1,5 +1,5 @@
 import { TurnlogError } from '@turnlog/core'
-import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
+import { checkKnownKeys, guardInput, optionKeys } from '@turnlog/core/internal'
 import type { ChatMessage, JsonValue, Message, MessageId } from '@turnlog/core'
 import type { HermesRowMessage } from './hermes-row-message.js'
 import type { HermesWarningCode } from './hermes-warning.js'
@@ -67,7 +67,7 @@ export interface PlanHermesSessionOptions {
 }
 
 /** Every option of {@link planHermesSession}. */
-const PLAN_OPTIONS = Object.keys({ mapCopies: true } satisfies Record<keyof PlanHermesSessionOptions, true>)
+const PLAN_OPTIONS = optionKeys<PlanHermesSessionOptions>({ mapCopies: true })
 
 interface Block {
   readonly anchor: number

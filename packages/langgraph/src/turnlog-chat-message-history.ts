@@ -3,7 +3,7 @@ import type { BaseMessage } from '@langchain/core/messages'
 import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint'
 import { randomUUID } from 'node:crypto'
 import { TurnlogError, isTurnlogError } from '@turnlog/core'
-import { checkKnownKeys } from '@turnlog/core/internal'
+import { checkKnownKeys, optionKeys } from '@turnlog/core/internal'
 import type { PostgresStore } from '@turnlog/postgres'
 import { decodeLangChainMessage, encodeLangChainMessage, turnlogMessageFor } from './langchain-message-codec.js'
 import { messageScope } from './mirror-messages.js'
@@ -18,10 +18,7 @@ export interface TurnlogChatMessageHistoryConfig {
 }
 
 /** Every key of a {@link TurnlogChatMessageHistoryConfig}. */
-const HISTORY_CONFIG_KEYS = Object.keys({ store: true, sessionId: true, serde: true } satisfies Record<
-  keyof TurnlogChatMessageHistoryConfig,
-  true
->)
+const HISTORY_CONFIG_KEYS = optionKeys<TurnlogChatMessageHistoryConfig>({ store: true, sessionId: true, serde: true })
 
 /** How many times `addMessages` reads again after another writer moved the session. */
 const MAX_ADD_ATTEMPTS = 8

@@ -11,7 +11,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint'
 import { TurnlogError } from '@turnlog/core'
-import { checkKnownKeys } from '@turnlog/core/internal'
+import { checkKnownKeys, optionKeys } from '@turnlog/core/internal'
 import type { PostgresStore } from '@turnlog/postgres'
 import { sql, type Kysely } from 'kysely'
 import { CheckpointPlaces, StaleParent, type MessagesPlace } from './checkpoint-places.js'
@@ -44,13 +44,13 @@ export interface TurnlogCheckpointSaverConfig {
 }
 
 /** Every key of a {@link TurnlogCheckpointSaverConfig}: a misspelt `tenantId` would create sessions of no tenant. */
-const SAVER_CONFIG_KEYS = Object.keys({
+const SAVER_CONFIG_KEYS = optionKeys<TurnlogCheckpointSaverConfig>({
   store: true,
   serde: true,
   messagesChannel: true,
   tenantId: true,
   deleteThread: true,
-} satisfies Record<keyof TurnlogCheckpointSaverConfig, true>)
+})
 
 /** How many times a put runs again (re-added message ids, see `mirrorMessages`; a parent row, or a channel version, another writer changed). */
 const MAX_PUT_ATTEMPTS = 8

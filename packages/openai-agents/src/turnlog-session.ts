@@ -11,7 +11,7 @@ import {
   type SessionId,
   type SessionStore,
 } from '@turnlog/core'
-import { checkKnownKeys } from '@turnlog/core/internal'
+import { checkKnownKeys, optionKeys } from '@turnlog/core/internal'
 import { withRetry, type RetryOptions } from '@turnlog/postgres'
 import type {
   AgentInputItem,
@@ -58,15 +58,9 @@ export const TURNLOG_SESSION_REASONS = {
 const invalid = (message: string, field: string): TurnlogError => new TurnlogError('INVALID_INPUT', message, { details: { field } })
 
 /** Every key of a {@link TurnlogSessionConfig}: a misspelt `sessionId` would open a new conversation. */
-const CONFIG_KEYS = Object.keys({ store: true, sessionId: true, tenantId: true, metadata: true, retry: true } satisfies Record<
-  keyof TurnlogSessionConfig,
-  true
->)
+const CONFIG_KEYS = optionKeys<TurnlogSessionConfig>({ store: true, sessionId: true, tenantId: true, metadata: true, retry: true })
 /** Every option of `RetryOptions`: checked at construction, not at the first call that retries. */
-const RETRY_KEYS = Object.keys({ attempts: true, baseDelayMs: true, maxDelayMs: true, onRetry: true } satisfies Record<
-  keyof RetryOptions,
-  true
->)
+const RETRY_KEYS = optionKeys<RetryOptions>({ attempts: true, baseDelayMs: true, maxDelayMs: true, onRetry: true })
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**

@@ -1,6 +1,9 @@
 import { TurnlogError, type WriteOptions } from '@turnlog/core'
 import { checkKnownKeys, guardInput } from '@turnlog/core/internal'
 
+/** The option names of an options type (core's `optionKeys`), for the store's calls. */
+export { optionKeys } from '@turnlog/core/internal'
+
 /**
  * True when `value` has every method in `methods` (by shape: the caller's copy of a library may not be
  * ours). A Proxy or throwing getter counts as not having them.
@@ -118,16 +121,4 @@ export function checkCallOptions<T>(value: T, what: string, known: readonly (key
  */
 export function copyOf<T extends object>(value: T, what: string): T {
   return guardInput(what, () => ({ ...value }))
-}
-
-/**
- * The option names of an options type `T`, every one of them: TypeScript refuses a list that misses
- * an option of `T` or names one `T` lacks, so the keys a call accepts cannot drift from its type.
- * @example
- * ```ts
- * const APPEND_OPTIONS = optionKeys<AppendOptions>({ expectedVersion: true })
- * ```
- */
-export function optionKeys<T extends object>(keys: { readonly [K in keyof Required<T>]: true }): readonly (keyof T & string)[] {
-  return Object.keys(keys) as (keyof T & string)[]
 }

@@ -2,6 +2,7 @@ import { TurnlogError } from '@turnlog/core'
 import { checkKnownKeys, guardInput, parseInput } from '@turnlog/core/internal'
 import { z } from 'zod'
 import { MAX_BATCH_BYTES_CEILING } from './batch-limits.js'
+import { checkKeysOfObject } from './check-arguments.js'
 
 const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER)
 
@@ -175,10 +176,7 @@ function parseFields(
   const copy = guardInput(field, () => ({ ...(value as Record<string, unknown>) }))
   checkKnownKeys(copy, Object.keys(shape), field, what)
   for (const [key, keys] of Object.entries(NESTED_KEYS)) {
-    const nested = copy[key]
-    // a revoked Proxy throws on Array.isArray: that is INVALID_INPUT naming the field too
-    if (typeof nested === 'object' && nested !== null && !guardInput(`${field}.${key}`, () => Array.isArray(nested)))
-      checkKnownKeys(nested, keys, `${field}.${key}`, what)
+    checkKeysOfObject(copy[key], keys, `${field}.${key}`, what)
   }
   for (const [key, schema] of Object.entries(shape)) {
     const parsed = parseInput(schema, copy[key], `${field}.${key}`)
