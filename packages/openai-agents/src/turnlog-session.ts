@@ -91,14 +91,13 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
   readonly #metadata: JsonValue | undefined
   readonly #retry: RetryOptions
   #ready: Promise<void> | undefined
-  /** The pop of a `popItem` call that threw after an attempt that may have committed; the next call settles it. */
-  #unsettledPop: PopAttempt | undefined
   /**
-   * The messages (ids minted once) of an `addItems` call whose append threw (its commit may have
-   * happened: a lost connection after the retries, a client-side `query_timeout`); the next call, if it is
-   * `addItems` of the same items (a retry), sends them under the same ids.
+   * A write that threw after an attempt that may have committed (a lost connection after the retries, a
+   * client-side `query_timeout`): a `popItem`'s pop, or an `addItems` call's messages (ids minted once).
+   * The next call settles it if it is the same call again (a retry: `popItem`, or `addItems` of the same
+   * items); any other call ends it, so that call's write is a new one.
    */
-  #unsettledAdd: readonly AgentItemMessage[] | undefined
+  #unsettled: { readonly pop: PopAttempt } | { readonly add: readonly AgentItemMessage[] } | undefined
 
   /**
    * Throws `INVALID_INPUT` for a malformed config, a store without `atomically`, or a key that is not
@@ -135,8 +134,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
 
   /** The conversation's key (the `sessionId` given, or the minted id); creates the sessions on first use. */
   async getSessionId(): Promise<string> {
-    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
-    this.#unsettledAdd = undefined // nor an addItems that threw
+    this.#unsettled = undefined // another call: a write that threw is not retried by the next one
     await this.#ensure()
     return this.#key
   }
@@ -149,8 +147,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * (`details.field: 'limit'`), where `MemorySession` would coerce it.
    */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
-    this.#unsettledAdd = undefined // nor an addItems that threw
+    this.#unsettled = undefined // another call: a write that threw is not retried by the next one
     if (limit !== undefined && typeof limit !== 'number') throw invalid('limit must be a number', 'limit')
     const messages = await this.#live()
     if (limit === undefined) return messages.map(agentItemOf)
@@ -165,9 +162,9 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * item the `openai-agents` format refuses (nothing written).
    */
   async addItems(items: AgentInputItem[]): Promise<void> {
-    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
-    const unsettled = this.#unsettledAdd
-    this.#unsettledAdd = undefined
+    const earlier = this.#unsettled
+    this.#unsettled = undefined
+    const unsettled = earlier !== undefined && 'add' in earlier ? earlier.add : undefined
     if (!Array.isArray(items)) throw invalid('items must be an array', 'items')
     if (items.length === 0) return
     const fresh = items.map((item) => agentItemMessage(item))
@@ -178,7 +175,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
     try {
       await this.#append(messages)
     } catch (error) {
-      this.#unsettledAdd = messages
+      this.#unsettled = { add: messages }
       throw error
     }
   }
@@ -198,14 +195,17 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    */
   async popItem(): Promise<AgentInputItem | undefined> {
     await this.#ensure()
-    this.#unsettledAdd = undefined // another call: an addItems that threw is not retried by the next one
-    const pop = this.#unsettledPop ?? { record: HistoryLedger.popRecord(), popped: undefined }
-    this.#unsettledPop = undefined
+    const earlier = this.#unsettled
+    this.#unsettled = undefined
+    const pop = (earlier !== undefined && 'pop' in earlier ? earlier.pop : undefined) ?? {
+      record: HistoryLedger.popRecord(),
+      popped: undefined,
+    }
     try {
       return await retryHistoryWrite(() => this.#atomically((store) => this.#pop(store, pop)), this.#retry)
     } catch (error) {
       if (error instanceof PopSettled) return error.item
-      if (pop.popped !== undefined) this.#unsettledPop = pop
+      if (pop.popped !== undefined) this.#unsettled = { pop }
       throw error
     }
   }
@@ -215,8 +215,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * operation ids (a new ledger generation), in one transaction. The items stay in the log.
    */
   async clearSession(): Promise<void> {
-    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
-    this.#unsettledAdd = undefined // nor an addItems that threw
+    this.#unsettled = undefined // another call: a write that threw is not retried by the next one
     await this.#ensure()
     await retryHistoryWrite(
       () =>
@@ -241,8 +240,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * a revision of its message (same id), a dropped duplicate a retraction.
    */
   async applyHistoryMutations(args: SessionHistoryRewriteArgs): Promise<void> {
-    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
-    this.#unsettledAdd = undefined // nor an addItems that threw
+    this.#unsettled = undefined // another call: a write that threw is not retried by the next one
     const mutations = mutationsOf(args)
     if (mutations.length === 0) return
     await this.#ensure()
@@ -274,8 +272,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * its ledger generation). Invalid arguments throw `INVALID_INPUT` before anything is written.
    */
   async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
-    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
-    this.#unsettledAdd = undefined // nor an addItems that threw
+    this.#unsettled = undefined // another call: a write that threw is not retried by the next one
     const transaction = snapshotHistoryTransaction(args)
     await this.#ensure()
     await retryHistoryWrite(() => this.#atomically((store) => this.#applyTransaction(store, transaction)), this.#retry)
@@ -289,8 +286,7 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
    * `items`, so a retry writes nothing twice.
    */
   async replaceHistoryWithCompaction(items: AgentInputItem[]): Promise<void> {
-    this.#unsettledPop = undefined // another call: a popItem that threw is not retried by the next one
-    this.#unsettledAdd = undefined // nor an addItems that threw
+    this.#unsettled = undefined // another call: a write that threw is not retried by the next one
     if (!Array.isArray(items)) throw invalid('items must be an array', 'items')
     const payloads = items.map((item) => agentItemMessage(item).payload)
     await this.#ensure()
