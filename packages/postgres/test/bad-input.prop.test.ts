@@ -1580,10 +1580,11 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
             (typeof v === 'object' &&
               v !== null &&
               [Object.prototype, null].includes(Object.getPrototypeOf(v) as object | null) &&
+              // a key whose value is undefined counts as absent (errors.md, INVALID_INPUT): { id: undefined } is {}
               Object.entries(v).every(
                 ([k, n]) =>
-                  ['maxBatches', 'maxInFlight'].includes(k) &&
-                  (n === undefined || (typeof n === 'number' && Number.isSafeInteger(n) && n > 0)),
+                  n === undefined ||
+                  (['maxBatches', 'maxInFlight'].includes(k) && typeof n === 'number' && Number.isSafeInteger(n) && n > 0),
               )),
           migrate: (v) => typeof v === 'boolean',
           dataDir: () => false,
