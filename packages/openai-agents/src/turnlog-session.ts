@@ -13,6 +13,7 @@ import {
 } from '@turnlog/core'
 import { checkKnownKeys, optionKeys } from '@turnlog/core/internal'
 import { withRetry, type RetryOptions } from '@turnlog/postgres'
+import { checkRetryOptions } from '@turnlog/postgres/internal'
 import type {
   AgentInputItem,
   SessionHistoryRewriteArgs,
@@ -59,8 +60,6 @@ const invalid = (message: string, field: string): TurnlogError => new TurnlogErr
 
 /** Every key of a {@link TurnlogSessionConfig}: a misspelt `sessionId` would open a new conversation. */
 const CONFIG_KEYS = optionKeys<TurnlogSessionConfig>({ store: true, sessionId: true, tenantId: true, metadata: true, retry: true })
-/** Every option of `RetryOptions`: checked at construction, not at the first call that retries. */
-const RETRY_KEYS = optionKeys<RetryOptions>({ attempts: true, baseDelayMs: true, maxDelayMs: true, onRetry: true })
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
@@ -120,7 +119,8 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
     if (tenantId !== undefined && (typeof tenantId !== 'string' || tenantId === ''))
       throw invalid('tenantId must be a non-empty string', 'tenantId')
     if (retry !== undefined && (typeof retry !== 'object' || retry === null)) throw invalid('retry must be an object', 'retry')
-    if (retry !== undefined) checkKnownKeys(retry, RETRY_KEYS, 'config.retry', 'TurnlogSession')
+    // values too, here: a bad `attempts` met at the first retry would fail a write that had only lost a race
+    if (retry !== undefined) checkRetryOptions(retry, 'config.retry', 'TurnlogSession')
     this.#store = store
     this.#key = sessionId ?? newSessionId()
     this.turnlogSessionId = UUID.test(this.#key)

@@ -41,4 +41,26 @@ describe('new TurnlogSession refuses a key that is not one of its config, at onc
     await session.addItems([userMessage('hi')])
     expect(await session.getItems()).toHaveLength(1)
   })
+
+  it('refuses a retry value withRetry would refuse, at construction rather than at the first retry', async () => {
+    // given retry policies with one bad value each: 'three' attempts would have retried a lost race forever
+    // (the history writes' loop compared attempt >= 'three': never true), a negative delay, a non-function observer
+    const rows: Row[] = [
+      ['attempts not a number', { store, retry: { attempts: 'three' } }, 'config.retry.attempts', undefined],
+      ['attempts zero', { store, retry: { attempts: 0 } }, 'config.retry.attempts', undefined],
+      ['attempts fractional', { store, retry: { attempts: 1.5 } }, 'config.retry.attempts', undefined],
+      ['baseDelayMs negative', { store, retry: { baseDelayMs: -1 } }, 'config.retry.baseDelayMs', undefined],
+      ['maxDelayMs infinite', { store, retry: { maxDelayMs: Infinity } }, 'config.retry.maxDelayMs', undefined],
+      ['onRetry not a function', { store, retry: { onRetry: 'log' } }, 'config.retry.onRetry', undefined],
+    ]
+    const sessionsBefore = (await store.sessions()).sessions.length
+
+    // when each is constructed
+    const outcomes: unknown[] = []
+    for (const [name, config] of rows) outcomes.push([name, await refusal(() => new TurnlogSession(config as never))])
+
+    // then each throws INVALID_INPUT naming the value, and no session was created
+    expect(outcomes).toEqual(rows.map(([name, , field, suggestion]) => [name, { code: 'INVALID_INPUT', field, suggestion }]))
+    expect((await store.sessions()).sessions).toHaveLength(sessionsBefore)
+  })
 })

@@ -2,7 +2,7 @@
  * `@turnlog/postgres/internal`: building blocks the other turnlog packages (audit, cli, bench,
  * testing, openai-agents) share with the store, outside the public API: the SQLSTATE table and mapping,
  * the group commit queue, the known-message cache, the PGlite dialect, the safe-text checks, the retry
- * loop behind `withRetry` (`retryWhile`), the telemetry wrapper (for the bench's overhead figure),
+ * loop behind `withRetry` (`retryWhile`) and its options' check (`checkRetryOptions`), the telemetry wrapper (for the bench's overhead figure),
  * whether a `compact` result was a replay (`compactionReplayed`, for importHermes' counts). No
  * stability promise: they change with the store. Applications import `turnlog` (or `@turnlog/postgres`).
  * @packageDocumentation
@@ -14,7 +14,7 @@ export { statementRolledBack } from './statement-rolled-back.js'
 export { PGliteDialect, type PGliteDialectConfig } from './pglite-dialect.js'
 export { KnownMessages } from './known-messages.js'
 export { checkSafeJson, checkSafeText } from './safe-text.js'
-export { retryWhile } from './with-retry.js'
+export { checkRetryOptions, retryWhile } from './with-retry.js'
 export { compactionReplayed } from './store/compaction-replayed.js'
 export { acquireDataDirLock, processStartTime, DATA_DIR_LOCK_PREFIX, type DataDirLock, type DataDirLockHolder } from './data-dir-lock.js'
 export { checkDataDir, ensureDataDir } from './check-data-dir.js'

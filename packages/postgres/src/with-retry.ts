@@ -43,10 +43,21 @@ export interface RetryOptions {
  */
 export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
   checkFunction(fn, 'fn')
-  options = parseInput(RetryOptionsSchema, options, 'options') as RetryOptions
-  // a misspelt `attempts` would retry five times where one was meant (or the other way round)
-  checkKnownKeys(options, Object.keys(RetryOptionsSchema.shape), 'options', 'withRetry')
+  options = checkRetryOptions(options, 'options', 'withRetry')
   return retryWhile(fn, (error) => isTurnlogError(error, 'DB_TRANSIENT'), options)
+}
+
+/**
+ * `options` as {@link withRetry} takes them, or `INVALID_INPUT` naming the value at fault
+ * (`details.field`: `${field}.attempts`, …) or a key that is none of them (with a suggestion when one
+ * is near). For a caller that keeps a retry policy to use later (checked when it is given, not at the
+ * first retry). `where` names the caller in the message.
+ */
+export function checkRetryOptions(options: unknown, field: string, where: string): RetryOptions {
+  const parsed = parseInput(RetryOptionsSchema, options, field) as RetryOptions
+  // a misspelt `attempts` would retry five times where one was meant (or the other way round)
+  checkKnownKeys(parsed, Object.keys(RetryOptionsSchema.shape), field, where)
+  return parsed
 }
 
 /**
