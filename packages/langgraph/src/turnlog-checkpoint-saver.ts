@@ -52,6 +52,31 @@ const SAVER_CONFIG_KEYS = optionKeys<TurnlogCheckpointSaverConfig>({
   deleteThread: true,
 })
 
+/**
+ * `config` itself when it is one the saver can work with; otherwise `INVALID_INPUT` naming the key at
+ * fault (the store, a misspelt key, a `serde` that is no serializer, a channel or tenant that is no
+ * string). Runs before `super`, so nothing of a bad config reaches LangGraph's constructor.
+ */
+function checkedConfig(config: TurnlogCheckpointSaverConfig): TurnlogCheckpointSaverConfig {
+  const invalid = (message: string, field: string): TurnlogError => new TurnlogError('INVALID_INPUT', message, { details: { field } })
+  if (typeof config !== 'object' || config === null || typeof config.store?.withTransaction !== 'function') {
+    throw invalid('TurnlogCheckpointSaver needs { store } (a store from openStore)', 'store')
+  }
+  checkKnownKeys(config, SAVER_CONFIG_KEYS, 'config', 'TurnlogCheckpointSaver')
+  const { serde, messagesChannel, tenantId } = config
+  if (
+    serde !== undefined &&
+    (typeof serde !== 'object' || serde === null || typeof serde.dumpsTyped !== 'function' || typeof serde.loadsTyped !== 'function')
+  ) {
+    throw invalid('serde must be a LangGraph serializer (dumpsTyped and loadsTyped)', 'serde')
+  }
+  if (messagesChannel !== undefined && (typeof messagesChannel !== 'string' || messagesChannel === '')) {
+    throw invalid('messagesChannel must be a non-empty string', 'messagesChannel')
+  }
+  if (tenantId !== undefined && typeof tenantId !== 'string') throw invalid('tenantId must be a string', 'tenantId')
+  return config
+}
+
 /** How many times a put runs again (re-added message ids, see `mirrorMessages`; a parent row, or a channel version, another writer changed). */
 const MAX_PUT_ATTEMPTS = 8
 
@@ -82,18 +107,13 @@ export class TurnlogCheckpointSaver extends BaseCheckpointSaver {
   #setup: Promise<void> | undefined
 
   /**
-   * Throws `INVALID_INPUT` without a store, for a `deleteThread` other than `'retract'` or `'redact'`,
-   * and for a key that is not one of the config's (`details.field` naming it: `config.tenantID`, with
+   * Throws `INVALID_INPUT` without a store, for a `deleteThread` other than `'retract'` or `'redact'`, a
+   * `serde` that is not a serializer, a `messagesChannel` or `tenantId` that is not a string, and for a key that is not one of the config's (`details.field` naming it: `config.tenantID`, with
    * `details.suggestion` when one is near).
    */
   constructor(config: TurnlogCheckpointSaverConfig) {
-    super(config.serde)
-    if (typeof config !== 'object' || config === null || typeof config.store?.withTransaction !== 'function') {
-      throw new TurnlogError('INVALID_INPUT', 'TurnlogCheckpointSaver needs { store } (a store from openStore)', {
-        details: { field: 'store' },
-      })
-    }
-    checkKnownKeys(config, SAVER_CONFIG_KEYS, 'config', 'TurnlogCheckpointSaver')
+    // checked before LangGraph's constructor reads `serde` (a null config was a TypeError there)
+    super(checkedConfig(config).serde)
     this.#store = config.store
     this.#reader = new CheckpointReader(config.store, this.serde, () => this.getNextVersion(undefined))
     this.#messagesChannel = config.messagesChannel ?? 'messages'

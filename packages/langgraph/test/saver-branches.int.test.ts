@@ -242,4 +242,22 @@ describe.each(['postgres', 'pglite'] as const)('the saver (%s)', (flavor) => {
     )
     expect(() => new TurnlogCheckpointSaver({} as never)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
   })
+
+  it.each<[string, unknown, string]>([
+    ['null', null, 'store'],
+    ['undefined', undefined, 'store'],
+    ['a number', 7, 'store'],
+    ['a serde that is no serializer', { serde: { dumps: () => '' } }, 'serde'],
+    ['a null serde', { serde: null }, 'serde'],
+    ['a messagesChannel that is no string', { messagesChannel: 5 }, 'messagesChannel'],
+    ['an empty messagesChannel', { messagesChannel: '' }, 'messagesChannel'],
+    ['a tenantId that is no string', { tenantId: 42 }, 'tenantId'],
+  ])('refuses a config with %s as INVALID_INPUT naming its field, before LangGraph reads it', (_, extra, field) => {
+    // given: the store (when the case is an object) and the bad key
+    const config = typeof extra === 'object' && extra !== null ? { store, ...extra } : extra
+    // when / then: never a TypeError from LangGraph's own constructor
+    expect(() => new TurnlogCheckpointSaver(config as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT', details: expect.objectContaining({ field }) }),
+    )
+  })
 })
