@@ -333,7 +333,8 @@ export interface SessionStore {
    * (`data.sync: true`) with the summary in their place, exactly as `compact` records it; a new summary
    * that would replace nothing, or a summary id the list does not hold, is `INVALID_INPUT`
    * (`details.reason: 'summary_covers_nothing'`, `'summary_not_listed'`).
-   * Throws `VERSION_CONFLICT` on a stale `expectedVersion` (nothing written), `MESSAGE_CONFLICT` as
+   * Throws `VERSION_CONFLICT` on a stale `expectedVersion` (nothing written) unless the list is
+   * already the live list (a replay: nothing written, whatever the version), `MESSAGE_CONFLICT` as
    * `append`. Prefer `flush` (append-only) unless the runtime really edits its list: a runtime bug that
    * drops messages becomes retractions under `sync` (see docs/integrating.md, "flush or sync").
    */

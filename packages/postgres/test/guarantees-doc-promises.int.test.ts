@@ -1,7 +1,7 @@
 /**
  * docs/guarantees.md, checked where the suites named there left a promise unasserted: "Retry safety
  * after an ambiguous commit" (a replay of each committed write writes nothing, also after the session
- * moved on; a rewind replayed with `expectedVersion` is refused; `withRetry` retries `DB_TRANSIENT` only,
+ * moved on; a sync replayed with its `expectedVersion` writes nothing; a rewind replayed with `expectedVersion` is refused; `withRetry` retries `DB_TRANSIENT` only,
  * with capped exponential back-off), "History" (a compaction records the covered messages' current
  * hashes; how `fork` and `createSession` answer a taken session id; a fork and its parent share only a
  * redaction), "The caller's live list" (`revise` and `finalize` return the message exactly as `load`
@@ -82,6 +82,28 @@ describe.each(STORE_KINDS)('docs/guarantees.md promises (%s)', (kind) => {
       expect(replay).toBe(child)
       expect({ version: (await store.getSession(child)).version, events: await eventCount(store, child) }).toEqual(childBefore)
       expect((await store.load(child)).messages.map((m) => m.payload)).toEqual([a.payload, b.payload])
+    })
+
+    it('a sync replayed with its expectedVersion writes nothing; a list not in effect under that version is VERSION_CONFLICT', async () => {
+      // given: a sync that appended, retracted and revised, committed under version 3
+      const sid = await store.createSession()
+      const [a, b, c] = [user('a'), assistant('b'), user('c')]
+      await store.append(sid, [a, b, c])
+      const list = [a, createMessage({ role: 'assistant', content: 'b, edited' }, { id: b.id }), user('d')]
+      const first = await store.sync(sid, list, { expectedVersion: 3 })
+      const before = { version: (await store.getSession(sid)).version, events: await eventCount(store, sid) }
+
+      // when: the caller, unsure, sends it again with the same version; then a list that differs from the live one
+      const replay = await store.sync(sid, list, { expectedVersion: 3 })
+      const stale = await turnlogRejection(store.sync(sid, [a, b], { expectedVersion: 3 }))
+      const reordered = await turnlogRejection(store.sync(sid, [...list].reverse(), { expectedVersion: 3 }))
+
+      // then: the replay is the nothing-done result at the current version; the others the version conflict
+      expect(first).toMatchObject({ version: 6, appended: [list[2]!.id], retracted: [c.id], revised: [b.id] })
+      expect(replay).toEqual({ version: 6, appended: [], retracted: [], revised: [], finalized: [], compacted: [] })
+      expect([stale.code, stale.details['actualVersion']]).toEqual(['VERSION_CONFLICT', 6])
+      expect(reordered.code).toBe('VERSION_CONFLICT')
+      expect({ version: (await store.getSession(sid)).version, events: await eventCount(store, sid) }).toEqual(before)
     })
 
     it('a rewind replayed with its expectedVersion is VERSION_CONFLICT, never a second retraction', async () => {

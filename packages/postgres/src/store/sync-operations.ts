@@ -83,8 +83,13 @@ export class SyncOperations {
     try {
       return await this.#ctx.tx(async (db) => {
         const version = await this.#ctx.lock(db, id)
+        const live = await liveRows(db, id)
+        // a replay of a sync already in effect (say its commit's acknowledgement was lost) succeeds
+        // whatever the version, writing nothing, as a replayed append of duplicates does; any other
+        // list under a stale version is VERSION_CONFLICT before anything else about it is judged
+        if (expected !== undefined && expected !== version && inEffect(id, live, batch, compaction)) return nothingDone(version)
         checkVersion(expected, version)
-        const plan = planSync(id, await liveRows(db, id), batch.unique, batch.hashes, compaction.summaryIds)
+        const plan = planSync(id, live, batch.unique, batch.hashes, compaction.summaryIds)
         const summaries = plan.compactions.flatMap((c) => c.summary)
         await checkSummariesNew(db, id, summaries)
         const budget = new BatchBudget(this.#ctx.maxBatchBytes, summaries.length + plan.appended.length)
@@ -181,6 +186,28 @@ export class SyncOperations {
       throw error
     }
   }
+}
+
+/** Whether syncing `batch` would write nothing: its plan is empty (false when it would be refused). */
+function inEffect(id: SessionId, live: readonly LiveRow[], batch: CheckedBatch, compaction: CheckedCompaction): boolean {
+  let plan: SyncPlan
+  try {
+    plan = planSync(id, live, batch.unique, batch.hashes, compaction.summaryIds)
+  } catch {
+    return false
+  }
+  return (
+    plan.appended.length === 0 &&
+    plan.retracted.length === 0 &&
+    plan.revised.length === 0 &&
+    plan.finalized.length === 0 &&
+    plan.compactions.length === 0
+  )
+}
+
+/** The result of a sync that wrote nothing, at `version`. */
+function nothingDone(version: number): SyncResult {
+  return { version, appended: [], retracted: [], revised: [], finalized: [], compacted: [] }
 }
 
 /** An event that names messages in its data only (a retraction, a compaction). */

@@ -209,6 +209,29 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'sync',
+    async setup() {
+      // the list drops q1/a1 (one retraction), revises a0 (a revision) and adds q2 (an append): three events
+      const q0 = user('q0'),
+        a0 = assistant('a0')
+      const session = await newSession(direct, [q0, a0, user('q1'), assistant('a1')])
+      const list = [q0, createMessage({ role: 'assistant', content: 'a0 (edited)' }, { id: a0.id }), user('q2')]
+      return { session, call: () => viaProxy.sync(session, list), events: 3 }
+    },
+  },
+  {
+    name: 'sync with expectedVersion',
+    async setup() {
+      // as integrating.md advises: the replay meets a version its first attempt moved, and the list in effect
+      const q0 = user('q0'),
+        a0 = assistant('a0')
+      const session = await newSession(direct, [q0, a0, user('q1'), assistant('a1')])
+      const { version } = await direct.getSession(session)
+      const list = [q0, createMessage({ role: 'assistant', content: 'a0 (edited)' }, { id: a0.id }), user('q2')]
+      return { session, call: () => viaProxy.sync(session, list, { expectedVersion: version }), events: 3 }
+    },
+  },
+  {
     name: 'fork(…, { id })',
     async setup() {
       const at = assistant('a0')
