@@ -927,4 +927,41 @@ export const MUTANTS = [
       "    if (limit !== undefined && (typeof limit !== 'number' || Number.isNaN(limit))) throw invalid('limit must be a number', 'limit')\n",
     tests: ['packages/openai-agents/test/get-items-limit.prop.test.ts'],
   },
+  {
+    id: 'sync-replay-version-conflict',
+    invariant:
+      'sync: a replay of a list already in effect succeeds under its stale expectedVersion, writing nothing (a retry after a lost acknowledgement)',
+    file: `${PG}/store/sync-operations.ts`,
+    search: 'if (expected !== undefined && expected !== version && inEffect(id, live, batch, compaction)) return nothingDone(version)',
+    replace: 'if (expected === undefined && expected !== version && inEffect(id, live, batch, compaction)) return nothingDone(version)',
+    tests: [`${PG_TEST}/guarantees-doc-promises.int.test.ts`],
+  },
+  {
+    id: 'openai-agents-retry-values-unchecked',
+    invariant: "openai-agents: a retry policy's bad values are INVALID_INPUT at construction, never a history write retried forever",
+    file: 'packages/openai-agents/src/turnlog-session.ts',
+    search: "    if (retry !== undefined) checkRetryOptions(retry, 'config.retry', 'TurnlogSession')\n",
+    replace:
+      "    if (retry !== undefined) checkKnownKeys(retry, ['attempts', 'baseDelayMs', 'maxDelayMs', 'onRetry'], 'config.retry', 'TurnlogSession')\n",
+    tests: ['packages/openai-agents/test/unknown-config-keys.int.test.ts'],
+  },
+  {
+    id: 'langgraph-saver-config-after-super',
+    invariant:
+      "langgraph: TurnlogCheckpointSaver's config is checked before LangGraph's constructor reads it (INVALID_INPUT, never a TypeError)",
+    file: 'packages/langgraph/src/turnlog-checkpoint-saver.ts',
+    search: '    super(checkedConfig(config).serde)\n',
+    replace: '    super(config.serde)\n    checkedConfig({ ...config, serde: undefined })\n',
+    tests: ['packages/langgraph/test/saver-branches.int.test.ts'],
+  },
+  {
+    id: 'payload-unreadable-internal-field',
+    invariant:
+      'errors: a payload that cannot be read (throwing getter, revoked Proxy) is INVALID_INPUT naming the argument (details.field payload), not an internal function',
+    file: `${CORE}/json-value.ts`,
+    search: "return guardInput('payload', () => frozenCopy(value, DEFAULT_JSON_LIMITS, PAYLOAD_ROOT))",
+    replace: "return guardInput('toFrozenJson', () => frozenCopy(value, DEFAULT_JSON_LIMITS, PAYLOAD_ROOT))",
+    tests: [`${CORE_TEST}/formats-doc-adversarial.test.ts`],
+    name: 'details.field payload',
+  },
 ]

@@ -88,6 +88,16 @@ export function toFrozenJson(value: unknown, limits: JsonLimits = DEFAULT_JSON_L
 }
 
 /**
+ * {@link toFrozenJson} of a message payload (default limits), as the format registry validates it: an
+ * error raised while reading it (a throwing getter, a Proxy trap) is `INVALID_INPUT` with
+ * `details.field: 'payload'`, the argument at fault (`createMessage`, `parseFormatPayload`, `revise`, a
+ * message copy's field), never the name of an internal function. Internal.
+ */
+export function toFrozenPayload(value: unknown): JsonValue {
+  return guardInput('payload', () => frozenCopy(value, DEFAULT_JSON_LIMITS, PAYLOAD_ROOT))
+}
+
+/**
  * {@link toFrozenJson} of an argument that is not a payload (a message's `meta`, a session's
  * `metadata`): its errors name it (`meta.at: only plain objects are allowed`, `details.field: 'meta'`),
  * not `payload`. Internal (`@turnlog/core/internal`).

@@ -1,4 +1,4 @@
-import { toFrozenJson } from '../json-value.js'
+import { toFrozenPayload } from '../json-value.js'
 import { guardInput } from '../parse-input.js'
 import { TurnlogError } from '../turnlog-error.js'
 import { anthropicFormat } from './anthropic-format.js'
@@ -106,11 +106,12 @@ export function readingFormat(name: string | undefined): MessageFormat<unknown> 
 /**
  * Validates `payload` with the schema of format `name` (absent: {@link DEFAULT_MESSAGE_FORMAT}) and
  * returns a deeply frozen copy, key order kept. Throws `INVALID_MESSAGE` with the zod issues in
- * `details.issues` (and `details.format`).
+ * `details.issues` (and `details.format`), and `INVALID_INPUT` with `details.field: 'payload'` for a
+ * payload that cannot be read (a throwing getter, a revoked Proxy).
  */
 export function parsePayload(payload: unknown, name?: string): unknown {
   const format = messageFormat(name)
-  const frozen = toFrozenJson(payload)
+  const frozen = toFrozenPayload(payload)
   const result = format.schema.safeParse(frozen)
   if (!result.success) {
     const issues = result.error.issues.map((i) => ({ code: i.code, path: i.path.map(String), message: i.message }))
