@@ -964,4 +964,34 @@ export const MUTANTS = [
     tests: [`${CORE_TEST}/formats-doc-adversarial.test.ts`],
     name: 'details.field payload',
   },
+  {
+    id: 'openai-agents-operation-record-kept-live',
+    invariant:
+      'openai-agents: a history transaction retracts its ledger record in its own transaction, so what each one reads of the ledger does not grow',
+    file: 'packages/openai-agents/src/turnlog-session.ts',
+    search: '    await store.rewind(this.ledgerSessionId, { from: oldest.id }, { reason: TURNLOG_SESSION_REASONS.historyTransaction })\n',
+    replace: '',
+    tests: ['packages/openai-agents/test/history-transaction-ledger-bound.int.test.ts'],
+  },
+  {
+    id: 'openai-agents-pop-locks-conversation-first',
+    invariant: 'openai-agents: popItem locks the ledger before the conversation, as history transactions do (no deadlock between them)',
+    file: 'packages/openai-agents/src/turnlog-session.ts',
+    search:
+      '    const { appended } = await store.append(this.ledgerSessionId, [pop.record])\n    if (appended.length === 0) throw new PopSettled(pop.popped === undefined ? undefined : agentItemOf(pop.popped))\n    if (last === undefined) throw new PopSettled(undefined) // the earlier attempt did not commit: roll the record back\n    await store.rewind(this.turnlogSessionId, { from: last.id }, { expectedVersion: live.version, reason })\n',
+    replace:
+      '    if (last !== undefined) await store.rewind(this.turnlogSessionId, { from: last.id }, { expectedVersion: live.version, reason })\n    const { appended } = await store.append(this.ledgerSessionId, [pop.record])\n    if (appended.length === 0) throw new PopSettled(pop.popped === undefined ? undefined : agentItemOf(pop.popped))\n    if (last === undefined) throw new PopSettled(undefined) // the earlier attempt did not commit: roll the record back\n',
+    tests: ['packages/openai-agents/test/ledger-lock-order.int.test.ts'],
+  },
+  {
+    id: 'openai-agents-clear-locks-conversation-first',
+    invariant:
+      'openai-agents: clearSession locks the ledger before the conversation, as history transactions do (no deadlock between them)',
+    file: 'packages/openai-agents/src/turnlog-session.ts',
+    search:
+      '          const ledger = await store.load(this.ledgerSessionId)\n          const head = ledger.messages[0]\n          if (head !== undefined) await store.rewind(this.ledgerSessionId, { from: head.id }, { expectedVersion: ledger.version, reason })\n          await store.append(this.ledgerSessionId, [HistoryLedger.generationRecord()])\n          const live = await store.load(this.turnlogSessionId)\n          const first = live.messages[0]\n          if (first !== undefined) await store.rewind(this.turnlogSessionId, { from: first.id }, { expectedVersion: live.version, reason })\n',
+    replace:
+      '          const live = await store.load(this.turnlogSessionId)\n          const first = live.messages[0]\n          if (first !== undefined) await store.rewind(this.turnlogSessionId, { from: first.id }, { expectedVersion: live.version, reason })\n          const ledger = await store.load(this.ledgerSessionId)\n          const head = ledger.messages[0]\n          if (head !== undefined) await store.rewind(this.ledgerSessionId, { from: head.id }, { expectedVersion: ledger.version, reason })\n          await store.append(this.ledgerSessionId, [HistoryLedger.generationRecord()])\n',
+    tests: ['packages/openai-agents/test/ledger-lock-order.int.test.ts'],
+  },
 ]

@@ -18,8 +18,11 @@ export type LedgerRecord =
 /**
  * The companion session that records which history operations a {@link TurnlogSession} applied: one
  * `json` message per operation id, written in the same database transaction as the change it names,
- * and one per `popItem` (its idempotency key: see {@link HistoryLedger.popRecord}), retracted again in
- * that transaction, so the live list holds only the generation and the operations.
+ * and one per `popItem` (its idempotency key: see {@link HistoryLedger.popRecord}). Each record is
+ * retracted again in its own transaction, so the live list holds only the generation record (none
+ * before the first clear), however many operations and pops there were: a record is never looked up in
+ * the live list, only appended again, and turnlog answers that from every id the ledger ever stored,
+ * retracted or not (a known id with the same content is a duplicate, with other content a conflict).
  * `clearSession` retracts the ledger's live list and starts a new generation (a `generation` record),
  * so after a clear the same operation id applies again: the ids below are derived from the generation.
  */
@@ -52,8 +55,8 @@ export const HistoryLedger = {
 
   /**
    * The record of one operation: its id derived from the generation and the operation id (so a
-   * retried or concurrent second write of it is a duplicate, and one with other content a conflict),
-   * its payload naming the transaction's hash.
+   * retried or concurrent second write of it is a duplicate, and one with other content a conflict,
+   * also once it is retracted), its payload naming the transaction's hash.
    */
   operationRecord(sessionId: SessionId, generation: string, snapshot: HistoryTransactionSnapshot): Message<LedgerRecord> {
     const payload: LedgerRecord = {

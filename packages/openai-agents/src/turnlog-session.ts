@@ -1,6 +1,7 @@
 import {
   TurnlogError,
   contentHash,
+  isTurnlogError,
   newSessionId,
   parseSessionId,
   sessionIdFromExternal,
@@ -53,6 +54,8 @@ export const TURNLOG_SESSION_REASONS = {
   popItem: 'openai-agents:popItem',
   clearSession: 'openai-agents:clearSession',
   replaceSuffix: 'openai-agents:applyHistoryTransaction:replace_suffix',
+  /** The retraction of an operation's record from the ledger's live list, in the operation's transaction. */
+  historyTransaction: 'openai-agents:applyHistoryTransaction',
   compaction: 'openai-agents:replaceHistoryWithCompaction',
 } as const
 
@@ -221,13 +224,14 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
       () =>
         this.#atomically(async (store) => {
           const reason = TURNLOG_SESSION_REASONS.clearSession
-          const live = await store.load(this.turnlogSessionId)
-          const first = live.messages[0]
-          if (first !== undefined) await store.rewind(this.turnlogSessionId, { from: first.id }, { expectedVersion: live.version, reason })
+          // the ledger first, then the conversation (the order every call of this class locks them in)
           const ledger = await store.load(this.ledgerSessionId)
           const head = ledger.messages[0]
           if (head !== undefined) await store.rewind(this.ledgerSessionId, { from: head.id }, { expectedVersion: ledger.version, reason })
           await store.append(this.ledgerSessionId, [HistoryLedger.generationRecord()])
+          const live = await store.load(this.turnlogSessionId)
+          const first = live.messages[0]
+          if (first !== undefined) await store.rewind(this.turnlogSessionId, { from: first.id }, { expectedVersion: live.version, reason })
         }),
       this.#retry,
     )
@@ -265,11 +269,15 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
   /**
    * `SessionHistoryTransactionAwareSession`: applies an `append_items` or `replace_suffix` transaction
    * and records its operation id in the same database transaction. The same operation id with the same
-   * transaction again (a retry) writes nothing; with another transaction it throws `MESSAGE_CONFLICT`
-   * (`details.operationId`), and a `replace_suffix` whose `expectedSuffix` is not the history's end
-   * throws `VERSION_CONFLICT` (`details.reason: 'stale_suffix'`); both change nothing and record
-   * nothing. Items get ids derived from the operation id and their index (scoped to the session and
-   * its ledger generation). Invalid arguments throw `INVALID_INPUT` before anything is written.
+   * transaction again (a retry, however many operations later, until `clearSession`) writes nothing;
+   * with another transaction it throws `MESSAGE_CONFLICT` (`details.operationId`), and a
+   * `replace_suffix` whose `expectedSuffix` is not the history's end throws `VERSION_CONFLICT`
+   * (`details.reason: 'stale_suffix'`); both change nothing and record nothing (turnlog keeps the
+   * refused record as conflict evidence of the ledger: `store.conflicts(ledgerSessionId)`). Items get
+   * ids derived from the operation id and their index (scoped to the session and its ledger
+   * generation). Invalid arguments throw `INVALID_INPUT` before anything is written. The record is
+   * retracted from the ledger's live list in the same transaction (see `#applyTransaction`), so what
+   * each call reads of the ledger does not grow with the operations applied.
    */
   async applyHistoryTransaction(args: SessionHistoryTransactionArgs): Promise<void> {
     this.#unsettled = undefined // another call: a write that threw is not retried by the next one
@@ -311,20 +319,35 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
     }, this.#retry)
   }
 
+  /**
+   * One attempt of `applyHistoryTransaction`, in one transaction. The operation's record is appended
+   * first, on the ledger as read (its `expectedVersion`: a concurrent clear or operation makes this
+   * attempt lose the race and read again). turnlog answers from every id the ledger ever stored, retracted
+   * or not: a duplicate (same id, same transaction hash) means the operation was applied before, and
+   * nothing is written; another hash is `MESSAGE_CONFLICT`. A new record is retracted again at the end
+   * (with any record an earlier version of this package left live), so the ledger's live list, read by
+   * every operation, holds only the generation however many operations were applied; the id stays
+   * claimed, which is all a replay needs. Ledger first, then the conversation, as every call of this
+   * class locks them.
+   */
   async #applyTransaction(store: SessionStore, transaction: HistoryTransactionSnapshot): Promise<void> {
     const { operationId } = transaction
     const ledger = await store.load(this.ledgerSessionId)
     const generation = HistoryLedger.generation(ledger.messages)
     const record = HistoryLedger.operationRecord(this.turnlogSessionId, generation, transaction)
-    const applied = ledger.messages.find((message) => message.id === record.id)
-    if (applied !== undefined) {
-      if ((applied.payload as unknown as LedgerRecord & { hash?: string }).hash === transaction.hash) return
+    let appended: readonly string[]
+    try {
+      ;({ appended } = await store.append(this.ledgerSessionId, [record], { expectedVersion: ledger.version }))
+    } catch (error) {
+      if (!isTurnlogError(error, 'MESSAGE_CONFLICT')) throw error
       throw finalError(
         new TurnlogError('MESSAGE_CONFLICT', 'session history operation was already applied with a different transaction', {
           details: { operationId, messageId: record.id, reason: 'content_mismatch', sessionId: this.turnlogSessionId },
+          cause: error,
         }),
       )
     }
+    if (appended.length === 0) return // applied before (a retry, or a concurrent writer of it won): nothing written
     const live = await store.load(this.turnlogSessionId)
     let kept = 0
     let rewound = false
@@ -359,9 +382,10 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
       const conditional = transaction.type === 'replace_suffix' && !rewound
       await store.append(this.turnlogSessionId, messages, conditional ? { expectedVersion: live.version } : {})
     }
-    // last, conditional on the ledger as read: a concurrent writer of the same operation loses the race
-    // here (VERSION_CONFLICT), rolls back, reads again and finds the operation applied
-    await store.append(this.ledgerSessionId, [record], { expectedVersion: ledger.version })
+    // the ledger's live list as read, then this record: from the first record on (this one, or one an
+    // earlier version of this package left live), retracted; the generation stays
+    const oldest = ledger.messages.find((message) => (message.payload as unknown as LedgerRecord).kind !== 'generation') ?? record
+    await store.rewind(this.ledgerSessionId, { from: oldest.id }, { reason: TURNLOG_SESSION_REASONS.historyTransaction })
   }
 
   /** The live messages, read with retries. */
@@ -389,28 +413,28 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
   }
 
   /**
-   * One attempt of `popItem`, in one transaction: the rewind of the newest item, then the call's ledger
-   * record, appended and at once retracted from the ledger's live list (conversation first, ledger
-   * second, as every call of this class locks them). The record already stored (live or retracted)
-   * means an earlier attempt of the call committed: this one is rolled back (`PopSettled`) and that
-   * attempt's item returned. With nothing to pop and no earlier attempt, nothing is written.
+   * One attempt of `popItem`, in one transaction: the call's ledger record, then the rewind of the newest
+   * item, then the record retracted from the ledger's live list (ledger first, conversation second, as
+   * every call of this class locks them). The record already stored (live or retracted) means an earlier
+   * attempt of the call committed: this one is rolled back (`PopSettled`) and that attempt's item
+   * returned. With nothing to pop and no earlier attempt, nothing is written.
    */
   async #pop(store: SessionStore, pop: PopAttempt): Promise<AgentInputItem | undefined> {
     const live = await store.load(this.turnlogSessionId)
     const last = live.messages.at(-1)
     if (last === undefined && pop.popped === undefined) return undefined
     const reason = TURNLOG_SESSION_REASONS.popItem
-    if (last !== undefined) await store.rewind(this.turnlogSessionId, { from: last.id }, { expectedVersion: live.version, reason })
     const { appended } = await store.append(this.ledgerSessionId, [pop.record])
     if (appended.length === 0) throw new PopSettled(pop.popped === undefined ? undefined : agentItemOf(pop.popped))
     if (last === undefined) throw new PopSettled(undefined) // the earlier attempt did not commit: roll the record back
+    await store.rewind(this.turnlogSessionId, { from: last.id }, { expectedVersion: live.version, reason })
     // The ledger stays bounded: the record leaves the ledger's live list in this same transaction. That
     // is safe because no one reads a pop record from the live list: the only question ever asked about
     // it is the append above ("is this id stored?"), which the store answers from every id the session
     // ever stored, retracted or not (a known id with the same content is a duplicate: the id's claim in
     // turnlog.message_ids is never removed, docs/guarantees.md "Idempotency and conflicts"). So a later
     // attempt of this call still finds it, and what history transactions and clears read whole (the
-    // live list) holds only the generation and the operation records, however often the session pops.
+    // live list) holds only the generation, however often the session pops (operation records go the same way).
     // (The record is the ledger's last message: this transaction holds the ledger's lock since the append.)
     await store.rewind(this.ledgerSessionId, { from: pop.record.id }, { reason })
     pop.popped = last // before the commit, which may be ambiguous in turn

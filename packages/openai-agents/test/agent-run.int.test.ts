@@ -24,6 +24,7 @@ import { useProxiedStores, type TcpProxy } from '@turnlog/testing'
 import { TURNLOG_SESSION_REASONS, TurnlogSession } from '@turnlog/openai-agents'
 import { assistantMessage, compactionItem, userMessage } from './support/agent-items.js'
 import { FakeModel, modelFunctionCall, modelMessage } from './support/fake-model.js'
+import { ledgerRecords } from './support/ledger-records.js'
 import { STORE_KINDS, useStore } from './support/open-test-store.js'
 
 setTracingDisabled(true)
@@ -228,7 +229,7 @@ describe.each(STORE_KINDS)('run() with a TurnlogSession (%s)', (kind) => {
     expect(await session.getItems()).toHaveLength(1)
     expect(stored).toContain('preserve the discarded response input')
     expect(stored).not.toContain('secret')
-    const ledger = (await store.load(session.ledgerSessionId)).messages.map((m) => m.payload)
+    const ledger = await ledgerRecords(store, session.ledgerSessionId)
     expect(ledger).toEqual([expect.objectContaining({ kind: 'history_transaction', type: 'append_items' })])
   })
 
@@ -382,7 +383,7 @@ describe('a lost commit acknowledgement (Postgres, through a TCP proxy)', () => 
     expect(items).toHaveLength(1)
     expect(JSON.stringify(items)).not.toContain('secret')
     expect(await appendCounts(direct, session.turnlogSessionId)).toEqual([1])
-    expect((await direct.load(session.ledgerSessionId)).messages).toHaveLength(1)
+    expect(await ledgerRecords(direct, session.ledgerSessionId)).toHaveLength(1)
   })
 
   it('a commit that never happens (the server rolls back) before a compaction and a transaction: the retry applies each once', async () => {
@@ -408,7 +409,7 @@ describe('a lost commit acknowledgement (Postgres, through a TCP proxy)', () => 
     const events = await eventsOf(direct, session.turnlogSessionId)
     expect(events.filter((e) => e.type === 'messages_compacted')).toHaveLength(1)
     expect(await appendCounts(direct, session.turnlogSessionId)).toEqual(Array(5).fill(1))
-    expect((await direct.load(session.ledgerSessionId)).messages).toHaveLength(1)
+    expect(await ledgerRecords(direct, session.ledgerSessionId)).toHaveLength(1)
     expect((await audit(direct, session.turnlogSessionId)).findings).toEqual([])
   })
 })

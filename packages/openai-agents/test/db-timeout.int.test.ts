@@ -114,7 +114,7 @@ describe('DB_TIMEOUT in TurnlogSession writes (Postgres)', () => {
     )
   })
 
-  it('statement_timeout while the pop waits for the ledger lock: DB_TIMEOUT (57014), not retried, nothing popped; the retry pops one item', async () => {
+  it('statement_timeout while the pop waits for the conversation lock: DB_TIMEOUT (57014), not retried, nothing popped; the retry pops one item', async () => {
     // given
     const store = await openStore({ connectionString: db.connectionString, migrate: false, pool: { statement_timeout: 1_000 } })
     const retries: unknown[] = []
@@ -127,9 +127,10 @@ describe('DB_TIMEOUT in TurnlogSession writes (Postgres)', () => {
       await session.addItems([q1, q2, q3, q4])
       const [, , , last] = (await direct.load(session.turnlogSessionId)).messages.map((m) => m.id)
       const ledgerVersion = (await direct.getSession(session.ledgerSessionId)).version
-      const lock = await holdWriteLock(session.ledgerSessionId)
+      const lock = await holdWriteLock(session.turnlogSessionId)
 
-      // when: the pop's rewind is written, then its ledger record waits for the lock until the server cancels it
+      // when: the pop's ledger record is written (the ledger is locked first), then its rewind waits for the
+      // conversation's lock until the server cancels it
       let error: unknown
       try {
         error = await rejection(session.popItem())

@@ -14,6 +14,7 @@ import type { PostgresStore } from '@turnlog/postgres'
 import { HistoryLedger, TURNLOG_SESSION_REASONS, TurnlogSession } from '@turnlog/openai-agents'
 import { rejection } from '@turnlog/testing'
 import { assistantMessage, compactionItem, functionCall, functionResult, userMessage } from './support/agent-items.js'
+import { ledgerRecords } from './support/ledger-records.js'
 import { STORE_KINDS, useStore } from './support/open-test-store.js'
 
 async function eventsOf(store: PostgresStore, sessionId: string): Promise<StoredEvent[]> {
@@ -483,8 +484,9 @@ describe.each(STORE_KINDS)('TurnlogSession (%s)', (kind) => {
       // then
       const ids = (await stores.get().load(session.turnlogSessionId)).messages.map((m) => m.id)
       expect(ids).toEqual([0, 1].map((i) => HistoryLedger.itemId(session.turnlogSessionId, 'initial', 'op-ids', i)))
-      const ledger = (await stores.get().load(session.ledgerSessionId)).messages
-      expect(ledger.map((m) => m.payload)).toEqual([expect.objectContaining({ kind: 'history_transaction', operationId: 'op-ids' })])
+      const ledger = await ledgerRecords(stores.get(), session.ledgerSessionId)
+      expect(ledger).toEqual([expect.objectContaining({ kind: 'history_transaction', operationId: 'op-ids' })])
+      expect((await stores.get().load(session.ledgerSessionId)).messages).toEqual([]) // retracted in its own transaction
     })
 
     it('replace_suffix keeps the unchanged leading items of the replacement (same ids) and retracts the rest', async () => {
@@ -568,7 +570,7 @@ describe.each(STORE_KINDS)('TurnlogSession (%s)', (kind) => {
       expect(isTurnlogError(stale, 'VERSION_CONFLICT')).toBe(true)
       expect(await session.getItems()).toEqual(items)
       expect((await stores.get().getSession(session.turnlogSessionId)).version).toBe(version)
-      expect((await stores.get().load(session.ledgerSessionId)).messages).toEqual([])
+      expect(await ledgerRecords(stores.get(), session.ledgerSessionId)).toEqual([])
     })
 
     it('applyHistoryMutations without a matching call, or with no mutations, writes nothing', async () => {
