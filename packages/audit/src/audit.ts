@@ -73,17 +73,23 @@ function sortFindings(findings: Finding[]): Finding[] {
     .map(({ f }) => f)
 }
 
+/** The messages a compaction event covers, with their content hashes (read defensively: malformed entries are left out). */
+function coveredOf(e: StoredEvent): { id: string; contentHash: string | null }[] {
+  // a malformed event is the fold's to report, not a reason to fail the audit
+  if (e.type !== 'messages_compacted' || !Array.isArray(e.data.covered)) return []
+  return e.data.covered.flatMap((c: unknown) => {
+    if (typeof c !== 'object' || c === null || typeof (c as { id?: unknown }).id !== 'string') return []
+    const hash = (c as { contentHash?: unknown }).contentHash
+    return [{ id: (c as { id: string }).id, contentHash: typeof hash === 'string' ? hash : null }]
+  })
+}
+
 /** Summary message ids placed by compactions, each with the ids it covers. */
 function placedSummaries(events: readonly StoredEvent[]): Map<string, string[]> {
   const out = new Map<string, string[]>()
   for (const e of events) {
     if (e.type !== 'messages_compacted') continue
-    // read defensively: a malformed event is the fold's to report, not a reason to fail the audit
-    const covered = Array.isArray(e.data.covered)
-      ? e.data.covered.flatMap((c: unknown) =>
-          typeof c === 'object' && c !== null && typeof (c as { id?: unknown }).id === 'string' ? [(c as { id: string }).id] : [],
-        )
-      : []
+    const covered = coveredOf(e).map((c) => c.id)
     for (const id of Array.isArray(e.data.summary) ? e.data.summary : []) if (typeof id === 'string') out.set(id, covered)
   }
   return out
@@ -95,15 +101,18 @@ function placedSummaries(events: readonly StoredEvent[]): Map<string, string[]> 
  * no mark of it, so the ancestors' logs are read, nearest first and each up to the version it was
  * forked at (keyset pages, only compactions and appends of the copies' ids kept), until every copy is
  * traced to the session that appended it. An ancestor that cannot be read (gone, another tenant's
- * under row level security) ends the walk: the copies left are judged as plain messages.
+ * under row level security) ends the walk: the copies left are judged as plain messages. Also returns
+ * the messages those summaries cover, by id, with their content hashes (`covered`: the fork's log
+ * never held them; a history transcript of the fork does).
  */
 async function inheritedSummaries(
   store: SessionStore,
   sessionId: string,
   parent: SessionInfo['parent'],
   events: readonly StoredEvent[],
-): Promise<Map<string, string[]>> {
+): Promise<{ summaries: Map<string, string[]>; covered: Map<string, string> }> {
   const out = new Map<string, string[]>()
+  const coveredHashes = new Map<string, string>()
   const pending = new Set<string>()
   for (const e of events) {
     if (e.type === 'message_appended' && typeof e.data.inheritedFrom === 'string' && typeof e.messageId === 'string')
@@ -129,10 +138,16 @@ async function inheritedSummaries(
       throw error
     }
     for (const [id, covered] of placedSummaries(compactions)) if (pending.has(id)) out.set(id, covered)
+    for (const e of compactions) {
+      if (e.type !== 'messages_compacted') continue
+      const summary: unknown[] = Array.isArray(e.data.summary) ? e.data.summary : []
+      if (!summary.some((id) => typeof id === 'string' && out.has(id))) continue
+      for (const c of coveredOf(e)) if (c.contentHash !== null) coveredHashes.set(c.id, c.contentHash)
+    }
     for (const id of appendedHere) pending.delete(id)
     at = next
   }
-  return out
+  return { summaries: out, covered: coveredHashes }
 }
 
 /** Audits one session: reads its events once, then runs the selected checks on them. */
@@ -169,11 +184,13 @@ async function auditSession(
     bySeq: new Map(events.map((e) => [e.seq, e])),
     state,
     summaries: placedSummaries(events),
+    inheritedCovered: new Map(),
   }
   // a fork's inherited live list is judged like its parent's: the summaries the parent placed count here too
   if (state !== null && before.parent !== null && (checks.has('turns') || (checks.has('transcript') && transcript !== undefined))) {
     const inherited = await inheritedSummaries(store, sessionId, before.parent, events)
-    if (inherited.size > 0) audit = { ...audit, summaries: new Map([...inherited, ...audit.summaries]) }
+    if (inherited.summaries.size > 0)
+      audit = { ...audit, summaries: new Map([...inherited.summaries, ...audit.summaries]), inheritedCovered: inherited.covered }
   }
 
   const findings: Finding[] = []

@@ -2,6 +2,7 @@ import { contentHash, toMessage, type Message, type MessageRecord, type SessionS
 import type { Finding } from '../audit-report.js'
 import { appendOf, describePayload, makeFinding, type SessionAudit } from './make-finding.js'
 import { outOfOrder } from './out-of-order.js'
+import { revisionHashes } from './transcript-findings.js'
 
 /**
  * `live_divergence`: compares the agent's in-memory list (ephemeral scaffolding skipped) with the
@@ -9,7 +10,9 @@ import { outOfOrder } from './out-of-order.js'
  * `not_live_in_log` (the log rewound or compacted it, the agent still sends it), `content_differs`
  * (edited in memory without revise(), or an older revision), `not_in_memory` (the agent dropped a
  * message the log still has live; warning), `order` (shared messages in another order) and
- * `duplicate_in_memory` (one message, by id, held more than once: its later copies).
+ * `duplicate_in_memory` (one message, by id, held more than once: its later copies). A redacted
+ * message matches by its original content or by the redaction placeholder the log serves in its place
+ * ({@link revisionHashes}), as in the `transcript` check.
  */
 export function liveDivergenceFindings(audit: SessionAudit, state: SessionState, memory: readonly Message[]): Finding[] {
   const findings: Finding[] = []
@@ -61,8 +64,10 @@ export function liveDivergenceFindings(audit: SessionAudit, state: SessionState,
     }
     const hash = contentHash(m)
     const current = r.revisions[r.revisions.length - 1]?.contentHash
-    if (hash !== current) {
-      const older = r.revisions.findIndex((v) => v.contentHash === hash)
+    // a redacted message may be held as the placeholder the log serves now (revisionHashes)
+    const held = revisionHashes(audit, r)
+    if (held[held.length - 1]?.includes(hash) !== true) {
+      const older = held.findIndex((hashes) => hashes.includes(hash))
       findings.push(
         diverge(
           audit,

@@ -22,6 +22,12 @@ export interface SessionAudit {
   readonly state: SessionState | null
   /** Compaction summaries that were placed, by summary message id: the ids each one covers. */
   readonly summaries: ReadonlyMap<string, readonly string[]>
+  /**
+   * For a fork: the messages its ancestors compacted before it was forked, covered by a summary it
+   * inherited (in {@link summaries}), by id: their content hash. The fork's own log never held them;
+   * the `transcript` check matches them (a history transcript holds them). Empty otherwise.
+   */
+  readonly inheritedCovered: ReadonlyMap<string, string>
 }
 
 /** The parts of a finding a check supplies; `severity` defaults to the kind's registry severity. */

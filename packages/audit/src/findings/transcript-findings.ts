@@ -11,6 +11,11 @@ export interface ExternalMessage {
   readonly id: string | null
   readonly contentHash: string
   readonly payload: Readonly<Record<string, unknown>>
+  /**
+   * A turnlog message object marked `ephemeral: true` (runtime scaffolding: a "please continue" nudge,
+   * an "(empty)" sentinel): never persisted by design, so it is skipped, as `options.live` skips it.
+   */
+  readonly ephemeral: boolean
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -48,10 +53,13 @@ export function parseTranscript(items: readonly unknown[]): ExternalMessage[] {
     if (!isObject(item)) throw new TurnlogError('INVALID_INPUT', `transcript item #${index} is not an object`, { details: { index } })
     let id: string | null
     let payload: Record<string, unknown>
+    let ephemeral = false
     if (isObject(item['payload'])) {
       // a serializeMessage object names its message `id`; an export's event line `messageId`
       id = uuidOrNull(item['id'] ?? (item['kind'] === 'event' ? item['messageId'] : undefined))
       payload = item['payload']
+      // scaffolding declares itself (an envelope field); a provider message's fields are all content
+      ephemeral = item['ephemeral'] === true
     } else if (typeof item['role'] === 'string') {
       id = uuidOrNull(item['id'])
       const { id: _envelopeId, ...rest } = item
@@ -74,7 +82,7 @@ export function parseTranscript(items: readonly unknown[]): ExternalMessage[] {
     } catch (cause) {
       throw new TurnlogError('INVALID_INPUT', `transcript item #${index} is not JSON data`, { details: { index }, cause })
     }
-    return { index, id, contentHash: hash, payload }
+    return { index, id, contentHash: hash, payload, ephemeral }
   })
 }
 
@@ -89,22 +97,31 @@ function isRedacted(audit: SessionAudit, record: MessageRecord): boolean {
 }
 
 /**
- * The content hashes a transcript item may carry to be this message: the stored hash of every
- * revision (what was written, which a redaction keeps), and for a redacted message also the hash of
- * each revision's redaction placeholder (what the log serves now: `load()`, `toWire`). The placeholder
- * is hashed from a copy, not through the payload's memoised hash (the stored one).
+ * The content hashes under which each revision of a message (in order) may be held outside the log:
+ * the stored hash (what was written, which a redaction keeps), and for a redacted message also the
+ * hash of the revision's redaction placeholder (what the log serves now: `load()`, `toWire`, and a
+ * copy of it that lost the stored hash on the way, e.g. through `serializeMessage`). The placeholder
+ * is hashed from a copy, not through the payload's memoised hash (the stored one). Used by the
+ * `transcript` and `live` checks alike.
  */
-function knownHashes(audit: SessionAudit, record: MessageRecord): Set<string> {
-  const hashes = new Set<string>(record.revisions.map((v) => v.contentHash as string))
-  if (!isRedacted(audit, record)) return hashes
-  for (const v of record.revisions) {
+export function revisionHashes(audit: SessionAudit, record: MessageRecord): string[][] {
+  const redacted = isRedacted(audit, record)
+  return record.revisions.map((v) => {
+    const hashes = [v.contentHash as string]
+    if (!redacted) return hashes
     try {
-      hashes.add(contentHash({ payload: structuredClone(v.message.payload) }))
+      const placeholder = contentHash({ payload: structuredClone(v.message.payload) })
+      if (placeholder !== hashes[0]) hashes.push(placeholder)
     } catch {
       // a payload that cannot be hashed is matched by its stored hash only
     }
-  }
-  return hashes
+    return hashes
+  })
+}
+
+/** The content hashes a transcript item may carry to be this message: {@link revisionHashes}, any revision. */
+function knownHashes(audit: SessionAudit, record: MessageRecord): Set<string> {
+  return new Set(revisionHashes(audit, record).flat())
 }
 
 /**
@@ -114,7 +131,15 @@ function knownHashes(audit: SessionAudit, record: MessageRecord): Set<string> {
  * matched by id; items without one by content hash, in order (the first unmatched log message with
  * that content after the previous match). A message the log has but no longer live (rewound,
  * compacted) is not lost, and neither is a redacted one: it matches by its original content (which
- * was stored) and by the redaction placeholder the log serves in its place.
+ * was stored) and by the redaction placeholder the log serves in its place. Two refinements keep a
+ * healthy history clean:
+ * - a live message no item matched takes over an item that matched, by content, a message no longer
+ *   live with the same content (a retried turn: the rewound attempt and the re-sent message say the
+ *   same, and a transcript of what the model sees holds the re-sent one);
+ * - in a fork, a message an ancestor compacted before the fork ({@link SessionAudit.inheritedCovered},
+ *   which the fork's own log never held) is not lost: it matches by id or content, and makes the
+ *   inherited summary that covers it expected, as in the ancestor.
+ * Ephemeral items (scaffolding) are skipped.
  */
 export function transcriptFindings(audit: SessionAudit, state: SessionState, transcript: readonly ExternalMessage[]): Finding[] {
   const findings: Finding[] = []
@@ -132,12 +157,38 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
   const firstSeq = (r: MessageRecord): number => r.events[0] ?? 0
   const matched = new Map<string, ExternalMessage>()
   const matches: { item: ExternalMessage; record: MessageRecord }[] = []
+  // messages an ancestor compacted before the fork (not in this log), by content, and those an item matched
+  const ancestralByHash = new Map<string, string[]>()
+  for (const [id, hash] of audit.inheritedCovered) {
+    const ids = ancestralByHash.get(hash)
+    if (ids) ids.push(id)
+    else ancestralByHash.set(hash, [id])
+  }
+  const matchedAncestral = new Set<string>()
+  const ancestral = (hash: string): string | undefined => ancestralByHash.get(hash)?.find((id) => !matchedAncestral.has(id))
   let cursor = 0
 
   for (const item of transcript) {
+    // scaffolding is sent to the model, never persisted: its absence from the log is no lost turn
+    if (item.ephemeral) continue
     let record: MessageRecord | undefined
     if (item.id !== null) {
       record = state.messages.get(item.id as never)
+      const ancestralHash = record ? undefined : audit.inheritedCovered.get(item.id)
+      if (ancestralHash !== undefined) {
+        matchedAncestral.add(item.id)
+        if (ancestralHash !== item.contentHash) {
+          findings.push(
+            makeFinding('lost_turn', audit.sessionId, {
+              severity: 'error',
+              messageIds: [item.id],
+              explanation: `transcript item #${item.index}: an ancestor of this fork compacted message ${item.id} but never stored this content (${describePayload(item.payload)}): changed without a revision`,
+              evidence: { index: item.index, reason: 'content_not_stored', contentHash: item.contentHash, storedHashes: [ancestralHash] },
+            }),
+          )
+        }
+        continue
+      }
       if (!record) {
         findings.push(
           lost(
@@ -167,7 +218,14 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
       }
     } else {
       const candidates = (byHash.get(item.contentHash) ?? []).filter((r) => !matched.has(r.id))
-      record = candidates.find((r) => firstSeq(r) > cursor) ?? candidates[0]
+      record = candidates.find((r) => firstSeq(r) > cursor)
+      // before this log's earlier copies: a message an ancestor compacted, which precedes the fork
+      const fromAncestor = record === undefined ? ancestral(item.contentHash) : undefined
+      if (fromAncestor !== undefined) {
+        matchedAncestral.add(fromAncestor)
+        continue
+      }
+      record ??= candidates[0]
       if (!record) {
         const inLog = byHash.get(item.contentHash)?.length ?? 0
         findings.push(
@@ -188,13 +246,14 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
     matches.push({ item, record })
     cursor = Math.max(cursor, firstSeq(record))
   }
+  rematchLiveCopies(audit, state, hashesOf, matched, matches)
 
   // live messages the transcript lacks; a placed summary is expected when the transcript has what it covers
   const liveIndex = new Map<string, number>(state.live.map((id, i) => [id, i]))
   for (const id of state.live) {
     if (matched.has(id)) continue
     const covered = audit.summaries.get(id)
-    if (covered?.some((c) => matched.has(c))) continue
+    if (covered?.some((c) => matched.has(c) || matchedAncestral.has(c))) continue
     const r = state.messages.get(id)
     if (!r) continue
     const role = previewOf(r.message).role
@@ -226,6 +285,54 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
     )
   }
   return findings
+}
+
+/**
+ * Gives each live message no item matched the item that matched, by content only, a message that is
+ * no longer live with the same content: a retried turn (a user message rewound with its failed
+ * attempt and sent again under a new id) leaves two stored copies, and a transcript of what the model
+ * sees holds the live one; the greedy match took the earlier. Of such items, the one matched to the
+ * latest copy appended before the live message is taken (the attempt it replaced), else the first.
+ * An item that matched by id, or a live message, is never moved: a history transcript that holds both
+ * copies keeps both matches; nor is an item moved to a placed summary (a compaction's carried-forward
+ * copy of a covered message), which the messages it covers make expected.
+ */
+function rematchLiveCopies(
+  audit: SessionAudit,
+  state: SessionState,
+  hashesOf: ReadonlyMap<string, ReadonlySet<string>>,
+  matched: Map<string, ExternalMessage>,
+  matches: { item: ExternalMessage; record: MessageRecord }[],
+): void {
+  type Match = (typeof matches)[number]
+  const firstSeq = (r: MessageRecord): number => r.events[0] ?? 0
+  // the movable matches (by content, to a message no longer live), by the item's content hash
+  const movable = new Map<string, Match[]>()
+  for (const m of matches) {
+    if (m.item.id !== null || m.record.state === 'live') continue
+    const list = movable.get(m.item.contentHash)
+    if (list) list.push(m)
+    else movable.set(m.item.contentHash, [m])
+  }
+  if (movable.size === 0) return
+  for (const id of state.live) {
+    const live = state.messages.get(id)
+    // a placed summary (a compaction's carried copy too) is expected by what it covers, never moved to
+    if (live === undefined || matched.has(id) || audit.summaries.has(id)) continue
+    const candidates = [...(hashesOf.get(id) ?? [])].flatMap((hash) => movable.get(hash) ?? [])
+    let chosen: Match | undefined
+    for (const m of candidates) {
+      const seq = firstSeq(m.record)
+      if (seq < firstSeq(live) && (chosen === undefined || seq > firstSeq(chosen.record))) chosen = m
+    }
+    chosen ??= candidates[0]
+    if (chosen === undefined) continue
+    const list = movable.get(chosen.item.contentHash) ?? []
+    list.splice(list.indexOf(chosen), 1)
+    matched.delete(chosen.record.id)
+    matched.set(id, chosen.item)
+    chosen.record = live
+  }
 }
 
 function lost(audit: SessionAudit, item: ExternalMessage, reason: string, explanation: string): Finding {
