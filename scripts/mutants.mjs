@@ -1040,4 +1040,13 @@ export const MUTANTS = [
     tests: ['packages/audit/test/audit-adversarial.int.test.ts'],
     name: 'A4: memory holding',
   },
+  {
+    id: 'unreadable-argument-names-function',
+    invariant:
+      'errors: an argument that cannot be read (a revoked Proxy) is INVALID_INPUT naming the argument in details.field (contentHash: value), never the function',
+    file: `${CORE}/content-hash.ts`,
+    search: "return guardInput('value', () => hashOf(value))",
+    replace: "return guardInput('contentHash', () => hashOf(value))",
+    tests: [`${CORE_TEST}/invalid-input-fields.test.ts`],
+  },
 ]

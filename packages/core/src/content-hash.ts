@@ -40,7 +40,7 @@ function remember(payload: object, hash: ContentHash): void {
  * longer than the longest string JavaScript can hold (2^29 − 24 UTF-16 code units in V8).
  */
 export function canonicalJson(value: unknown): string {
-  return guardInput('canonicalJson', () => {
+  return guardInput('value', () => {
     try {
       return canonical(value, 0)
     } catch (error) {
@@ -142,7 +142,7 @@ export function contentHash(value: ChatMessage | { readonly payload: unknown }):
       details: { field: 'value' },
     })
   }
-  return guardInput('contentHash', () => hashOf(value))
+  return guardInput('value', () => hashOf(value))
 }
 
 function hashOf(value: ChatMessage | { readonly payload: unknown }): ContentHash {
@@ -171,7 +171,7 @@ export function payloadContentHash(payload: object, sha256Hex: (text: string) =>
     throw new TurnlogError('INVALID_INPUT', 'payloadContentHash needs a payload object', { details: { field: 'payload' } })
   if (typeof sha256Hex !== 'function')
     throw new TurnlogError('INVALID_INPUT', 'payloadContentHash needs a digest function', { details: { field: 'sha256Hex' } })
-  return guardInput('payloadContentHash', () => hashPayload(payload, sha256Hex))
+  return guardInput('payload', () => hashPayload(payload, sha256Hex))
 }
 
 const HEX64 = /^[0-9a-f]{64}$/

@@ -105,7 +105,7 @@ export function foldSession(events: Iterable<StoredEvent>, options: FoldOptions 
     throw new TurnlogError('INVALID_INPUT', 'foldSession needs an iterable of stored events', { details: { field: 'events' } })
   }
   // a malformed event (not what a store returns) is the caller's input: INVALID_INPUT, never a TypeError
-  return guardInput('foldSession', () => fold(events, checked))
+  return guardInput('events', () => fold(events, checked))
 }
 
 const FoldOptionsSchema = z.looseObject({ at: z.number().int().nonnegative().optional() })
@@ -187,12 +187,12 @@ function fold(events: Iterable<StoredEvent>, options: FoldOptions): SessionState
 /** The live list of a folded state as messages, in order. */
 export function liveMessages(state: SessionState): Message[] {
   checkState(state, 'liveMessages')
-  return guardInput('liveMessages', () => liveOf(state))
+  return guardInput('state', () => liveOf(state))
 }
 
 function checkState(state: unknown, what: string): void {
   const s = state as { live?: unknown; messages?: unknown } | null
-  if (typeof s !== 'object' || s === null || !guardInput(what, () => Array.isArray(s.live) && s.messages instanceof Map)) {
+  if (typeof s !== 'object' || s === null || !guardInput('state', () => Array.isArray(s.live) && s.messages instanceof Map)) {
     throw new TurnlogError('INVALID_INPUT', `${what} needs a folded SessionState`, { details: { field: 'state' } })
   }
 }
@@ -226,7 +226,7 @@ export interface TranscriptEntry {
  */
 export function transcriptOf(state: SessionState): TranscriptEntry[] {
   checkState(state, 'transcriptOf')
-  return guardInput('transcriptOf', () => transcriptEntries(state))
+  return guardInput('state', () => transcriptEntries(state))
 }
 
 function transcriptEntries(state: SessionState): TranscriptEntry[] {

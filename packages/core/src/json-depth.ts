@@ -20,7 +20,7 @@ export function jsonDepth(value: unknown, stopAbove: number = MAX_JSON_DEPTH): n
   checkLimit(stopAbove, 'stopAbove')
   if (typeof value !== 'object' || value === null) return 0
   // a throwing getter or Proxy trap in the value is the caller's input: INVALID_INPUT, not a raw error
-  return guardInput('jsonDepth', () => measure(value, stopAbove))
+  return guardInput('value', () => measure(value, stopAbove))
 }
 
 function checkLimit(limit: unknown, field: string): void {

@@ -117,7 +117,7 @@ class MessageMark extends ObjectStamp {
  * `INVALID_MESSAGE` with the zod issues in `details.issues`.
  */
 export function parseChatMessage(payload: unknown): ChatMessage {
-  return guardInput('parseChatMessage', () => parsePayload(payload, DEFAULT_MESSAGE_FORMAT) as ChatMessage)
+  return guardInput('payload', () => parsePayload(payload, DEFAULT_MESSAGE_FORMAT) as ChatMessage)
 }
 
 /**
@@ -128,7 +128,7 @@ export function parseChatMessage(payload: unknown): ChatMessage {
 export function parseFormatPayload(payload: unknown, format?: string): unknown {
   if (format !== undefined && typeof format !== 'string')
     throw new TurnlogError('INVALID_INPUT', 'format must be a string', { details: { field: 'format' } })
-  return guardInput('parseFormatPayload', () => parsePayload(payload, format))
+  return guardInput('payload', () => parsePayload(payload, format))
 }
 
 /** A frozen copy of a `meta` value: a JSON object. Throws `INVALID_MESSAGE` for anything else. */
@@ -303,7 +303,7 @@ function create(payload: unknown, options: CreateOptions): Message {
  */
 export function toMessage<P = ChatMessage>(value: unknown): Message<P> {
   if (typeof value === 'object' && value !== null && MessageMark.has(value)) return value as Message<P>
-  return guardInput('toMessage', () => rebuild(value)) as Message<P>
+  return guardInput('message', () => rebuild(value)) as Message<P>
 }
 
 function rebuild(value: unknown): Message {
@@ -387,7 +387,7 @@ export function restoreMessage(parts: {
   // trusted parts (a store's own rows), but still never a raw TypeError on garbage
   if (typeof parts !== 'object' || parts === null)
     throw new TurnlogError('INVALID_INPUT', 'restoreMessage needs { id, payload, createdAt }', { details: { field: 'parts' } })
-  return guardInput('restoreMessage', () => restore(parts))
+  return guardInput('parts', () => restore(parts))
 }
 
 function restore(parts: Parameters<typeof restoreMessage>[0]): Message {
@@ -446,7 +446,7 @@ export function serializeMessage(message: Message<unknown>): string {
       details: { field: 'message' },
     })
   }
-  return guardInput('serializeMessage', () => JSON.stringify(isMessage(message) ? message : toMessage(message)))
+  return guardInput('message', () => JSON.stringify(isMessage(message) ? message : toMessage(message)))
 }
 
 /** Parses the output of {@link serializeMessage} back into an identical, validated message. */

@@ -68,7 +68,7 @@ export interface ToolPairing {
 /** The ids of an assistant message's tool calls (`id`, or `call_id` where a provider uses it). */
 export function toolCallIds(payload: ChatMessage): string[] {
   checkPayload(payload, 'toolCallIds')
-  return guardInput('toolCallIds', () => callIds(payload))
+  return guardInput('payload', () => callIds(payload))
 }
 
 function callIds(payload: ChatMessage): string[] {
@@ -78,7 +78,7 @@ function callIds(payload: ChatMessage): string[] {
 /** The call id a tool result answers (`tool_call_id`, or `call_id`), or undefined. */
 export function toolResultId(payload: ChatMessage): string | undefined {
   checkPayload(payload, 'toolResultId')
-  return guardInput('toolResultId', () => resultId(payload))
+  return guardInput('payload', () => resultId(payload))
 }
 
 function resultId(payload: ChatMessage): string | undefined {
@@ -168,7 +168,7 @@ export interface PairingInput {
 export function toolPairing(messages: readonly PairingInput[]): ToolPairing {
   if (!guardInput('messages', () => Array.isArray(messages)))
     throw new TurnlogError('INVALID_INPUT', 'toolPairing needs an array of messages', { details: { field: 'messages' } })
-  return guardInput('toolPairing', () => {
+  return guardInput('messages', () => {
     for (const m of messages) {
       if (typeof m !== 'object' || m === null || typeof m.payload !== 'object' || m.payload === null) {
         throw new TurnlogError('INVALID_INPUT', 'toolPairing needs messages with a payload object', { details: { field: 'messages' } })
@@ -186,7 +186,7 @@ export function toolPairing(messages: readonly PairingInput[]): ToolPairing {
  * Internal (`@turnlog/core/internal`): a caller's list goes through {@link toolPairing}.
  */
 export function toolPairingOfDistinct(messages: readonly PairingInput[]): ToolPairing {
-  return guardInput('toolPairing', () => pairing(messages))
+  return guardInput('messages', () => pairing(messages))
 }
 
 /**

@@ -5,7 +5,28 @@
  * `canonicalJson` or `checkJsonDepth` were refused without naming what was at fault.
  */
 import { describe, expect, it } from '@jest/globals'
-import { canonicalJson, checkJsonDepth, createMessage, isTurnlogError, parseMessage, toMessage } from '@turnlog/core'
+import {
+  canonicalJson,
+  checkJsonDepth,
+  contentHash,
+  createMessage,
+  foldSession,
+  isTurnlogError,
+  jsonDepth,
+  liveMessages,
+  parseChatMessage,
+  parseFormatPayload,
+  parseMessage,
+  restoreMessage,
+  serializeMessage,
+  toMessage,
+  toolCallIds,
+  toolPairing,
+  toolResultId,
+  transcriptOf,
+  type SessionState,
+  type StoredEvent,
+} from '@turnlog/core'
 
 /** Code and `details.field` of what `call` threw (`'returned'` when it did not). */
 function refusal(call: () => unknown): unknown {
@@ -54,5 +75,43 @@ describe('a malformed argument is refused naming it in details.field', () => {
 
     // then
     expect(isTurnlogError(error) && error.details).toMatchObject({ what: 'metadata', field: 'metadata', limit: 64 })
+  })
+})
+
+/** A value every read of which throws (a revoked Proxy). */
+function unreadable(): never {
+  const { proxy, revoke } = Proxy.revocable({}, {})
+  revoke()
+  return proxy as never
+}
+
+describe('an argument that cannot be read is INVALID_INPUT naming that argument, never the function', () => {
+  it.each<[string, () => unknown, string]>([
+    ['toMessage', () => toMessage(unreadable()), 'message'],
+    ['serializeMessage', () => serializeMessage(unreadable()), 'message'],
+    ['contentHash', () => contentHash(unreadable()), 'value'],
+    ['canonicalJson', () => canonicalJson(unreadable()), 'value'],
+    ['jsonDepth', () => jsonDepth(unreadable()), 'value'],
+    ['parseChatMessage', () => parseChatMessage(unreadable()), 'payload'],
+    ['parseFormatPayload', () => parseFormatPayload(unreadable(), 'openai-chat'), 'payload'],
+    ['restoreMessage', () => restoreMessage(unreadable()), 'parts'],
+    ['toolCallIds', () => toolCallIds(unreadable()), 'payload'],
+    ['toolResultId', () => toolResultId(unreadable()), 'payload'],
+    ['toolPairing', () => toolPairing([unreadable()]), 'messages'],
+    [
+      'foldSession',
+      () =>
+        foldSession({
+          [Symbol.iterator]: (): Iterator<StoredEvent> => {
+            throw new Error('the log reader failed')
+          },
+        }),
+      'events',
+    ],
+    ['liveMessages', () => liveMessages(unreadable() as SessionState), 'state'],
+    ['transcriptOf', () => transcriptOf(unreadable() as SessionState), 'state'],
+  ])('%s', (_name, call, field) => {
+    // when / then
+    expect(refusal(call)).toEqual({ code: 'INVALID_INPUT', field })
   })
 })
