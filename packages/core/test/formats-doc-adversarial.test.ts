@@ -39,31 +39,9 @@ import {
   toolPairing,
   type Message,
 } from '../src/index.js'
-
-/** NUL, a lone surrogate, an astral character and a right-to-left override: text real tool output holds. */
-const HOSTILE = 'c\u0000\ud800\u{1F600}\u202eתל'
+import { HOSTILE_TEXT, sameRealmClone } from '@turnlog/testing'
 
 const fn = { name: 'read_file', arguments: '{"path":"README.md"}' }
-
-/**
- * What `structuredClone` makes of a value in the realm the application runs in: fresh plain objects and
- * arrays, own enumerable keys, no brand, nothing frozen. (Jest's `structuredClone` builds its objects
- * in the host realm, which core refuses as not plain data, so the clone is written out here.)
- */
-function sameRealmClone<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v: unknown) => sameRealmClone(v)) as T
-  if (typeof value !== 'object' || value === null) return value
-  const out: Record<string, unknown> = {}
-  for (const key of Object.keys(value)) {
-    Object.defineProperty(out, key, {
-      value: sameRealmClone((value as Record<string, unknown>)[key]),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    })
-  }
-  return out as T
-}
 
 /** The code and details of the error `f` throws (fails when it throws none, or something else than a TurnlogError). */
 function thrown(f: () => unknown): { code: string; field: unknown } {
@@ -92,7 +70,7 @@ describe('docs/formats.md, attacked: copies of a message', () => {
   it('a spread, a frozen spread, a JSON round trip and a structured clone keep id, format, meta and content hash, and toWire sends them once', () => {
     // given a message with hostile text, provider extras and meta, and every copy a runtime makes of it
     const m = createMessage(
-      { role: 'assistant', content: HOSTILE, reasoning_content: '\udfff', provider_specific_fields: { a: [null, {}] } },
+      { role: 'assistant', content: HOSTILE_TEXT, reasoning_content: '\udfff', provider_specific_fields: { a: [null, {}] } },
       { meta: { model: 'm\u{1F600}\u202e', usage: { total: 3 } } },
     )
     const copies: unknown[] = [{ ...m }, Object.freeze({ ...m }), JSON.parse(JSON.stringify(m)), sameRealmClone(m)]
@@ -172,11 +150,11 @@ describe('docs/formats.md, attacked: call_id where OpenAI wants id / tool_call_i
       role: 'assistant',
       content: null,
       tool_calls: [
-        { call_id: HOSTILE, type: 'function', function: fn },
+        { call_id: HOSTILE_TEXT, type: 'function', function: fn },
         { call_id: 'call_2', type: 'function', function: fn },
       ],
     })
-    const result = createMessage({ role: 'tool', call_id: HOSTILE, content: 'done' })
+    const result = createMessage({ role: 'tool', call_id: HOSTILE_TEXT, content: 'done' })
 
     // when
     const pairing = toolPairing([call, result])
@@ -194,22 +172,22 @@ describe('docs/formats.md, attacked: call_id where OpenAI wants id / tool_call_i
       role: 'assistant',
       content: null,
       tool_calls: [
-        { id: HOSTILE, type: 'function', function: fn },
-        { call_id: HOSTILE, type: 'function', function: fn },
+        { id: HOSTILE_TEXT, type: 'function', function: fn },
+        { call_id: HOSTILE_TEXT, type: 'function', function: fn },
       ],
     })
-    const result = createMessage({ role: 'tool', tool_call_id: HOSTILE, content: 'done' })
+    const result = createMessage({ role: 'tool', tool_call_id: HOSTILE_TEXT, content: 'done' })
 
     // when
     const pairing = toolPairing([call, result])
     const wire = toWire([call, result], { repairPairing: true })
 
     // then
-    expect(pairing.duplicateCalls).toEqual([{ toolCallId: HOSTILE, messageIds: [call.id, call.id] }])
+    expect(pairing.duplicateCalls).toEqual([{ toolCallId: HOSTILE_TEXT, messageIds: [call.id, call.id] }])
     expect(pairing.unanswered).toEqual([])
     expect(pairing.duplicates).toEqual([])
     expect(wire).toEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: HOSTILE, type: 'function', function: fn }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: HOSTILE_TEXT, type: 'function', function: fn }] },
       result.payload,
     ])
   })
@@ -220,32 +198,32 @@ describe('docs/formats.md, attacked: call_id where OpenAI wants id / tool_call_i
       role: 'assistant',
       content: null,
       tool_calls: [
-        { id: HOSTILE, type: 'function', function: fn },
-        { id: `${HOSTILE}_2`, type: 'function', function: fn },
+        { id: HOSTILE_TEXT, type: 'function', function: fn },
+        { id: `${HOSTILE_TEXT}_2`, type: 'function', function: fn },
       ],
     })
-    const r1 = createMessage({ role: 'tool', tool_call_id: HOSTILE, content: 'r1' })
-    const r2 = createMessage({ role: 'tool', tool_call_id: `${HOSTILE}_2`, content: 'r2' })
+    const r1 = createMessage({ role: 'tool', tool_call_id: HOSTILE_TEXT, content: 'r1' })
+    const r2 = createMessage({ role: 'tool', tool_call_id: `${HOSTILE_TEXT}_2`, content: 'r2' })
     const again = createMessage({
       role: 'assistant',
       content: null,
-      tool_calls: [{ id: HOSTILE, call_id: HOSTILE, type: 'function', function: fn }],
+      tool_calls: [{ id: HOSTILE_TEXT, call_id: HOSTILE_TEXT, type: 'function', function: fn }],
     })
-    const r3 = createMessage({ role: 'tool', call_id: HOSTILE, content: 'r3' })
+    const r3 = createMessage({ role: 'tool', call_id: HOSTILE_TEXT, content: 'r3' })
 
     // when
     const list = [first, r1, r2, again, r3]
     const wire = toWire(list, { repairPairing: true })
 
     // then the second call of the id is sent as `${id}_2_` (`${id}_2` is taken), in the call (its id) and in its result (its call_id)
-    expect(toolPairing(list).reusedCalls).toEqual([{ toolCallId: HOSTILE, messageIds: [first.id, again.id] }])
+    expect(toolPairing(list).reusedCalls).toEqual([{ toolCallId: HOSTILE_TEXT, messageIds: [first.id, again.id] }])
     expect(wire.slice(0, 3)).toEqual([first.payload, r1.payload, r2.payload])
     expect(wire[3]).toEqual({
       role: 'assistant',
       content: null,
-      tool_calls: [{ id: `${HOSTILE}_2_`, call_id: HOSTILE, type: 'function', function: fn }],
+      tool_calls: [{ id: `${HOSTILE_TEXT}_2_`, call_id: HOSTILE_TEXT, type: 'function', function: fn }],
     })
-    expect(wire[4]).toEqual({ role: 'tool', call_id: `${HOSTILE}_2_`, content: 'r3' })
+    expect(wire[4]).toEqual({ role: 'tool', call_id: `${HOSTILE_TEXT}_2_`, content: 'r3' })
     expect(toolPairing(wire.map((payload, i) => ({ id: `m${i}` as Message['id'], payload }))).ok).toBe(true)
   })
 })
@@ -254,13 +232,13 @@ describe('docs/formats.md, attacked: pairing across formats', () => {
   it('a chat call answered by Anthropic tool_result blocks: a reused hostile id is renamed in both formats, a third result is left out of its turn (its text kept), the last call answered in chat', () => {
     // given chat calls of one id answered by Anthropic user turns carrying a result and text
     const call = (): Message =>
-      createMessage({ role: 'assistant', content: null, tool_calls: [{ id: HOSTILE, type: 'function', function: fn }] })
+      createMessage({ role: 'assistant', content: null, tool_calls: [{ id: HOSTILE_TEXT, type: 'function', function: fn }] })
     const answer = (text: string): Message<object> =>
       createMessage<object>(
         {
           role: 'user',
           content: [
-            { type: 'tool_result', tool_use_id: HOSTILE, content: text },
+            { type: 'tool_result', tool_use_id: HOSTILE_TEXT, content: text },
             { type: 'text', text: 'next' },
           ],
         },
@@ -273,8 +251,8 @@ describe('docs/formats.md, attacked: pairing across formats', () => {
     const wire = toWire(list, { repairPairing: true }) as unknown[]
 
     // then every call of the id is its own call, sent under its own id in the call and in its result
-    expect(pairing.reusedCalls).toEqual([{ toolCallId: HOSTILE, messageIds: [list[0]?.id, list[2]?.id, list[5]?.id] }])
-    expect(pairing.duplicates).toEqual([{ toolCallId: HOSTILE, messageIds: [list[3]?.id, list[4]?.id] }])
+    expect(pairing.reusedCalls).toEqual([{ toolCallId: HOSTILE_TEXT, messageIds: [list[0]?.id, list[2]?.id, list[5]?.id] }])
+    expect(pairing.duplicates).toEqual([{ toolCallId: HOSTILE_TEXT, messageIds: [list[3]?.id, list[4]?.id] }])
     const result = (id: string, text: string): object => ({
       role: 'user',
       content: [
@@ -284,13 +262,13 @@ describe('docs/formats.md, attacked: pairing across formats', () => {
     })
     const sent = (id: string): object => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: fn }] })
     expect(wire).toEqual([
-      sent(HOSTILE),
-      result(HOSTILE, 'r1'),
-      sent(`${HOSTILE}_2`),
-      result(`${HOSTILE}_2`, 'r2'),
+      sent(HOSTILE_TEXT),
+      result(HOSTILE_TEXT, 'r1'),
+      sent(`${HOSTILE_TEXT}_2`),
+      result(`${HOSTILE_TEXT}_2`, 'r2'),
       { role: 'user', content: [{ type: 'text', text: 'next' }] },
-      sent(`${HOSTILE}_3`),
-      { role: 'tool', tool_call_id: `${HOSTILE}_3`, content: INTERRUPTED_TOOL_RESULT },
+      sent(`${HOSTILE_TEXT}_3`),
+      { role: 'tool', tool_call_id: `${HOSTILE_TEXT}_3`, content: INTERRUPTED_TOOL_RESULT },
     ])
   })
 })
@@ -303,8 +281,8 @@ describe('docs/formats.md, attacked: what is kept', () => {
       content: [
         { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'high' } },
         { type: 'input_audio', input_audio: { data: '', format: 'wav' } },
-        { type: 'x-new-part', payload: { '\u0000': [null, HOSTILE] } },
-        { type: 'text', text: HOSTILE },
+        { type: 'x-new-part', payload: { '\u0000': [null, HOSTILE_TEXT] } },
+        { type: 'text', text: HOSTILE_TEXT },
       ],
       name: 'alice',
     })
@@ -330,7 +308,7 @@ describe('docs/formats.md, attacked: what is kept', () => {
     expect(readingFormat('openai-chat').preview(user.payload)).toEqual({
       role: 'user',
       kind: 'text',
-      text: `[image_url] [input_audio] [x-new-part] ${HOSTILE}`,
+      text: `[image_url] [input_audio] [x-new-part] ${HOSTILE_TEXT}`,
     })
   })
 
@@ -366,7 +344,7 @@ describe('docs/formats.md, attacked: what is kept', () => {
 describe('docs/formats.md, attacked: openai-responses type null', () => {
   it('{ type: null, id } is an item_reference (the SDK allows the null there); { type: null, role, content } is INVALID_MESSAGE at type', () => {
     // given
-    const reference = createMessage<object>({ type: null, id: `msg_${HOSTILE}` }, { format: 'openai-responses' })
+    const reference = createMessage<object>({ type: null, id: `msg_${HOSTILE_TEXT}` }, { format: 'openai-responses' })
 
     // when
     const refused = thrownIssues(() => createMessage<object>({ type: null, role: 'user', content: 'x' }, { format: 'openai-responses' }))
@@ -374,7 +352,7 @@ describe('docs/formats.md, attacked: openai-responses type null', () => {
     // then the reference is read as one: it pairs nothing and is sent as stored
     expect(readingFormat('openai-responses').preview(reference.payload)).toMatchObject({ kind: 'item_reference' })
     expect(toolPairing([reference]).ok).toBe(true)
-    expect(toWire([reference])).toEqual([{ type: null, id: `msg_${HOSTILE}` }])
+    expect(toWire([reference])).toEqual([{ type: null, id: `msg_${HOSTILE_TEXT}` }])
     expect(refused).toEqual({ code: 'INVALID_MESSAGE', format: 'openai-responses', paths: [['type']] })
   })
 })

@@ -49,28 +49,9 @@ import {
 } from '@turnlog/core'
 import { openStore, splitByBatchBytes, type PostgresStore } from '@turnlog/postgres'
 import { logStatements } from './support/statement-log.js'
-import { STORE_KINDS, caught, useTestStore, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
-
-/** NUL, a lone surrogate, an astral character and a right-to-left override: text real tool output holds. */
-const HOSTILE = 'c\u0000\ud800\u{1F600}\u202eתל'
+import { HOSTILE_TEXT, STORE_KINDS, caught, sameRealmClone, useTestStore, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
 
 const fn = { name: 'read_file', arguments: '{"path":"README.md"}' }
-
-/** What `structuredClone` makes in the application's realm (Jest's builds host-realm objects): fresh plain objects, no brand. */
-function sameRealmClone<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v: unknown) => sameRealmClone(v)) as T
-  if (typeof value !== 'object' || value === null) return value
-  const out: Record<string, unknown> = {}
-  for (const key of Object.keys(value)) {
-    Object.defineProperty(out, key, {
-      value: sameRealmClone((value as Record<string, unknown>)[key]),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    })
-  }
-  return out as T
-}
 
 async function eventsOf(store: PostgresStore, sessionId: string): Promise<StoredEvent[]> {
   const out: StoredEvent[] = []
@@ -90,13 +71,13 @@ describe.each(STORE_KINDS)('docs/formats.md, attacked, in the store (%s)', (kind
         role: 'assistant',
         content: null,
         tool_calls: [
-          { id: HOSTILE, type: 'function', function: fn },
-          { id: `${HOSTILE}\u0000open`, type: 'function', function: fn },
+          { id: HOSTILE_TEXT, type: 'function', function: fn },
+          { id: `${HOSTILE_TEXT}\u0000open`, type: 'function', function: fn },
         ],
       },
       { meta: { model: 'm\u{1F600}' } },
     )
-    const result = createMessage({ role: 'tool', call_id: HOSTILE, content: `secret ${HOSTILE}` })
+    const result = createMessage({ role: 'tool', call_id: HOSTILE_TEXT, content: `secret ${HOSTILE_TEXT}` })
     await store.append(sid, [call, result])
 
     // when
@@ -108,13 +89,13 @@ describe.each(STORE_KINDS)('docs/formats.md, attacked, in the store (%s)', (kind
 
     // then the ids are what was given, and they pair as given
     expect(JSON.stringify(loaded.map((m) => m.payload))).toBe(JSON.stringify([call.payload, result.payload]))
-    expect(toolPairing(loaded).unanswered).toEqual([{ messageId: call.id, toolCallId: `${HOSTILE}\u0000open` }])
+    expect(toolPairing(loaded).unanswered).toEqual([{ messageId: call.id, toolCallId: `${HOSTILE_TEXT}\u0000open` }])
     expect(toolPairing(loaded).orphans).toEqual([])
     const unanswered = report.findings.filter((f) => f.kind === 'unanswered_tool_call')
     expect(unanswered).toHaveLength(1)
-    expect(JSON.stringify(unanswered[0])).toContain(JSON.stringify(`${HOSTILE}\u0000open`).slice(1, -1))
+    expect(JSON.stringify(unanswered[0])).toContain(JSON.stringify(`${HOSTILE_TEXT}\u0000open`).slice(1, -1))
     // and the redacted result still answers its call: only its content changed
-    expect(redacted[1]?.payload).toEqual({ role: 'tool', call_id: HOSTILE, content: '[redacted]' })
+    expect(redacted[1]?.payload).toEqual({ role: 'tool', call_id: HOSTILE_TEXT, content: '[redacted]' })
     expect(toolPairing(redacted)).toEqual(toolPairing(loaded))
     const wireAfter = toWire(redacted, { repairPairing: true })
     expect(wireAfter).toEqual(wireBefore.map((w, i) => (i === 1 ? { ...w, content: '[redacted]' } : w)))
@@ -150,7 +131,7 @@ describe.each(STORE_KINDS)('docs/formats.md, attacked, in the store (%s)', (kind
     // given a stored message with hostile text and meta
     const sid = await store.createSession()
     const m = createMessage(
-      { role: 'assistant', content: HOSTILE, reasoning_content: '\udfff', provider_specific_fields: { '\u0000': [null, {}] } },
+      { role: 'assistant', content: HOSTILE_TEXT, reasoning_content: '\udfff', provider_specific_fields: { '\u0000': [null, {}] } },
       { meta: { model: 'first', latencyMs: 120 } },
     )
     await store.append(sid, [m])
@@ -165,7 +146,7 @@ describe.each(STORE_KINDS)('docs/formats.md, attacked, in the store (%s)', (kind
     ]
     const appended = await store.append(sid, copies)
     const flushed = await store.flush(sid, [sameRealmClone(m), { ...m, meta: { model: 'flush' } }])
-    const edited = await caught(store.append(sid, [{ ...m, payload: { ...m.payload, content: `${HOSTILE} (edited)` } } as Message]))
+    const edited = await caught(store.append(sid, [{ ...m, payload: { ...m.payload, content: `${HOSTILE_TEXT} (edited)` } } as Message]))
 
     // then
     expect(appended).toMatchObject({ version: 1, appended: [], duplicates: [m.id] })
@@ -214,10 +195,10 @@ describe.each(STORE_KINDS)('docs/formats.md, attacked, in the store (%s)', (kind
       '\u0000': { '\ud800': '\u{1F600}', '\u202e': [] },
       '': null,
       '10': 1,
-      b: { '\udc00x': HOSTILE },
+      b: { '\udc00x': HOSTILE_TEXT },
       '2': 3,
     } as Message['payload'])
-    const json = createMessage<object>({ '\u0000': HOSTILE, nested: { '': [{}] } }, { format: 'json' })
+    const json = createMessage<object>({ '\u0000': HOSTILE_TEXT, nested: { '': [{}] } }, { format: 'json' })
     await store.append(sid, [chat, json])
 
     // when
@@ -243,10 +224,10 @@ describe('docs/architecture.md, "Messages": splitByBatchBytes measures the envel
     // given messages whose envelope carries every optional field, each size read from a refusal at a 1-byte limit
     const messages = [
       createMessage<object>(
-        { note: HOSTILE },
+        { note: HOSTILE_TEXT },
         { format: 'json', meta: { model: 'm\u{1F600}\u202e', usage: { total: 3 } }, externalId: 'e1', scope: 'תל' },
       ),
-      createMessage({ role: 'assistant', content: HOSTILE }, { status: 'partial', meta: { traceId: '\u{1F600}'.repeat(5) } }),
+      createMessage({ role: 'assistant', content: HOSTILE_TEXT }, { status: 'partial', meta: { traceId: '\u{1F600}'.repeat(5) } }),
     ] as Message[]
     const tiny = await openStore({ connectionString: db.connectionString, maxBatchBytes: 1 })
     let sizes: number[]
@@ -334,7 +315,7 @@ describe('docs/architecture.md, "Group commit": off with groupCommit: false and 
     const run = async (store: PostgresStore, within?: 'atomically'): Promise<{ batches: number; lone: number }> => {
       const sessions = await Promise.all(Array.from({ length: 6 }, () => store.createSession()))
       const batches = sessions.map((_, i) => [
-        createMessage({ role: 'user', content: `${HOSTILE} ${i}` }, { meta: { i: `\u{1F600}${i}` } }),
+        createMessage({ role: 'user', content: `${HOSTILE_TEXT} ${i}` }, { meta: { i: `\u{1F600}${i}` } }),
       ])
       const from = log.statements.length
       const appendAll = (s: PostgresStore): Promise<unknown> => Promise.all(sessions.map((id, i) => s.append(id, batches[i] ?? [])))

@@ -97,6 +97,7 @@ export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, t
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
 export { useProxiedStores, type ProxiedStores } from './use-proxied-stores.js'
 export { rollBackSession } from './roll-back-session.js'
+export { HOSTILE_TEXT, sameRealmClone } from './same-realm-clone.js'
 export { caught, nestedObject, refusal, refusalOf, rejection, turnlogRejection } from './caught.js'
 export { migrateByOpening } from './migrate-by-opening.js'
 export { writeOutcome, type WriteOutcome } from './write-outcome.js'
