@@ -914,8 +914,8 @@ export const MUTANTS = [
     invariant:
       'PGlite: a store call inside its own atomically() work or transactional handler is INVALID_INPUT at once, never a wait for the transaction it runs in',
     file: `${PG}/store/store-context.ts`,
-    search: '    if (holdingOf.getStore()?.has(this) !== true) return\n',
-    replace: "    if (holdingOf.getStore()?.has(this) !== true || this.flavor === 'pglite') return\n",
+    search: '    if (holdingOf.getStore()?.has(this.#database) !== true) return\n',
+    replace: "    if (holdingOf.getStore()?.has(this.#database) !== true || this.flavor === 'pglite') return\n",
     tests: [`${PG_TEST}/pglite-held-connection.int.test.ts`],
   },
   {

@@ -7,10 +7,18 @@
  * the transaction back as any error does, and the store keeps serving. The store atomically() hands to
  * the work, and the handler's `context.transaction`, are the way to write there; on a Postgres server
  * the same outer call takes another pooled connection and is not refused.
+ *
+ * The mark is the PGlite instance, not the store: a second store opened on the same instance
+ * (`openStore({ pglite })` twice) shares its one connection, and its call from inside the first
+ * store's transaction waited forever too (the two docs said so, as a known hang); now it is refused
+ * the same way. Its calls from outside that transaction still wait their turn and succeed.
  */
+import { PGlite } from '@electric-sql/pglite'
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type SessionId } from '@turnlog/core'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { openTestStore, STORE_KINDS } from '@turnlog/testing'
+import { gate } from './support/gate.js'
 
 /** `promise`, or an error naming `what` after `ms` (a hang fails the test instead of the run). */
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -26,6 +34,30 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
 }
 
 const text = (content: string) => createMessage({ role: 'user', content })
+
+/** The code and `details.reason` of a TurnlogError, else the value itself. */
+const outcome = (value: unknown): unknown => (isTurnlogError(value) ? [value.code, value.details['reason']] : value)
+
+/** The text contents of the session's live messages. */
+async function contents(store: PostgresStore, session: SessionId): Promise<string[]> {
+  return (await store.load(session)).messages.map((m) => (m.payload as { content: string }).content)
+}
+
+/** Two stores opened on one fresh PGlite instance, and a closer that closes both stores and the instance. */
+async function twoStoresOnOneInstance(): Promise<{ a: PostgresStore; b: PostgresStore; close: () => Promise<void> }> {
+  const pglite = await PGlite.create()
+  const a = await openStore({ pglite })
+  const b = await openStore({ pglite })
+  return {
+    a,
+    b,
+    close: async () => {
+      await within(a.close(), 10_000, "a's close()")
+      await within(b.close(), 10_000, "b's close()")
+      await pglite.close()
+    },
+  }
+}
 
 describe('a store call inside a transaction holding its one connection (pglite)', () => {
   it('inside atomically(): refused at once, the work rolls back, the bound store and later calls work', async () => {
@@ -124,6 +156,104 @@ describe('a store call inside a transaction holding its one connection (pglite)'
       expect((await store.load(target)).messages).toHaveLength(1)
     } finally {
       await within(close(), 10_000, 'close()')
+    }
+  })
+})
+
+describe('a call of another store on the same PGlite instance inside such a transaction', () => {
+  it("inside the first store's atomically(): refused at once, the work rolls back; from outside it waits its turn and succeeds", async () => {
+    const { a, b, close } = await twoStoresOnOneInstance()
+    try {
+      // given a session both stores see
+      const session = await a.createSession()
+
+      // when a's work calls the other store (append, a read, its atomically) after a write through the bound store
+      const outcomes: unknown[] = []
+      for (const call of [() => b.append(session, [text('from b')]), () => b.load(session), () => b.atomically(async () => undefined)]) {
+        const settled = await within(
+          a
+            .atomically(async (tx) => {
+              await tx.append(session, [text('inner')])
+              await call()
+            })
+            .then(
+              () => 'resolved',
+              (e: unknown) => e,
+            ),
+          10_000,
+          'atomically() calling another store on its PGlite instance',
+        )
+        outcomes.push(outcome(settled))
+      }
+
+      // then each is refused, and nothing of the work was written
+      expect(outcomes).toEqual(Array(3).fill(['INVALID_INPUT', 'pglite-connection-held']))
+      expect(await contents(b, session)).toEqual([])
+
+      // when b appends from outside a's work while that work holds the connection
+      const held = gate()
+      const entered = gate()
+      const outer = a.atomically(async (tx) => {
+        await tx.append(session, [text('a, held')])
+        entered.open()
+        await held.wait
+      })
+      await entered.wait
+      const fromOutside = b.append(session, [text('b, outside')])
+      held.open()
+
+      // then it is not refused: it waits for a's transaction, and both are stored
+      await within(outer, 10_000, "a's atomically()")
+      await within(fromOutside, 10_000, "b's append from outside a's work")
+      expect(await contents(a, session)).toEqual(['a, held', 'b, outside'])
+    } finally {
+      await close()
+    }
+  })
+
+  it("inside the first store's transactional handler: refused, the handler fails, both stores stop and close", async () => {
+    const { a, b, close } = await twoStoresOnOneInstance()
+    try {
+      // given an event to deliver
+      const source = await a.createSession()
+      const target = await a.createSession()
+      await a.append(source, [text('event')])
+
+      // when a's transactional handler calls the other store
+      const seen: unknown[] = []
+      const sub = a.subscribe(
+        { name: 'calls-another-store' },
+        async (event) => {
+          if (event.sessionId !== source) return
+          try {
+            await b.append(target, [text('from the handler')])
+            seen.push('appended')
+          } catch (error) {
+            seen.push(outcome(error))
+            throw error
+          }
+        },
+        { transactional: true, pollIntervalMs: 20, maxAttempts: 1 },
+      )
+      const failed = await within(
+        sub.catchUp().then(
+          () => 'caught up',
+          (e: unknown) => e,
+        ),
+        10_000,
+        'a transactional handler calling another store on its PGlite instance',
+      )
+
+      // then the call was refused, the subscription failed on that event, and stop() returns
+      expect(seen).toEqual([['INVALID_INPUT', 'pglite-connection-held']])
+      expect(failed).toMatchObject({ code: 'SUBSCRIPTION_FAILED' })
+      await within(sub.stop(), 10_000, 'stop()')
+      expect(await contents(b, target)).toEqual([])
+      // and b serves calls after
+      await b.append(target, [text('after')])
+      expect(await contents(a, target)).toEqual(['after'])
+    } finally {
+      await close()
     }
   })
 })

@@ -9,6 +9,7 @@ import { mapDatabaseError, sqlState } from '../map-database-error.js'
 import { parseStoreInit } from '../open-store-config.js'
 import { StoreTelemetry } from '../telemetry/store-telemetry.js'
 import type { SubscriptionHost } from '../subscriptions/open-consumer-session.js'
+import { embeddedDatabaseOf } from '../subscriptions/subscription-lock.js'
 import type { FlushedList } from './flushed-list.js'
 import type { GroupCommitSettings, PostgresStoreInit } from './postgres-store-init.js'
 
@@ -169,24 +170,36 @@ export class StoreContext {
 
   /**
    * `work()`, marked as running inside a transaction of this store that holds its only connection
-   * (embedded PGlite: `atomically()` work, a transactional subscription handler). A call of this store
-   * from there would wait for that transaction, which waits for the call: {@link run}, {@link tx},
-   * {@link track} and {@link namedOr} refuse it instead of never returning. Elsewhere (a server's pool, a bound store)
-   * just `work()`.
+   * (embedded PGlite: `atomically()` work, a transactional subscription handler). A call of this store,
+   * or of another store on the same PGlite instance (`openStore({ pglite })` twice), from there would
+   * wait for that transaction, which waits for the call: {@link run}, {@link tx}, {@link track} and
+   * {@link namedOr} refuse it instead of never returning. The mark is the database (the PGlite
+   * instance, see `embeddedDatabaseOf`), not the store. Elsewhere (a server's pool, a bound store) just `work()`.
    */
   holdingConnection<T>(work: () => Promise<T>): Promise<T> {
     if (this.flavor !== 'pglite' || this.inTransaction) return work()
     const marks = new Set(holdingOf.getStore())
-    marks.add(this)
+    marks.add(this.#database)
     return holdingOf.run(marks, work)
   }
 
-  /** Refuses a call made inside a transaction that holds this store's only connection (see {@link holdingConnection}). */
+  /**
+   * What {@link holdingConnection} marks: the store's embedded database, i.e. the PGlite instance it
+   * was opened on (shared by every store opened on it), or its own Kysely instance.
+   */
+  get #database(): object {
+    return embeddedDatabaseOf(this.db)
+  }
+
+  /**
+   * Refuses a call made inside a transaction that holds the only connection of this store's embedded
+   * database (see {@link holdingConnection}).
+   */
   #assertConnectionFree(): void {
-    if (holdingOf.getStore()?.has(this) !== true) return
+    if (holdingOf.getStore()?.has(this.#database) !== true) return
     throw new TurnlogError(
       'INVALID_INPUT',
-      "a call of this store inside its own atomically() work or transactional subscription handler on PGlite, whose transaction holds the one connection, would wait for itself forever: use the store atomically() hands to the work (or the handler's context.transaction)",
+      "a store call inside atomically() work or a transactional subscription handler on PGlite, whose transaction holds the one connection of the database (this store's, or another store's on the same PGlite instance), would wait for itself forever: use the store atomically() hands to the work (or the handler's context.transaction)",
       { details: { reason: 'pglite-connection-held' } },
     )
   }
@@ -456,8 +469,11 @@ class BoundStoreContext extends StoreContext {
 /** The {@link RunningCalls} whose work the current code runs inside (through `inside`). */
 const insideOf = new AsyncLocalStorage<ReadonlySet<RunningCalls>>()
 
-/** The stores whose only connection a transaction the current code runs inside holds (see `holdingConnection`). */
-const holdingOf = new AsyncLocalStorage<ReadonlySet<StoreContext>>()
+/**
+ * The embedded databases (PGlite instances, see `embeddedDatabaseOf`) whose only connection a
+ * transaction the current code runs inside holds (see `holdingConnection`).
+ */
+const holdingOf = new AsyncLocalStorage<ReadonlySet<object>>()
 
 /** Promises in flight, which {@link RunningCalls.settled} waits for (those that start meanwhile too). */
 class RunningCalls {

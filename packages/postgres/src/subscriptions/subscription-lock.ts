@@ -62,17 +62,21 @@ export function registerEmbeddedDatabase(db: object, instance: object): void {
   embeddedDatabases.set(db, instance)
 }
 
-/** What claims are kept per: the PGlite instance behind `owner` when known, else `owner` itself. */
-function database(owner: object): object {
+/**
+ * The embedded database behind Kysely instance `owner`: the PGlite instance it was registered with
+ * ({@link registerEmbeddedDatabase}), else `owner` itself. What in-process claims, and the mark of a
+ * transaction holding the one connection (`StoreContext.holdingConnection`), are kept per.
+ */
+export function embeddedDatabaseOf(owner: object): object {
   return embeddedDatabases.get(owner) ?? owner
 }
 
 /** Claims `name` on the embedded database `owner` for this process; false when already claimed. */
 export function claimInProcess(owner: object, name: string): boolean {
-  let names = inProcess.get(database(owner))
+  let names = inProcess.get(embeddedDatabaseOf(owner))
   if (names === undefined) {
     names = new Set()
-    inProcess.set(database(owner), names)
+    inProcess.set(embeddedDatabaseOf(owner), names)
   }
   if (names.has(name)) return false
   names.add(name)
@@ -81,10 +85,10 @@ export function claimInProcess(owner: object, name: string): boolean {
 
 /** True when `name` is claimed on `owner` in this process. */
 export function isClaimedInProcess(owner: object, name: string): boolean {
-  return inProcess.get(database(owner))?.has(name) === true
+  return inProcess.get(embeddedDatabaseOf(owner))?.has(name) === true
 }
 
 /** Releases a claim made by {@link claimInProcess}. */
 export function releaseInProcess(owner: object, name: string): void {
-  inProcess.get(database(owner))?.delete(name)
+  inProcess.get(embeddedDatabaseOf(owner))?.delete(name)
 }
