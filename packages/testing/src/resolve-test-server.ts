@@ -134,6 +134,19 @@ export function findPostgresBinDir(libDir: string = DEBIAN_POSTGRES_LIB_DIR): st
 export interface StartPrivateClusterOptions {
   /** Directory holding `initdb` and `pg_ctl`; defaults to {@link findPostgresBinDir}. */
   readonly binDir?: string
+  /**
+   * Server settings to start with besides the defaults (each a `-c name=value`), for a test that needs
+   * what the run's server may not allow, e.g. `{ max_prepared_transactions: 4 }` for two-phase commit.
+   * Names are setting names; values are numbers, booleans or plain words (letters, digits and `_ . , : / -`):
+   * anything else throws before a cluster is made.
+   */
+  readonly settings?: Readonly<Record<string, string | number | boolean>>
+  /**
+   * A command prefix the server's start runs under, e.g. `['nsenter', '-t', pid, '-n', '--']` to start
+   * it in another network namespace (a test that cuts the network between a client and the server);
+   * `initdb` and the stop are not wrapped. Default none.
+   */
+  readonly startUnder?: readonly string[]
 }
 
 /** A throwaway Postgres cluster in a temp directory, listening on 127.0.0.1 with trust auth. */
@@ -159,6 +172,13 @@ const run = promisify(execFile)
 export async function startPrivateCluster(options: StartPrivateClusterOptions = {}): Promise<PrivateCluster> {
   const binDir = options.binDir ?? findPostgresBinDir()
   if (binDir === undefined) throw new Error(NO_SERVER_MESSAGE)
+  const extraSettings = Object.entries(options.settings ?? {}).map(([name, value]) => {
+    // pg_ctl hands `-o` to a shell: only names and values that need no quoting
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(name) || !/^[A-Za-z0-9_.,:/-]+$/.test(String(value))) {
+      throw new Error(`startPrivateCluster: setting ${JSON.stringify(name)} = ${JSON.stringify(value)} is not a plain name and value`)
+    }
+    return ` -c ${name}=${String(value)}`
+  })
   const asRoot = process.getuid?.() === 0
   // Commands run with the temp dir as cwd: the postgres user may not be able to read ours.
   const argv = (tool: string, args: string[]): [string, string[]] =>
@@ -167,8 +187,10 @@ export async function startPrivateCluster(options: StartPrivateClusterOptions = 
   const dir = await mkdtemp(join(tmpdir(), 'turnlog-pg-'))
   const dataDir = join(dir, 'data')
   const logFile = join(dir, 'server.log')
-  const exec = async (tool: string, args: string[]): Promise<void> => {
-    const [file, fileArgs] = argv(tool, args)
+  const exec = async (tool: string, args: string[], under: readonly string[] = []): Promise<void> => {
+    const [plainFile, plainArgs] = argv(tool, args)
+    const [file, fileArgs] =
+      under.length === 0 ? [plainFile, plainArgs] : [under[0] as string, [...under.slice(1), plainFile, ...plainArgs]]
     await run(file, fileArgs, { cwd: dir, timeout: COMMAND_TIMEOUT_MS })
   }
   let watchdog: number | undefined
@@ -193,9 +215,9 @@ export async function startPrivateCluster(options: StartPrivateClusterOptions = 
     await exec('initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'])
     for (let attempt = 1; ; attempt++) {
       const port = await freePort()
-      const settings = `-p ${port} -k '${dir}' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`
+      const settings = `-p ${port} -k '${dir}' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off${extraSettings.join('')}`
       try {
-        await exec('pg_ctl', ['start', '-D', dataDir, '-l', logFile, '-w', '-t', '30', '-o', settings])
+        await exec('pg_ctl', ['start', '-D', dataDir, '-l', logFile, '-w', '-t', '30', '-o', settings], options.startUnder)
         return { adminUrl: `postgresql://postgres@127.0.0.1:${port}/postgres`, port, dir, stop }
       } catch (error) {
         // another process may have taken the port between freePort() and the server binding it

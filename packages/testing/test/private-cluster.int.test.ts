@@ -39,6 +39,26 @@ describeIfBinaries('private cluster fallback', () => {
     await expect(cluster.stop()).resolves.toBeUndefined() // idempotent
   })
 
+  it('starts with the settings asked for, and refuses a value the shell would see before the server', async () => {
+    // given / when
+    const cluster = await startPrivateCluster({ settings: { max_prepared_transactions: 4, application_name: 'turnlog-settings' } })
+    try {
+      const client = new pg.Client({ connectionString: cluster.adminUrl })
+      await client.connect()
+      try {
+        // then
+        const { rows } = await client.query("SELECT current_setting('max_prepared_transactions') AS mpt, current_setting('fsync') AS fsync")
+        expect(rows[0]).toEqual({ mpt: '4', fsync: 'off' })
+      } finally {
+        await client.end()
+      }
+    } finally {
+      await cluster.stop()
+    }
+    await expect(startPrivateCluster({ settings: { work_mem: "64MB'; touch /tmp/x; '" } })).rejects.toThrow(/not a plain name and value/)
+    await expect(startPrivateCluster({ settings: { 'fsync=on -c x': 'on' } })).rejects.toThrow(/not a plain name and value/)
+  })
+
   it('is what resolveTestServer falls back to when forced', async () => {
     // given / when
     const server = await resolveTestServer({ env: {}, forcePrivateCluster: true })

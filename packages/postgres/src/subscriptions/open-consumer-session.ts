@@ -22,6 +22,23 @@ export interface SubscriptionHost {
   readonly inside?: <T>(fn: () => Promise<T>, holdsConnection?: boolean) => Promise<T>
 }
 
+/**
+ * The server-side TCP settings of a consumer's session, set unless the server, database or role sets
+ * any of them (all four at their defaults: the OS's keep-alive, 2 h 11 min on Linux). If the consumer's
+ * host or network goes away, the server ends the session after about 25 s of silence, which releases
+ * the name's lock for a waiting consumer: keep-alive probes after 10 s idle, 5 s apart, on an idle
+ * connection; `tcp_user_timeout` (ms) when the server has sent something unacknowledged (a
+ * notification), which stops keep-alive until retransmission gives up (≈ 15 min on Linux). The
+ * client's own keep-alive (`keepAlive` of `pg`) cannot do this: only the server can end the session
+ * that holds the lock.
+ */
+const CONSUMER_TCP_SETTINGS: Readonly<Record<string, string>> = {
+  tcp_keepalives_idle: '10',
+  tcp_keepalives_interval: '5',
+  tcp_keepalives_count: '3',
+  tcp_user_timeout: '25000',
+}
+
 /** A consumer's place to run statements, with its lock. */
 export interface ConsumerSession {
   readonly db: Kysely<unknown>
@@ -81,8 +98,14 @@ export async function openConsumerSession(host: SubscriptionHost, options: Consu
   const onError = (): void => options.onBroken() // the next statement reports the broken connection
   client.on('error', onError)
   try {
-    // visible in pg_stat_activity
-    await sql`select set_config('application_name', ${`turnlog subscription ${name}`.slice(0, 63)}, false)`.execute(db)
+    // visible in pg_stat_activity; a vanished consumer's session ends (see CONSUMER_TCP_SETTINGS)
+    const tcp = JSON.stringify(CONSUMER_TCP_SETTINGS)
+    await sql`
+      select set_config('application_name', ${`turnlog subscription ${name}`.slice(0, 63)}, false),
+             (select count(set_config(k.name, k.value, false))
+                from jsonb_each_text(${tcp}::jsonb) as k(name, value)
+               where not exists (select from pg_catalog.pg_settings s
+                                  where s.name in (select jsonb_object_keys(${tcp}::jsonb)) and s.source <> 'default'))`.execute(db)
   } catch (error) {
     client.removeListener('error', onError)
     await connection.close()
