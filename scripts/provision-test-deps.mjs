@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The test command's first step: the system programs the test command needs, so that the README's two commands alone set up
-// a machine. Two tests drive programs that npm cannot install: headless Chromium (/usr/bin/chromium, the
-// inspect page) and PgBouncer (the security tests' transaction pooler); the database tests need a
-// Postgres: TURNLOG_TEST_DATABASE_URL, a server on 127.0.0.1:5432, or Debian's initdb for a private cluster
-// (packages/testing/README.md). Local clusters that are installed but stopped are started. What is missing
+// a machine. Tests drive programs that npm cannot install: headless Chromium (/usr/bin/chromium, the
+// inspect page), PgBouncer (the security tests' transaction pooler) and `ip` (iproute2: the keep-alive
+// test cuts a veth link in a network namespace, as root); the database tests need a Postgres:
+// TURNLOG_TEST_DATABASE_URL, a server on 127.0.0.1:5432, or Debian's initdb for a private cluster
+// (packages/testing/README.md), and two tests always start a private cluster (so initdb is needed). Local clusters that are installed but stopped are started. What is missing
 // is installed with apt-get when running as root (CI, containers); otherwise the command stops at once
 // with one line naming the packages to install.
 import { spawnSync } from 'node:child_process'
@@ -37,10 +38,14 @@ async function missing() {
   const packages = []
   if (!has('/usr/bin/chromium')) packages.push('chromium')
   if (!has('/usr/sbin/pgbouncer', '/usr/bin/pgbouncer')) packages.push('pgbouncer')
+  // `ip` (a network namespace and a veth pair: the dead-consumer keep-alive test, run as root)
+  if (!has('/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip', '/bin/ip')) packages.push('iproute2')
   if (process.env.TURNLOG_TEST_DATABASE_URL === undefined && !(await listening(5432))) {
     startClusters()
     if (!(await listening(5432)) && !initdb()) packages.push('postgresql')
   }
+  // the prepared-transaction and keep-alive tests start a private cluster of their own (initdb), whatever server the rest uses
+  if (!initdb() && !packages.includes('postgresql')) packages.push('postgresql')
   return packages
 }
 
