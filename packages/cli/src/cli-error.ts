@@ -86,6 +86,31 @@ function nodeCodeOf(error: unknown): string | undefined {
   return undefined
 }
 
+/**
+ * True when node-postgres gave up connecting after `connectionTimeoutMillis` (a server that accepts
+ * the TCP connection but never answers, a firewall that drops packets): its error has no Node code,
+ * only the message `Connection terminated due to connection timeout`, somewhere in the cause chain.
+ */
+function isConnectTimeout(error: unknown): boolean {
+  let e: unknown = error
+  for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
+    const message = (e as { message?: unknown }).message
+    if (typeof message === 'string' && /\bconnection timeout\b/i.test(message)) return true
+    e = (e as { cause?: unknown }).cause
+  }
+  return false
+}
+
+/** True when `error` or one of its causes carries the code `code`. */
+function hasCode(error: unknown, code: string): boolean {
+  let e: unknown = error
+  for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
+    if ((e as { code?: unknown }).code === code) return true
+    e = (e as { cause?: unknown }).cause
+  }
+  return false
+}
+
 function sqlStateOf(error: unknown): string | undefined {
   if (!isTurnlogError(error)) return undefined
   const s = error.details['sqlState']
@@ -102,7 +127,7 @@ function connectionHint(error: unknown, code: string, db: DatabaseContext | unde
   }
   if (node === 'ENOTFOUND' || node === 'EAI_AGAIN')
     return `The host of ${at} does not resolve: check the host name in the URL (${POSTGRES_SOURCES}).`
-  if (node === 'ETIMEDOUT' || node === 'EHOSTUNREACH' || node === 'ENETUNREACH' || code === 'DB_TIMEOUT') {
+  if (node === 'ETIMEDOUT' || node === 'EHOSTUNREACH' || node === 'ENETUNREACH' || code === 'DB_TIMEOUT' || isConnectTimeout(error)) {
     return `${at} did not answer in time: check the host, the port and any firewall between here and the server.`
   }
   if (state === '28P01' || state === '28000')
@@ -165,11 +190,44 @@ function printable(value: unknown): string {
   }
 }
 
+/** Unicode's Bidi_Control characters: ALM, LRM, RLM, the embeddings and overrides, the isolates. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
+
+/**
+ * `text` made safe to print on a terminal: C0 and C1 control characters (ESC, BEL, CR, line breaks), DEL,
+ * the line and paragraph separators and the bidi controls are written as `\xNN` / `\uNNNN`. An error's
+ * message and cause can quote its input (JSON.parse quotes the start of a malformed line of an import
+ * file), and a hostile file must not set the terminal's title, clear the screen, fake a line of output
+ * or reorder what is shown. Loads no library code (the error path of a usage error stays light).
+ */
+export function terminalSafe(text: string): string {
+  let out = ''
+  for (const ch of text) {
+    const c = ch.codePointAt(0) ?? 0
+    if (c < 0x20 || (c >= 0x7f && c < 0xa0)) out += `\\x${c.toString(16).padStart(2, '0')}`
+    else if (c === 0x2028 || c === 0x2029 || BIDI_CONTROLS.test(ch)) out += `\\u${c.toString(16).padStart(4, '0')}`
+    else out += ch
+  }
+  return out
+}
+
 /** Turns any thrown value into an {@link ErrorReport}: its code, a message, a hint and an exit code. */
 export function describeError(error: unknown, db?: DatabaseContext): ErrorReport {
   const cause = typeof error === 'object' && error !== null ? causeOf(error) : undefined
   if (error instanceof CliError) {
     return { code: error.code, message: error.message, hint: error.hint, exitCode: error.exitCode, details: {}, cause }
+  }
+  // a URL node-postgres cannot parse (a `/`, `@` or `#` left unencoded in the password) fails at the first
+  // query as a DB_ERROR "Invalid URL"; it is a malformed option value: a usage error, exit 2
+  if (db?.kind === 'postgres' && hasCode(error, 'ERR_INVALID_URL')) {
+    return {
+      code: 'USAGE',
+      message: `the database URL does not parse: ${db.where}`,
+      hint: 'Percent-encode the special characters of the user name and password in the URL (/ is %2F, @ is %40, # is %23, : is %3A).',
+      exitCode: EXIT_CODES.usage,
+      details: {},
+      cause: undefined,
+    }
   }
   if (isTurnlogError(error)) {
     const exitCode = USAGE_CODES.has(error.code) ? EXIT_CODES.usage : EXIT_CODES.runtime

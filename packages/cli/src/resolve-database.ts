@@ -31,15 +31,23 @@ export interface DatabaseOptions {
   readonly dataDir?: string | undefined
 }
 
-/** Replaces the password of a connection URL with `***`. */
+/**
+ * Replaces every password in a connection string with `***`, so that it can be printed: the URL's own
+ * (`postgresql://app:secret@db/app`), one in the query (`?password=…`, `?sslpassword=…`, which
+ * node-postgres reads too), one of a keyword string given by mistake (`host=db password=secret`), and
+ * the one of a URL that does not parse (a `/` or `@` left unencoded in the password): there everything
+ * between `user:` and the last `@` is hidden.
+ */
 export function redactUrl(url: string): string {
+  let text: string
   try {
     const u = new URL(url)
     if (u.password !== '') u.password = '***'
-    return u.toString()
+    text = u.toString()
   } catch {
-    return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@')
+    text = url.replace(/\/\/([^:@/]*):.*@/, '//$1:***@')
   }
+  return text.replace(/(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&#]*)/gi, '$1***')
 }
 
 function postgres(url: string, source: Extract<DatabaseTarget, { kind: 'postgres' }>['source']): DatabaseTarget {

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
-import { describeError } from './cli-error.js'
+import { describeError, terminalSafe } from './cli-error.js'
 import type { CliIo } from './cli-io.js'
 import {
   AUDIT_SEVERITIES,
@@ -312,7 +312,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       ctx = c
     },
   )
-  const json = argv.includes('--json')
+  // `--json` as an option, not an operand after `--` (`turnlog import -- --json` names a file)
+  const end = argv.indexOf('--')
+  const jsonArg = (end === -1 ? argv : argv.slice(0, end)).includes('--json')
   try {
     await program.parseAsync([...argv], { from: 'user' })
     return exit
@@ -325,17 +327,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       const message = error.code === 'commander.help' ? 'a command is required' : error.message.replace(/^error: /, '')
       // the same document as every other failure (docs/cli.md): code, message, hint, cause, details
       const hint = 'Run `turnlog --help` or `turnlog <command> --help` for usage.'
-      if (json) io.out(`${JSON.stringify({ error: { code: 'USAGE', message, hint, cause: null, details: {} } })}\n`)
+      if (jsonArg) io.out(`${JSON.stringify({ error: { code: 'USAGE', message, hint, cause: null, details: {} } })}\n`)
       return EXIT_CODES.usage
     }
     const report = describeError(error, ctx?.database)
-    if (json)
+    if (jsonArg)
       io.out(
         `${JSON.stringify({ error: { code: report.code, message: report.message, hint: report.hint ?? null, cause: report.cause ?? null, details: report.details } })}\n`,
       )
-    io.err(`turnlog: error ${report.code}: ${report.message}\n`)
-    if (report.cause !== undefined) io.err(`  cause: ${report.cause}\n`)
-    if (report.hint !== undefined) io.err(`  hint: ${report.hint}\n`)
+    // the message and cause may quote a hostile input: shown escaped, never as terminal controls
+    io.err(`turnlog: error ${report.code}: ${terminalSafe(report.message)}\n`)
+    if (report.cause !== undefined) io.err(`  cause: ${terminalSafe(report.cause)}\n`)
+    if (report.hint !== undefined) io.err(`  hint: ${terminalSafe(report.hint)}\n`)
     return report.exitCode
   }
 }
