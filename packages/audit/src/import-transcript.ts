@@ -86,7 +86,9 @@ export function transcriptMessageId(sessionId: string, index: number, hash: stri
  * a deterministic one ({@link transcriptMessageId}), so importing the same file again is a no-op
  * (`duplicates` counts them). Blank lines are ignored; `ephemeral` envelopes are skipped.
  *
- * Throws `IMPORT_FAILED` naming the line for malformed JSON or an invalid message, `MESSAGE_CONFLICT`
+ * Throws `IMPORT_FAILED` naming the line for malformed JSON or an invalid message, and for an input
+ * with no line but blank ones (nothing is created: an empty file is a producer's failure, not an empty
+ * conversation; a file of only `ephemeral` lines creates its session), `MESSAGE_CONFLICT`
  * when an id is stored with other content (nothing written), `SESSION_EXISTS` for a tenant mismatch,
  * `INVALID_INPUT` for a key that is not an option (`details.field` naming it: `options.sesionId`),
  * before anything is read.
@@ -110,7 +112,9 @@ export async function importTranscript(
     throw new TurnlogError('INVALID_INPUT', 'tenantId must be a string')
   const entries: Entry[] = []
   let skipped = 0
+  let lastLine = 0
   for await (const { line, text } of numberedLines(lines)) {
+    lastLine = line
     if (text.trim() === '') continue
     let value: unknown
     try {
@@ -136,6 +140,10 @@ export async function importTranscript(
     }
     entries.push({ line, payload, hash: contentHash({ payload }), envelope })
   }
+
+  // nothing at all read (an empty file, a producer that died before writing, stdin closed at once): as
+  // importEvents, a refusal, not a success that creates an empty session under an id of no content
+  if (entries.length === 0 && skipped === 0) throw fail(Math.max(lastLine, 1), 'empty input: no message line')
 
   const sessionId =
     options.sessionId !== undefined

@@ -127,6 +127,29 @@ describe('importTranscript', () => {
     await expect(store.getSession(sessionId)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
   })
 
+  it('refuses an input with no line but blank ones (an empty file), creating nothing; a file of only ephemeral lines creates its session', async () => {
+    // given: what a producer that died before writing leaves, with and without a session named
+    const named = newSessionId()
+    const sessionsBefore = (await store.sessions()).sessions.length
+    const ephemeral = JSON.stringify({
+      ...JSON.parse(serializeMessage(createMessage({ role: 'user', content: 'go on' }, { ephemeral: true }))),
+    })
+
+    // when
+    const empty = importTranscript(store, [])
+    const blank = importTranscript(store, ['', '  ', ''])
+    const emptyNamed = importTranscript(store, [], { sessionId: named })
+    await expect(empty).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: 1 } })
+    await expect(blank).rejects.toMatchObject({ code: 'IMPORT_FAILED', details: { line: 3 } })
+    await expect(emptyNamed).rejects.toMatchObject({ code: 'IMPORT_FAILED' })
+    const onlyScaffolding = await importTranscript(store, [ephemeral])
+
+    // then: nothing was created by the empty inputs; the scaffolding-only file is a session with nothing in it
+    expect((await store.sessions()).sessions).toHaveLength(sessionsBefore + 1)
+    await expect(store.getSession(named)).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+    expect(onlyScaffolding).toMatchObject({ appended: 0, skipped: 1, version: 0 })
+  })
+
   it('reports an id stored with other content as a conflict on its line, writing nothing', async () => {
     // given
     const sessionId = newSessionId()
