@@ -55,4 +55,12 @@ export default {
   // ESM module graph (the AI SDK, LangChain, PGlite's loader) stays in the worker until a full GC, and a
   // full run's workers grew to ≈ 4 GB and ran their last files 2-4× slower than alone (2026-12-07)
   workerIdleMemoryLimit: '1GB',
+  // how long a worker may take to exit once told to (Jest's default 500 ms; then it is killed and the run
+  // prints "A worker process has failed to exit gracefully … tests leaking due to improper teardown"). A
+  // worker holding no handle at all still needs its heap torn down after its 'exit' event: 110-170 ms
+  // for three workers of 150-300 MB heap each, over 500 ms at the end of a 30-file batch on the two cores
+  // (2026-12-07: all three had emitted 'exit' within 1 ms of the request, and were killed 500 ms later), so
+  // every run printed the warning with nothing leaking. A real leak keeps a worker alive for good: it is
+  // still killed and reported, 5 s later.
+  workerGracefulExitTimeout: 5_000,
 }

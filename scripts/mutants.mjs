@@ -1157,4 +1157,22 @@ export const MUTANTS = [
     replace: '',
     tests: ['packages/audit/test/import-transcript.int.test.ts'],
   },
+  {
+    id: 'subscription-stop-leaves-timer',
+    invariant: 'shutdown: a subscription stopped by stop() or close() leaves no timer armed, so the process can exit',
+    file: `${PG}/subscriptions/sleepers.ts`,
+    search: '          clearTimeout(timer)\n',
+    replace: '',
+    tests: [`${PG_TEST}/process-exit.int.test.ts`],
+    name: 'in this process',
+  },
+  {
+    id: 'close-leaves-own-pool',
+    invariant: 'shutdown: close() ends the pool a { connectionString } store opened (no socket left)',
+    file: `${PG}/open-store.ts`,
+    search: 'close: () => db.destroy(), ...(direct ? { ownPool: pool } : {})',
+    replace: 'close: async () => {}, ...(direct ? { ownPool: pool } : {})',
+    tests: [`${PG_TEST}/process-exit.int.test.ts`],
+    name: 'in this process',
+  },
 ]

@@ -214,8 +214,11 @@ describe('failures', () => {
       { maxAttempts: 3, backoff: (() => delay) as unknown as () => number },
     )
 
-    // when / then: the retries follow at once and it fails (a ten-minute wait would outlast the test)
-    const stopped = await Promise.race([rejection(sub.done), sleep(20_000).then(() => 'still waiting')])
+    // when / then: the retries follow at once and it fails (a ten-minute wait would outlast the test);
+    // the 20 s timer is cleared after the race, or it would hold the jest worker open that long
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<string>((resolve) => (timer = setTimeout(() => resolve('still waiting'), 20_000)))
+    const stopped = await Promise.race([rejection(sub.done), deadline]).finally(() => clearTimeout(timer))
     expect(stopped).toMatchObject({ code: 'SUBSCRIPTION_FAILED' })
     expect(calls).toEqual([1, 2, 3])
     await sub.stop()

@@ -5,7 +5,7 @@
  * exactly once, in order, and the live list equals the deterministic list the parent computed itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createMessage, type Message } from '@turnlog/core'
@@ -19,6 +19,12 @@ const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'support', 'kill-wr
 
 let db: TestDatabase
 let direct: PostgresStore
+/**
+ * The writer processes still running: a test cut short by its timeout must not leave one behind in the
+ * worker (its loop would also go on starting new ones after the file ended, unless told the file is over).
+ */
+const running = new Set<ChildProcess>()
+let tornDown = false
 
 beforeAll(async () => {
   builtEntry('postgres')
@@ -27,6 +33,8 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  tornDown = true
+  await Promise.all([...running].map((child) => new Promise((resolve) => child.once('close', resolve).kill('SIGKILL'))))
   await direct?.close()
   await db?.drop()
 })
@@ -53,7 +61,9 @@ interface Run {
 /** Runs the child; kills it `killAfterMs` after it printed "ready" (never, when undefined). */
 function runChild(args: Record<string, unknown>, killAfterMs: number | undefined): Promise<Run> {
   return new Promise((resolve, reject) => {
+    if (tornDown) return reject(new Error('the test file has ended: no new writer'))
     const child = spawn(process.execPath, [SCRIPT, JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    running.add(child)
     let inMemory = Number(args['resumeAt'])
     let acknowledged = 0
     let pending = false
@@ -82,6 +92,7 @@ function runChild(args: Record<string, unknown>, killAfterMs: number | undefined
     })
     child.on('error', reject)
     child.on('close', (code, signal) => {
+      running.delete(child)
       if (timer) clearTimeout(timer)
       resolve({ inMemory, acknowledged, midFlush: pending, finished, signal, code, stderr })
     })
