@@ -10,8 +10,9 @@ import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { MAX_JSON_DEPTH, createMessage, isTurnlogError, type Message, type SessionId } from '@turnlog/core'
-import { DEFAULT_MAX_BATCH_BYTES, MAX_BATCH_BYTES_CEILING, openStore, splitByBatchBytes, type PostgresStore } from '@turnlog/postgres'
+import { DEFAULT_MAX_BATCH_BYTES, MAX_BATCH_BYTES_CEILING, openStore, type PostgresStore } from '@turnlog/postgres'
 import { caught, nestedObject as nest, type TestDatabase, useTestStore } from '@turnlog/testing'
+import { expectSplitMatchesStore } from './support/split-matches-store.js'
 
 let db: TestDatabase
 let store: PostgresStore
@@ -118,36 +119,14 @@ describe('maxBatchBytes', () => {
   })
 
   it('splitByBatchBytes (core) counts a message exactly as the store does: external id and scope, partial status', async () => {
-    // given: the size the store counts for each message, read from its refusal with a 1-byte limit
-    const tiny = await openStore({ connectionString: db.connectionString, maxBatchBytes: 1 })
+    // given: messages with external ids and scopes, one partial
     const messages = [
       createMessage({ role: 'user', content: 'scoped "quotes" \u00e9' }, { externalId: 'ext-1', scope: 'tenant-a' }),
       createMessage({ role: 'assistant', content: 'still typing' }, { status: 'partial', externalId: 'ext-2', scope: null }),
     ]
-    let sizes: number[]
-    try {
-      const sessionId = await tiny.createSession()
-      sizes = await Promise.all(
-        messages.map(async (m) => ((await caught(tiny.append(sessionId, [m]))) as { details: { size: number } }).details.size),
-      )
-    } finally {
-      await tiny.close()
-    }
-    const total = (sizes[0] as number) + (sizes[1] as number)
 
-    // when / then: one run at exactly the total, two runs one code unit below it
-    expect(splitByBatchBytes(messages, total)).toHaveLength(1)
-    expect(splitByBatchBytes(messages, total - 1)).toHaveLength(2)
-    // and the store agrees: it takes the pair at the total and refuses it one code unit below
-    const exact = await openStore({ connectionString: db.connectionString, maxBatchBytes: total })
-    const below = await openStore({ connectionString: db.connectionString, maxBatchBytes: total - 1 })
-    try {
-      expect(isTurnlogError(await caught(below.append(await below.createSession(), messages)), 'BATCH_TOO_LARGE')).toBe(true)
-      expect((await exact.append(await exact.createSession(), messages)).appended).toHaveLength(2)
-    } finally {
-      await exact.close()
-      await below.close()
-    }
+    // when / then: one run at the total, two one code unit below it, and the store agrees
+    await expectSplitMatchesStore(db.connectionString, messages as [Message, Message])
   })
 
   it('accepts a batch of exactly maxBatchBytes and refuses one code unit more', async () => {

@@ -38,7 +38,6 @@ import { audit } from '@turnlog/audit'
 import {
   contentHash,
   createMessage,
-  isTurnlogError,
   messageFormatNames,
   newMessageId,
   serializeMessage,
@@ -47,8 +46,9 @@ import {
   type Message,
   type StoredEvent,
 } from '@turnlog/core'
-import { openStore, splitByBatchBytes, type PostgresStore } from '@turnlog/postgres'
+import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { logStatements } from './support/statement-log.js'
+import { expectSplitMatchesStore } from './support/split-matches-store.js'
 import { HOSTILE_TEXT, STORE_KINDS, caught, sameRealmClone, useTestStore, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
 
 const fn = { name: 'read_file', arguments: '{"path":"README.md"}' }
@@ -229,30 +229,9 @@ describe('docs/architecture.md, "Messages": splitByBatchBytes measures the envel
       ),
       createMessage({ role: 'assistant', content: HOSTILE_TEXT }, { status: 'partial', meta: { traceId: '\u{1F600}'.repeat(5) } }),
     ] as Message[]
-    const tiny = await openStore({ connectionString: db.connectionString, maxBatchBytes: 1 })
-    let sizes: number[]
-    try {
-      const sessionId = await tiny.createSession()
-      sizes = await Promise.all(
-        messages.map(async (m) => ((await caught(tiny.append(sessionId, [m]))) as { details: { size: number } }).details.size),
-      )
-    } finally {
-      await tiny.close()
-    }
-    const total = (sizes[0] as number) + (sizes[1] as number)
 
-    // when / then core splits where the store's limit falls
-    expect(splitByBatchBytes(messages, total)).toHaveLength(1)
-    expect(splitByBatchBytes(messages, total - 1)).toHaveLength(2)
-    const exact = await openStore({ connectionString: db.connectionString, maxBatchBytes: total })
-    const below = await openStore({ connectionString: db.connectionString, maxBatchBytes: total - 1 })
-    try {
-      expect(isTurnlogError(await caught(below.append(await below.createSession(), messages)), 'BATCH_TOO_LARGE')).toBe(true)
-      expect((await exact.append(await exact.createSession(), messages)).appended).toHaveLength(2)
-    } finally {
-      await exact.close()
-      await below.close()
-    }
+    // when / then core splits where the store's limit falls, and the store agrees
+    await expectSplitMatchesStore(db.connectionString, messages as [Message, Message])
   })
 })
 
