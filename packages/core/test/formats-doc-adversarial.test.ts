@@ -192,7 +192,7 @@ describe('docs/formats.md, attacked: call_id where OpenAI wants id / tool_call_i
     ])
   })
 
-  it('a reused hostile id is renamed <id>_<n> with its characters intact, with more _ while the list calls <id>_2; the field pairing reads is the one renamed', () => {
+  it('a reused hostile id is renamed <id>_<n> with its characters intact, with more _ while the list calls <id>_2; the field pairing reads is renamed, and its twin holding the same id', () => {
     // given an id called, answered, called again; the list also calls `${id}_2` itself
     const first = createMessage({
       role: 'assistant',
@@ -215,13 +215,14 @@ describe('docs/formats.md, attacked: call_id where OpenAI wants id / tool_call_i
     const list = [first, r1, r2, again, r3]
     const wire = toWire(list, { repairPairing: true })
 
-    // then the second call of the id is sent as `${id}_2_` (`${id}_2` is taken), in the call (its id) and in its result (its call_id)
+    // then the second call of the id is sent as `${id}_2_` (`${id}_2` is taken), in the call (its id, and
+    // its call_id, which holds the same id) and in its result (its call_id)
     expect(toolPairing(list).reusedCalls).toEqual([{ toolCallId: HOSTILE_TEXT, messageIds: [first.id, again.id] }])
     expect(wire.slice(0, 3)).toEqual([first.payload, r1.payload, r2.payload])
     expect(wire[3]).toEqual({
       role: 'assistant',
       content: null,
-      tool_calls: [{ id: `${HOSTILE_TEXT}_2_`, call_id: HOSTILE_TEXT, type: 'function', function: fn }],
+      tool_calls: [{ id: `${HOSTILE_TEXT}_2_`, call_id: `${HOSTILE_TEXT}_2_`, type: 'function', function: fn }],
     })
     expect(wire[4]).toEqual({ role: 'tool', call_id: `${HOSTILE_TEXT}_2_`, content: 'r3' })
     expect(toolPairing(wire.map((payload, i) => ({ id: `m${i}` as Message['id'], payload }))).ok).toBe(true)

@@ -69,8 +69,10 @@ export interface MessageFormat<P = unknown> {
   /**
    * The wire copy of `payload` with each tool-call id it opens or answers that is a key of `renames`
    * sent as that key's value (a call id called again after its earlier call was answered, renamed so
-   * each call's id is sent once). `toWire(…, { repairPairing: true })` uses it; without it a reused
-   * id is sent as it is. Returns a fresh, mutable deep copy; never mutates `payload`.
+   * each call's id is sent once): in the field pairing reads, and in every other id field of the same
+   * call or result that holds the same id (a chat call's `call_id` beside its `id`); an id field
+   * holding another value (a Responses item id) is kept. `toWire(…, { repairPairing: true })` uses
+   * it; without it a reused id is sent as it is. Returns a fresh, mutable deep copy; never mutates `payload`.
    */
   renameToolIds?(payload: P, renames: ReadonlyMap<string, string>): unknown
   /**

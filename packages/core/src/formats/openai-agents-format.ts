@@ -196,11 +196,18 @@ function resultIds(item: OpenAIAgentsItem): string[] {
   return id === undefined ? [] : [id]
 }
 
-/** The wire copy of an item with the call id it opens or answers (`callId`, else `call_id`) renamed by `renames`. */
+/**
+ * The wire copy of an item with the call id it opens or answers (`callId`, else `call_id`) renamed by
+ * `renames`, in each of its id fields (`callId`, `call_id`, `id`) that holds that id: an item carrying
+ * the call id under both names is renamed in both. An `id` holding another value (the provider's
+ * item id, `fc_…`) is kept.
+ */
 function renameToolIds(item: OpenAIAgentsItem, renames: ReadonlyMap<string, string>): unknown {
   const copy = copyPayload(item) as { [key: string]: unknown }
   const id = callIds(item)[0] ?? resultIds(item)[0]
-  if (id !== undefined && renames.has(id)) copy[item.callId !== undefined && item.callId !== null ? 'callId' : 'call_id'] = renames.get(id)
+  const to = id === undefined ? undefined : renames.get(id)
+  if (to === undefined) return copy
+  for (const field of ['callId', 'call_id', 'id']) if (copy[field] === id) copy[field] = to
   return copy
 }
 

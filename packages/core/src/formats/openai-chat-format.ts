@@ -119,15 +119,17 @@ function withoutCalls(payload: ChatMessage, drop: ReadonlySet<string>): unknown 
 
 /**
  * The wire copy of a message with the call ids it opens (`tool_calls[].id`, else `call_id`) or
- * answers (`tool_call_id`, else `call_id`) renamed by `renames`: the field pairing reads is the one
- * renamed.
+ * answers (`tool_call_id`, else `call_id`) renamed by `renames`: the field pairing reads is renamed,
+ * and its twin with it when the twin holds the same id (a call or result carrying the id under both
+ * names); a twin holding another value is left as it is.
  */
 function renameToolIds(payload: ChatMessage, renames: ReadonlyMap<string, string>): unknown {
   const copy = wireCopy(payload)
   const renamed = (record: { [key: string]: unknown }, first: string, second: string): void => {
-    const field = record[first] !== undefined && record[first] !== null ? first : second
-    const id = record[field]
-    if (typeof id === 'string' && renames.has(id)) record[field] = renames.get(id)
+    const id = record[first] !== undefined && record[first] !== null ? record[first] : record[second]
+    const to = typeof id === 'string' ? renames.get(id) : undefined
+    if (to === undefined) return
+    for (const field of [first, second]) if (record[field] === id) record[field] = to
   }
   if (payload.role === 'tool') renamed(copy, 'tool_call_id', 'call_id')
   if (payload.role === 'assistant' && Array.isArray(copy['tool_calls'])) {

@@ -220,17 +220,22 @@ function resultIds(item: OpenAIResponsesItem): string[] {
   return id === undefined ? [] : [id]
 }
 
-/** The wire copy of an item with the call id it opens or answers (the field pairing reads) renamed by `renames`. */
+/**
+ * The wire copy of an item with the call id it opens or answers renamed by `renames`: the field pairing
+ * reads, and the item's other id field (`id`, `call_id`) where it holds the same id (a
+ * `local_shell_call_output` naming its call in both; a bridge that sets an item's `id` to its
+ * `call_id`, which the API, wanting every item id once, would refuse twice). An item id holding
+ * another value (`fc_…`) is kept: it is the item's own, and the API ties it to its reasoning item.
+ */
 function renameToolIds(item: OpenAIResponsesItem, renames: ReadonlyMap<string, string>): unknown {
   const copy = copyPayload(item) as { [key: string]: unknown }
   const kind = kindOf(item)
-  const opened = callIds(item)[0]
-  if (opened !== undefined && renames.has(opened)) copy[CALLS[kind]!.id] = renames.get(opened)
-  const answered = resultIds(item)[0]
-  if (answered !== undefined && renames.has(answered)) {
-    const field = stringField(item, RESULTS[kind]!) === undefined ? 'id' : RESULTS[kind]!
-    copy[field] = renames.get(answered)
-  }
+  // an item opens a call or answers one, never both
+  const id = callIds(item)[0] ?? resultIds(item)[0]
+  const to = id === undefined ? undefined : renames.get(id)
+  if (to === undefined) return copy
+  const pairingField = Object.hasOwn(CALLS, kind) ? CALLS[kind]!.id : RESULTS[kind]!
+  for (const field of new Set([pairingField, 'call_id', 'id'])) if (copy[field] === id) copy[field] = to
   return copy
 }
 
