@@ -14,6 +14,7 @@ import {
 } from './command-choices.js'
 import { CommandContext, type GlobalOptions } from './command-context.js'
 import { EXIT_CODES, type ExitCode } from './exit-codes.js'
+import { helpDocument } from './help-document.js'
 
 const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version
 
@@ -69,9 +70,15 @@ Docs: docs/cli.md (in the repository, and shipped in the @turnlog/cli package)`
 
 /**
  * Builds the `turnlog` command tree. `setExit` receives each command's exit code. Commander is told
- * to throw instead of exiting, so {@link runCli} maps its usage errors to exit code 2.
+ * to throw instead of exiting, so {@link runCli} maps its usage errors to exit code 2. Commander's own
+ * stdout (help, the version) goes to `writeOut`, `io.out` unless given.
  */
-export function createProgram(io: CliIo, setExit: (code: ExitCode) => void, onContext: (ctx: CommandContext) => void): Command {
+export function createProgram(
+  io: CliIo,
+  setExit: (code: ExitCode) => void,
+  onContext: (ctx: CommandContext) => void,
+  writeOut: (text: string) => void = io.out,
+): Command {
   const program = new Command('turnlog')
   const context = (command: Command): CommandContext => {
     const ctx = new CommandContext(io, command.optsWithGlobals<GlobalOptions>())
@@ -91,7 +98,7 @@ export function createProgram(io: CliIo, setExit: (code: ExitCode) => void, onCo
     .showHelpAfterError('(run `turnlog --help` or `turnlog <command> --help` for usage)')
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => io.out(s),
+      writeOut: (s) => writeOut(s),
       writeErr: (s) => io.err(s),
     })
 
@@ -303,6 +310,11 @@ Examples:
 export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   let exit: ExitCode = EXIT_CODES.ok
   let ctx: CommandContext | undefined
+  // `--json` as an option, not an operand after `--` (`turnlog import -- --json` names a file)
+  const end = argv.indexOf('--')
+  const jsonArg = (end === -1 ? argv : argv.slice(0, end)).includes('--json')
+  // under --json, commander's text (help, the version) is kept back and sent as one JSON object
+  let commanderText = ''
   const program = createProgram(
     io,
     (code) => {
@@ -311,10 +323,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     (c) => {
       ctx = c
     },
+    jsonArg ? (text) => (commanderText += text) : io.out,
   )
-  // `--json` as an option, not an operand after `--` (`turnlog import -- --json` names a file)
-  const end = argv.indexOf('--')
-  const jsonArg = (end === -1 ? argv : argv.slice(0, end)).includes('--json')
+  // the command whose help is shown on stdout (help on stderr is the usage error of no command)
+  let helpShown: Command | undefined
+  program.on('beforeAllHelp', (context: { error: boolean; command: Command }) => {
+    if (!context.error) helpShown = context.command
+  })
   try {
     await program.parseAsync([...argv], { from: 'user' })
     return exit
@@ -322,8 +337,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
     if (error instanceof CommanderError) {
       // help asked for (`--help`, `help`, `help <command>`) and --version succeed; help shown because
       // no command was given is a usage error
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT_CODES.ok
-      if (error.code === 'commander.help' && error.exitCode === 0) return EXIT_CODES.ok
+      if (error.code === 'commander.version') {
+        if (jsonArg) io.out(`${JSON.stringify({ version: VERSION })}\n`)
+        return EXIT_CODES.ok
+      }
+      if (error.code === 'commander.helpDisplayed' || (error.code === 'commander.help' && error.exitCode === 0)) {
+        if (jsonArg) io.out(`${JSON.stringify(helpDocument(helpShown ?? program, commanderText))}\n`)
+        return EXIT_CODES.ok
+      }
       const message = error.code === 'commander.help' ? 'a command is required' : error.message.replace(/^error: /, '')
       // the same document as every other failure (docs/cli.md): code, message, hint, cause, details
       const hint = 'Run `turnlog --help` or `turnlog <command> --help` for usage.'
