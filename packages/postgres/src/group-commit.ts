@@ -11,6 +11,7 @@ const GroupCommitOptionsSchema = z.object({
   weight: fnSchema.optional(),
   maxWeight: z.number().positive().optional(),
   onGroup: fnSchema.optional(),
+  capture: fnSchema.optional(),
 })
 
 /**
@@ -44,8 +45,9 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
 
   /** Queues one session's batch; resolves with its result, or rejects with its own error. */
   submit(item: T): Promise<R> {
+    const run = this.#options.capture?.()
     return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ item, resolve, reject })
+      this.#queue.push(run === undefined ? { item, resolve, reject } : { item, resolve, reject, run })
       this.#schedule()
     })
   }
@@ -72,8 +74,10 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
       this.#inFlight++
       for (const p of group) this.#busySessions.add(p.item.sessionId)
       // not awaited: groups run concurrently up to maxInFlight; #send settles every item of its group
-      // (failures go to the items' promises), and the finally frees the slot for the next group
-      void this.#send(group).finally(() => {
+      // (failures go to the items' promises), and the finally frees the slot for the next group. The
+      // group goes out in the context its first batch was submitted in (a group sent when an earlier one
+      // returns would otherwise run in the context of that earlier one's first batch)
+      void inContext(group[0] as Pending<T, R>, () => this.#send(group)).finally(() => {
         this.#inFlight--
         for (const p of group) this.#busySessions.delete(p.item.sessionId)
         if (this.#queue.length > 0) this.#dispatch()
@@ -136,12 +140,15 @@ export class GroupCommit<T extends { readonly sessionId: string }, R> {
     for (const p of left) await this.#alone(p)
   }
 
-  async #alone(p: Pending<T, R>): Promise<void> {
-    try {
-      p.resolve(await this.#options.runAlone(p.item))
-    } catch (error) {
-      p.reject(error)
-    }
+  /** Sends one batch on its own, in its submitter's context (a batch a group left out too). */
+  #alone(p: Pending<T, R>): Promise<void> {
+    return inContext(p, async () => {
+      try {
+        p.resolve(await this.#options.runAlone(p.item))
+      } catch (error) {
+        p.reject(error)
+      }
+    })
   }
 }
 
@@ -163,10 +170,26 @@ export interface GroupCommitOptions<T, R> {
   readonly rolledBack: (error: unknown) => boolean
   /** Called with the number of batches of each statement (group or lone) as it is sent, e.g. for a metric. */
   readonly onGroup?: (batches: number) => void
+  /**
+   * Called in `submit`, in the caller's async context: a function that runs work in that context, or
+   * undefined (nothing to keep). A group is sent in its first batch's context, a batch sent alone in
+   * its own, so the statement's driver span is a child of a call whose batch it carries.
+   */
+  readonly capture?: () => ContextRunner | undefined
 }
+
+/** Runs `fn` in an async context captured earlier (e.g. `AsyncResource.runInAsyncScope`). */
+export type ContextRunner = <V>(fn: () => V) => V
 
 interface Pending<T, R> {
   readonly item: T
   readonly resolve: (value: R) => void
   readonly reject: (error: unknown) => void
+  /** The submitter's context, when {@link GroupCommitOptions.capture} kept one. */
+  readonly run?: ContextRunner
+}
+
+/** `fn()`, in `p`'s submitter's context when one was captured. */
+function inContext<V>(p: { readonly run?: ContextRunner }, fn: () => V): V {
+  return p.run === undefined ? fn() : p.run(fn)
 }

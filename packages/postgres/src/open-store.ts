@@ -159,18 +159,8 @@ async function connect(
   if ('kysely' in config) return { db: config.kysely, flavor: 'postgres', close: async () => {} }
   if ('connectionString' in config) {
     const pg = await import('pg')
-    // direct: the store's connections run its short statements without JIT and parallel workers. Before
-    // the first ANALYZE the planner guessed large tables and chose a parallel plan for a 100-row read
-    // (7-9 ms instead of 0.5 ms); the functions set the same, and the prepared load needs it (see load)
     const direct = config.directConnection === true
-    const options = direct
-      ? {
-          options: [config.pool?.options, '-c jit=off -c max_parallel_workers_per_gather=0']
-            .filter((o) => o !== undefined && o !== '')
-            .join(' '),
-        }
-      : {}
-    const pool = new pg.default.Pool({ max: 10, ...config.pool, ...options, connectionString: config.connectionString })
+    const pool = new pg.default.Pool({ max: 10, ...config.pool, ...directOptions(config), connectionString: config.connectionString })
     // an idle client's error (server restart) must not crash the process; the next query reports it
     pool.on('error', () => {})
     // nor may a checked-out client's: node-postgres emits 'error' on a client whose connection dies
@@ -276,10 +266,31 @@ async function migrateWithRetry(db: Kysely<unknown>): Promise<void> {
   }
 }
 
+/**
+ * The startup options of every connection a `directConnection` store opens (its pool's and each
+ * subscription consumer's): its short statements without JIT and parallel workers, after the caller's
+ * `pool.options`. Before the first ANALYZE the planner guessed large tables and chose a parallel plan
+ * for a 100-row read (7-9 ms instead of 0.5 ms); the functions set the same, and the prepared load
+ * needs it (see load). Nothing without `directConnection`: a pooler may refuse the parameter.
+ */
+function directOptions(config: ConnectionStringConfig): { options?: string } {
+  if (config.directConnection !== true) return {}
+  return {
+    options: [config.pool?.options, '-c jit=off -c max_parallel_workers_per_gather=0'].filter((o) => o !== undefined && o !== '').join(' '),
+  }
+}
+
 /** Where a subscription consumer gets its own session: new clients from the same settings, or the caller's pool. */
 function subscriptionConnection(config: OpenStoreConfig): { dedicatedConnection?: DedicatedConnectionFactory } {
   if ('embedded' in config || 'pglite' in config || 'kysely' in config) return {}
-  if ('connectionString' in config)
-    return { dedicatedConnection: dedicatedConnectionFromConfig({ ...config.pool, connectionString: config.connectionString }) }
+  if ('connectionString' in config) {
+    return {
+      dedicatedConnection: dedicatedConnectionFromConfig({
+        ...config.pool,
+        ...directOptions(config),
+        connectionString: config.connectionString,
+      }),
+    }
+  }
   return { dedicatedConnection: dedicatedConnectionFromPool(config.pool) }
 }

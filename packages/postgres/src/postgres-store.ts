@@ -263,6 +263,7 @@ export class PostgresStore implements SessionStore {
    * `importEvents` of `@turnlog/audit`): see {@link SessionStore.importSessions}. On a store bound to a
    * transaction, one session per batch, in that transaction.
    */
+  @traced('importSessions', spanAttributes.importSessions)
   async importSessions(
     sessions: AsyncIterable<ImportedSession> | Iterable<ImportedSession>,
     options: ImportSessionsOptions = {},
@@ -291,11 +292,13 @@ export class PostgresStore implements SessionStore {
    * The ids of the sessions whose id starts or ends with `fragment` (hex digits and hyphens), in id
    * order, at most `limit` (default 100): resolves a shortened id such as `…9c67eeb6`.
    */
+  @traced('findSessionIds', spanAttributes.findSessionIds, { sessionArgument: false })
   async findSessionIds(fragment: string, options: FindSessionIdsOptions = {}): Promise<SessionId[]> {
     return this.#admin.findSessionIds(fragment, options)
   }
 
   /** How many `MESSAGE_CONFLICT` attempts the store has recorded across all sessions (see {@link conflicts}). */
+  @traced('countConflicts', spanAttributes.countConflicts)
   async countConflicts(): Promise<number> {
     return this.#admin.countConflicts()
   }

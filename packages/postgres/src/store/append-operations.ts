@@ -125,6 +125,7 @@ export class AppendOperations {
       runAlone: (item) => this.#appendAlone(item),
       rolledBack: statementRolledBack,
       onGroup: (size) => this.#ctx.telemetry.groupSize(size),
+      capture: () => this.#ctx.telemetry.captureContext(),
     })
   }
 

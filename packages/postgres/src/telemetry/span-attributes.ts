@@ -2,6 +2,7 @@ import type {
   AppendResult,
   CompactResult,
   ConflictRecord,
+  ImportSessionsResult,
   LoadResult,
   RebuildResult,
   RedactResult,
@@ -60,4 +61,10 @@ export const spanAttributes = {
   }),
   redact: (r: RedactResult): TelemetryAttributes => ({ 'turnlog.session.version': r.version, 'turnlog.sessions.count': r.sessions.length }),
   conflicts: (records: readonly ConflictRecord[]): TelemetryAttributes => ({ 'turnlog.conflicts.count': records.length }),
+  importSessions: (r: ImportSessionsResult): TelemetryAttributes => ({
+    'turnlog.sessions.count': r.sessions,
+    'turnlog.events.written': r.eventsWritten,
+  }),
+  findSessionIds: (ids: SessionId[]): TelemetryAttributes => ({ 'turnlog.sessions.count': ids.length }),
+  countConflicts: (n: number): TelemetryAttributes => ({ 'turnlog.conflicts.count': n }),
 } as const

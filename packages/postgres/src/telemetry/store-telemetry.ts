@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks'
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks'
 import type { Context, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api'
 import { isTurnlogError } from '@turnlog/core'
 import { loadOpenTelemetry, loadedOpenTelemetry, type OpenTelemetryApi } from './load-open-telemetry.js'
@@ -11,11 +11,13 @@ export type TelemetryAttributes = Readonly<Record<string, string | number | bool
 export const TELEMETRY_SCOPE = '@turnlog/postgres'
 
 /**
- * Set while a store call runs with telemetry on: a store call made inside it (`load({ at })` reads
- * through `state()`, `transcript()` through `state()` and `events()`) is part of the outer call and
- * adds no span or measurement of its own.
+ * The store whose call is running, while one runs with telemetry on: a call of the same store made
+ * inside it (by the call itself, or by a callback or source it runs: `rebuild`'s `onProgress`,
+ * `importSessions`' sessions) is part of the outer call and adds no span or measurement of its own. A
+ * call of another store there (an import reading an export of another store) has its own span, a
+ * child of the running one.
  */
-const inside = new AsyncLocalStorage<true>()
+const inside = new AsyncLocalStorage<StoreTelemetry>()
 
 /** The OpenTelemetry API and what of it listens to a call: a tracer, instruments, or both. */
 interface Listeners {
@@ -82,7 +84,7 @@ export class StoreTelemetry {
 
   /**
    * Runs one store operation: directly when nothing listens or when it is called from inside another
-   * store call; otherwise in span `name` with `gen_ai.conversation.id` = `sessionId` (when a string),
+   * call of this store; otherwise in span `name` with `gen_ai.conversation.id` = `sessionId` (when a string),
    * the attributes `attributes` derives from the result, or the error's code as `error.type`.
    */
   span<T>(
@@ -98,7 +100,7 @@ export class StoreTelemetry {
 
   /**
    * As {@link span} for an iteration (`events`): `source` itself when nothing listens or when called
-   * from inside another store call, otherwise an iteration of it in a span that covers it from the
+   * from inside another call of this store, otherwise an iteration of it in a span that covers it from the
    * first `next()` to its end (or the consumer's `break`) and counts the items as `turnlog.events.count`.
    */
   iterate<T>(operation: string, name: string, sessionId: unknown, source: AsyncGenerator<T>): AsyncGenerator<T> {
@@ -106,13 +108,13 @@ export class StoreTelemetry {
     return on === null ? source : this.#tracedIteration(on, { operation, name, sessionId }, source)
   }
 
-  /** What listens now; null when nothing does, or when called from inside another store call. */
+  /** What listens now; null when nothing does, or when called from inside another call of this store. */
   #listeners(): Listeners | null {
     const api = this.#api === undefined ? (this.#api = loadedOpenTelemetry()) : this.#api
     if (api === null || api === undefined) return null
     const tracer = this.#currentTracer(api)
     const instruments = this.#currentInstruments(api)
-    if ((tracer === null && instruments === null) || inside.getStore() === true) return null
+    if ((tracer === null && instruments === null) || inside.getStore() === this) return null
     return { api, tracer, instruments }
   }
 
@@ -124,7 +126,7 @@ export class StoreTelemetry {
     let failure: unknown = undefined
     try {
       for (;;) {
-        const step = await api.context.with(context, () => inside.run(true, () => source.next()))
+        const step = await api.context.with(context, () => inside.run(this, () => source.next()))
         if (step.done === true) break
         count++
         yield step.value
@@ -137,6 +139,18 @@ export class StoreTelemetry {
       await source.return(undefined).catch(() => {})
       this.#finish(on, op.operation, span, started, { 'turnlog.events.count': count }, failure)
     }
+  }
+
+  /**
+   * The current async context, kept for work that runs later from elsewhere (a group-commit statement
+   * sent when an earlier group returns): a function running work in it, or undefined when no tracer
+   * listens (then nothing is kept: no cost).
+   */
+  captureContext(): (<V>(fn: () => V) => V) | undefined {
+    const api = this.#api
+    if (api === null || api === undefined || this.#currentTracer(api) === null) return undefined
+    const resource = new AsyncResource('turnlog.groupCommit')
+    return (fn) => resource.runInAsyncScope(fn)
   }
 
   /** Records the size of one group-commit statement (`turnlog.group_commit.size`). */
@@ -157,7 +171,7 @@ export class StoreTelemetry {
     let extra: TelemetryAttributes | undefined
     let failure: unknown = undefined
     try {
-      const result = await on.api.context.with(context, () => inside.run(true, fn))
+      const result = await on.api.context.with(context, () => inside.run(this, fn))
       extra = attributes?.(result)
       return result
     } catch (error) {

@@ -3,10 +3,15 @@ import { StoreTelemetry, type TelemetryAttributes } from './store-telemetry.js'
 /**
  * Method decorator of the store's public calls: the call runs through the {@link StoreTelemetry}
  * attached to the store, in span `turnlog.<operation>`; the first argument, when a string, is the
- * session id (`gen_ai.conversation.id`), and `attributes` adds what the result says (counts, version).
+ * session id (`gen_ai.conversation.id`; not with `sessionArgument: false`, for a call whose first
+ * argument is something else), and `attributes` adds what the result says (counts, version).
  * Without telemetry attached the method runs as written.
  */
-export function traced<This extends object, A extends unknown[], R>(operation: string, attributes?: (result: R) => TelemetryAttributes) {
+export function traced<This extends object, A extends unknown[], R>(
+  operation: string,
+  attributes?: (result: R) => TelemetryAttributes,
+  { sessionArgument = true }: { readonly sessionArgument?: boolean } = {},
+) {
   const name = `turnlog.${operation}`
   return (
     method: (this: This, ...args: A) => Promise<R>,
@@ -15,7 +20,7 @@ export function traced<This extends object, A extends unknown[], R>(operation: s
     function (this: This, ...args: A): Promise<R> {
       const telemetry = StoreTelemetry.of(this)
       if (telemetry === undefined) return method.apply(this, args)
-      return telemetry.span(operation, name, args[0], () => method.apply(this, args), attributes)
+      return telemetry.span(operation, name, sessionArgument ? args[0] : undefined, () => method.apply(this, args), attributes)
     }
 }
 
