@@ -11,7 +11,7 @@ import { TurnlogError } from './turnlog-error.js'
  * list (plus scaffolding), the result holds exactly what `store.load()` returns (plus that scaffolding).
  */
 
-function checkList<M extends Message<unknown>>(live: readonly M[]): readonly M[] {
+function checkList<M extends { readonly id: string }>(live: readonly M[]): readonly M[] {
   if (!Array.isArray(live)) throw new TurnlogError('INVALID_INPUT', 'live must be an array of messages', { details: { field: 'live' } })
   for (const m of live as readonly unknown[]) {
     if (typeof m !== 'object' || m === null || typeof (m as { id?: unknown }).id !== 'string') {
@@ -65,7 +65,11 @@ export function applyCompact<M extends Message<unknown> = Message<ChatMessage>, 
   return guardInput('applyCompact', () => compactList(live, input))
 }
 
-function compactList<M extends Message<unknown>, S extends Message<unknown>>(
+/**
+ * {@link applyCompact} unguarded, for any list of objects with an id (the placement rule once: the
+ * compaction pairing check builds the list after a compaction with it). Not exported from the package.
+ */
+export function compactList<M extends { readonly id: string }, S extends { readonly id: string }>(
   live: readonly M[],
   input: { readonly covered: readonly string[]; readonly summary: S | readonly S[] },
 ): (M | S)[] {

@@ -172,12 +172,26 @@ export type RewindTargetInput = { readonly after: string } | { readonly from: st
  * @typeParam S - the summary message type.
  */
 export interface CompactInput<S extends Message<unknown> = Message<unknown>> extends WriteOptions {
-  /** Live message ids the summary replaces (need not be contiguous). */
+  /**
+   * Live message ids the summary replaces (need not be contiguous). A tool call and its result(s)
+   * are covered together or not at all: a compaction that would leave one of them live without the
+   * other (or whose summary opens or answers a call without its partner) is refused with
+   * `INVALID_INPUT` (`details.reason: 'splits_tool_pair'`), unless `allowSplitToolPairs` is set.
+   * Pairing faults the live list already had never count (docs/guarantees.md, "History").
+   */
   readonly covered: readonly string[]
   /** The summary message(s); new messages, placed where the first covered message was. */
   readonly summary: S | readonly S[]
   readonly reason?: string
   readonly metadata?: JsonValue
+  /**
+   * Record the compaction even if it splits a tool-call pair (default false). For a writer that
+   * records a compaction that already happened elsewhere (an importer replaying a history, an
+   * adapter mirroring a runtime's own compaction): the live list then holds an orphan result or an
+   * unanswered call, which the audit reports and `toWire(…, { repairPairing: true })` repairs for the
+   * wire.
+   */
+  readonly allowSplitToolPairs?: boolean
 }
 
 /**
@@ -347,7 +361,14 @@ export interface SessionStore {
   sessions(options?: ListSessionsOptions): Promise<SessionPage>
   /** Retracts the tail of the live list. */
   rewind(sessionId: string, target: RewindTargetInput, options?: RewindOptions): Promise<RewindResult>
-  /** Replaces live messages with a summary. */
+  /**
+   * Replaces live messages with a summary, placed where the first covered message was; live messages
+   * not covered (appended meanwhile too) stay live after it. One transaction; a retry of a compaction
+   * already placed is a no-op. Throws `VERSION_CONFLICT` (stale `expectedVersion`), `MESSAGE_CONFLICT`
+   * (a summary id already stored), `UNKNOWN_MESSAGE` (a covered id not live), `INVALID_INPUT` with
+   * `details.reason: 'splits_tool_pair'` when it would split a tool call from its result(s) (see
+   * {@link CompactInput.covered}); nothing is written then.
+   */
   compact<S extends Message<unknown> = Message<unknown>>(sessionId: string, input: CompactInput<S>): Promise<CompactResult<S>>
   /** New content for a live message (same id). */
   revise(sessionId: string, messageId: string, payload: unknown, options?: ReviseOptions): Promise<ReviseResult>

@@ -101,7 +101,9 @@ export const CORE_EXPORTS = {
 export const CORE_INTERNAL_EXPORTS = {
   StructureBuilder: { kind: 'class', arity: 0 },
   applyEvent: fn(2),
+  checkCompactionPairing: fn(3),
   checkKnownKeys: fn(4),
+  compactionPairingSplits: fn(2),
   checkOptions: fn(3),
   guardInput: fn(2),
   isIsoTimestamp: fn(1),

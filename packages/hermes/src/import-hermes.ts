@@ -418,6 +418,9 @@ async function importSession(
           summary: step.summary,
           reason: `hermes compaction (summary row ${step.summaryRowId})`,
           metadata: step.metadata,
+          // history as hermes recorded it: a compaction that left a tool call or result live without its
+          // partner happened; it is recorded, and the audit reports the orphan
+          allowSplitToolPairs: true,
         })
         // a store of this package says whether the call wrote the compaction or found it placed (by an
         // earlier or an overlapping import); the version cannot tell when another import placed it meanwhile

@@ -314,7 +314,14 @@ export class TurnlogSession implements SessionHistoryTransactionAwareSession, Se
         if (first !== undefined) await this.#store.rewind(this.turnlogSessionId, { from: first.id }, { expectedVersion, reason })
       } else if (plan.kind === 'compact') {
         const summary = plan.summary.map((item) => agentItemMessage(item))
-        await this.#store.compact(this.turnlogSessionId, { covered: plan.covered, summary, reason, expectedVersion })
+        // a mirror of the SDK's own compaction: what it kept is recorded as it is, split tool pairs too
+        await this.#store.compact(this.turnlogSessionId, {
+          covered: plan.covered,
+          summary,
+          reason,
+          expectedVersion,
+          allowSplitToolPairs: true,
+        })
       }
     }, this.#retry)
   }

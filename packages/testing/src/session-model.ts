@@ -21,7 +21,10 @@
  * - compact: covered ids must be live; the summary messages are appended (one version each, not yet
  *   live) and then placed where the first covered message (in live order) was (one more version).
  *   Summary ids must be new. A retry of a committed compaction (same first summary message, same
- *   content) is a no-op.
+ *   content) is a no-op. A compaction that would split a tool-call pair is `INVALID_INPUT` (checked
+ *   after the live ids, by core's `checkCompactionPairing`, the one rule the store calls: the model
+ *   says where the check stands among the others, not what a split is; the model's messages are
+ *   `openai-chat`), unless `allowSplit` is set.
  * - revise: the message must be live. The same content and status is a no-op (`unchanged`); the same
  *   content with status final finalizes a partial message; the same content with status partial on a
  *   final message is invalid; new content is a new revision (one version). finalize without content
@@ -48,7 +51,7 @@ import {
   type RewindTarget,
   type SessionId,
 } from '@turnlog/core'
-import { withApplyTo } from '@turnlog/core/internal'
+import { compactionPairingSplits, withApplyTo } from '@turnlog/core/internal'
 
 /** A message as the model's live list holds it: current content and streaming status. */
 export interface ModelMessage {
@@ -274,6 +277,7 @@ export class SessionModel {
     covered: readonly MessageId[],
     summary: readonly Message[],
     expectedVersion?: number,
+    allowSplit = false,
   ): ModelOutcome<CompactResult> {
     const codes: ErrorCode[] = []
     if (covered.length === 0 || new Set(covered).size !== covered.length || summary.length === 0) codes.push('INVALID_INPUT')
@@ -294,6 +298,8 @@ export class SessionModel {
     if (summary.some((m) => (this.#owners.get(m.id)?.size ?? 0) > 0)) codes.push('MESSAGE_CONFLICT')
     if (covered.some((id) => !s.live.includes(id))) codes.push('UNKNOWN_MESSAGE')
     if (codes.length > 0) return fail(codes)
+    const live = s.live.map((id) => ({ id, payload: this.#record(s, id).current.payload }))
+    if (!allowSplit && compactionPairingSplits(live, { covered, summary }).length > 0) return fail(['INVALID_INPUT'])
     for (const m of summary) this.#appendEvent(s, toModelMessage(m), true)
     const coveredSet = new Set(covered)
     const firstCovered = s.live.findIndex((id) => coveredSet.has(id))

@@ -8,9 +8,17 @@ import {
   type JsonValue,
   type Message,
   type MessageId,
+  type PairingInput,
   type SessionId,
 } from '@turnlog/core'
-import { withApplyTo, messageEnvelope, toFrozenJsonField, parseMessageIdArgument, parseSessionIdArgument } from '@turnlog/core/internal'
+import {
+  checkCompactionPairing,
+  withApplyTo,
+  messageEnvelope,
+  toFrozenJsonField,
+  parseMessageIdArgument,
+  parseSessionIdArgument,
+} from '@turnlog/core/internal'
 import { sql, type Kysely } from 'kysely'
 import { BatchBudget, envelopeText, jsonTextWithin } from '../batch-limits.js'
 import { checkCallOptions, checkExpectedVersion, optionKeys } from '../check-arguments.js'
@@ -19,6 +27,7 @@ import { checkSafeJson, checkSafeText } from '../safe-text.js'
 import { recordCompaction } from './compaction-replayed.js'
 import { checkBatch, inBatchConflictError } from './check-batch.js'
 import { checkVersion } from './check-version.js'
+import { loadLiveRows } from '../load-live-rows.js'
 import { liveRows } from './live-rows.js'
 import { payloadText } from './payload-text.js'
 import type { NewEvent, StoreContext } from './store-context.js'
@@ -33,6 +42,8 @@ interface PreparedCompaction {
   readonly summaryPayloads: readonly string[]
   readonly reason: string | undefined
   readonly metadata: JsonValue | undefined
+  /** Whether a compaction that splits a tool-call pair is recorded (`allowSplitToolPairs`) instead of refused. */
+  readonly allowSplit: boolean
 }
 
 /** The id of a summary entry already checked by `checkBatch` (so `toMessage` accepts it); undefined if it cannot be read again. */
@@ -45,7 +56,14 @@ function messageIdOf(value: unknown): MessageId | undefined {
 }
 
 /** The fields of `compact`'s input (any other key is refused: a misspelt `expectedVersion` would be a lost update). */
-const COMPACT_INPUT = optionKeys<CompactInput>({ covered: true, summary: true, reason: true, metadata: true, expectedVersion: true })
+const COMPACT_INPUT = optionKeys<CompactInput>({
+  covered: true,
+  summary: true,
+  reason: true,
+  metadata: true,
+  expectedVersion: true,
+  allowSplitToolPairs: true,
+})
 
 /** `compact`: covered messages out of the live list, a summary in the first one's place. */
 export class CompactOperations {
@@ -63,6 +81,9 @@ export class CompactOperations {
       throw new TurnlogError('INVALID_INPUT', 'compact needs { covered, summary }', { details: { field: 'input' } })
     input = checkCallOptions(input, 'compact input', COMPACT_INPUT, 'input')
     const expected = checkExpectedVersion(input, 'input')
+    if (input.allowSplitToolPairs !== undefined && typeof input.allowSplitToolPairs !== 'boolean') {
+      throw new TurnlogError('INVALID_INPUT', 'allowSplitToolPairs must be a boolean', { details: { field: 'allowSplitToolPairs' } })
+    }
     if (!Array.isArray(input.covered) || input.covered.length === 0) {
       throw new TurnlogError('INVALID_INPUT', 'covered must be a non-empty array of message ids', { details: { field: 'covered' } })
     }
@@ -99,7 +120,17 @@ export class CompactOperations {
       summaryBudget.add(payloadText(m, this.#ctx.maxMessageBytes), m.id, envelopeText(m).length + 16),
     )
     const summaryHashes = batch.hashes
-    const prepared: PreparedCompaction = { id, expected, covered, summary, summaryHashes, summaryPayloads, reason: input.reason, metadata }
+    const prepared: PreparedCompaction = {
+      id,
+      expected,
+      covered,
+      summary,
+      summaryHashes,
+      summaryPayloads,
+      reason: input.reason,
+      metadata,
+      allowSplit: input.allowSplitToolPairs === true,
+    }
     // the summary's claim on its ids (turnlog.message_ids) is the cross-session check: a compaction that
     // lost the race for one runs again and then finds it stored (a replay of itself, or a conflict)
     const result = await this.#ctx.retry(5, retryableLostRace(), async () =>
@@ -161,9 +192,20 @@ export class CompactOperations {
         },
       )
     }
-    const live = await liveRows(db, id)
-    const byId = new Map(live.map((r) => [r.message_id, r]))
-    const missing = covered.filter((c) => !byId.has(c))
+    // the live list: ids and content hashes, with the payloads when the pairing check needs them (the read `load` makes)
+    const hashes = new Map<string, string>()
+    let pairing: PairingInput[] | undefined
+    if (p.allowSplit) for (const r of await liveRows(db, id)) hashes.set(r.message_id, r.content_hash)
+    else {
+      const { rows } = await loadLiveRows(db, id)
+      pairing = rows.map((r) => {
+        hashes.set(r.message_id, r.content_hash)
+        return r.data.format === undefined
+          ? { id: r.message_id as MessageId, payload: r.payload }
+          : { id: r.message_id as MessageId, payload: r.payload, format: r.data.format }
+      })
+    }
+    const missing = covered.filter((c) => !hashes.has(c))
     if (missing.length > 0) {
       throw new TurnlogError(
         'UNKNOWN_MESSAGE',
@@ -173,6 +215,8 @@ export class CompactOperations {
         },
       )
     }
+    // a call and its result(s) leave together or not at all (core's rule; faults already there never count)
+    if (pairing !== undefined) checkCompactionPairing(pairing, { covered, summary }, id)
     const events: NewEvent[] = summary.map((m, i) => ({
       eventId: newEventId(),
       type: 'message_appended',
@@ -182,7 +226,7 @@ export class CompactOperations {
       dataText: JSON.stringify(messageEnvelope(m, m.status === 'partial', { deferred: true })),
     }))
     const data: Record<string, unknown> = {
-      covered: covered.map((c) => ({ id: c, contentHash: byId.get(c)?.content_hash ?? '' })),
+      covered: covered.map((c) => ({ id: c, contentHash: hashes.get(c) ?? '' })),
       summary: summary.map((m) => m.id),
     }
     if (p.reason !== undefined) data['reason'] = p.reason

@@ -74,6 +74,8 @@ export type Command =
       readonly picks: readonly number[]
       readonly summaries: readonly PayloadSpec[]
       readonly expect: ExpectSpec
+      /** `allowSplitToolPairs`: record a compaction that splits a tool-call pair (as an importer does) instead of refusing it. */
+      readonly allowSplit: boolean
     }
   | {
       readonly kind: 'revise'
@@ -172,6 +174,7 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
       picks: fc.array(pickArb, { minLength: 1, maxLength: 3 }),
       summaries: fc.array(payloadArb, { minLength: 1, maxLength: 2 }),
       expect: expectArb,
+      allowSplit: fc.boolean(),
     }),
   },
   {
@@ -440,8 +443,14 @@ export async function runHistory(stores: readonly SessionStore[], commands: read
         const expectedVersion = expectedOf(sid, c.expect)
         call = {
           label: 'compact',
-          store: () => main.compact(sid, { covered, summary, ...(expectedVersion === undefined ? {} : { expectedVersion }) }),
-          model: () => model.compact(sid, covered, summary, expectedVersion),
+          store: () =>
+            main.compact(sid, {
+              covered,
+              summary,
+              ...(expectedVersion === undefined ? {} : { expectedVersion }),
+              ...(c.allowSplit ? { allowSplitToolPairs: true } : {}),
+            }),
+          model: () => model.compact(sid, covered, summary, expectedVersion, c.allowSplit),
           writer: 0,
           sid,
         }

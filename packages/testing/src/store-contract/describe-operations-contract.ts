@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals'
 import { contentHash, createMessage, newMessageId, newSessionId, type MessageId } from '@turnlog/core'
-import { assistant, eventsOf, expectTurnlogError, liveIds, user, type ContractContext } from './contract-helpers.js'
+import { assistant, eventsOf, expectTurnlogError, liveIds, toolCall, toolResult, user, type ContractContext } from './contract-helpers.js'
 
 /**
  * The step-3 operations: rewind, compact, revise, streaming (partial → final), fork and time travel.
@@ -238,6 +238,110 @@ export function describeOperationsContract(ctx: ContractContext): void {
       )
       expect(stale.details['actualVersion']).toBe(2)
       expect(await eventsOf(store, sid)).toHaveLength(2)
+    })
+  })
+
+  describe('compact and tool-call pairs', () => {
+    it("refuses a compaction that splits a call from its result (INVALID_INPUT 'splits_tool_pair'), writing nothing; the whole pair compacts", async () => {
+      // given a conversation with a complete tool-call pair
+      const store = ctx.store()
+      const sid = await store.createSession()
+      const [u, call, result, a] = [user('read README'), toolCall(['call_01']), toolResult('call_01', '# acme'), assistant('it is acme')]
+      await store.append(sid, [u, call, result, a])
+      const summary = user('[CONTEXT COMPACTION] the user asked about README')
+
+      // when: the call covered without its result, then the result without its call
+      const callOnly = await expectTurnlogError(store.compact(sid, { covered: [u.id, call.id], summary }), 'INVALID_INPUT')
+      const resultOnly = await expectTurnlogError(
+        store.compact(sid, { covered: [result.id], summary, expectedVersion: 4 }),
+        'INVALID_INPUT',
+      )
+
+      // then: each names the call id and both sides; nothing was written, the summary not stored
+      expect(callOnly.details).toMatchObject({
+        reason: 'splits_tool_pair',
+        sessionId: sid,
+        toolCallId: 'call_01',
+        messageIds: [result.id],
+        coveredMessageIds: [call.id],
+      })
+      expect(resultOnly.details).toMatchObject({ reason: 'splits_tool_pair', messageIds: [call.id], coveredMessageIds: [result.id] })
+      expect(await eventsOf(store, sid)).toHaveLength(4)
+      expect((await store.load(sid)).pairing.ok).toBe(true)
+
+      // and the whole pair (or neither side of it) compacts
+      const done = await store.compact(sid, { covered: [u.id, call.id, result.id], summary })
+      expect(done.version).toBe(6)
+      const loaded = await store.load(sid)
+      expect(loaded.messages.map((m) => m.id)).toEqual([summary.id, a.id])
+      expect(loaded.pairing.ok).toBe(true)
+    })
+
+    it('faults the live list already had (an orphan result, an unanswered call) never block a compaction', async () => {
+      // given an orphan result and an unanswered call (an interrupted turn), then a complete pair
+      const store = ctx.store()
+      const sid = await store.createSession()
+      const orphan = toolResult('call_gone', 'late result')
+      const interrupted = toolCall(['call_open'])
+      const [u, call, result] = [user('again'), toolCall(['call_02']), toolResult('call_02', 'ok')]
+      await store.append(sid, [orphan, interrupted, u, call, result])
+
+      // when: compactions covering the broken ones alone, then around the pair
+      await store.compact(sid, { covered: [orphan.id], summary: user('[CONTEXT COMPACTION] 1') })
+      await store.compact(sid, { covered: [interrupted.id, u.id], summary: user('[CONTEXT COMPACTION] 2') })
+
+      // then
+      const loaded = await store.load(sid)
+      expect(loaded.messages.map((m) => m.id).slice(2)).toEqual([call.id, result.id])
+      expect(loaded.pairing.ok).toBe(true)
+    })
+
+    it('allowSplitToolPairs records the split (an importer, a mirror); a retry without it is the no-op replay it was', async () => {
+      // given
+      const store = ctx.store()
+      const sid = await store.createSession()
+      const [call, result] = [toolCall(['call_03']), toolResult('call_03', 'ok')]
+      await store.append(sid, [call, result])
+      const summary = user('[CONTEXT COMPACTION] a tool was called')
+
+      // when
+      const first = await store.compact(sid, { covered: [call.id], summary, allowSplitToolPairs: true })
+      const retry = await store.compact(sid, { covered: [call.id], summary })
+      const elsewhere = await (await ctx.reopen()).compact(sid, { covered: [call.id], summary })
+
+      // then: recorded once, the orphan result live (what the audit reports), the retries write nothing
+      expect(first).toEqual({ version: 4, summary: [summary.id] })
+      expect(retry).toEqual(first)
+      expect(elsewhere).toEqual(first)
+      const loaded = await store.load(sid)
+      expect(loaded.messages.map((m) => m.id)).toEqual([summary.id, result.id])
+      expect(loaded.pairing.orphans).toEqual([{ messageId: result.id, toolCallId: 'call_03' }])
+      await expectTurnlogError(
+        store.compact(sid, { covered: [result.id], summary: user('s'), allowSplitToolPairs: 'yes' as never }),
+        'INVALID_INPUT',
+      )
+    })
+
+    it('inside a caller transaction the refusal writes nothing and the transaction goes on', async () => {
+      // given
+      const store = ctx.store()
+      if (store.atomically === undefined) return
+      const sid = await store.createSession()
+      const [call, result] = [toolCall(['call_04']), toolResult('call_04', 'ok')]
+      await store.append(sid, [call, result])
+      const late = assistant('after the tool')
+
+      // when: the refused compaction is caught inside the transaction, which then appends and commits
+      const caught = await store.atomically(async (tx) => {
+        const error = await expectTurnlogError(tx.compact(sid, { covered: [result.id], summary: user('s') }), 'INVALID_INPUT')
+        await tx.append(sid, [late])
+        return error
+      })
+
+      // then
+      expect(caught.details['reason']).toBe('splits_tool_pair')
+      expect(await liveIds(store, sid)).toEqual([call.id, result.id, late.id])
+      expect(await eventsOf(store, sid)).toHaveLength(3)
     })
   })
 
