@@ -6,7 +6,7 @@
  * does not load the CLI either: only its `turnlog` executable (packages/turnlog/src/bin.ts) does. The
  * framework adapters (ADAPTERS) are opt-in the same way, and depend on nothing outward of audit.
  */
-/** The framework adapters: each may use core, postgres and audit; nothing in the workspace but the tests uses them. */
+/** The framework adapters: each may use core, postgres and audit; nothing in the workspace but the tests and the private bench uses them. */
 const ADAPTERS = ['openai-agents', 'ai-sdk', 'langgraph']
 const layer = (from, forbidden) => ({
   name: `${from}-inward-only`,

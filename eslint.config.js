@@ -1,5 +1,8 @@
 import js from '@eslint/js'
+import { builtinModules } from 'node:module'
 import tseslint from 'typescript-eslint'
+
+const PURE = '@turnlog/core is pure: no Node built-ins, drivers or I/O.'
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/*.js', '**/*.cjs', '**/*.mjs', 'test-output/**', 'bench-results/**'] },
@@ -43,30 +46,38 @@ export default tseslint.config(
     rules: { '@typescript-eslint/consistent-type-imports': ['error', { disallowTypeAnnotations: false }] },
   },
   {
-    // core is pure: no Node built-ins, no I/O.
+    // core is pure: no Node built-ins (every one, bare or `node:`), no Node globals, no I/O.
     files: ['packages/core/src/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: [
-            {
-              group: ['node:*', 'fs', 'path', 'crypto', 'pg', 'kysely', '@electric-sql/*'],
-              message: '@turnlog/core is pure: no Node built-ins, drivers or I/O.',
-            },
-          ],
+          paths: builtinModules.map((name) => ({ name, message: PURE })),
+          patterns: [{ group: ['node:*', 'pg', 'kysely', '@electric-sql/*'], message: PURE }],
         },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['process', 'Buffer', 'global', 'require', 'module', '__dirname', '__filename', 'setImmediate', 'clearImmediate'].map(
+          (name) => ({ name, message: PURE }),
+        ),
       ],
     },
   },
   {
-    // only the CLI reads argv/env or writes to stdout.
-    files: ['packages/{core,postgres,audit,hermes,openai-agents,ai-sdk,langgraph}/src/**/*.ts'],
+    // only the CLI reads argv/env or writes to stdout (the umbrella's executable, bin.ts, hands it argv).
+    files: ['packages/{core,postgres,audit,hermes,openai-agents,ai-sdk,langgraph}/src/**/*.ts', 'packages/turnlog/src/index.ts'],
     rules: {
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'argv', message: 'Only the CLI reads argv.' },
         { object: 'process', property: 'env', message: 'Libraries take typed config; only the CLI reads env.' },
+        { object: 'process', property: 'stdout', message: 'Only the CLI writes to stdout.' },
+        {
+          object: 'process',
+          property: 'stderr',
+          message: 'Only the CLI writes to stderr; a library reports through its results and errors.',
+        },
       ],
       'no-console': 'error',
     },
