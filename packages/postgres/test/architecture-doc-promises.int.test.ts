@@ -433,8 +433,8 @@ describe('architecture.md, "Rebuild": batches, two in flight, locked, rows alrea
   let rdb: TestDatabase
   let rs: PostgresStore
   beforeAll(async () => {
-    rdb = await createTestDatabase({ migrated: true })
-    rs = await openStore({ connectionString: rdb.connectionString, migrate: false })
+    rdb = await createTestDatabase()
+    rs = await openStore({ connectionString: rdb.connectionString })
   })
   afterAll(async () => {
     await rs?.close()
