@@ -3,12 +3,15 @@
  * The incident: `turnlog --json --version` printed `0.1.0` and `turnlog --json --help` (and
  * `turnlog <command> --help --json`, `turnlog help <command> --json`) the plain help text, which a
  * script piping into `jq` cannot read. Under `--json` they print one JSON object, exit 0 as before,
- * with stderr empty; without `--json` they print the text as before. Held against the built binary.
+ * with stderr empty; without `--json` they print the text as before. Held against the built binary,
+ * and in-process through `runCli` of the sources (last block: what the mutation check can reach).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
+import type { CliIo } from '../src/cli-io.js'
+import { runCli } from '../src/run-cli.js'
 import { runTurnlog } from './support/run-turnlog.js'
 
 const SLOW = 60_000
@@ -163,4 +166,29 @@ describe('--json with --version and --help: one JSON object on stdout (incident:
     },
     SLOW,
   )
+})
+
+describe('the same in-process (runCli of the sources)', () => {
+  /** Runs the command line in-process; stdout and stderr as text. */
+  async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = ''
+    let err = ''
+    const io: CliIo = { out: (t) => (out += t), err: (t) => (err += t), progressStream: undefined, env: {}, cwd: dir }
+    const code = await runCli(argv, io)
+    return { code, out, err }
+  }
+
+  it('--json --version and replay --help --json: one JSON object each on stdout, exit 0, stderr empty', async () => {
+    // when
+    const versionRun = await cli(['--json', '--version'])
+    const help = await cli(['replay', '--help', '--json'])
+
+    // then
+    expect([versionRun.code, versionRun.err]).toEqual([0, ''])
+    expect(JSON.parse(versionRun.out)).toEqual({ version })
+    expect([help.code, help.err]).toEqual([0, ''])
+    const document = JSON.parse(help.out) as HelpDocument
+    expect(document.command).toBe('turnlog replay')
+    expect(document.help).toContain('Usage: turnlog replay')
+  })
 })
