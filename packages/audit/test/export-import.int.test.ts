@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline'
 import { once } from 'node:events'
 import { createMessage, toMessage, type Message, type SessionId, type StoredEvent } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, openTestStore, type OpenedTestStore, type TestDatabase } from '@turnlog/testing'
 import { exportSessions, importEvents, verifyChain } from '@turnlog/audit'
 import { sql } from 'kysely'
 
@@ -21,6 +21,7 @@ const SEPARATORS = 'line\u2028para\u2029next\u0085end'
 let dir: string, exportPath: string
 let dbA: TestDatabase, dbB: TestDatabase, dbC: TestDatabase
 let source: PostgresStore, target: PostgresStore, pglite: PostgresStore
+let embedded: OpenedTestStore
 let lines: string[]
 let ids: { weird: SessionId; fork: SessionId; empty: SessionId; other: SessionId }
 let weirdMessages: Message[]
@@ -54,10 +55,15 @@ async function snapshot(store: PostgresStore, id: SessionId): Promise<unknown> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'turnlog-export-'))
-  ;[dbA, dbB, dbC] = await Promise.all([createTestDatabase(), createTestDatabase(), createTestDatabase()])
+  ;[dbA, dbB, dbC] = await Promise.all([
+    createTestDatabase({ migrated: true }),
+    createTestDatabase({ migrated: true }),
+    createTestDatabase({ migrated: true }),
+  ])
   source = await openStore({ connectionString: dbA.connectionString })
   target = await openStore({ connectionString: dbB.connectionString })
-  pglite = await openStore({ embedded: true })
+  embedded = await openTestStore('pglite')
+  pglite = embedded.store
 
   // a session with every event type and hostile content
   const weird = await source.createSession({ tenantId: 'acme', metadata: { title: 'weird', nested: { n: 1, list: [true, null] } } })
@@ -111,7 +117,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await Promise.all([source.close(), target.close(), pglite.close()])
+  await Promise.all([source.close(), target.close(), embedded.close()])
   await Promise.all([dbA.drop(), dbB.drop(), dbC.drop()])
   await rm(dir, { recursive: true, force: true })
 })
@@ -214,7 +220,7 @@ describe('importEvents', () => {
 
   it('refuses a session whose stored log differs, and a message id of another session, writing nothing of them', async () => {
     // given: another store wrote a different log under the same session id, and reused a message id in a new session
-    const otherDb = await createTestDatabase()
+    const otherDb = await createTestDatabase({ migrated: true })
     const other = await openStore({ connectionString: otherDb.connectionString })
     try {
       await other.createSession({ id: ids.empty, tenantId: 'intruder' })

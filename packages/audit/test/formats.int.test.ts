@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, registerMessageFormat, toWire, type Message, type MessageFormat } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
+import { openTestStore, type OpenedTestStore } from '@turnlog/testing'
 import { audit, exportSessions, importEvents, verifyChain } from '@turnlog/audit'
 import { z } from 'zod'
 
@@ -28,15 +29,15 @@ registerMessageFormat(itemsFormat)
 
 let source: PostgresStore
 let target: PostgresStore
+const opened: OpenedTestStore[] = []
 
 beforeAll(async () => {
-  source = await openStore({ embedded: true })
-  target = await openStore({ embedded: true })
+  for (let i = 0; i < 2; i++) opened.push(await openTestStore('pglite'))
+  ;[source, target] = opened.map((o) => o.store) as [PostgresStore, PostgresStore]
 }, 60_000)
 
 afterAll(async () => {
-  await source.close()
-  await target.close()
+  for (const o of opened) await o.close()
 })
 
 async function collect(lines: AsyncIterable<string>): Promise<string[]> {

@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { createMessage, type SessionId, type StoredEvent } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, openTestStore, type TestDatabase } from '@turnlog/testing'
 import { exportSessions, importEvents, verifyChain, type ImportProgress } from '@turnlog/audit'
 import { sql } from 'kysely'
 
@@ -37,7 +37,7 @@ async function eventsOf(store: PostgresStore, id: string): Promise<StoredEvent[]
 }
 
 async function freshStore(): Promise<PostgresStore> {
-  const db = await createTestDatabase()
+  const db = await createTestDatabase({ migrated: true })
   dbs.push(db)
   const store = await openStore({ connectionString: db.connectionString })
   stores.push(store)
@@ -60,7 +60,7 @@ function forgeLink(file: readonly string[], at: number): string[] {
 }
 
 beforeAll(async () => {
-  dbSource = await createTestDatabase()
+  dbSource = await createTestDatabase({ migrated: true })
   source = await openStore({ connectionString: dbSource.connectionString })
   ids = []
   for (let i = 0; i < 30; i++) {
@@ -187,17 +187,20 @@ describe('importEvents in batches', () => {
 
   it('refuses a forged link in PGlite too', async () => {
     // given
-    const target = await openStore({ embedded: true })
-    stores.push(target)
-    const at = lineOf(lines, ids[5] as string, 1)
+    const { store: target, close } = await openTestStore('pglite')
+    try {
+      const at = lineOf(lines, ids[5] as string, 1)
 
-    // when / then
-    await expect(importEvents(target, forgeLink(lines, at))).rejects.toMatchObject({
-      code: 'IMPORT_FAILED',
-      details: { line: at + 1, seq: 1 },
-    })
-    for (const id of ids.slice(0, 5)) expect(await eventsOf(target, id)).toEqual(await eventsOf(source, id))
-    for (const id of ids.slice(5)) expect(await exists(target, id)).toBe(false)
+      // when / then
+      await expect(importEvents(target, forgeLink(lines, at))).rejects.toMatchObject({
+        code: 'IMPORT_FAILED',
+        details: { line: at + 1, seq: 1 },
+      })
+      for (const id of ids.slice(0, 5)) expect(await eventsOf(target, id)).toEqual(await eventsOf(source, id))
+      for (const id of ids.slice(5)) expect(await exists(target, id)).toBe(false)
+    } finally {
+      await close()
+    }
   })
 })
 

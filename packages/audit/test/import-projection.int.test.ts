@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { contentHash, createMessage, newEventId, projectStructure, type ChatMessage, type SessionId, type StoredEvent } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
+import { openTestStore, type OpenedTestStore } from '@turnlog/testing'
 import { exportSessions, importEvents } from '@turnlog/audit'
 import { sql } from 'kysely'
 
@@ -10,15 +11,15 @@ import { sql } from 'kysely'
 // into the other.
 let source: PostgresStore
 let target: PostgresStore
+const opened: OpenedTestStore[] = []
 
 beforeAll(async () => {
-  source = await openStore({ embedded: true })
-  target = await openStore({ embedded: true })
+  for (let i = 0; i < 2; i++) opened.push(await openTestStore('pglite'))
+  ;[source, target] = opened.map((o) => o.store) as [PostgresStore, PostgresStore]
 })
 
 afterAll(async () => {
-  await target.close()
-  await source.close()
+  for (const o of [...opened].reverse()) await o.close()
 })
 
 /** Writes `events` straight into the source's log, one statement each (the source's own projection stays right). */

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { createMessage, isTurnlogError, newSessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, makeMigratedDataDir, type TestDatabase } from '@turnlog/testing'
 import { buildInspectModel } from '../src/inspect/build-inspect-model.js'
 import { inspectPageScript, renderInspectHtml } from '../src/inspect/render-inspect-html.js'
 import { resolveSessionId } from '../src/resolve-session-id.js'
@@ -29,7 +29,7 @@ const twins = ['abcdef01-0000-4000-8000-000000000001', 'abcdef01-0000-4000-8000-
 const pgRun = (args: string[]) => runTurnlog(['--database-url', db.connectionString, ...args], { cwd: dir })
 
 beforeAll(async () => {
-  db = await createTestDatabase()
+  db = await createTestDatabase({ migrated: true })
   dir = await mkdtemp(join(tmpdir(), 'turnlog-cli-ids-'))
   store = await openStore({ connectionString: db.connectionString })
   plain = await store.createSession()
@@ -351,6 +351,7 @@ describe('a damaged embedded data directory through the CLI (item 12)', () => {
       const base = await mkdtemp(join(tmpdir(), 'turnlog-cli-damaged-'))
       try {
         const good = join(base, 'good')
+        await makeMigratedDataDir(good) // a database as a first open leaves it (creating one: the race above)
         expect((await runTurnlog(['--data-dir', good, 'migrate'], { cwd: base })).code).toBe(0)
         writeFileSync(join(base, 'file'), 'x')
         cpSync(good, join(base, 'trunc'), { recursive: true })

@@ -19,7 +19,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, makeMigratedDataDir, type TestDatabase } from '@turnlog/testing'
 import pg from 'pg'
 import { runTurnlog, type TurnlogRun } from './support/run-turnlog.js'
 import { useDatabaseAndDir } from './support/use-database-and-dir.js'
@@ -104,6 +104,7 @@ describe('backups and restore (operations.md)', () => {
       const file = join(dir, 'portable.jsonl')
       const again = join(dir, 'portable-again.jsonl')
       const dataDir = join(dir, 'embedded')
+      await makeMigratedDataDir(dataDir) // an empty embedded database (its creation: cli-embedded, cli-ids-and-databases)
       expect((await run(source, ['export', '--all', '-o', file])).code).toBe(0)
       // when
       const imported = await runTurnlog(['--data-dir', dataDir, 'import', file, '--json'], { cwd: dir })

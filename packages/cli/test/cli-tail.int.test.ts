@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, type Message, type SessionId } from '@turnlog/core'
 import { listSubscriptions, openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { runTurnlog } from './support/run-turnlog.js'
 import { spawnTurnlog } from './support/spawn-turnlog.js'
 
@@ -25,7 +25,7 @@ let store: PostgresStore
 let url: string
 
 beforeAll(async () => {
-  db = await createTestDatabase({ migrate: migrateByOpening })
+  db = await createTestDatabase({ migrated: true })
   url = db.connectionString
   store = await openStore({ connectionString: url, migrate: false })
 })

@@ -22,6 +22,7 @@ import {
   createTestDatabase,
   garbageArb,
   isRecordingProgress,
+  openTestStore,
   recordingProgress,
   safeTextArb,
   settle,
@@ -55,7 +56,7 @@ let paths: Record<string, string>
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'turnlog-hermes-bad-input-'))
-  targetDb = await createTestDatabase()
+  targetDb = await createTestDatabase({ migrated: true })
   target = await openStore({ connectionString: targetDb.connectionString })
 
   // a state.db, and paths that are not one
@@ -176,14 +177,14 @@ describe('importHermes: garbage paths and options', () => {
   }, 120_000)
 
   it('on PGlite: the same, a smaller run', async () => {
-    const store = await openStore({ embedded: true })
+    const { store, close } = await openTestStore('pglite')
     try {
       await fc.assert(
         fc.asyncProperty(importHermesArb, (call) => runImport(store, call)),
         { numRuns: 20, examples: EXAMPLES },
       )
     } finally {
-      await store.close()
+      await close()
     }
   }, 120_000)
 })

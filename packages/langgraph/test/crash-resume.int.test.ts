@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals'
 import type { BaseMessage } from '@langchain/core/messages'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, makeMigratedDataDir, type TestDatabase } from '@turnlog/testing'
 import { TurnlogCheckpointSaver, decodeLangChainMessage } from '@turnlog/langgraph'
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -69,10 +69,12 @@ describe.each(['postgres', 'pglite'] as const)('a graph process killed with SIGK
     if (!existsSync(DIST) || !existsSync(POSTGRES_DIST))
       throw new Error('build first (npx -y pnpm@12.4.2 build): the worker runs the built packages')
     if (flavor === 'postgres') {
-      database = await createTestDatabase()
+      database = await createTestDatabase({ migrated: true })
       target = { connectionString: database.connectionString }
     } else {
+      // a migrated database: the workers open it (the saver's own migrations run in the first)
       dataDir = await mkdtemp(join(tmpdir(), 'turnlog-langgraph-crash-'))
+      await makeMigratedDataDir(dataDir)
       target = { dataDir }
     }
   })

@@ -25,7 +25,7 @@ import { AIMessage, HumanMessage, RemoveMessage, type BaseMessage } from '@langc
 import { emptyCheckpoint, uuid6, type Checkpoint } from '@langchain/langgraph-checkpoint'
 import { isTurnlogError, type StoredEvent } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { STORE_KINDS, createTestDatabase, turnlogRejection, useTestStoreOfKind } from '@turnlog/testing'
+import { STORE_KINDS, createTestDatabase, openTestStore, turnlogRejection, useTestStoreOfKind } from '@turnlog/testing'
 import { TurnlogChatMessageHistory, TurnlogCheckpointSaver, migrateLangGraph } from '@turnlog/langgraph'
 import { sql } from 'kysely'
 import { reactGraph } from './support/react-graph.js'
@@ -256,7 +256,7 @@ describe('migrateLangGraph: MIGRATION_FAILED, nothing applied (Postgres and PGli
   }
 
   it('postgres', async () => {
-    const db = await createTestDatabase()
+    const db = await createTestDatabase({ migrated: true })
     const store = await openStore({ connectionString: db.connectionString })
     try {
       await failingMigration(store)
@@ -267,11 +267,11 @@ describe('migrateLangGraph: MIGRATION_FAILED, nothing applied (Postgres and PGli
   })
 
   it('pglite', async () => {
-    const store = await openStore({ embedded: true })
+    const { store, close } = await openTestStore('pglite')
     try {
       await failingMigration(store)
     } finally {
-      await store.close()
+      await close()
     }
   })
 })

@@ -1,17 +1,20 @@
 import { afterAll, beforeAll, describe } from '@jest/globals'
 import { deltaChannelHistoryTests, validate } from '@langchain/langgraph-checkpoint-validation'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
+import { openTestStore, type OpenedTestStore } from '@turnlog/testing'
 import { allowSoftExpect, turnlogInitializer } from './validation-initializer.js'
 
 // LangGraph's own checkpoint-saver conformance suite, run as it is against the saver on embedded PGlite.
 allowSoftExpect()
 let store: PostgresStore
+let opened: OpenedTestStore | undefined
 describe('pglite', () => {
   beforeAll(async () => {
-    store = await openStore({ embedded: true })
+    opened = await openTestStore('pglite')
+    store = opened.store
   })
   afterAll(async () => {
-    await store?.close()
+    await opened?.close()
   })
   const initializer = turnlogInitializer('@turnlog/langgraph (pglite)', () => store)
   validate(initializer)

@@ -9,8 +9,8 @@
 import { describe, expect, it } from '@jest/globals'
 import { verifyChain } from '@turnlog/audit'
 import { createMessage, type Message } from '@turnlog/core'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { rollBackSession } from '@turnlog/testing'
+import type { PostgresStore } from '@turnlog/postgres'
+import { openTestStore, rollBackSession } from '@turnlog/testing'
 import { sql } from 'kysely'
 import { useLoggedStores } from './support/logged-stores.js'
 import type { LoggedStatement } from './support/statement-log.js'
@@ -172,7 +172,7 @@ describe('a group of concurrent appends (append_batches)', () => {
 describe('embedded (PGlite): the same outcomes (the driver hook does not see its statements)', () => {
   it('a re-sent turn is all duplicates; after the session is rolled back behind the store, the batch is stored whole', async () => {
     // given
-    const store = await openStore({ embedded: true })
+    const { store, close: closeStore } = await openTestStore('pglite')
     try {
       const sid = await store.createSession()
       const first = user('kept')
@@ -191,7 +191,7 @@ describe('embedded (PGlite): the same outcomes (the driver hook does not see its
       expect(await stored(store, sid)).toEqual({ version: 3, messages: [first, ...lost].map((m) => ({ id: m.id, payload: m.payload })) })
       expect((await verifyChain(store, sid)).ok).toBe(true)
     } finally {
-      await store.close()
+      await closeStore()
     }
   })
 })

@@ -48,6 +48,7 @@ import {
   expectEveryExportRejectsGarbage,
   garbageArb,
   hostileValueArb,
+  openTestStore,
   invalidIdArb,
   jsonValueArb,
   messageArb,
@@ -58,6 +59,7 @@ import {
   sqlArb,
   storeSnapshot,
   toolCallIdArb,
+  type OpenedTestStore,
   weirdStringArb,
   type Build as KitBuild,
   VALUE_EXPORT,
@@ -750,9 +752,15 @@ const EXAMPLES: [Call][] = [
   [{ method: 'atomically', args: [value(() => 'fn')] }],
 ]
 
-function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () => Promise<void> {
+/** A store on the Postgres database at `url`, as {@link openTestStore} hands one out. */
+async function onPostgres(url: string): Promise<Pick<OpenedTestStore, 'store' | 'close'>> {
+  const store = await openStore({ connectionString: url })
+  return { store, close: () => store.close() }
+}
+
+function runProperty(open: () => Promise<Pick<OpenedTestStore, 'store' | 'close'>>, numRuns: number): () => Promise<void> {
   return async () => {
-    const store = await open()
+    const { store, close } = await open()
     try {
       const session = await store.createSession()
       const other = await store.createSession()
@@ -791,7 +799,7 @@ function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () =>
         { numRuns, examples: EXAMPLES },
       )
     } finally {
-      await store.close()
+      await close()
     }
   }
 }
@@ -799,7 +807,7 @@ function runProperty(open: () => Promise<PostgresStore>, numRuns: number): () =>
 let db: TestDatabase
 
 beforeAll(async () => {
-  db = await createTestDatabase()
+  db = await createTestDatabase({ migrated: true })
 })
 
 afterAll(async () => {
@@ -811,13 +819,13 @@ afterAll(async () => {
 describe('garbage against every public call', () => {
   it(
     'Postgres: stored losslessly or refused with an input error code, never a partial write',
-    runProperty(() => openStore({ connectionString: db.connectionString }), Number(process.env['TURNLOG_BAD_INPUT_RUNS'] ?? 400)),
+    runProperty(() => onPostgres(db.connectionString), Number(process.env['TURNLOG_BAD_INPUT_RUNS'] ?? 400)),
     120_000,
   )
 
   it(
     'PGlite: the same, a smaller run',
-    runProperty(() => openStore({ embedded: true }), 100),
+    runProperty(() => openTestStore('pglite'), 100),
     120_000,
   )
 })
@@ -1079,12 +1087,12 @@ const SUBSCRIBE_EXAMPLES: [[SubBuild, SubBuild, SubBuild]][] = [
 ]
 
 function subscribeProperty(
-  open: () => Promise<PostgresStore>,
+  open: () => Promise<Pick<OpenedTestStore, 'store' | 'close'>>,
   connectionString: () => string | undefined,
   numRuns: number,
 ): () => Promise<void> {
   return async () => {
-    const store = await open()
+    const { store, close } = await open()
     let busy: Subscription | undefined
     try {
       // a small log: two sessions, appends, a revision, a rewind, a redaction
@@ -1232,7 +1240,7 @@ function subscribeProperty(
       )
     } finally {
       await busy?.stop()
-      await store.close()
+      await close()
     }
   }
 }
@@ -1241,7 +1249,7 @@ let subDb: TestDatabase | undefined
 
 describe('subscribe: garbage config, handler and options', () => {
   beforeAll(async () => {
-    subDb = await createTestDatabase()
+    subDb = await createTestDatabase({ migrated: true })
   })
 
   afterAll(async () => {
@@ -1251,7 +1259,7 @@ describe('subscribe: garbage config, handler and options', () => {
   it('Postgres: refused with INVALID_INPUT and no checkpoint row, or a consumer that catches up, fails with a registry code, or stops', async () => {
     const url = (subDb as TestDatabase).connectionString
     await subscribeProperty(
-      () => openStore({ connectionString: url }),
+      () => onPostgres(url),
       () => url,
       Number(process.env['TURNLOG_BAD_INPUT_SUBSCRIBE_RUNS'] ?? 80),
     )()
@@ -1260,7 +1268,7 @@ describe('subscribe: garbage config, handler and options', () => {
   it(
     'PGlite: the same, a smaller run',
     subscribeProperty(
-      () => openStore({ embedded: true }),
+      () => openTestStore('pglite'),
       () => undefined,
       40,
     ),
@@ -1481,7 +1489,7 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
 
   it('every store method (PGlite) with hostile values (throwing getters, trapping and revoked Proxies, …) answers with a TurnlogError, never a raw error', async () => {
     // given: the store's methods as a module, so a method added later is called too
-    const store = await openStore({ embedded: true })
+    const { store, close } = await openTestStore('pglite')
     try {
       const names = Object.getOwnPropertyNames(postgres.PostgresStore.prototype).filter(
         (name) =>
@@ -1505,7 +1513,7 @@ describe('every export of @turnlog/postgres, called with garbage (issue 13.11)',
       // when / then: close would end the store; subscribe has a property of its own
       await expectEveryExportRejectsGarbage(methods, specs, { numRuns: 100, skip: ['close', 'subscribe'] })
     } finally {
-      await store.close()
+      await close()
     }
   }, 180_000)
 

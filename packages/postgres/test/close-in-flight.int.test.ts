@@ -12,17 +12,21 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMessage, isTurnlogError, type SessionId } from '@turnlog/core'
-import { STORE_KINDS, createTestDatabase } from '@turnlog/testing'
+import { STORE_KINDS, createTestDatabase, makeMigratedDataDir } from '@turnlog/testing'
 import { openStore, type OpenStoreConfig } from '@turnlog/postgres'
 import { exportSessions, importEvents } from '@turnlog/audit'
 
-/** Where a store of `kind` keeps its data, so a second store can read what the first acknowledged. */
+/**
+ * Where a store of `kind` keeps its data (a migrated database), so a second store can read what the first
+ * acknowledged.
+ */
 async function place(kind: (typeof STORE_KINDS)[number]): Promise<{ options: OpenStoreConfig; drop: () => Promise<void> }> {
   if (kind === 'pglite') {
     const dataDir = await mkdtemp(join(tmpdir(), 'turnlog-close-'))
+    await makeMigratedDataDir(dataDir)
     return { options: { embedded: true, dataDir }, drop: () => rm(dataDir, { recursive: true, force: true }) }
   }
-  const db = await createTestDatabase()
+  const db = await createTestDatabase({ migrated: true })
   return { options: { connectionString: db.connectionString, groupCommit: false }, drop: () => db.drop() }
 }
 
@@ -108,7 +112,8 @@ describe.each(STORE_KINDS)('close() from inside a call it waits for (%s)', (kind
     // given a store, and a second one (closing another store from inside is allowed)
     const { options, drop } = await place(kind)
     const store = await openStore(options)
-    const other = await openStore(kind === 'pglite' ? { embedded: true } : options)
+    const otherPlace = kind === 'pglite' ? await place(kind) : undefined // an embedded store of its own PGlite
+    const other = await openStore(otherPlace?.options ?? options)
     try {
       const session = await store.createSession()
       // when atomically()'s work closes its own store
@@ -162,6 +167,7 @@ describe.each(STORE_KINDS)('close() from inside a call it waits for (%s)', (kind
     } finally {
       await store.close().catch(() => {})
       await other.close().catch(() => {})
+      await otherPlace?.drop()
       await drop()
     }
   })

@@ -16,22 +16,23 @@ import {
   type TurnlogError,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, openTestStore, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 
 let db: TestDatabase
 const stores: { postgres?: PostgresStore; pglite?: PostgresStore } = {}
+let closePglite: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  db = await createTestDatabase({ migrate: migrateByOpening })
+  db = await createTestDatabase({ migrated: true })
   stores.postgres = await openStore({ connectionString: db.connectionString, migrate: false })
-  stores.pglite = await openStore({ embedded: true })
+  ;({ store: stores.pglite, close: closePglite } = await openTestStore('pglite'))
 }, 60_000)
 
 afterAll(async () => {
   await stores.postgres?.close()
-  await stores.pglite?.close()
+  await closePglite?.()
   await db?.drop()
 })
 

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { isTurnlogError, newSessionId } from '@turnlog/core'
 import { openStore, type DataDirLockHolder } from '@turnlog/postgres'
 import { DATA_DIR_LOCK_PREFIX, acquireDataDirLock, processStartTime } from '@turnlog/postgres/internal'
+import { makeMigratedDataDir } from '@turnlog/testing'
 import { builtEntry } from './faults/support/fault-helpers.js'
 
 const SUPPORT = join(dirname(fileURLToPath(import.meta.url)), 'support')
@@ -101,8 +102,9 @@ describe('the embedded data-directory lock', () => {
   it(
     'incident: a second process opening the same dataDir through the library is refused, and no acknowledged write is lost',
     async () => {
-      // given: process A has the store open and has acknowledged writes
+      // given: process A has the store open (on a migrated database) and has acknowledged writes
       const dataDir = join(root, 'incident')
+      await makeMigratedDataDir(dataDir)
       const sessionId = newSessionId()
       const a = new Writer({ dataDir, sessionId, prefix: 'a', count: 20 })
       await a.waitFor('idle')
@@ -202,8 +204,9 @@ describe('the embedded data-directory lock', () => {
   it(
     'a holder killed with SIGKILL: its lock is taken over by the next opener, with its writes',
     async () => {
-      // given
+      // given: a holder of a migrated database with acknowledged writes
       const dataDir = join(root, 'killed')
+      await makeMigratedDataDir(dataDir)
       const sessionId = newSessionId()
       const a = new Writer({ dataDir, sessionId, prefix: 'a', count: 5 })
       await a.waitFor('idle')

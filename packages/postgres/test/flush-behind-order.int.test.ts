@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { verifyChain } from '@turnlog/audit'
 import { createMessage, toolPairing, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, rollBackSession, turnlogRejection, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, openTestStore, rollBackSession, turnlogRejection, type TestDatabase } from '@turnlog/testing'
 import { logStatements, type LoggedStatement, type StatementLog } from './support/statement-log.js'
 
 const user = (content: string): Message => createMessage({ role: 'user', content })
@@ -37,7 +37,7 @@ const stores = {} as Record<Kind, PostgresStore>
 let db: TestDatabase | undefined
 let log: StatementLog
 beforeAll(async () => {
-  db = await createTestDatabase({ migrate: migrateByOpening })
+  db = await createTestDatabase({ migrated: true })
   stores['group commit'] = await openStore({ connectionString: db.connectionString, migrate: false })
   stores['groupCommit: false'] = await openStore({ connectionString: db.connectionString, migrate: false, groupCommit: false })
   stores.directConnection = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true })
@@ -259,7 +259,7 @@ describe('a group of concurrent flushes, one session behind (append_batches)', (
 
 describe('embedded (PGlite): the same order', () => {
   it('a lost tool call is written before its new tool result', async () => {
-    const store = await openStore({ embedded: true })
+    const { store, close: closeStore } = await openTestStore('pglite')
     try {
       const sid = await store.createSession()
       const [question, call] = [user('q'), toolCall('call_pglite')]
@@ -272,7 +272,7 @@ describe('embedded (PGlite): the same order', () => {
       expect(flushed).toEqual({ version: 3, appended: ids(live.slice(1)), duplicates: [question.id] })
       expect(await storedOrder(store, sid)).toEqual({ live: ids(live), transcript: ids(live), pairingOk: true, chainOk: true })
     } finally {
-      await store.close()
+      await closeStore()
     }
   })
 })

@@ -11,7 +11,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type Message, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { appendedSessions, logStatements, type LoggedStatement, type StatementLog } from './support/statement-log.js'
@@ -21,7 +21,7 @@ let store: PostgresStore
 let log: StatementLog
 
 beforeAll(async () => {
-  db = await createTestDatabase({ migrate: migrateByOpening })
+  db = await createTestDatabase({ migrated: true })
   // the default group commit: up to 32 batches a group, 2 groups in flight (a free slot is what a
   // scheduler that forgot a session's batch in flight would use)
   store = await openStore({ connectionString: db.connectionString, migrate: false })

@@ -21,7 +21,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { contentHash, createMessage, toMessage, type AppendResult, type Message, type SessionId, type TurnlogError } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, nestedObject, type TestDatabase, turnlogRejection } from '@turnlog/testing'
+import { createTestDatabase, nestedObject, openTestStore, turnlogRejection, type TestDatabase } from '@turnlog/testing'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import { logStatements, type LoggedStatement, type StatementLog } from './support/statement-log.js'
@@ -29,13 +29,14 @@ import { logStatements, type LoggedStatement, type StatementLog } from './suppor
 let db: TestDatabase
 let log: StatementLog
 const stores: { postgres?: PostgresStore; small?: PostgresStore; pglite?: PostgresStore } = {}
+let closePglite: (() => Promise<void>) | undefined
 
 /** Limits of the `small` store: 1 KiB per payload, 4 KiB per call. */
 const MAX_MESSAGE_BYTES = 1024
 const MAX_BATCH_BYTES = 4096
 
 beforeAll(async () => {
-  db = await createTestDatabase({ migrate: migrateByOpening })
+  db = await createTestDatabase({ migrated: true })
   stores.postgres = await openStore({ connectionString: db.connectionString, migrate: false })
   stores.small = await openStore({
     connectionString: db.connectionString,
@@ -43,7 +44,7 @@ beforeAll(async () => {
     maxMessageBytes: MAX_MESSAGE_BYTES,
     maxBatchBytes: MAX_BATCH_BYTES,
   })
-  stores.pglite = await openStore({ embedded: true })
+  ;({ store: stores.pglite, close: closePglite } = await openTestStore('pglite'))
   log = logStatements(db.name)
 }, 60_000)
 
@@ -51,7 +52,7 @@ afterAll(async () => {
   log?.restore()
   await stores.postgres?.close()
   await stores.small?.close()
-  await stores.pglite?.close()
+  await closePglite?.()
   await db?.drop()
 })
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, openTestStore, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
 
 function batch(n: number, tag: string): Message[] {
@@ -37,7 +37,7 @@ describe('large batches (Postgres)', () => {
   let grouped: PostgresStore
 
   beforeAll(async () => {
-    db = await createTestDatabase()
+    db = await createTestDatabase({ migrated: true })
     alone = await openStore({ connectionString: db.connectionString, pool: { max: 2 }, groupCommit: false })
     grouped = await openStore({ connectionString: db.connectionString, pool: { max: 2 }, migrate: false })
   })
@@ -96,7 +96,7 @@ describe('large batches (Postgres)', () => {
 describe('large batches (PGlite)', () => {
   it('append and flush of 8,000 new messages each are written whole', async () => {
     // given
-    const store = await openStore({ embedded: true })
+    const { store, close: closeStore } = await openTestStore('pglite')
     try {
       const a = await store.createSession()
       const b = await store.createSession()
@@ -111,7 +111,7 @@ describe('large batches (PGlite)', () => {
       expect(await storedCount(store, a)).toEqual({ events: 8_000, live: 8_000, claimed: 8_000, version: 8_000 })
       expect(await storedCount(store, b)).toEqual({ events: 8_000, live: 8_000, claimed: 8_000, version: 8_000 })
     } finally {
-      await store.close()
+      await closeStore()
     }
   })
 })

@@ -16,7 +16,7 @@ import {
   type SessionId,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { useTestStore, type TestDatabase } from '@turnlog/testing'
+import { openTestStore, useTestStore, type TestDatabase } from '@turnlog/testing'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { createLoginRole, dropLoginRoles, runSql, type LoginRole } from './security/support/security-fixtures.js'
@@ -217,7 +217,7 @@ describe('turnlog.load_session', () => {
 describe('load on PGlite', () => {
   it('orders the rows of an out-of-seq-order history like the fold', async () => {
     // given
-    const embedded = await openStore({ embedded: true })
+    const { store: embedded, close: closeEmbedded } = await openTestStore('pglite')
     try {
       const session = await embedded.createSession()
       const expected = await historyOutOfSeqOrder(embedded, session)
@@ -229,7 +229,7 @@ describe('load on PGlite', () => {
       expect(ids(loaded.messages)).toEqual(expected)
       expect(loaded.messages).toEqual((await embedded.load(session, { at: loaded.version })).messages)
     } finally {
-      await embedded.close()
+      await closeEmbedded()
     }
   })
 })

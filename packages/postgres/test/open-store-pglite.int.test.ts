@@ -8,6 +8,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type TurnlogError } from '@turnlog/core'
 import { openStore } from '@turnlog/postgres'
+import { openMigratedPGlite } from '@turnlog/testing'
 
 async function rejection(p: Promise<unknown>): Promise<TurnlogError> {
   try {
@@ -45,7 +46,7 @@ describe('openStore({ pglite })', () => {
   })
 
   it('delivers to an in-process subscription, as an embedded store does', async () => {
-    const pglite = await PGlite.create()
+    const pglite = await openMigratedPGlite()
     try {
       const store = await openStore({ pglite })
       const session = await store.createSession()

@@ -13,11 +13,10 @@
  * store's transaction waited forever too (the two docs said so, as a known hang); now it is refused
  * the same way. Its calls from outside that transaction still wait their turn and succeed.
  */
-import { PGlite } from '@electric-sql/pglite'
 import { describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type SessionId } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { openTestStore, STORE_KINDS } from '@turnlog/testing'
+import { openMigratedPGlite, openTestStore, STORE_KINDS } from '@turnlog/testing'
 import { gate } from './support/gate.js'
 
 /** `promise`, or an error naming `what` after `ms` (a hang fails the test instead of the run). */
@@ -43,9 +42,9 @@ async function contents(store: PostgresStore, session: SessionId): Promise<strin
   return (await store.load(session)).messages.map((m) => (m.payload as { content: string }).content)
 }
 
-/** Two stores opened on one fresh PGlite instance, and a closer that closes both stores and the instance. */
+/** Two stores opened on one new (migrated) PGlite instance, and a closer that closes both stores and the instance. */
 async function twoStoresOnOneInstance(): Promise<{ a: PostgresStore; b: PostgresStore; close: () => Promise<void> }> {
-  const pglite = await PGlite.create()
+  const pglite = await openMigratedPGlite()
   const a = await openStore({ pglite })
   const b = await openStore({ pglite })
   return {

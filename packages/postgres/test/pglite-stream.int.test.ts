@@ -1,14 +1,13 @@
 import { describe, expect, it } from '@jest/globals'
 import fc from 'fast-check'
 import { ERROR_CODES, isTurnlogError } from '@turnlog/core'
-import { openStore } from '@turnlog/postgres'
 import { mapDatabaseError } from '@turnlog/postgres/internal'
-import { thrownValueArb } from '@turnlog/testing'
+import { openTestStore, thrownValueArb } from '@turnlog/testing'
 
 describe('errors of the embedded store', () => {
   it('a streaming query through store.db is a TurnlogError INVALID_INPUT, not a plain Error (regression)', async () => {
     // given an embedded store and a kysely query streamed through its escape hatch
-    const store = await openStore({ embedded: true })
+    const { store, close: closeStore } = await openTestStore('pglite')
     try {
       const rows = store.db.selectNoFrom((eb) => eb.val(1).as('one')).stream()
       // when it is iterated
@@ -22,7 +21,7 @@ describe('errors of the embedded store', () => {
       expect(isTurnlogError(caught, 'INVALID_INPUT')).toBe(true)
       expect((caught as Error).message).toMatch(/keyset/)
     } finally {
-      await store.close()
+      await closeStore()
     }
   }, 60_000)
 

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage } from '@turnlog/core'
 import { openStore, type OpenStoreConfig } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, migratedPGliteDump, type TestDatabase } from '@turnlog/testing'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -42,7 +42,9 @@ if (cfg.how === 'pool') {
   store = await openStore({ pool, migrate: false })
 } else if (cfg.how === 'pglite') {
   const { PGlite } = await import(cfg.pglite)
-  pglite = await PGlite.create()
+  const { readFileSync } = await import('node:fs')
+  // the caller's instance, on the run's migrated dump when there is one (the initdb and the migrations run in 'embedded')
+  pglite = await PGlite.create(cfg.dump ? { loadDataDir: new Blob([readFileSync(cfg.dump)]) } : {})
   store = await openStore({ pglite })
 } else {
   const config = {
@@ -80,14 +82,16 @@ interface Run {
 
 let db: TestDatabase
 let dir: string
+let dump: string | undefined
 const running = new Set<ChildProcess>()
 
 beforeAll(async () => {
   for (const built of [DIST, CORE_DIST]) {
     if (!existsSync(built)) throw new Error(`${built} is missing: run \`npx -y pnpm@12.4.2 build\` before these tests`)
   }
-  db = await createTestDatabase({ migrate: migrateByOpening })
+  db = await createTestDatabase({ migrated: true })
   dir = await mkdtemp(join(tmpdir(), 'turnlog-exit-'))
+  dump = await migratedPGliteDump()
 })
 
 afterAll(async () => {
@@ -108,6 +112,7 @@ function run(how: string): Promise<Run> {
     core: pathToFileURL(CORE_DIST).href,
     pg: pathToFileURL(PG).href,
     pglite: pathToFileURL(PGLITE).href,
+    dump,
   })
   const child = spawn(process.execPath, ['--input-type=module', '-e', SCRIPT], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   running.add(child)

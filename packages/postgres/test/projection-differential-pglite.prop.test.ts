@@ -1,5 +1,6 @@
 import { afterAll, beforeAll } from '@jest/globals'
-import { openStore, type PostgresStore } from '@turnlog/postgres'
+import type { PostgresStore } from '@turnlog/postgres'
+import { openTestStore, type OpenedTestStore } from '@turnlog/testing'
 import { describeDifferential } from './support/describe-differential.js'
 
 // The PGlite variant of projection-differential.prop.test.ts: the same SQL projection on the embedded
@@ -7,13 +8,15 @@ import { describeDifferential } from './support/describe-differential.js'
 const NUM_RUNS = Number(process.env['TURNLOG_PGLITE_PROP_RUNS'] ?? 12)
 
 let store: PostgresStore
+let opened: OpenedTestStore | undefined
 
 beforeAll(async () => {
-  store = await openStore({ embedded: true })
+  opened = await openTestStore('pglite')
+  store = opened.store
 })
 
 afterAll(async () => {
-  await store.close()
+  await opened?.close()
 })
 
 describeDifferential('PGlite', () => store, NUM_RUNS)

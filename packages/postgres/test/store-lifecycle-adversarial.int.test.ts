@@ -8,7 +8,7 @@
  * other events came from a second read and could hold a rewind past its `version` while the rewound
  * message still showed live).
  */
-import { PGlite } from '@electric-sql/pglite'
+import type { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, type SessionId } from '@turnlog/core'
 import {
@@ -19,7 +19,15 @@ import {
   rebaseSubscription,
   type PostgresStore,
 } from '@turnlog/postgres'
-import { STORE_KINDS, caught, createTestDatabase, openTestStore, useTestStoreOfKind, type TestDatabase } from '@turnlog/testing'
+import {
+  STORE_KINDS,
+  caught,
+  createTestDatabase,
+  openMigratedPGlite,
+  openTestStore,
+  useTestStoreOfKind,
+  type TestDatabase,
+} from '@turnlog/testing'
 
 describe.each(STORE_KINDS)('a closed store (%s)', (kind) => {
   it('answers every call and every admin function with STORE_CLOSED, and a second close() resolves', async () => {
@@ -86,9 +94,8 @@ describe('close() while a subscription handler runs', () => {
   let pglite: PGlite
   let database: TestDatabase
   beforeAll(async () => {
-    database = await createTestDatabase()
-    pglite = await PGlite.create()
-    await (await openStore({ pglite })).close()
+    database = await createTestDatabase({ migrated: true })
+    pglite = await openMigratedPGlite()
   }, 60_000)
   afterAll(async () => {
     await pglite.close()

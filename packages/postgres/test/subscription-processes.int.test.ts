@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { createMessage, isTurnlogError, type SessionId } from '@turnlog/core'
 import { openStore, withRetry, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -146,7 +146,7 @@ const workers: Worker[] = []
 
 beforeAll(async () => {
   if (!existsSync(DIST)) throw new Error(`${DIST} is missing: run \`npx -y pnpm@12.4.2 build\` before these tests`)
-  db = await createTestDatabase({ migrate: migrateByOpening })
+  db = await createTestDatabase({ migrated: true })
   store = await openStore({ connectionString: db.connectionString, migrate: false, pool: { max: 12 } })
 })
 

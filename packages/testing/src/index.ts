@@ -3,7 +3,7 @@
  * Private; a dev dependency only.
  * @packageDocumentation
  */
-export { createTestDatabase, type CreateTestDatabaseOptions, type TestDatabase } from './create-test-database.js'
+export { PG_TEMPLATE_ENV, createTestDatabase, type CreateTestDatabaseOptions, type TestDatabase } from './create-test-database.js'
 export {
   DEBIAN_POSTGRES_LIB_DIR,
   FORCE_PRIVATE_CLUSTER_ENV,
@@ -93,7 +93,16 @@ export {
   type HostileRecipe,
 } from './hostile-value.js'
 export { useTestStore, type TestStore, type UseTestStoreOptions } from './use-test-store.js'
-export { STORE_KINDS, openTestStore, useTestStoreOfKind, type OpenedTestStore, type StoreKind } from './open-test-store.js'
+export {
+  STORE_KINDS,
+  makeMigratedDataDir,
+  migratedPGliteDump,
+  openMigratedPGlite,
+  openTestStore,
+  useTestStoreOfKind,
+  type OpenedTestStore,
+  type StoreKind,
+} from './open-test-store.js'
 export { useTwoTestStores, type TwoTestStores } from './use-two-test-stores.js'
 export { useProxiedStores, type ProxiedStores } from './use-proxied-stores.js'
 export { rollBackSession } from './roll-back-session.js'

@@ -3,6 +3,7 @@
  * through `TURNLOG_TEST_ADMIN_URL` (workers are forked after this runs and inherit `process.env`).
  * @packageDocumentation
  */
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -15,8 +16,13 @@ const SERVER_KEY = Symbol.for('turnlog.testing.server')
 /** Where the teardown finds the PGlite template directory to remove. */
 const TEMPLATE_KEY = Symbol.for('turnlog.testing.pgliteTemplateDir')
 
+/** Where the teardown finds the name of the migrated template database to drop. */
+const PG_TEMPLATE_KEY = Symbol.for('turnlog.testing.pgTemplateDb')
+
 /**
- * Resolves the server (see `resolveTestServer`) and exports `TURNLOG_TEST_ADMIN_URL`; makes the run's
+ * Resolves the server (see `resolveTestServer`) and exports `TURNLOG_TEST_ADMIN_URL`; names the run's
+ * migrated template database (see `createTestDatabase`'s `migrated`), made by the first worker that needs
+ * it, and exports `TURNLOG_TEST_PG_TEMPLATE_DB` (not with `TURNLOG_TEST_PG_TEMPLATE=off`); makes the run's
  * directory for the migrated PGlite template (see `openTestStore`) and exports
  * `TURNLOG_TEST_PGLITE_TEMPLATE_DIR` (not with `TURNLOG_TEST_PGLITE_TEMPLATE=off`).
  */
@@ -28,6 +34,13 @@ export default async function setup(): Promise<void> {
   const server = await resolveTestServer()
   Object.assign(globalThis, { [SERVER_KEY]: server })
   process.env[TEST_ADMIN_URL_ENV] = server.adminUrl
+  // PG_TEMPLATE_ENV of create-test-database.ts (not importable here: it imports the store's sources).
+  // TURNLOG_TEST_PG_TEMPLATE=off: every database createTestDatabase({ migrated: true }) makes is migrated by opening a store
+  if (process.env['TURNLOG_TEST_PG_TEMPLATE'] !== 'off') {
+    const templateDb = `turnlog_template_${randomBytes(6).toString('hex')}`
+    Object.assign(globalThis, { [PG_TEMPLATE_KEY]: templateDb })
+    process.env['TURNLOG_TEST_PG_TEMPLATE_DB'] = templateDb
+  } else delete process.env['TURNLOG_TEST_PG_TEMPLATE_DB']
   // TURNLOG_TEST_PGLITE_TEMPLATE=off: every PGlite store opens as `openStore({ embedded: true })` does
   if (process.env['TURNLOG_TEST_PGLITE_TEMPLATE'] !== 'off') {
     const templateDir = mkdtempSync(join(tmpdir(), 'turnlog-test-pglite-'))

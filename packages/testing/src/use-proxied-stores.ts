@@ -32,7 +32,7 @@ export function useProxiedStores(ready: (opened: ProxiedStores) => void): void {
   let direct: PostgresStore | undefined
   let viaProxy: PostgresStore | undefined
   beforeAll(async () => {
-    db = await createTestDatabase()
+    db = await createTestDatabase({ migrated: true })
     direct = await openStore({ connectionString: db.connectionString })
     const url = new URL(db.connectionString)
     proxy = await startTcpProxy({ targetHost: url.hostname, targetPort: Number(url.port || 5432) })

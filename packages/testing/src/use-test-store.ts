@@ -27,7 +27,7 @@ export function useTestStore(ready: (opened: TestStore) => void, options: UseTes
   let db: TestDatabase | undefined
   let store: PostgresStore | undefined
   beforeAll(async () => {
-    db = await createTestDatabase()
+    db = await createTestDatabase({ migrated: true })
     store = await openStore({ ...options, connectionString: db.connectionString })
     ready({ db, store })
   })

@@ -26,7 +26,7 @@ export function useTwoTestStores(ready: (opened: TwoTestStores) => void, options
   const dbs: TestDatabase[] = []
   const stores: PostgresStore[] = []
   beforeAll(async () => {
-    for (let i = 0; i < 2; i++) dbs.push(await createTestDatabase())
+    for (let i = 0; i < 2; i++) dbs.push(await createTestDatabase({ migrated: true }))
     for (const db of dbs) stores.push(await openStore({ ...options, connectionString: db.connectionString }))
     const [sourceDb, targetDb] = dbs as [TestDatabase, TestDatabase]
     const [sourceStore, targetStore] = stores as [PostgresStore, PostgresStore]

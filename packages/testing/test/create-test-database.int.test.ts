@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import pg from 'pg'
-import { TEST_ADMIN_URL_ENV, createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { openStore } from '@turnlog/postgres'
+import { PG_TEMPLATE_ENV, TEST_ADMIN_URL_ENV, createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
 
 const adminUrl = process.env[TEST_ADMIN_URL_ENV] ?? ''
 let admin: pg.Client
@@ -102,6 +103,48 @@ describe('createTestDatabase', () => {
     await expect(createTestDatabase({ migrate })).rejects.toThrow('migration 0001 failed')
     expect(name).toMatch(/^turnlog_test_/)
     expect(await exists(name)).toBe(false)
+  })
+
+  it("migrated: a copy of the run's migrated template, as migrateByOpening leaves an empty database, isolated from the other copies", async () => {
+    // given: a database migrated by opening a store, the reference
+    const reference = await createTestDatabase({ migrate: migrateByOpening })
+    const copies: TestDatabase[] = []
+    try {
+      // when: two migrated databases are made at once (the first of the run makes the template)
+      copies.push(...(await Promise.all([createTestDatabase({ migrated: true }), createTestDatabase({ migrated: true })])))
+      const [a, b] = copies as [TestDatabase, TestDatabase]
+
+      // then: each has the reference's migrations, objects and setting, and nothing is pending
+      const schema = (url: string) =>
+        query(
+          url,
+          `SELECT (SELECT json_agg(name ORDER BY name) FROM turnlog.schema_migrations) AS migrations,
+                  (SELECT json_agg(c.relname || ':' || c.relkind::text ORDER BY c.relname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'turnlog') AS relations,
+                  (SELECT json_agg(p.proname ORDER BY p.proname, p.oid) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'turnlog') AS functions,
+                  current_setting('synchronous_commit') AS synchronous_commit`,
+        )
+      const expected = await schema(reference.connectionString)
+      expect(await schema(a.connectionString)).toEqual(expected)
+      expect(await schema(b.connectionString)).toEqual(expected)
+      const store = await openStore({ connectionString: a.connectionString })
+      try {
+        const session = await store.createSession()
+        // and a write to one copy is not in the other
+        expect(await query(b.connectionString, 'SELECT count(*)::int AS n FROM turnlog.sessions')).toEqual([{ n: 0 }])
+        expect(session).toMatch(/^[0-9a-f-]{36}$/)
+      } finally {
+        await store.close()
+      }
+      // and nobody can connect to the template under the global setup (a connection would make copies fail)
+      const template = process.env[PG_TEMPLATE_ENV]
+      if (template !== undefined && template !== '') {
+        expect((await admin.query('SELECT datallowconn FROM pg_database WHERE datname = $1', [template])).rows).toEqual([
+          { datallowconn: false },
+        ])
+      }
+    } finally {
+      await Promise.all([reference, ...copies].map((d) => d.drop()))
+    }
   })
 
   it('explains what to do when there is no server', async () => {

@@ -18,7 +18,7 @@ import {
   type MessageId,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { anthropicPayloadArb, createTestDatabase, metaArb, type TestDatabase } from '@turnlog/testing'
+import { anthropicPayloadArb, createTestDatabase, metaArb, openTestStore, type TestDatabase } from '@turnlog/testing'
 
 const NUM_RUNS = Number(process.env['TURNLOG_FORMAT_PROP_RUNS'] ?? 60)
 
@@ -26,16 +26,18 @@ const anthropic = (payload: AnthropicMessageParam, meta?: { readonly [key: strin
   createMessage<AnthropicMessageParam>(payload, { format: ANTHROPIC_FORMAT, ...(meta === undefined ? {} : { meta }) })
 
 let db: TestDatabase
-const stores: { name: string; store: PostgresStore }[] = []
+const stores: { name: string; store: PostgresStore; close: () => Promise<void> }[] = []
 
 beforeAll(async () => {
-  db = await createTestDatabase()
-  stores.push({ name: 'Postgres', store: await openStore({ connectionString: db.connectionString, pool: { max: 2 } }) })
-  stores.push({ name: 'PGlite', store: await openStore({ embedded: true }) })
+  db = await createTestDatabase({ migrated: true })
+  const postgres = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
+  stores.push({ name: 'Postgres', store: postgres, close: () => postgres.close() })
+  const { store, close } = await openTestStore('pglite')
+  stores.push({ name: 'PGlite', store, close })
 })
 
 afterAll(async () => {
-  for (const { store } of stores) await store.close()
+  for (const { close } of stores) await close()
   await db.drop()
 })
 

@@ -20,7 +20,7 @@ import {
   type Message,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, openTestStore, type TestDatabase } from '@turnlog/testing'
 import { runSql } from '../security/support/security-fixtures.js'
 
 const SECRET = 'DE89-3704-SECRET'
@@ -108,19 +108,22 @@ const CONVERSATIONS: readonly (readonly [string, readonly object[]])[] = [
 ]
 
 let db: TestDatabase
-const stores: { name: string; store: PostgresStore }[] = []
+const stores: { name: string; store: PostgresStore; close: () => Promise<void> }[] = []
 let target: PostgresStore
+let closeTarget: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  db = await createTestDatabase()
-  stores.push({ name: 'Postgres', store: await openStore({ connectionString: db.connectionString, pool: { max: 2 } }) })
-  stores.push({ name: 'PGlite', store: await openStore({ embedded: true }) })
-  target = await openStore({ embedded: true })
+  db = await createTestDatabase({ migrated: true })
+  const postgres = await openStore({ connectionString: db.connectionString, pool: { max: 2 } })
+  stores.push({ name: 'Postgres', store: postgres, close: () => postgres.close() })
+  const { store, close } = await openTestStore('pglite')
+  stores.push({ name: 'PGlite', store, close })
+  ;({ store: target, close: closeTarget } = await openTestStore('pglite'))
 }, 300_000)
 
 afterAll(async () => {
-  for (const { store } of stores) await store.close()
-  await target?.close()
+  for (const { close } of stores) await close()
+  await closeTarget?.()
   await db?.drop()
 })
 

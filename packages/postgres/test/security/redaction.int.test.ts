@@ -14,7 +14,7 @@ import {
   type StoredEvent,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import type { TestDatabase } from '@turnlog/testing'
+import { openTestStore, type TestDatabase } from '@turnlog/testing'
 import { runSql, sqlStateOf, type LoginRole } from './support/security-fixtures.js'
 import { useTestBed } from '../support/use-test-bed.js'
 
@@ -273,7 +273,7 @@ describe('store.redact', () => {
 describe('redaction on embedded PGlite', () => {
   it('scrubs, keeps the chain verifiable and shows the placeholder', async () => {
     // given an embedded store with a tool-call pair
-    const embedded = await openStore({ embedded: true })
+    const { store: embedded, close: closeEmbedded } = await openTestStore('pglite')
     try {
       const sid = await embedded.createSession()
       const a = createMessage({
@@ -292,7 +292,7 @@ describe('redaction on embedded PGlite', () => {
       expect(loaded.pairing.unanswered).toEqual([])
       expect((await verifyChain(embedded, sid)).ok).toBe(true)
     } finally {
-      await embedded.close()
+      await closeEmbedded()
     }
   })
 })

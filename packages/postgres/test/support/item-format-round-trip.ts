@@ -11,7 +11,7 @@ import {
   type SessionStore,
 } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, openTestStore, type TestDatabase } from '@turnlog/testing'
 
 /** A format of one item per message whose calls an arbitrary can generate (openai-responses, openai-agents). */
 export interface ItemFormatRoundTripSpec<P extends object> {
@@ -29,16 +29,18 @@ export function describeItemFormatRoundTrip<P extends object>(spec: ItemFormatRo
   const RUNS = { postgres: Number(process.env['TURNLOG_PROP_RUNS'] ?? 60), pglite: Number(process.env['TURNLOG_PGLITE_PROP_RUNS'] ?? 30) }
 
   let db: TestDatabase
-  const stores: { name: 'postgres' | 'pglite'; store: PostgresStore }[] = []
+  const stores: { name: 'postgres' | 'pglite'; store: PostgresStore; close: () => Promise<void> }[] = []
 
   beforeAll(async () => {
-    db = await createTestDatabase()
-    stores.push({ name: 'postgres', store: await openStore({ connectionString: db.connectionString }) })
-    stores.push({ name: 'pglite', store: await openStore({ embedded: true }) })
+    db = await createTestDatabase({ migrated: true })
+    const postgres = await openStore({ connectionString: db.connectionString })
+    stores.push({ name: 'postgres', store: postgres, close: () => postgres.close() })
+    const { store, close } = await openTestStore('pglite')
+    stores.push({ name: 'pglite', store, close })
   }, 120_000)
 
   afterAll(async () => {
-    for (const { store } of stores) await store.close()
+    for (const { close } of stores) await close()
     await db.drop()
   })
 

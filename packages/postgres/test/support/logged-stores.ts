@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from '@jest/globals'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { logStatements, type StatementLog } from './statement-log.js'
 
 /** The two ways a Postgres store sends its statements: Kysely's unnamed ones, or named prepared ones. */
@@ -24,7 +24,7 @@ export function useLoggedStores(): LoggedStores {
   let db: TestDatabase | undefined
   let log: StatementLog | undefined
   beforeAll(async () => {
-    db = await createTestDatabase({ migrate: migrateByOpening })
+    db = await createTestDatabase({ migrated: true })
     stores['unnamed statements'] = await openStore({ connectionString: db.connectionString, migrate: false })
     stores.directConnection = await openStore({ connectionString: db.connectionString, migrate: false, directConnection: true })
     log = logStatements(db.name)

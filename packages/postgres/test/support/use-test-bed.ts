@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from '@jest/globals'
 import { openStore, type ConnectionStringConfig, type PostgresStore } from '@turnlog/postgres'
-import { createTestDatabase, migrateByOpening, type TestDatabase } from '@turnlog/testing'
+import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import { createLoginRole, dropLoginRoles, type LoginRole, type LoginRoleOptions } from '../security/support/security-fixtures.js'
 
 /**
@@ -36,7 +36,7 @@ export function useTestBed(setup: (bed: TestBed) => Promise<void>): void {
   const releases: (() => Promise<unknown>)[] = []
   const roles: LoginRole[] = []
   beforeAll(async () => {
-    db = await createTestDatabase({ migrate: migrateByOpening })
+    db = await createTestDatabase({ migrated: true })
     const own = db
     const track = (store: PostgresStore): PostgresStore => {
       releases.push(() => store.close())
