@@ -257,10 +257,13 @@ describe('a consumer whose network goes silent (a real fault: its link drops eve
   }, 90_000)
 
   it('with a keep-alive the database sets, loses it as soon as that says: the setting wins over the consumer default', async () => {
-    // given a database whose sessions probe a silent peer after 1 s, twice, 1 s apart (and no tcp_user_timeout)
+    // given a database whose sessions probe a silent peer after 1 s, twice, 1 s apart, and give up on
+    // unacknowledged data after 4 s (tcp_user_timeout: the server may have a reply to the holder's last
+    // statement in flight when the link goes; keep-alive waits for it. Without it this case hung for the
+    // kernel's retransmission time in 5 of 5 runs on 2026-12-08, the server's socket holding 108 unacked bytes)
     await sql
       .raw(
-        `alter database "${db!.name}" set tcp_keepalives_idle = 1; alter database "${db!.name}" set tcp_keepalives_interval = 1; alter database "${db!.name}" set tcp_keepalives_count = 2`,
+        `alter database "${db!.name}" set tcp_keepalives_idle = 1; alter database "${db!.name}" set tcp_keepalives_interval = 1; alter database "${db!.name}" set tcp_keepalives_count = 2; alter database "${db!.name}" set tcp_user_timeout = 4000`,
       )
       .execute(local!.db)
 
