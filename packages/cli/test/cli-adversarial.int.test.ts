@@ -38,9 +38,8 @@ import { createMessage, type SessionId } from '@turnlog/core'
 import { openStore } from '@turnlog/postgres'
 import { createTestDatabase, type TestDatabase } from '@turnlog/testing'
 import pg from 'pg'
-import type { CliIo } from '../src/cli-io.js'
-import { runCli } from '../src/run-cli.js'
 import { runTurnlog, type TurnlogRun } from './support/run-turnlog.js'
+import { runCliInProcess, type InProcessRun } from './support/run-cli-in-process.js'
 import { spawnTurnlog } from './support/spawn-turnlog.js'
 import { useDatabaseAndDir } from './support/use-database-and-dir.js'
 
@@ -352,14 +351,7 @@ describe('the same regressions in-process (runCli of the sources)', () => {
   let port: number
   useSilentServer((p) => (port = p))
 
-  /** Runs the command line in-process; stdout and stderr as text. */
-  async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = ''
-    let err = ''
-    const io: CliIo = { out: (t) => (out += t), err: (t) => (err += t), progressStream: undefined, env: {}, cwd: dir }
-    const code = await runCli(argv, io)
-    return { code, out, err }
-  }
+  const cli = (argv: string[]): Promise<InProcessRun> => runCliInProcess(argv, dir)
 
   it(
     'hides every password, says a silent server timed out, escapes a hostile cause, and prints no JSON for `-- --json`',

@@ -10,9 +10,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
-import type { CliIo } from '../src/cli-io.js'
-import { runCli } from '../src/run-cli.js'
 import { runTurnlog } from './support/run-turnlog.js'
+import { runCliInProcess, type InProcessRun } from './support/run-cli-in-process.js'
 
 const SLOW = 60_000
 
@@ -169,14 +168,7 @@ describe('--json with --version and --help: one JSON object on stdout (incident:
 })
 
 describe('the same in-process (runCli of the sources)', () => {
-  /** Runs the command line in-process; stdout and stderr as text. */
-  async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-    let out = ''
-    let err = ''
-    const io: CliIo = { out: (t) => (out += t), err: (t) => (err += t), progressStream: undefined, env: {}, cwd: dir }
-    const code = await runCli(argv, io)
-    return { code, out, err }
-  }
+  const cli = (argv: string[]): Promise<InProcessRun> => runCliInProcess(argv, dir)
 
   it('--json --version and replay --help --json: one JSON object each on stdout, exit 0, stderr empty', async () => {
     // when
