@@ -1097,12 +1097,22 @@ export const MUTANTS = [
   },
   {
     id: 'consumer-tcp-overrides-user',
-    invariant: "subscriptions: a consumer session's TCP settings are left alone where the server, database or role sets any of them",
+    invariant: "subscriptions: each of a consumer session's TCP settings is left alone where the server, database or role sets it",
     file: `${PG}/subscriptions/open-consumer-session.ts`,
     search: "and s.source <> 'default'",
     replace: 'and false',
-    tests: [`${PG_TEST}/faults/dead-consumer-keepalive.int.test.ts`],
+    tests: [`${PG_TEST}/consumer-tcp-settings.int.test.ts`, `${PG_TEST}/faults/dead-consumer-keepalive.int.test.ts`],
     name: 'database sets',
+  },
+  {
+    id: 'consumer-tcp-all-or-none',
+    invariant:
+      "subscriptions: a consumer session sets each TCP setting the server, database or role leaves unset (a keep-alive set alone keeps the consumer's tcp_user_timeout)",
+    file: `${PG}/subscriptions/open-consumer-session.ts`,
+    search: 'where s.name = k.name and',
+    replace: 'where s.name in (select jsonb_object_keys(${tcp}::jsonb)) and',
+    tests: [`${PG_TEST}/consumer-tcp-settings.int.test.ts`],
+    name: 'only the keep-alive',
   },
   {
     id: 'oldest-open-ignores-prepared',

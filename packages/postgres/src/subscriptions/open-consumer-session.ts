@@ -23,14 +23,16 @@ export interface SubscriptionHost {
 }
 
 /**
- * The server-side TCP settings of a consumer's session, set unless the server, database or role sets
- * any of them (all four at their defaults: the OS's keep-alive, 2 h 11 min on Linux). If the consumer's
+ * The server-side TCP settings of a consumer's session, each set unless the server, database or role
+ * sets that one (at their defaults, the OS's keep-alive: 2 h 11 min on Linux). If the consumer's
  * host or network goes away, the server ends the session after about 25 s of silence, which releases
  * the name's lock for a waiting consumer: keep-alive probes after 10 s idle, 5 s apart, on an idle
  * connection; `tcp_user_timeout` (ms) when the server has sent something unacknowledged (a
  * notification), which stops keep-alive until retransmission gives up (≈ 15 min on Linux). The
  * client's own keep-alive (`keepAlive` of `pg`) cannot do this: only the server can end the session
- * that holds the lock.
+ * that holds the lock. Per setting, not all or none: an operator who sets only the keep-alive still
+ * gets the `tcp_user_timeout`, without which a holder that vanished with data in flight keeps the lock
+ * for the kernel's retransmission time.
  */
 const CONSUMER_TCP_SETTINGS: Readonly<Record<string, string>> = {
   tcp_keepalives_idle: '10',
@@ -105,7 +107,7 @@ export async function openConsumerSession(host: SubscriptionHost, options: Consu
              (select count(set_config(k.name, k.value, false))
                 from jsonb_each_text(${tcp}::jsonb) as k(name, value)
                where not exists (select from pg_catalog.pg_settings s
-                                  where s.name in (select jsonb_object_keys(${tcp}::jsonb)) and s.source <> 'default'))`.execute(db)
+                                  where s.name = k.name and s.source <> 'default'))`.execute(db)
   } catch (error) {
     client.removeListener('error', onError)
     await connection.close()

@@ -7,8 +7,9 @@
  * stayed at the OS default (2 h 11 min on Linux), so the name stayed locked for hours; and once the
  * server had sent the silent consumer a notification, keep-alive stopped until retransmission gave up
  * (≈ 15 min). Now a consumer's session asks the server for a short keep-alive and `tcp_user_timeout`
- * (`CONSUMER_TCP_SETTINGS` of open-consumer-session.ts: about 25 s of silence) unless the server,
- * database or role sets any of them.
+ * (`CONSUMER_TCP_SETTINGS` of open-consumer-session.ts: about 25 s of silence), each one unless the
+ * server, database or role sets that one (it was all or none: a database that set only the keep-alive
+ * left a holder with data in flight holding the lock for ≈ 15 min).
  *
  * A real network fault, not a closed socket: the server runs in a network namespace of its own, the
  * holding consumer reaches it over a veth pair, and the test takes the host's end of the pair down, so
@@ -271,4 +272,20 @@ describe('a consumer whose network goes silent (a real fault: its link drops eve
     const tookMs = await takeoverAfterCut('silent-holder-configured', 8_000)
     expect(tookMs).toBeLessThan(8_000)
   }, 60_000)
+
+  it("with only a keep-alive the database sets, loses it within the consumer's tcp_user_timeout when a notification is pending", async () => {
+    // given a database that sets the keep-alive (1 s, 1 s, 2 probes) and not tcp_user_timeout: the
+    // consumer keeps that keep-alive and adds its own tcp_user_timeout (25 s); all or none, it set nothing
+    // and this case waited for the kernel's retransmission to give up (≈ 15 min)
+    await sql
+      .raw(
+        `alter database "${db!.name}" set tcp_keepalives_idle = 1; alter database "${db!.name}" set tcp_keepalives_interval = 1; alter database "${db!.name}" set tcp_keepalives_count = 2; alter database "${db!.name}" reset tcp_user_timeout`,
+      )
+      .execute(local!.db)
+
+    // when / then: a commit right after the cut leaves a notification unacknowledged; keep-alive does
+    // not probe then, the consumer's tcp_user_timeout ends the session
+    const tookMs = await takeoverAfterCut('notified-holder-keepalive-only', 50_000, true)
+    expect(tookMs).toBeGreaterThan(9_000) // not the database's keep-alive (≈ 3 s), which waits behind the data
+  }, 90_000)
 })
