@@ -1105,6 +1105,33 @@ export const MUTANTS = [
     name: 'database sets',
   },
   {
+    id: 'sql-predecessor-leaks-foreign-log',
+    invariant: 'tenant isolation (SQL): the link trigger answers a raw insert into a session the caller may not act on as the row policy does, at every seq',
+    file: `${PG_SQL}/functions/chain_predecessor.sql`,
+    search: '  if (v_hash is null or v_tx > p_tx)',
+    replace: '  if false and (v_hash is null or v_tx > p_tx)',
+    tests: [`${PG_TEST}/security/security-doc-audit.int.test.ts`],
+    name: 'exactly as into a missing one',
+  },
+  {
+    id: 'sql-predecessor-leaks-commit-order',
+    invariant: "tenant isolation (SQL): a raw insert does not tell another tenant's commit order (40001)",
+    file: `${PG_SQL}/functions/chain_predecessor.sql`,
+    search: '  if (v_hash is null or v_tx > p_tx)',
+    replace: '  if (v_hash is null)',
+    tests: [`${PG_TEST}/security/security-doc-audit.int.test.ts`],
+    name: 'does not learn of that append',
+  },
+  {
+    id: 'sql-predecessor-hides-gap-from-owner',
+    invariant: 'chain (SQL): a caller that sees every session still gets TLC01 for a gap',
+    file: `${PG_SQL}/functions/chain_predecessor.sql`,
+    search: 'turnlog.caller_sees_all(turnlog.caller_role())) then',
+    replace: 'false) then',
+    tests: [`${PG_TEST}/security/security-doc-audit.int.test.ts`],
+    name: 'is still TLC01',
+  },
+  {
     id: 'consumer-tcp-all-or-none',
     invariant:
       "subscriptions: a consumer session sets each TCP setting the server, database or role leaves unset (a keep-alive set alone keeps the consumer's tcp_user_timeout)",

@@ -132,6 +132,7 @@ describe('docs/cli.md, promise by promise', () => {
         '0007_read_appends_only_sessions',
         '0008_check_redaction_placeholders',
         '0009_keep_custom_tool_calls',
+        '0010_hide_foreign_predecessors',
       ])
       expect(doc.applied).toEqual(doc.known)
       expect(again.json<{ applied: string[] }>().applied).toEqual([])

@@ -10,6 +10,7 @@ import * as m0006 from './migrations/0006_check_fork_copies.js'
 import * as m0007 from './migrations/0007_read_appends_only_sessions.js'
 import * as m0008 from './migrations/0008_check_redaction_placeholders.js'
 import * as m0009 from './migrations/0009_keep_custom_tool_calls.js'
+import * as m0010 from './migrations/0010_hide_foreign_predecessors.js'
 
 /** Every migration, in order. Names are `NNNN_verb_object`; released ones are never edited. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -22,6 +23,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0007_read_appends_only_sessions': m0007,
   '0008_check_redaction_placeholders': m0008,
   '0009_keep_custom_tool_calls': m0009,
+  '0010_hide_foreign_predecessors': m0010,
 }
 
 /** Hands kysely's migrator a copy of {@link MIGRATIONS} (the migrations are compiled in, not read from files). */

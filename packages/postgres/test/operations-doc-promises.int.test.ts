@@ -74,7 +74,7 @@ useTestStore((t) => ({ db, store } = t))
 
 describe('Migrations: upgrading to 0007 (operations.md, "Upgrading to 0007")', () => {
   it('existing sessions get appends_only = false and load as before, no table is rewritten; new sessions get it; rebuild sets it from the log', async () => {
-    // given a database at 0006 with a plain session and a rewound one (0007 to 0009 not applied, no appends_only column)
+    // given a database at 0006 with a plain session and a rewound one (0007 to 0010 not applied, no appends_only column)
     const old = await createTestDatabase({ migrate: migrateByOpening })
     const oldStore = await openStore({ connectionString: old.connectionString, migrate: false, pool: { max: 2 } })
     try {
@@ -100,9 +100,14 @@ describe('Migrations: upgrading to 0007 (operations.md, "Upgrading to 0007")', (
       // when the new version migrates it
       const { applied } = await migrateToLatest(oldStore.db)
 
-      // then 0007 (and the two after it) applied; every existing session has the flag unset, loads as
+      // then 0007 (and the three after it) applied; every existing session has the flag unset, loads as
       // before, and no table was rewritten (same files) nor any event touched
-      expect(applied).toEqual(['0007_read_appends_only_sessions', '0008_check_redaction_placeholders', '0009_keep_custom_tool_calls'])
+      expect(applied).toEqual([
+        '0007_read_appends_only_sessions',
+        '0008_check_redaction_placeholders',
+        '0009_keep_custom_tool_calls',
+        '0010_hide_foreign_predecessors',
+      ])
       const flags = async (): Promise<Record<string, boolean>> =>
         withClient(old.connectionString, async (c) =>
           Object.fromEntries(

@@ -63,11 +63,11 @@ describe('a failed migration (operations.md, Migrations)', () => {
   useTestStore((t) => ({ db, store } = t))
 
   it('fails after another ran in the same run: RolledBack, step and sqlState name it, nothing applied; fixed, it applies', async () => {
-    // given a database at 0002 (0003 to 0009 pending; 0005 to 0009 are no-ops on this schema but for rebuild_read's text) where 0004 cannot replace project_event: a function
+    // given a database at 0002 (0003 to 0010 pending; 0005 to 0010 are no-ops on this schema but for rebuild_read's text) where 0004 cannot replace project_event: a function
     // of that signature returning another type is in the way
     const before = await superuser(db.connectionString, async (c) => {
       await c.query(
-        "delete from turnlog.schema_migrations where name in ('0003_accept_duplicates_without_content', '0004_repair_compaction_placement', '0005_tenant_subscriptions', '0006_check_fork_copies', '0007_read_appends_only_sessions', '0008_check_redaction_placeholders', '0009_keep_custom_tool_calls')",
+        "delete from turnlog.schema_migrations where name in ('0003_accept_duplicates_without_content', '0004_repair_compaction_placement', '0005_tenant_subscriptions', '0006_check_fork_copies', '0007_read_appends_only_sessions', '0008_check_redaction_placeholders', '0009_keep_custom_tool_calls', '0010_hide_foreign_predecessors')",
       )
       await c.query('drop function turnlog.project_event(turnlog.events)')
       await c.query("create function turnlog.project_event(e turnlog.events) returns integer language sql as 'select 1'")
@@ -88,6 +88,7 @@ describe('a failed migration (operations.md, Migrations)', () => {
         { name: '0007_read_appends_only_sessions', status: 'NotExecuted' },
         { name: '0008_check_redaction_placeholders', status: 'NotExecuted' },
         { name: '0009_keep_custom_tool_calls', status: 'NotExecuted' },
+        { name: '0010_hide_foreign_predecessors', status: 'NotExecuted' },
       ],
       failed: '0004_repair_compaction_placement',
       sqlState: '42P13',
@@ -107,7 +108,7 @@ describe('a failed migration (operations.md, Migrations)', () => {
       await c.query("create function turnlog.project_event(e turnlog.events) returns void language plpgsql as 'begin end'")
     })
     const again = await migrateToLatest(store.db)
-    // then all seven apply, and the store works
+    // then all eight apply, and the store works
     expect(again.applied).toEqual([
       '0003_accept_duplicates_without_content',
       '0004_repair_compaction_placement',
@@ -116,6 +117,7 @@ describe('a failed migration (operations.md, Migrations)', () => {
       '0007_read_appends_only_sessions',
       '0008_check_redaction_placeholders',
       '0009_keep_custom_tool_calls',
+      '0010_hide_foreign_predecessors',
     ])
     const session = await store.createSession()
     await store.append(session, [user('after the repair')])

@@ -260,10 +260,10 @@ describe.each(STORE_KINDS)('redaction of an OpenAI custom tool call (%s)', (kind
   })
 
   it('migration 0009 replaces an is_redaction_placeholder without the rule', async () => {
-    // given the function as the release before 0008 had it (no custom member), and 0009 not recorded
+    // given the function as the release before 0008 had it (no custom member), and 0009 (and 0010 after it) not recorded
     const old = readFileSync(new URL('../fixtures/release-13da962/functions/is_redaction_placeholder.sql', import.meta.url), 'utf8')
     await sql.raw(old.replace(/^create function /m, 'create or replace function ')).execute(store.db)
-    await sql`delete from turnlog.schema_migrations where name = '0009_keep_custom_tool_calls'`.execute(store.db)
+    await sql`delete from turnlog.schema_migrations where name >= '0009'`.execute(store.db)
     const ask = async (): Promise<boolean | null> =>
       (
         await sql<{
@@ -276,7 +276,7 @@ describe.each(STORE_KINDS)('redaction of an OpenAI custom tool call (%s)', (kind
     const { applied } = await migrateToLatest(store.db)
 
     // then
-    expect(applied).toEqual(['0009_keep_custom_tool_calls'])
+    expect(applied).toEqual(['0009_keep_custom_tool_calls', '0010_hide_foreign_predecessors'])
     expect(await ask()).toBe(true)
     const { rows } = await sql<{ owner: string }>`
       select pg_get_userbyid(p.proowner)::text as owner from pg_proc p join pg_namespace n on n.oid = p.pronamespace

@@ -48,6 +48,8 @@ const REVIEWED = new Set([
   'packages/postgres/src/migrations/0008_check_redaction_placeholders.ts: sql.raw(replacementSql())',
   // 0009: one sql/ file of a constant list, made create or replace; no input
   'packages/postgres/src/migrations/0009_keep_custom_tool_calls.ts: sql.raw(replacementSql())',
+  // 0010: one sql/ file of a constant list, made create or replace; no input
+  'packages/postgres/src/migrations/0010_hide_foreign_predecessors.ts: sql.raw(replacementSql())',
   // statement is one of the append module's constant { name, text } objects (APPEND_MESSAGES, APPEND_BATCHES)
   'packages/postgres/src/store/store-context.ts: CompiledQuery.raw(statement.text, [...values])',
 ])
