@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { callPreview, copyPayload, resultPreview, structuralRedaction, type OpaqueField } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
+import { sendEachItemIdOnce, type ItemIdRules, type RepeatedItemId } from './send-each-item-id-once.js'
 import { partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
 
 /** The name of the OpenAI Agents SDK format: one `AgentInputItem` per message. */
@@ -249,6 +250,58 @@ function preview(item: OpenAIAgentsItem): MessagePreview {
   return { role: typeof item.role === 'string' ? item.role : 'assistant', kind, text: '' }
 }
 
+/** An assistant message or a function call: the API ties it to its response's reasoning item by its `id`, which may go. */
+function tiedToReasoning(item: Readonly<Record<string, unknown>>): boolean {
+  const kind = kindOf(item)
+  return (kind === 'message' && item['role'] === 'assistant') || kind === 'function_call'
+}
+
+/** Items a response outputs: assistant messages, reasoning, calls. An input (a user or system message, a result, a compaction) ends the response. */
+function isResponseOutput(item: Readonly<Record<string, unknown>>): boolean {
+  const kind = kindOf(item)
+  if (kind === 'message') return item['role'] === 'assistant'
+  return kind !== 'compaction' && !RESULTS.has(kind)
+}
+
+/**
+ * The item kinds that go without their `id` when an earlier item sent it: every `AgentInputItem`'s
+ * `id` is optional, and the SDK sends these to the Responses API without it where the API allows it.
+ */
+const ID_OPTIONAL = new Set([
+  'message',
+  'function_call',
+  'function_call_result',
+  'computer_call_result',
+  'shell_call',
+  'shell_call_output',
+  'apply_patch_call',
+  'apply_patch_call_output',
+  'tool_search_call',
+  'tool_search_output',
+  'compaction',
+])
+
+/**
+ * What becomes of an item (not a reasoning item: a repeat is left out) under an id an earlier item
+ * sent (the Responses API refuses one item id twice): a kind the API takes without an `id` goes
+ * without it; a hosted tool call or a program item (their Responses `id` required) is left
+ * out when it repeats the first one byte for byte; a computer call (its `id` required, and it opens a
+ * call) and an unknown kind go as they are.
+ */
+function repeatedItemId(item: Readonly<Record<string, unknown>>): RepeatedItemId {
+  const kind = kindOf(item)
+  if (ID_OPTIONAL.has(kind)) return 'without-id'
+  return kind === 'hosted_tool_call' || kind === 'program' || kind === 'program_output' ? 'left-out-if-same' : 'as-is'
+}
+
+const ITEM_ID_RULES: ItemIdRules = {
+  placeholder: () => false,
+  reasoning: (item) => kindOf(item) === 'reasoning',
+  tiedToReasoning,
+  endsResponse: (item) => !isResponseOutput(item),
+  repeated: repeatedItemId,
+}
+
 /** `providerData` is the provider's data: redaction keeps none of its strings. */
 const opaqueField: OpaqueField = (key) => key === 'providerData'
 
@@ -264,7 +317,9 @@ const opaqueField: OpaqueField = (key) => key === 'providerData'
  * `apply_patch_call_output`, a client `tool_search_call` ↔ `tool_search_output`. A `hosted_tool_call`
  * carries its own output and opens nothing. The "interrupted" result is the answering kind's own
  * item (a `function_call_result` with the call's `name`, status `incomplete` and the text as
- * `output`, …).
+ * `output`, …). Each item `id` is sent once (the Responses API behind the SDK refuses one item id
+ * twice): a later item under an id already sent goes without it, or is left out when it is a
+ * reasoning item or a byte-for-byte repeat of a hosted tool call (docs/formats.md).
  */
 export const openAIAgentsFormat: MessageFormat<OpenAIAgentsItem> = {
   name: OPENAI_AGENTS_FORMAT,
@@ -275,5 +330,6 @@ export const openAIAgentsFormat: MessageFormat<OpenAIAgentsItem> = {
   interruptedResults: (ids, content, call) => ids.map((id) => interrupted(id, content, call)),
   renameToolIds,
   toWire: copyPayload,
+  wireRun: (copies) => sendEachItemIdOnce(copies, ITEM_ID_RULES),
   preview,
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { callPreview, copyPayload, resultPreview, structuralRedaction } from './item-format-kit.js'
 import type { MessageFormat, MessagePreview } from './message-format.js'
+import { sendEachItemIdOnce, type ItemIdRules, type RepeatedItemId } from './send-each-item-id-once.js'
 import { REDACTED_CONTENT } from './structural-placeholder.js'
 import { optionalString, partsSchema, partsText, typedItemSchema } from './typed-item-schema.js'
 
@@ -307,31 +308,77 @@ function isResponseOutput(item: Readonly<Record<string, unknown>>): boolean {
 }
 
 /**
- * What is sent of wire copies of Responses items: a redacted reasoning or compaction item
- * ({@link isEncryptedPlaceholder}) is left out, and the items that followed a left-out reasoning item
- * in its response (up to the next reasoning item or input) are sent without their own `id` where the
- * API lets an input item go without one: the API ties an output item to its response's reasoning item
- * by id and refuses it without that item ("provided without its required 'reasoning' item"). Their
- * `call_id` stays, so their outputs still pair.
+ * The item kinds whose `id` is optional in the API's input (the `openai` SDK's `ResponseInputItem`):
+ * a later item under an id already sent goes without it. A message's `id` is optional whatever its
+ * role (an input message has none; an assistant message goes without it as an easy input message).
  */
-function withoutEncryptedPlaceholders(copies: unknown[]): unknown[] {
-  const out: unknown[] = []
-  let orphaned = false
-  for (const copy of copies) {
-    if (typeof copy !== 'object' || copy === null) {
-      out.push(copy)
-      continue
-    }
-    const item = copy as Record<string, unknown>
-    if (isEncryptedPlaceholder(item)) {
-      orphaned = kindOf(item) === 'reasoning'
-      continue
-    }
-    if (kindOf(item) === 'reasoning' || !isResponseOutput(item)) orphaned = false
-    else if (orphaned && hasOptionalId(item)) delete item['id']
-    out.push(copy)
-  }
-  return out
+const ID_OPTIONAL = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'computer_call_output',
+  'shell_call',
+  'shell_call_output',
+  'apply_patch_call',
+  'apply_patch_call_output',
+  'mcp_approval_response',
+  'tool_search_call',
+  'tool_search_output',
+  'compaction',
+  'compaction_trigger',
+  'additional_tools',
+  'configuration_update',
+])
+
+/** The item kinds whose `id` the API requires and that open or answer nothing: a byte-for-byte repeat is left out. */
+const ID_REQUIRED_PAIRING_NOTHING = new Set([
+  'file_search_call',
+  'web_search_call',
+  'code_interpreter_call',
+  'image_generation_call',
+  'mcp_call',
+  'mcp_list_tools',
+  'program',
+  'program_output',
+])
+
+/**
+ * What becomes of an item (not a reasoning item: a repeat is left out) under an id an earlier item
+ * (`first`) sent: an item reference names an item already in the request (left out); a kind whose
+ * `id` is optional goes without it; a hosted call (its `id` required) is left out when it
+ * repeats the first one byte for byte or the first is a reference to it; a call or result whose `id` is
+ * required, and an unknown kind, go as they are.
+ */
+function repeatedItemId(item: Readonly<Record<string, unknown>>, first: Readonly<Record<string, unknown>>): RepeatedItemId {
+  const kind = kindOf(item)
+  if (kind === 'item_reference') return 'left-out'
+  if (ID_OPTIONAL.has(kind)) return 'without-id'
+  if (!ID_REQUIRED_PAIRING_NOTHING.has(kind)) return 'as-is'
+  return kindOf(first) === 'item_reference' ? 'left-out' : 'left-out-if-same'
+}
+
+const ITEM_ID_RULES: ItemIdRules = {
+  placeholder: isEncryptedPlaceholder,
+  reasoning: (item) => kindOf(item) === 'reasoning',
+  tiedToReasoning: hasOptionalId,
+  endsResponse: (item) => !isResponseOutput(item),
+  repeated: repeatedItemId,
+}
+
+/**
+ * What is sent of wire copies of Responses items: a redacted reasoning or compaction item
+ * ({@link isEncryptedPlaceholder}) is left out, and each item id is sent once
+ * ({@link sendEachItemIdOnce}, {@link repeatedItemId}): the API refuses an input with one item id
+ * twice ("Duplicate item found with id …"). The items that followed a left-out reasoning item (a
+ * placeholder, or a repeat) in its response (up to the next reasoning item or input) are
+ * sent without their own `id` where the API lets an input item go without one: the API ties an output
+ * item to its response's reasoning item by id and refuses it without that item ("provided without its
+ * required 'reasoning' item"). Their `call_id` stays, so their outputs still pair.
+ */
+function sendableItems(copies: unknown[]): unknown[] {
+  return sendEachItemIdOnce(copies, ITEM_ID_RULES)
 }
 
 function preview(item: OpenAIResponsesItem): MessagePreview {
@@ -364,8 +411,10 @@ function preview(item: OpenAIResponsesItem): MessagePreview {
  * `approval_request_id`. Hosted calls that carry their own result (web and file search, code
  * interpreter, image generation, `mcp_call`, server tool search) open nothing. The "interrupted"
  * result is the answering kind's own item (`function_call_output` with the text as `output`, …).
- * A redacted reasoning or compaction item is never sent; the items of its response that follow a
- * left-out reasoning item go without their own `id` (docs/formats.md).
+ * A redacted reasoning or compaction item is never sent; each item id is sent once (a later item
+ * under an id already sent goes without it, or is left out when it is a reasoning item, a reference or
+ * a byte-for-byte repeat of a hosted call); the items of its response that follow a left-out
+ * reasoning item go without their own `id` (docs/formats.md).
  */
 export const openAIResponsesFormat: MessageFormat<OpenAIResponsesItem> = {
   name: OPENAI_RESPONSES_FORMAT,
@@ -377,6 +426,6 @@ export const openAIResponsesFormat: MessageFormat<OpenAIResponsesItem> = {
     ids.map((id) => interrupted(id, content, call === undefined ? 'function_call' : kindOf(call))),
   renameToolIds,
   toWire: copyPayload,
-  wireRun: withoutEncryptedPlaceholders,
+  wireRun: sendableItems,
   preview,
 }
