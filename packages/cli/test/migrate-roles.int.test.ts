@@ -227,6 +227,10 @@ describe('migrating as a login without CREATEROLE (regression, issue 13 item 14)
         // then
         expect(isTurnlogError(error, 'MIGRATION_FAILED')).toBe(true)
         expect((error as TurnlogError).details).toMatchObject({ step: 'roles', sqlState: '42501', missingRoles: [], role: 'app2_owner' })
+        // the hint names what is missing: the membership, not a role to create
+        const hint = String((error as TurnlogError).details?.['hint'])
+        expect(hint).toContain('app2_owner is not a member of turnlog_owner')
+        expect(hint).not.toContain('creating cluster roles')
         expect(await turnlogSchema('app2')).toBe(0)
         // and after the DBA's SQL for this login it succeeds
         await superuserSql(rolesSql({ migrator: 'app2_owner' }), 'app2')

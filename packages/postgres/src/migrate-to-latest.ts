@@ -74,6 +74,14 @@ function rolesStep(error: unknown): { readonly missing: readonly string[]; reado
 
 /** The hint of a failed run: the roles step's own, else one about the SQLSTATE. */
 function hintFor(state: string | undefined, roles: ReturnType<typeof rolesStep>): string {
+  if (roles !== undefined && roles.missing.length === 0) {
+    // the roles exist: what is missing is this login's membership in turnlog_owner
+    return (
+      `The roles step failed: role ${roles.role ?? '(this login)'} is not a member of turnlog_owner and may not grant it to itself. ` +
+      'Have a DBA run the SQL printed by `turnlog migrate --roles-sql` (rolesSql({ migrator }) in @turnlog/postgres: it grants turnlog_owner to this login) ' +
+      'once, as a superuser or a CREATEROLE role, then migrate again.'
+    )
+  }
   if (roles !== undefined) {
     return (
       'The roles step failed: creating cluster roles needs CREATEROLE. Have a DBA run the SQL printed by `turnlog migrate --roles-sql` ' +

@@ -29,8 +29,13 @@ export function rolesSql(options: RolesSqlOptions = {}): string {
   const migrator: unknown = guardInput('rolesSql options', () => options.migrator)
   // a misspelt `migrator` would print a script that grants nobody turnlog_owner
   checkKnownKeys(options, ['migrator'], 'options', 'rolesSql')
-  if (migrator !== undefined && (typeof migrator !== 'string' || migrator === '' || migrator.length > 63 || migrator.includes('\u0000'))) {
-    throw new TurnlogError('INVALID_INPUT', 'migrator must be a role name (1-63 characters, no NUL)', {
+  // 63 bytes, not characters: Postgres cuts a longer name to 63 bytes, so the script would grant
+  // turnlog_owner to another role, the one named by the cut name
+  if (
+    migrator !== undefined &&
+    (typeof migrator !== 'string' || migrator === '' || new TextEncoder().encode(migrator).length > 63 || migrator.includes('\u0000'))
+  ) {
+    throw new TurnlogError('INVALID_INPUT', 'migrator must be a role name (1-63 bytes in UTF-8, no NUL)', {
       details: { field: 'options.migrator' },
     })
   }

@@ -25,6 +25,8 @@ describe('rolesSql and compareCheckpoints name the argument at fault', () => {
   it.each<[string, () => unknown, string]>([
     ['rolesSql(null)', () => rolesSql(null as never), 'options'],
     ['rolesSql({ migrator: "" })', () => rolesSql({ migrator: '' }), 'options.migrator'],
+    // 32 characters, 64 bytes: Postgres would cut it to 63 bytes, another role's name
+    ['rolesSql({ migrator: 64+ UTF-8 bytes })', () => rolesSql({ migrator: 'ü'.repeat(32) }), 'options.migrator'],
     ['compareCheckpoints(bad txId)', () => compareCheckpoints({ txId: 'x', globalPosition: 0 }, START_CHECKPOINT), 'a.txId'],
     ['compareCheckpoints(bad position)', () => compareCheckpoints(START_CHECKPOINT, { txId: '1', globalPosition: -1 }), 'b.globalPosition'],
   ])('%s', async (_name, call, field) => {

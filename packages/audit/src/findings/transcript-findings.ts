@@ -10,6 +10,11 @@ export interface ExternalMessage {
   /** The turnlog message id, when the item carries one (a UUID). */
   readonly id: string | null
   readonly contentHash: string
+  /**
+   * The content hash of the item without its empty fields ({@link withoutEmptyFields}); the content
+   * hash when it has none. An item matches a revision when either hash is one of the revision's.
+   */
+  readonly looseHash: string
   readonly payload: Readonly<Record<string, unknown>>
   /**
    * A turnlog message object marked `ephemeral: true` (runtime scaffolding: a "please continue" nudge,
@@ -20,6 +25,20 @@ export interface ExternalMessage {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * The payload without its top-level fields set to `null`, and without its empty lists but `content`:
+ * what a provider's reply carries for "none" (the `openai` SDK's `refusal: null`, `annotations: []`,
+ * vLLM's `tool_calls: null`) and a transcript of what was said leaves out, or the reverse. `undefined`
+ * when the payload has no such field (or is not an object).
+ */
+export function withoutEmptyFields(payload: unknown): Record<string, unknown> | undefined {
+  if (!isObject(payload)) return undefined
+  const empty = (key: string, value: unknown): boolean =>
+    value === null || (key !== 'content' && Array.isArray(value) && value.length === 0)
+  if (!Object.entries(payload).some(([key, value]) => empty(key, value))) return undefined
+  return Object.fromEntries(Object.entries(payload).filter(([key, value]) => !empty(key, value)))
 }
 
 function uuidOrNull(value: unknown): string | null {
@@ -77,12 +96,15 @@ export function parseTranscript(items: readonly unknown[]): ExternalMessage[] {
       throw new TurnlogError('INVALID_INPUT', `transcript item #${index} has no role`, { details: { index } })
     }
     let hash: string
+    let looseHash: string
     try {
       hash = contentHash(payload as ChatMessage)
+      const loose = withoutEmptyFields(payload)
+      looseHash = loose === undefined ? hash : contentHash(loose as ChatMessage)
     } catch (cause) {
       throw new TurnlogError('INVALID_INPUT', `transcript item #${index} is not JSON data`, { details: { index }, cause })
     }
-    return { index, id, contentHash: hash, payload, ephemeral }
+    return { index, id, contentHash: hash, looseHash, payload, ephemeral }
   })
 }
 
@@ -119,9 +141,26 @@ export function revisionHashes(audit: SessionAudit, record: MessageRecord): stri
   })
 }
 
-/** The content hashes a transcript item may carry to be this message: {@link revisionHashes}, any revision. */
+/**
+ * The content hashes a transcript item may carry to be this message: {@link revisionHashes}, any
+ * revision, and each revision's payload without its empty fields ({@link withoutEmptyFields}).
+ */
 function knownHashes(audit: SessionAudit, record: MessageRecord): Set<string> {
-  return new Set(revisionHashes(audit, record).flat())
+  const hashes = new Set(revisionHashes(audit, record).flat())
+  for (const v of record.revisions) {
+    try {
+      const loose = withoutEmptyFields(v.message.payload)
+      if (loose !== undefined) hashes.add(contentHash({ payload: loose }))
+    } catch {
+      // a payload that cannot be hashed is matched by its stored hash only
+    }
+  }
+  return hashes
+}
+
+/** The item's hashes to look up: its content hash, and its hash without empty fields when that differs. */
+function itemHashes(item: ExternalMessage): string[] {
+  return item.looseHash === item.contentHash ? [item.contentHash] : [item.contentHash, item.looseHash]
 }
 
 /**
@@ -177,7 +216,7 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
       const ancestralHash = record ? undefined : audit.inheritedCovered.get(item.id)
       if (ancestralHash !== undefined) {
         matchedAncestral.add(item.id)
-        if (ancestralHash !== item.contentHash) {
+        if (!itemHashes(item).includes(ancestralHash)) {
           findings.push(
             makeFinding('lost_turn', audit.sessionId, {
               severity: 'error',
@@ -200,7 +239,8 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
         )
         continue
       }
-      if (hashesOf.get(record.id)?.has(item.contentHash) !== true) {
+      const held = hashesOf.get(record.id)
+      if (!itemHashes(item).some((hash) => held?.has(hash) === true)) {
         findings.push(
           makeFinding('lost_turn', audit.sessionId, {
             severity: 'error',
@@ -217,25 +257,25 @@ export function transcriptFindings(audit: SessionAudit, state: SessionState, tra
         )
       }
     } else {
-      const candidates = (byHash.get(item.contentHash) ?? []).filter((r) => !matched.has(r.id))
+      const inLog = [...new Set(itemHashes(item).flatMap((hash) => byHash.get(hash) ?? []))].sort((a, b) => firstSeq(a) - firstSeq(b))
+      const candidates = inLog.filter((r) => !matched.has(r.id))
       record = candidates.find((r) => firstSeq(r) > cursor)
       // before this log's earlier copies: a message an ancestor compacted, which precedes the fork
-      const fromAncestor = record === undefined ? ancestral(item.contentHash) : undefined
+      const fromAncestor = record === undefined ? (ancestral(item.contentHash) ?? ancestral(item.looseHash)) : undefined
       if (fromAncestor !== undefined) {
         matchedAncestral.add(fromAncestor)
         continue
       }
       record ??= candidates[0]
       if (!record) {
-        const inLog = byHash.get(item.contentHash)?.length ?? 0
         findings.push(
           lost(
             audit,
             item,
             'not_in_log',
-            inLog === 0
+            inLog.length === 0
               ? `transcript item #${item.index} (${describePayload(item.payload)}) is not in the log`
-              : `transcript item #${item.index} (${describePayload(item.payload)}) occurs more often in the transcript than the log's ${inLog} cop(ies)`,
+              : `transcript item #${item.index} (${describePayload(item.payload)}) occurs more often in the transcript than the log's ${inLog.length} cop(ies)`,
           ),
         )
         continue
@@ -306,20 +346,22 @@ function rematchLiveCopies(
 ): void {
   type Match = (typeof matches)[number]
   const firstSeq = (r: MessageRecord): number => r.events[0] ?? 0
-  // the movable matches (by content, to a message no longer live), by the item's content hash
+  // the movable matches (by content, to a message no longer live), by each of the item's hashes
   const movable = new Map<string, Match[]>()
   for (const m of matches) {
     if (m.item.id !== null || m.record.state === 'live') continue
-    const list = movable.get(m.item.contentHash)
-    if (list) list.push(m)
-    else movable.set(m.item.contentHash, [m])
+    for (const hash of itemHashes(m.item)) {
+      const list = movable.get(hash)
+      if (list) list.push(m)
+      else movable.set(hash, [m])
+    }
   }
   if (movable.size === 0) return
   for (const id of state.live) {
     const live = state.messages.get(id)
     // a placed summary (a compaction's carried copy too) is expected by what it covers, never moved to
     if (live === undefined || matched.has(id) || audit.summaries.has(id)) continue
-    const candidates = [...(hashesOf.get(id) ?? [])].flatMap((hash) => movable.get(hash) ?? [])
+    const candidates = [...new Set([...(hashesOf.get(id) ?? [])].flatMap((hash) => movable.get(hash) ?? []))]
     let chosen: Match | undefined
     for (const m of candidates) {
       const seq = firstSeq(m.record)
@@ -327,8 +369,11 @@ function rematchLiveCopies(
     }
     chosen ??= candidates[0]
     if (chosen === undefined) continue
-    const list = movable.get(chosen.item.contentHash) ?? []
-    list.splice(list.indexOf(chosen), 1)
+    for (const hash of itemHashes(chosen.item)) {
+      const list = movable.get(hash) ?? []
+      const at = list.indexOf(chosen)
+      if (at >= 0) list.splice(at, 1)
+    }
     matched.delete(chosen.record.id)
     matched.set(id, chosen.item)
     chosen.record = live
