@@ -39,6 +39,9 @@ function integer(min: number, max: number) {
   }
 }
 
+/** The hint of a usage error, on stderr and in the `--json` error document. */
+const USAGE_HINT = 'Run `turnlog --help` or `turnlog <command> --help` for usage.'
+
 const GLOBAL_HELP = `
 Database (in this order):
   --database-url <url>       a Postgres URL
@@ -95,11 +98,22 @@ export function createProgram(
     .option('--json', 'machine-readable output: one JSON document on stdout')
     .helpOption('-h, --help', 'show help')
     .addHelpText('after', GLOBAL_HELP)
-    .showHelpAfterError('(run `turnlog --help` or `turnlog <command> --help` for usage)')
+    .showHelpAfterError(`  hint: ${USAGE_HINT}`)
     .exitOverride()
     .configureOutput({
       writeOut: (s) => writeOut(s),
       writeErr: (s) => io.err(s),
+      // a usage error reads like every other failure: its code, then the message, escaped (it quotes
+      // the arguments, which a script may take from a hostile source)
+      outputError: (s, write) =>
+        write(
+          `turnlog: error USAGE: ${s
+            .replace(/^error: /, '')
+            .replace(/\n$/, '')
+            .split('\n')
+            .map((line) => terminalSafe(line))
+            .join('\n  ')}\n`,
+        ),
     })
 
   program
@@ -347,8 +361,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
       }
       const message = error.code === 'commander.help' ? 'a command is required' : error.message.replace(/^error: /, '')
       // the same document as every other failure (docs/cli.md): code, message, hint, cause, details
-      const hint = 'Run `turnlog --help` or `turnlog <command> --help` for usage.'
-      if (jsonArg) io.out(`${JSON.stringify({ error: { code: 'USAGE', message, hint, cause: null, details: {} } })}\n`)
+      if (jsonArg) io.out(`${JSON.stringify({ error: { code: 'USAGE', message, hint: USAGE_HINT, cause: null, details: {} } })}\n`)
       return EXIT_CODES.usage
     }
     const report = describeError(error, ctx?.database)

@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
-import { createInterface } from 'node:readline'
 import { EXPORT_FORMAT, importEvents, importTranscript } from '@turnlog/audit'
 import { CliError } from '../cli-error.js'
 import type { ImportFormat } from '../command-choices.js'
@@ -107,26 +106,52 @@ export async function detectImportFormat(path: string): Promise<ImportFormat> {
 }
 
 /**
- * The file's lines, streamed, moving the progress bar by bytes read. A UTF-8 byte order mark before
- * the first line (what some Windows editors write) is dropped, as the format detection drops it: a
- * file detected as an export or a transcript is read as one.
+ * Decodes UTF-8 strictly: a byte sequence that is not UTF-8 throws instead of becoming U+FFFD. The BOM
+ * is kept (one at the start of the file is dropped by {@link fileLines}, nowhere else).
+ */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/**
+ * The file's lines, streamed, moving the progress bar by bytes read. Lines end at `\n` (a `\r` before
+ * it is dropped with it). A UTF-8 byte order mark before the first line (what some Windows editors
+ * write) is dropped, as the format detection drops it: a file detected as an export or a transcript is
+ * read as one. A line that is not UTF-8 (a Latin-1 or UTF-16 file) fails the import, naming the line:
+ * decoded leniently, its bytes would be stored for good as U+FFFD replacement characters.
  */
 async function* fileLines(path: string, size: number, bar: ProgressBar): AsyncGenerator<string> {
-  const stream = createReadStream(path, { encoding: 'utf8' })
+  const stream = createReadStream(path)
   let read = 0
-  stream.on('data', (chunk: string | Buffer) => {
-    read += Buffer.byteLength(chunk)
-    bar.update(Math.round(read / 1024), Math.max(1, Math.round(size / 1024)))
-  })
-  const lines = createInterface({ input: stream, crlfDelay: Infinity })
   let first = true
-  try {
-    for await (const line of lines) {
-      yield first && line.startsWith('\uFEFF') ? line.slice(1) : line
-      first = false
+  const decode = (bytes: Buffer): string => {
+    const end = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length
+    let text: string
+    try {
+      text = STRICT_UTF8.decode(bytes.subarray(0, end))
+    } catch {
+      // numberedLines reports it as IMPORT_FAILED with this line's number
+      throw new Error('the line is not UTF-8 text; convert the file first, e.g. `iconv -f latin1 -t utf-8`')
     }
+    if (first && text.startsWith('\uFEFF')) text = text.slice(1)
+    first = false
+    return text
+  }
+  let pending: Buffer[] = []
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      read += chunk.length
+      bar.update(Math.round(read / 1024), Math.max(1, Math.round(size / 1024)))
+      let start = 0
+      for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
+        pending.push(chunk.subarray(start, end))
+        const line = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending)
+        pending = []
+        start = end + 1
+        yield decode(line)
+      }
+      if (start < chunk.length) pending.push(chunk.subarray(start))
+    }
+    if (pending.length > 0) yield decode(Buffer.concat(pending))
   } finally {
-    lines.close()
     stream.destroy()
   }
 }

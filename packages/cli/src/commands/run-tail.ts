@@ -73,7 +73,28 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
   const note = (text: string): void => {
     if (!ctx.json) ctx.io.err(`turnlog tail: ${text}\n`)
   }
-  return ctx.withStore(async (store) => {
+  let printed = 0
+  let stopped: ((reason: StopReason) => void) | undefined
+  const stopRequested = new Promise<StopReason>((resolve) => {
+    stopped = resolve
+  })
+  // stdout closed by its reader, or failing (a full disk): what is written from now on is lost
+  let outLost = false
+  let interrupted: InterruptReason | undefined
+  // listening from the start: a Ctrl-C or SIGTERM while the store opens ends the tail before it
+  // subscribes (exit 0; a new durable name is not created), rather than killing the process
+  const unlisten = ctx.io.onInterrupt?.((reason) => {
+    if (reason === 'stdout-closed') outLost = true
+    interrupted ??= reason
+    stopped?.(reason)
+  })
+  try {
+    return await ctx.withStore((store) => followLog(store))
+  } finally {
+    unlisten?.()
+  }
+
+  async function followLog(store: PostgresStore): Promise<ExitCode> {
     // a full id may name a session that does not exist yet; a shortened one must match one
     const sessionId = options.session === undefined ? undefined : await resolveSessionId(store, options.session, '--session')
     // one query before subscribing: an unreachable server or a missing schema fails here with its hint
@@ -114,11 +135,10 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
       ...(options.limit === undefined ? [] : [`stop after ${options.limit} event(s)`]),
     ]
 
-    let printed = 0
-    let stopped: ((reason: StopReason) => void) | undefined
-    const stopRequested = new Promise<StopReason>((resolve) => {
-      stopped = resolve
-    })
+    if (interrupted !== undefined) {
+      note(`stopped before following (${interrupted === 'stdout-closed' ? 'stdout was closed' : interrupted}); nothing was read`)
+      return EXIT_CODES.ok
+    }
     let lastState: SubscriptionState = 'starting'
     const onStateChange = (state: SubscriptionState): void => {
       if (state === 'running' && lastState === 'starting') {
@@ -139,12 +159,20 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
         from: options.from,
         filter: { ...(types === undefined ? {} : { types }), ...(sessionId === undefined ? {} : { sessionId }) },
       },
-      (event: SubscribedEvent) => {
+      async (event: SubscribedEvent) => {
         // never reached: the subscription stops before the event after the limit. Throwing keeps the
         // checkpoint before an event that was not printed, should it ever be.
         if (options.limit !== undefined && printed >= options.limit) throw new Error('turnlog tail: past --limit')
-        printed++
+        // an event that cannot reach stdout is not printed: throwing keeps the checkpoint before it
+        if (outLost) throw new Error('turnlog tail: stdout is closed')
         ctx.io.out(ctx.json ? `${JSON.stringify(event)}\n` : `${formatTailLine(event)}\n`)
+        if (!ephemeral && ctx.io.onInterrupt !== undefined) {
+          // a failed write (the reader gone, a full disk) is reported on a later tick: wait for it, so
+          // that a durable checkpoint never passes an event that did not reach stdout
+          await new Promise((resolve) => setImmediate(resolve))
+          if (outLost) throw new Error('turnlog tail: stdout is closed')
+        }
+        printed++
         if (options.limit !== undefined && printed >= options.limit) {
           // not awaited (stop waits for this handler): it flags the stop before the next event
           void subscription.stop()
@@ -154,12 +182,10 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
       // another consumer of a durable name: fail at once rather than wait silently
       { waitForLock: false, onStateChange },
     )
-    const unlisten = ctx.io.onInterrupt?.((reason) => stopped?.(reason))
     let reason: StopReason | undefined
     try {
       reason = await Promise.race([stopRequested, subscription.done.then(() => undefined)])
     } finally {
-      unlisten?.()
       await subscription.stop()
       if (ephemeral) await dropCheckpoint(store, name)
     }
@@ -175,5 +201,5 @@ export async function runTail(ctx: CommandContext, options: TailOptions): Promis
       }`,
     )
     return EXIT_CODES.ok
-  })
+  }
 }
