@@ -21,6 +21,19 @@ export async function readInputFile(cwd: string, file: string): Promise<Buffer> 
 }
 
 /**
+ * The text of a file read with {@link readInputFile}, decoded as UTF-8 strictly: a file that is not
+ * UTF-8 (Latin-1, UTF-16) is a usage error naming it, not text with U+FFFD in place of its bytes (a
+ * transcript decoded so would differ from the log in every such message: false findings).
+ */
+export function utf8Text(bytes: Uint8Array, file: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch (cause) {
+    throw new CliError('USAGE', `${file} is not UTF-8 text`, { cause, hint: `convert it first, e.g. iconv -f latin1 -t utf-8 ${file}` })
+  }
+}
+
+/**
  * The records of a JSONL file (one JSON value per non-blank line), or of a file holding one JSON array.
  * Lines are returned as text; callers parse them (with their own error messages).
  */

@@ -395,6 +395,21 @@ describe('pipes closed early (a real shell pipeline)', () => {
   )
 })
 
+describe('turnlog audit --transcript', () => {
+  it('a transcript that is not UTF-8 is a usage error naming the file, not text with U+FFFD (false findings)', async () => {
+    // given a Latin-1 transcript of the typed session's first message
+    await writeFile(join(dir, 'seen-latin1.jsonl'), Buffer.from('{"role":"user","content":"caf\xe9"}\n', 'latin1'))
+    // when
+    const run = await cli(['--database-url', url, '--json', 'audit', typed, '--transcript', 'seen-latin1.jsonl'])
+    // then: exit 2, the file named, nothing audited
+    expect(run.code).toBe(2)
+    const doc = JSON.parse(run.out) as ErrorDocument
+    expect(doc.error.code).toBe('USAGE')
+    expect(doc.error.message).toBe('seen-latin1.jsonl is not UTF-8 text')
+    expect(doc.error.hint).toContain('iconv')
+  })
+})
+
 describe('turnlog import', () => {
   it(
     'a line that is not UTF-8 fails with IMPORT_FAILED naming it, nothing written; UTF-8 split across read chunks imports exactly',

@@ -4,7 +4,7 @@ import type { CommandContext } from '../command-context.js'
 import { EXIT_CODES, type ExitCode } from '../exit-codes.js'
 import { shortId } from '../format-text.js'
 import { createProgressBar } from '../progress-bar.js'
-import { jsonRecords, readInputFile } from '../read-input-file.js'
+import { jsonRecords, readInputFile, utf8Text } from '../read-input-file.js'
 import { countSessions } from '../count-sessions.js'
 import { resolveSessionId } from '../resolve-session-id.js'
 
@@ -31,7 +31,9 @@ export async function runAudit(ctx: CommandContext, session: string | undefined,
     throw new CliError('USAGE', '--transcript reconciles one session: give a session id, not --all')
   }
   const transcript =
-    options.transcript === undefined ? undefined : jsonRecords((await readInputFile(ctx.io.cwd, options.transcript)).toString('utf8'))
+    options.transcript === undefined
+      ? undefined
+      : jsonRecords(utf8Text(await readInputFile(ctx.io.cwd, options.transcript), options.transcript))
   const bar = createProgressBar(ctx.io, { json: ctx.json, title: 'auditing', unit: 'sessions' })
   const report: AuditReport = await ctx
     .withStore(async (store) => {
