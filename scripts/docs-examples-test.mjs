@@ -265,10 +265,10 @@ export const EXAMPLES = {
     why: "an Express app (its body parser gives req.body) around the route's calls",
     after: [
       `import type { IncomingMessage, ServerResponse } from 'node:http'`,
-      `import { convertToModelMessages, createUIMessageStream, pipeUIMessageStreamToResponse, stepCountIs, streamText, validateUIMessages } from 'ai'`,
+      `import { convertToModelMessages, createUIMessageStream, pipeUIMessageStreamToResponse, stepCountIs, streamText, TypeValidationError, validateUIMessages } from 'ai'`,
       `import type { InferUITools, UIDataTypes, UIMessage } from 'ai'`,
-      `import { persistReply, receiveChat, replyChunks, type ChatRequest } from '@turnlog/ai-sdk'`,
-      `import type { SessionStore } from 'turnlog'`,
+      `import { persistReply, receiveChat, replyChunks, type ChatRequest, type ChatTurn } from '@turnlog/ai-sdk'`,
+      `import { isTurnlogError, type SessionStore } from 'turnlog'`,
       `import { tools } from '@/ai/tools'`,
       "// the route's message type (the first example of this README)",
       'type ChatMessage = UIMessage<unknown, UIDataTypes, InferUITools<typeof tools>>',
@@ -286,7 +286,7 @@ export const EXAMPLES = {
       `import type { SessionStore } from 'turnlog'`,
       `import { tools } from '@/ai/tools'`,
       'declare const store: SessionStore',
-      'declare const sessionId: string',
+      'declare const conversationId: string',
       'declare const question: string',
       'declare const requestId: string',
     ].join('\n'),
@@ -316,7 +316,7 @@ export const EXAMPLES = {
   },
   'packages/hermes/README.md#1': {
     kind: 'skip',
-    first: "import { openStore } from 'turnlog'",
+    first: "import { homedir } from 'node:os'",
     why: '@turnlog/hermes is opt-in and native (better-sqlite3): not in this install; packages/hermes/test/packaging imports a state.db from its tarball',
   },
   'packages/langgraph/README.md#1': {
@@ -326,14 +326,25 @@ export const EXAMPLES = {
   },
   'packages/langgraph/README.md#2': {
     kind: 'excerpt',
-    first: 'new TurnlogCheckpointSaver({',
-    why: 'the options, with the store and serializer they name',
+    first: "import { JsonPlusSerializer } from '@langchain/langgraph-checkpoint' // the saver's peer, which @langchain/langgraph brings",
+    why: 'the options, with the store they name',
     after: [
       `import { TurnlogCheckpointSaver } from '@turnlog/langgraph'`,
-      `import { JsonPlusSerializer } from '@langchain/langgraph-checkpoint'`,
       `import type { PostgresStore } from 'turnlog'`,
       'declare const store: PostgresStore // what openStore returns',
-      'declare const serde: JsonPlusSerializer',
+    ].join('\n'),
+  },
+  'packages/langgraph/README.md#3': {
+    kind: 'excerpt',
+    first: "import { sessionIdFromExternal } from 'turnlog'",
+    why: 'RunnableWithMessageHistory on the chat history, with the store and chain the text names',
+    after: [
+      `import { TurnlogChatMessageHistory } from '@turnlog/langgraph'`,
+      `import type { PostgresStore } from 'turnlog'`,
+      `import type { Runnable } from '@langchain/core/runnables'`,
+      `import type { BaseMessage } from '@langchain/core/messages'`,
+      'declare const store: PostgresStore // what openStore returns',
+      'declare const chain: Runnable<Record<string, unknown>, BaseMessage> // a prompt piped to a chat model',
     ].join('\n'),
   },
   'packages/openai-agents/README.md#1': {

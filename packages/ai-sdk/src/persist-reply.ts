@@ -1,4 +1,13 @@
-import { AI_SDK_UI_FORMAT, createMessage, isTurnlogError, type Message, type MessageId, type SessionStore } from '@turnlog/core'
+import {
+  AI_SDK_UI_FORMAT,
+  TurnlogError,
+  createMessage,
+  isTurnlogError,
+  type AppendResult,
+  type Message,
+  type MessageId,
+  type SessionStore,
+} from '@turnlog/core'
 import type { FinishReason, UIMessage } from 'ai'
 import { chatMessageId, chatScope } from './chat-ids.js'
 import { generateMessageId } from './generate-message-id.js'
@@ -57,6 +66,9 @@ export interface ReplyPersistence<UI extends UIMessage = UIMessage> {
   readonly done: Promise<ReplyResult>
 }
 
+/** Attempts of a reply's append while other requests keep moving the chat (each reads the chat again). */
+const APPEND_ATTEMPTS = 5
+
 /**
  * Builds the callbacks that persist the assistant reply to `turn` (from `receiveChat`). The reply is
  * appended as a **partial** message at the end of its first step, revised **at most once per step**, and
@@ -76,7 +88,10 @@ export interface ReplyPersistence<UI extends UIMessage = UIMessage> {
  * fails `onFinish` throws too (the AI SDK then errors the stream), so a lost reply is never silent. A
  * later write that succeeds stores the whole reply, with its status, also after a first append whose
  * outcome is unknown (it may have committed, its acknowledgement lost): that write revises the message,
- * and appends it only when it is not stored.
+ * and appends it only when it is not stored. A reply whose question another request dropped before the
+ * reply's first write (a whole-list request from a tab that does not hold the question, an edit of an
+ * earlier message) is not appended: that write fails with `UNKNOWN_MESSAGE` (`details.answers` naming the
+ * question), as any write of a reply the chat dropped does.
  */
 export function persistReply<UI extends UIMessage = UIMessage>(store: SessionStore, turn: ChatTurn<UI>): ReplyPersistence<UI> {
   let queue: Promise<unknown> = Promise.resolve()
@@ -106,7 +121,7 @@ export function persistReply<UI extends UIMessage = UIMessage>(store: SessionSto
         await writeAfterFailedAppend(message, ui, status)
       } else {
         try {
-          await store.append(turn.sessionId, [message])
+          await appendReply(message)
         } catch (error) {
           appendFailed = true
           throw error
@@ -137,10 +152,49 @@ export function persistReply<UI extends UIMessage = UIMessage>(store: SessionSto
       if (!isTurnlogError(error, 'UNKNOWN_MESSAGE')) throw error
       notLive = error
     }
-    const { appended } = await store.append(turn.sessionId, [message])
+    const { appended } = await appendReply(message)
     // stored but not live: the failed append did commit, and the reply was retracted since (a whole-list
     // request from a client that does not hold it); the reply's write fails as any later one would
     if (!appended.includes(message.id)) throw notLive
+  }
+
+  /**
+   * The reply's append, after the message it answers (the turn's last message). The chat may have moved
+   * since `receiveChat` (another tab's request): the append is made at the version the turn left, and
+   * when another write came first, only while that message is still live. A request that dropped it (a
+   * whole-list request from a tab that does not hold it, an edit of an earlier message) dropped the reply
+   * with it: the reply is not appended, and the write fails with the `UNKNOWN_MESSAGE` any later write of
+   * a dropped reply gets. A request that kept it (the one-message shape appends after what the chat
+   * holds) leaves the reply to be appended after that request's messages.
+   */
+  async function appendReply(message: Message<UI>): Promise<AppendResult> {
+    const question = turn.messages.at(-1)
+    const questionId = question === undefined ? undefined : turn.ids.get(question.id)
+    let expectedVersion = turn.version
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await store.append(turn.sessionId, [message], { expectedVersion })
+      } catch (error) {
+        if (!isTurnlogError(error, 'VERSION_CONFLICT') || attempt >= APPEND_ATTEMPTS) throw error
+      }
+      const { version, messages } = await store.load(turn.sessionId)
+      if (questionId !== undefined && !messages.some((m) => m.id === questionId)) {
+        throw new TurnlogError(
+          'UNKNOWN_MESSAGE',
+          `chat ${turn.chatId}: reply ${message.payload.id} answers message ${question?.id ?? ''}, which another request dropped from the chat; the reply is not stored`,
+          {
+            details: {
+              chatId: turn.chatId,
+              uiMessageId: message.payload.id,
+              answers: question?.id,
+              messageId: questionId,
+              reason: 'not_live',
+            },
+          },
+        )
+      }
+      expectedVersion = version
+    }
   }
 
   function enqueue<T>(job: () => Promise<T>): Promise<T> {

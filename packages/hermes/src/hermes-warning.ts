@@ -25,6 +25,10 @@
  * - `row_changed`: rows an earlier import stored that hermes changed in place since (a token count
  *   filled in later, an edit); recorded as revisions of their messages (not recorded, and said so, for
  *   a message retracted or compacted in turnlog).
+ * - `row_too_large`: a row whose message the store refuses as larger than its `maxMessageBytes`
+ *   (`MESSAGE_TOO_LARGE`, 16 MiB of JSON by default); the session is imported up to the row before it
+ *   (its live view then differs: `live_view_mismatch`) and the next session goes on. Open the store with
+ *   a larger `maxMessageBytes` and import again to finish the session.
  */
 export type HermesWarningCode =
   | 'missing_table'
@@ -44,6 +48,7 @@ export type HermesWarningCode =
   | 'copy_mapping_fallback'
   | 'live_view_mismatch'
   | 'row_changed'
+  | 'row_too_large'
 
 /** One finding of the hermes importer. Row-level findings are grouped per session and code. */
 export interface HermesWarning {

@@ -334,105 +334,135 @@ async function importSession(
   let rewinds = 0
   let compactions = 0
   let eventsWritten = 0
-  for (const step of plan.steps) {
-    switch (step.kind) {
-      case 'append': {
-        // rows an earlier import stored are not appended again: unchanged, they are duplicates; a row hermes
-        // updated in place since (a token count filled in later, an edited content) is a revision
-        const fresh: Message[] = []
-        for (const m of step.messages) {
-          const known = state?.messages.get(m.id)
-          if (known === undefined) fresh.push(m)
-          else if (revisedByPlan.has(m.id) || contentHash(known.message) === contentHash(m)) duplicates++
-          else if (known.state === 'live') {
-            // unchanged: an overlapping import recorded this revision first
-            if (!(await store.revise(sessionId, m.id, m.payload)).unchanged) {
-              revised++
-              eventsWritten++
+  // a row the store refuses as too large stops the session there (a later row written before it would
+  // change hermes' order); the rows before it are written, the next session goes on
+  const appendRun = async (run: Parameters<SessionStore['append']>[1]): Promise<void> => {
+    let result: Awaited<ReturnType<SessionStore['append']>>
+    try {
+      result = await store.append(sessionId, run)
+    } catch (error) {
+      const at = isTurnlogError(error, 'MESSAGE_TOO_LARGE') ? run.findIndex((m) => m.id === error.details['messageId']) : -1
+      if (at <= 0) throw error
+      await appendRun(run.slice(0, at))
+      throw error
+    }
+    appended += result.appended.length
+    eventsWritten += result.appended.length
+    duplicates += result.duplicates.length
+  }
+  const runSteps = async (): Promise<void> => {
+    for (const step of plan.steps) {
+      switch (step.kind) {
+        case 'append': {
+          // rows an earlier import stored are not appended again: unchanged, they are duplicates; a row hermes
+          // updated in place since (a token count filled in later, an edited content) is a revision
+          const fresh: Message[] = []
+          for (const m of step.messages) {
+            const known = state?.messages.get(m.id)
+            if (known === undefined) fresh.push(m)
+            else if (revisedByPlan.has(m.id) || contentHash(known.message) === contentHash(m)) duplicates++
+            else if (known.state === 'live') {
+              // unchanged: an overlapping import recorded this revision first
+              if (!(await store.revise(sessionId, m.id, m.payload)).unchanged) {
+                revised++
+                eventsWritten++
+              }
+              warnings.row(
+                'row_changed',
+                s.id,
+                rowIdOf.get(m.id) ?? -1,
+                'rows changed in place since the last import were recorded as revisions',
+              )
+            } else {
+              warnings.add({
+                code: 'row_changed',
+                hermesSessionId: s.id,
+                rowIds: [rowIdOf.get(m.id) ?? -1],
+                message: `session ${s.id}: a row changed in place since the last import is retracted or compacted in turnlog; the change was not recorded`,
+              })
             }
-            warnings.row(
-              'row_changed',
-              s.id,
-              rowIdOf.get(m.id) ?? -1,
-              'rows changed in place since the last import were recorded as revisions',
-            )
-          } else {
+          }
+          // a run of rows larger than one batch (maxBatchBytes) goes in several appends (each idempotent)
+          const limit = maxBatchBytesOf(store)
+          for (const run of limit === undefined ? [fresh] : splitByBatchBytes(fresh, limit)) {
+            if (run.length === 0) continue
+            await appendRun(run)
+          }
+          break
+        }
+        case 'revise': {
+          if (revisionDone(state, step)) break
+          const result = await store.revise(sessionId, step.messageId, step.payload)
+          if (!result.unchanged) {
+            revised++
+            eventsWritten++
+          }
+          break
+        }
+        case 'rewind': {
+          if (rewindDone(state, step)) break
+          let result: Awaited<ReturnType<SessionStore['rewind']>>
+          try {
+            result = await store.rewind(sessionId, { from: step.from }, { reason: `hermes: ${rowRange(step.rowIds)} rewound` })
+          } catch (error) {
+            // another import of the same file (an overlapping run) wrote this rewind after `state` was read:
+            // its target is retracted now, which is what this step wanted
+            if (isTurnlogError(error, 'UNKNOWN_MESSAGE') && rewindDone(await store.state(sessionId), step)) break
+            throw error
+          }
+          // a rewind that retracts something writes one messages_retracted event
+          if (result.retracted.length > 0) {
+            rewinds++
+            eventsWritten++
+          }
+          if (result.retracted.length !== step.ids.length || result.retracted.some((id, k) => id !== step.ids[k])) {
             warnings.add({
-              code: 'row_changed',
+              code: 'live_view_mismatch',
               hermesSessionId: s.id,
-              rowIds: [rowIdOf.get(m.id) ?? -1],
-              message: `session ${s.id}: a row changed in place since the last import is retracted or compacted in turnlog; the change was not recorded`,
+              rowIds: step.rowIds,
+              message: `session ${s.id}: the rewind of ${rowRange(step.rowIds)} retracted ${result.retracted.length} message(s), not ${step.ids.length} (the session holds messages this file does not explain)`,
             })
           }
+          break
         }
-        // a run of rows larger than one batch (maxBatchBytes) goes in several appends (each idempotent)
-        const limit = maxBatchBytesOf(store)
-        for (const run of limit === undefined ? [fresh] : splitByBatchBytes(fresh, limit)) {
-          if (run.length === 0) continue
-          const result = await store.append(sessionId, run)
-          appended += result.appended.length
-          eventsWritten += result.appended.length
-          duplicates += result.duplicates.length
-        }
-        break
-      }
-      case 'revise': {
-        if (revisionDone(state, step)) break
-        const result = await store.revise(sessionId, step.messageId, step.payload)
-        if (!result.unchanged) {
-          revised++
-          eventsWritten++
-        }
-        break
-      }
-      case 'rewind': {
-        if (rewindDone(state, step)) break
-        let result: Awaited<ReturnType<SessionStore['rewind']>>
-        try {
-          result = await store.rewind(sessionId, { from: step.from }, { reason: `hermes: ${rowRange(step.rowIds)} rewound` })
-        } catch (error) {
-          // another import of the same file (an overlapping run) wrote this rewind after `state` was read:
-          // its target is retracted now, which is what this step wanted
-          if (isTurnlogError(error, 'UNKNOWN_MESSAGE') && rewindDone(await store.state(sessionId), step)) break
-          throw error
-        }
-        // a rewind that retracts something writes one messages_retracted event
-        if (result.retracted.length > 0) {
-          rewinds++
-          eventsWritten++
-        }
-        if (result.retracted.length !== step.ids.length || result.retracted.some((id, k) => id !== step.ids[k])) {
-          warnings.add({
-            code: 'live_view_mismatch',
-            hermesSessionId: s.id,
-            rowIds: step.rowIds,
-            message: `session ${s.id}: the rewind of ${rowRange(step.rowIds)} retracted ${result.retracted.length} message(s), not ${step.ids.length} (the session holds messages this file does not explain)`,
+        case 'compact': {
+          const version = (await store.getSession(sessionId)).version
+          const result = await store.compact(sessionId, {
+            covered: step.covered,
+            summary: step.summary,
+            reason: `hermes compaction (summary row ${step.summaryRowId})`,
+            metadata: step.metadata,
+            // history as hermes recorded it: a compaction that left a tool call or result live without its
+            // partner happened; it is recorded, and the audit reports the orphan
+            allowSplitToolPairs: true,
           })
+          // a store of this package says whether the call wrote the compaction or found it placed (by an
+          // earlier or an overlapping import); the version cannot tell when another import placed it meanwhile
+          const wrote = !(compactionReplayed(result) ?? result.version === version)
+          if (wrote) {
+            compactions++
+            // the summary message(s) and one messages_compacted event
+            eventsWritten += result.summary.length + 1
+          }
+          break
         }
-        break
-      }
-      case 'compact': {
-        const version = (await store.getSession(sessionId)).version
-        const result = await store.compact(sessionId, {
-          covered: step.covered,
-          summary: step.summary,
-          reason: `hermes compaction (summary row ${step.summaryRowId})`,
-          metadata: step.metadata,
-          // history as hermes recorded it: a compaction that left a tool call or result live without its
-          // partner happened; it is recorded, and the audit reports the orphan
-          allowSplitToolPairs: true,
-        })
-        // a store of this package says whether the call wrote the compaction or found it placed (by an
-        // earlier or an overlapping import); the version cannot tell when another import placed it meanwhile
-        const wrote = !(compactionReplayed(result) ?? result.version === version)
-        if (wrote) {
-          compactions++
-          // the summary message(s) and one messages_compacted event
-          eventsWritten += result.summary.length + 1
-        }
-        break
       }
     }
+  }
+  try {
+    await runSteps()
+  } catch (error) {
+    if (!isTurnlogError(error, 'MESSAGE_TOO_LARGE')) throw error
+    const messageId = error.details['messageId']
+    const rowId = typeof messageId === 'string' ? rowIdOf.get(messageId as Message['id']) : undefined
+    const size = error.details['size']
+    const what = typeof size === 'number' ? `${size} UTF-16 code units of JSON` : 'longer than the longest string JavaScript can hold'
+    warnings.add({
+      code: 'row_too_large',
+      hermesSessionId: s.id,
+      ...(rowId === undefined ? {} : { rowIds: [rowId] }),
+      message: `session ${s.id}: ${rowId === undefined ? 'a message' : `row ${rowId}`} is ${what}, over the store's maxMessageBytes (${String(error.details['limit'])}); the session was imported up to the row before it. Open the store with a larger maxMessageBytes and import again to finish it`,
+    })
   }
 
   const loaded = await store.load(sessionId)

@@ -1,5 +1,5 @@
 import { TurnlogError } from '@turnlog/core'
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import * as m0001 from './migrations/0001_create_tables.js'
 import * as m0002 from './migrations/0002_messages_in_checkpoint_row.js'
 import * as m0003 from './migrations/0003_checkpoint_json.js'
@@ -34,7 +34,8 @@ export interface MigrateLangGraphResult {
  * `MIGRATION_FAILED` with the cause. Runs on the turnlog store's own Kysely instance (Postgres or PGlite).
  */
 export async function migrateLangGraph(db: Kysely<unknown>): Promise<MigrateLangGraphResult> {
-  await sql`create schema if not exists turnlog_langgraph`.execute(db)
+  // the migrator creates the schema when it is missing, and only then (a login without CREATE on the
+  // database gets MIGRATION_FAILED from it, with the driver's error as the cause, like every other failure)
   const migrator = new Migrator({
     db,
     provider: new StaticMigrationProvider(),
