@@ -24,19 +24,13 @@ import { describe, expect, it } from '@jest/globals'
 import { createMessage, parseMessage, serializeMessage, toWire, type Message } from '@turnlog/core'
 import { openStore, type PostgresStore } from '@turnlog/postgres'
 import { createTestDatabase, useTestStore } from '@turnlog/testing'
-import { audit, exportSessions, importEvents, type Finding } from '@turnlog/audit'
-import { assistant, assistantCalling, seedRealisticSession, toolResult, user } from './audit-fixtures.js'
+import { audit, exportSessions, importEvents } from '@turnlog/audit'
+import { assistant, assistantCalling, findingLines, seedRealisticSession, toolResult, user } from './audit-fixtures.js'
 
 let store: PostgresStore
 useTestStore((t) => ({ store } = t))
 
-/** `severity kind [reason]` per finding, in report order. */
-function kinds(findings: readonly Finding[]): string[] {
-  return findings.map((f) => {
-    const reason = f.evidence?.['reason']
-    return typeof reason === 'string' ? `${f.severity} ${f.kind} ${reason}` : `${f.severity} ${f.kind}`
-  })
-}
+const kinds = findingLines
 
 /** Messages created one after the other (strictly increasing createdAt), so no clock_regression is staged by accident. */
 function inOrder(...make: (() => Message)[]): Message[] {

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
  * rewind, revision, fork, hostile strings) and raw-SQL access for tampering.
  */
 import { createMessage, type Message, type SessionId, type SessionStore } from '@turnlog/core'
+import type { Finding } from '@turnlog/audit'
 import pg from 'pg'
 
 /** Hostile text: NUL, a lone high and a lone low surrogate, an astral emoji, RTL text. */
@@ -209,4 +210,12 @@ export async function injectAppendedEvent(
             sha256(convert_to($3, 'UTF8')), $4::json, '{"createdAt":"2026-01-01T00:00:00.000Z"}')`,
     [sessionId, seq, `{"content":"injected","role":"${role}"}`, `{"role":"${role}","content":"injected"}`],
   )
+}
+
+/** `severity kind [reason]` per finding, in report order (the reason from `evidence.reason`, when it has one). */
+export function findingLines(findings: readonly Finding[]): string[] {
+  return findings.map((f) => {
+    const reason = f.evidence?.['reason']
+    return typeof reason === 'string' ? `${f.severity} ${f.kind} ${reason}` : `${f.severity} ${f.kind}`
+  })
 }

@@ -12,18 +12,13 @@ import { describe, expect, it } from '@jest/globals'
 import { createMessage, type ChatMessage, type Message } from '@turnlog/core'
 import type { PostgresStore } from '@turnlog/postgres'
 import { useTestStore } from '@turnlog/testing'
-import { audit, type Finding } from '@turnlog/audit'
+import { audit } from '@turnlog/audit'
+import { findingLines } from './audit-fixtures.js'
 
 let store: PostgresStore
 useTestStore((t) => ({ store } = t))
 
-/** `severity kind [reason]` per finding, in report order. */
-function kinds(findings: readonly Finding[]): string[] {
-  return findings.map((f) => {
-    const reason = f.evidence?.['reason']
-    return typeof reason === 'string' ? `${f.severity} ${f.kind} ${reason}` : `${f.severity} ${f.kind}`
-  })
-}
+const kinds = findingLines
 
 /** Messages created one after the other (strictly increasing createdAt). */
 function inOrder(...payloads: object[]): Message[] {
